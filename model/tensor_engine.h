@@ -1,0 +1,90 @@
+#pragma once
+// Golden model of the tensor engine: LoadStationary, MultiplyMoving and PSUM.
+//
+// nc_matmul(stationary[K, M], moving[K, N]) -> PSUM[M partitions, N elements of one bank]
+// computes stationary^T @ moving. K lies on the partition axis of both operands.
+//
+// Accumulation order (the contract the RTL follows bit for bit):
+//   1. Each operand element is decoded exactly to FP32 (TF32 ignores its 13 container bits).
+//   2. product = a * b in IEEE binary32, round-to-nearest-even, subnormals kept. For every
+//      narrow pair the product's significand fits in 24 bits, so it rounds only when it leaves
+//      FP32's exponent range; FP32 x FP32 is the correctly rounded binary32 product.
+//   3. tile[m][n] starts at +0 and adds the products for k = 0, 1, ..., K-1 in that order
+//      (PE-row order), one binary32 RNE rounding per add.
+//   4. Overwrite writes tile to PSUM; accumulate writes psum + tile (one more rounding).
+//   5. Any NaN written to PSUM is the canonical NaN 0x7FC00000.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/numerics.h"
+
+namespace ncore::model {
+
+// A dense 2-D tile of bit patterns, row-major: rows lie on SBUF/PSUM partitions.
+struct Tile {
+  DType dtype = DType::kBf16;
+  int rows = 0;
+  int cols = 0;
+  std::vector<uint32_t> bits;
+
+  Tile() = default;
+  Tile(DType t, int r, int c) : dtype(t), rows(r), cols(c), bits(static_cast<size_t>(r) * c) {}
+  uint32_t& at(int r, int c) { return bits[static_cast<size_t>(r) * cols + c]; }
+  uint32_t at(int r, int c) const { return bits[static_cast<size_t>(r) * cols + c]; }
+};
+
+// A tile of random patterns that exercises every value class (numerics.h, random_value).
+Tile random_tile(DType t, int rows, int cols, SplitMix64& rng);
+
+struct TensorEngineConfig {
+  int rows = 128;            // PE rows: the largest K
+  int cols = 128;            // PE columns: the largest M, and PSUM's partitions
+  int psum_banks = 8;
+  int bank_elements = 512;   // FP32 elements per partition per bank: the largest N
+};
+
+struct MultiplyMoving {
+  int psum_bank = 0;
+  int psum_offset = 0;       // first element inside the bank
+  bool accumulate = false;   // false: overwrite (opens an accumulation group)
+};
+
+class TensorEngine {
+ public:
+  explicit TensorEngine(const TensorEngineConfig& config = {});
+
+  const TensorEngineConfig& config() const { return config_; }
+
+  // Caches stationary[K, M]. Throws ncore::Error naming the field, value and limit.
+  void load_stationary(const Tile& stationary);
+  bool has_stationary() const { return stationary_loaded_; }
+
+  // Streams moving[K, N] through the cached stationary and writes PSUM[0..M), bank, offset..
+  void multiply_moving(const Tile& moving, const MultiplyMoving& mm);
+
+  uint32_t psum(int partition, int bank, int element) const;
+  // MMs since the bank's last overwrite, counting that overwrite (0: never written).
+  int group_length(int bank) const { return group_length_[bank]; }
+  uint64_t macs() const { return macs_; }
+  void reset_psum();
+
+ private:
+  size_t psum_index(int partition, int bank, int element) const;
+
+  TensorEngineConfig config_;
+  bool stationary_loaded_ = false;
+  DType stationary_type_ = DType::kBf16;
+  int k_ = 0;
+  int m_ = 0;
+  std::vector<float> stationary_;  // decoded, [K][M]
+  std::vector<uint32_t> psum_;     // [partition][bank][element] FP32 bits
+  std::vector<int> group_length_;
+  uint64_t macs_ = 0;
+};
+
+// The arithmetic core, usable without the PSUM state: out[M][N] (FP32 bits, row-major) =
+// stationary^T @ moving in the documented order. Checks nothing; callers validate.
+void matmul_tile(const Tile& stationary, const Tile& moving, std::vector<uint32_t>& out);
+
+}  // namespace ncore::model

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Installs everything ncore needs from Debian's packages. Idempotent: when every package is
+# already installed it only checks, so the test and demo scripts can call it every time.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config           # toolchain
+  verilator                           # RTL -> C++ (find_package(verilator) + verilate())
+  libsystemc-dev                      # SystemC / TLM-2.0 (pkg-config systemc)
+  libfmt-dev                          # formatted output
+  libgtest-dev googletest             # unit and co-simulation tests
+  libbenchmark-dev                    # Google Benchmark
+  libopenblas-dev                     # sgemm baseline for the golden-model benchmark
+  libcli11-dev                        # command-line parsing for the ncore CLI
+  nlohmann-json3-dev                  # JSON output and configuration files
+  gtkwave                             # waveform viewer for the FST dumps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+  SUDO=sudo
+else
+  SUDO=
+fi
+echo "setup: installing ${missing[*]}"
+$SUDO apt-get update -q
+DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"

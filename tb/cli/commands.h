@@ -1,0 +1,12 @@
+#pragma once
+// Each subcommand of the ncore tool registers itself on the application here.
+
+#include <CLI/CLI.hpp>
+
+namespace ncore::cli {
+
+void add_cast_command(CLI::App& app);
+void add_decode_command(CLI::App& app);
+void add_matmul_command(CLI::App& app);
+
+}  // namespace ncore::cli

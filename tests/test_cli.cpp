@@ -1,0 +1,127 @@
+// The ncore command line, run as a user would: exit codes, stdout, and the stderr line that a
+// bad input gets.
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+namespace {
+
+struct Result {
+  int exit_code;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+Result run(const std::string& args, const std::string& input = "") {
+  const std::string dir = ::testing::TempDir();
+  const std::string in = dir + "ncore_cli_in", out = dir + "ncore_cli_out",
+                    err = dir + "ncore_cli_err";
+  std::ofstream(in) << input;
+  const std::string cmd =
+      fmt::format("'{}' {} < '{}' > '{}' 2> '{}'", NCORE_BINARY, args, in, out, err);
+  const int status = std::system(cmd.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+}
+
+TEST(Cli, CastRoundsToNearestEven) {
+  // 1.0, 1 + 2^-8 (tie, rounds down to even), 1 + 3*2^-8 (tie, rounds up to even), 1e9
+  const Result r = run("cast --from fp32 --to bf16", "3f800000\n3f808000\n0x3F818000\n4e6e6b28\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "3f80\n3f80\n3f82\n4e6e\n");
+}
+
+TEST(Cli, CastSaturatesOnlyWhenAsked) {
+  EXPECT_EQ(run("cast --from fp32 --to e4m3", "43e80000\n").out, "7e\n");  // 464: tie to 448
+  EXPECT_EQ(run("cast --from fp32 --to e4m3", "44000000\n").out, "7f\n");  // 512: NaN
+  EXPECT_EQ(run("cast --from fp32 --to e4m3 --sat", "44000000\nc4000000\n").out, "7e\nfe\n");
+  EXPECT_EQ(run("cast --from fp32 --to e5m2 --no-sat", "7f800000\n").out, "7c\n");
+  EXPECT_EQ(run("cast --from fp32 --to e5m2 --sat", "ff800000\n").out, "fb\n");
+}
+
+TEST(Cli, CastBetweenNarrowTypesAndTf32Container) {
+  EXPECT_EQ(run("cast --from bf16 --to e4m3", "3f80\n").out, "38\n");
+  EXPECT_EQ(run("cast --from fp16 --to tf32", "3c01\n").out, "3f802000\n");
+  EXPECT_EQ(run("cast --from fp32 --to int8", "42fe0000\n").out, "7f\n");  // 127.0
+}
+
+TEST(Cli, StochasticRoundingReproducesFromTheSeed) {
+  std::string input;
+  for (int i = 0; i < 64; ++i) input += "3f804000\n";  // 1 + 2^-9: a quarter ulp of BF16
+  const Result a = run("cast --from fp32 --to bf16 --round sr --seed 42", input);
+  const Result b = run("cast --from fp32 --to bf16 --round sr --seed 42", input);
+  const Result c = run("cast --from fp32 --to bf16 --round sr --seed 43", input);
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out, c.out);
+  EXPECT_NE(a.out.find("3f80"), std::string::npos);
+  EXPECT_NE(a.out.find("3f81"), std::string::npos);
+}
+
+TEST(Cli, DecodePrintsValueAndClass) {
+  const Result r = run("decode --type e4m3", "7e\n7f\nff\n80\n01\n38\n");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "448 normal\nnan nan\nnan nan\n-0 zero\n0.001953125 subnormal\n1 normal\n");
+  EXPECT_EQ(run("decode --type fp32", "ff800000\n3dcccccd\n").out,
+            "-inf inf\n0.1 normal\n");
+  EXPECT_EQ(run("decode --type int16", "ffff\n").out, "-1 normal\n");
+}
+
+TEST(Cli, BadInputNamesTheLineAndFails) {
+  Result r = run("decode --type bf16", "3f80\n\n# comment\nzz12\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_EQ(r.out, "");  // nothing half-written
+  EXPECT_NE(r.err.find("stdin:4"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'zz12'"), std::string::npos) << r.err;
+
+  r = run("cast --from e4m3 --to bf16", "1ff\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("stdin:1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("8 bits"), std::string::npos) << r.err;
+
+  r = run("cast --from fp64 --to bf16", "0\n");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("--from"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("'fp64'"), std::string::npos) << r.err;
+}
+
+TEST(Cli, MatmulFromFilesMatchesHandComputedResult) {
+  // stationary [K=2, M=2] = [[1, 2], [3, 4]], moving [K=2, N=3] = [[1, 0, -1], [0.5, 2, 1]]
+  // out[m][n] = sum_k st[k][m] * mv[k][n]: [[2.5, 6, 2], [4, 8, 2]]
+  const Result r = run(fmt::format("matmul --dtype bf16 --stationary {0}/st_2x2.hex --moving "
+                                   "{0}/mv_2x3.hex --decode", NCORE_TEST_DATA));
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("2.5 6 2\n4 8 2\n"), std::string::npos) << r.out;
+}
+
+TEST(Cli, MatmulRandomIsReproducibleAndChecksShapes) {
+  const Result a = run("matmul --k 16 --m 4 --n 8 --dtype e4m3 --moving-type e5m2 --seed 9");
+  const Result b = run("matmul --k 16 --m 4 --n 8 --dtype e4m3 --moving-type e5m2 --seed 9");
+  EXPECT_EQ(a.exit_code, 0) << a.err;
+  EXPECT_EQ(a.out, b.out);
+  EXPECT_NE(a.out.find("seed=9"), std::string::npos);
+
+  Result r = run("matmul --k 16 --m 4 --n 600 --dtype bf16");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("'N' = 600"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("512"), std::string::npos) << r.err;
+
+  r = run(fmt::format("matmul --dtype bf16 --stationary {0}/st_2x2.hex --moving "
+                      "{0}/mv_ragged.hex", NCORE_TEST_DATA));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("mv_ragged.hex:3"), std::string::npos) << r.err;
+}
+
+}  // namespace
