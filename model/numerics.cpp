@@ -279,6 +279,16 @@ uint32_t infinity(DType t) {
   return (exp_field_max(f) << f.man_bits) << f.container_shift;
 }
 
+const uint32_t* decode_table(DType t) {
+  switch (t) {
+    case DType::kBf16: return tables().bf16.data();
+    case DType::kFp16: return tables().fp16.data();
+    case DType::kE4m3: return tables().e4m3.data();
+    case DType::kE5m2: return tables().e5m2.data();
+    default: return nullptr;
+  }
+}
+
 uint32_t to_fp32_bits(DType from, uint32_t bits) {
   switch (from) {
     case DType::kFp32: return bits;

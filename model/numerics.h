@@ -66,6 +66,10 @@ inline uint32_t float_to_bits(float f) { uint32_t b; std::memcpy(&b, &f, 4); ret
 uint32_t to_fp32_bits(DType from, uint32_t bits);
 inline float to_float(DType from, uint32_t bits) { return bits_to_float(to_fp32_bits(from, bits)); }
 
+// The table behind to_fp32_bits for the 8- and 16-bit float types (indexed by the pattern),
+// or nullptr for the 32-bit and integer types. For hot loops that decode whole tiles.
+const uint32_t* decode_table(DType t);
+
 // FP32 -> any type, one rounding. Stochastic rounding consumes random_bits (uniform 32-bit):
 // with the discarded fraction f in [0,1) truncated to 32 bits as F = floor(f * 2^32), the
 // result rounds away from zero iff F + random_bits >= 2^32. So it reproduces from a seed and a

@@ -14,34 +14,71 @@ namespace {
 // model library is built with -ffp-contract=off, so a*b+c stays a rounded multiply followed
 // by a rounded add, as the PE computes it: never a fused multiply-add.
 constexpr int kLanes = 8;
-constexpr int kBlockM = 4;
+constexpr int kBlockM = 6;
 constexpr int kVectorsN = 2;
 constexpr int kBlockN = kLanes * kVectorsN;
-typedef float Vec __attribute__((vector_size(kLanes * sizeof(float)), aligned(4)));
+typedef float Vec __attribute__((vector_size(kLanes * sizeof(float))));
+typedef float UnalignedVec
+    __attribute__((vector_size(kLanes * sizeof(float)), aligned(4), may_alias));
+
+Vec load(const float* p) { return *reinterpret_cast<const UnalignedVec*>(p); }
+void store(float* p, Vec v) { *reinterpret_cast<UnalignedVec*>(p) = v; }
 
 int round_up(int x, int to) { return (x + to - 1) / to * to; }
 
-void decode_padded(const Tile& t, int padded_cols, std::vector<float>& out) {
-  out.assign(static_cast<size_t>(t.rows) * padded_cols, 0.0f);
-  for (int r = 0; r < t.rows; ++r)
-    for (int c = 0; c < t.cols; ++c)
-      out[static_cast<size_t>(r) * padded_cols + c] = to_float(t.dtype, t.at(r, c));
+// Decodes a [K][cols] tile into panels of `width` columns: panel p holds columns
+// p*width .. p*width+width-1 for every k, contiguous, zero-padded. The kernel then walks each
+// panel with unit stride (a row-major walk down one column block would hit the same few
+// cache sets on every row).
+void decode_panels(const Tile& t, int width, std::vector<float>& out) {
+  const int panels = round_up(t.cols, width) / width;
+  out.resize(static_cast<size_t>(panels) * t.rows * width);
+  const uint32_t* table = decode_table(t.dtype);
+  const uint32_t mask = storage_mask(t.dtype);
+  float* dst = out.data();
+  for (int p = 0; p < panels; ++p) {
+    const int c0 = p * width, live = std::min(width, t.cols - c0);
+    for (int k = 0; k < t.rows; ++k, dst += width) {
+      const uint32_t* src = &t.bits[static_cast<size_t>(k) * t.cols + c0];
+      if (t.dtype == DType::kBf16) {  // the top half of an FP32 word: no table needed
+        for (int w = 0; w < live; ++w) dst[w] = bits_to_float(src[w] << 16);
+      } else if (table) {
+        for (int w = 0; w < live; ++w) dst[w] = bits_to_float(table[src[w] & mask]);
+      } else {
+        for (int w = 0; w < live; ++w) dst[w] = to_float(t.dtype, src[w]);
+      }
+      for (int w = live; w < width; ++w) dst[w] = 0.0f;
+    }
+  }
 }
 
-// out[Mp][Np] = st[K][Mp]^T @ mv[K][Np], sums from +0 in k order.
-void kernel(const float* st, const float* mv, int k_size, int mp, int np, float* out) {
+typedef int32_t IntVec __attribute__((vector_size(kLanes * sizeof(int32_t))));
+
+// NaN lanes become the canonical NaN.
+Vec canonicalize(Vec v) {
+  const IntVec is_nan = v != v;
+  const IntVec canonical = IntVec{} + static_cast<int32_t>(kFp32CanonicalNan);
+  return reinterpret_cast<Vec>((reinterpret_cast<IntVec>(v) & ~is_nan) | (canonical & is_nan));
+}
+
+// Hands each finished lane group to the caller: emit(m, n, lanes) for output row m and
+// columns n .. n+kLanes-1 (which may run past the live columns into the padding).
+// st^T @ mv from panel-packed operands; every sum starts at +0 and adds in k order.
+template <class Emit>
+void kernel(const float* st, const float* mv, int k_size, int mp, int np, Emit&& emit) {
   for (int m0 = 0; m0 < mp; m0 += kBlockM) {
+    const float* st_panel = st + static_cast<size_t>(m0 / kBlockM) * k_size * kBlockM;
     for (int n0 = 0; n0 < np; n0 += kBlockN) {
+      const float* mv_panel = mv + static_cast<size_t>(n0 / kBlockN) * k_size * kBlockN;
       Vec acc[kBlockM][kVectorsN];
       for (auto& row : acc)
         for (auto& v : row) v = Vec{} + 0.0f;  // +0
       for (int k = 0; k < k_size; ++k) {
-        const float* mv_row = mv + static_cast<size_t>(k) * np + n0;
         Vec b[kVectorsN];
-        for (int j = 0; j < kVectorsN; ++j) __builtin_memcpy(&b[j], mv_row + j * kLanes, sizeof(Vec));
-        const float* st_row = st + static_cast<size_t>(k) * mp + m0;
+        for (int j = 0; j < kVectorsN; ++j) b[j] = load(mv_panel + k * kBlockN + j * kLanes);
+        const float* a_row = st_panel + k * kBlockM;
         for (int i = 0; i < kBlockM; ++i) {
-          const float a = st_row[i];
+          const float a = a_row[i];
           for (int j = 0; j < kVectorsN; ++j) {
             const Vec product = a * b[j];
             acc[i][j] = acc[i][j] + product;
@@ -49,9 +86,7 @@ void kernel(const float* st, const float* mv, int k_size, int mp, int np, float*
         }
       }
       for (int i = 0; i < kBlockM; ++i)
-        for (int j = 0; j < kVectorsN; ++j)
-          __builtin_memcpy(out + static_cast<size_t>(m0 + i) * np + n0 + j * kLanes, &acc[i][j],
-                           sizeof(Vec));
+        for (int j = 0; j < kVectorsN; ++j) emit(m0 + i, n0 + j * kLanes, acc[i][j]);
     }
   }
 }
@@ -86,15 +121,14 @@ void matmul_tile(const Tile& stationary, const Tile& moving, std::vector<uint32_
   const int n = moving.cols;
   const int mp = round_up(m, kBlockM);
   const int np = round_up(n, kBlockN);
-  std::vector<float> st, mv, acc(static_cast<size_t>(mp) * np);
-  decode_padded(stationary, mp, st);
-  decode_padded(moving, np, mv);
-  kernel(st.data(), mv.data(), k_size, mp, np, acc.data());
+  std::vector<float> st, mv;
+  decode_panels(stationary, kBlockM, st);
+  decode_panels(moving, kBlockN, mv);
   out.resize(static_cast<size_t>(m) * n);
-  for (int i = 0; i < m; ++i)
-    for (int j = 0; j < n; ++j)
-      out[static_cast<size_t>(i) * n + j] =
-          canonicalize_fp32(float_to_bits(acc[static_cast<size_t>(i) * np + j]));
+  kernel(st.data(), mv.data(), k_size, mp, np, [&](int row, int col, Vec lanes) {
+    for (int l = 0; l < kLanes && row < m && col + l < n; ++l)
+      out[static_cast<size_t>(row) * n + col + l] = canonicalize_fp32(float_to_bits(lanes[l]));
+  });
 }
 
 TensorEngine::TensorEngine(const TensorEngineConfig& config) : config_(config) {
@@ -106,7 +140,8 @@ TensorEngine::TensorEngine(const TensorEngineConfig& config) : config_(config) {
 }
 
 void TensorEngine::reset_psum() {
-  psum_.assign(static_cast<size_t>(config_.cols) * config_.psum_banks * config_.bank_elements, 0);
+  psum_.assign(static_cast<size_t>(config_.cols) * config_.psum_banks * config_.bank_elements,
+               0.0f);
   group_length_.assign(config_.psum_banks, 0);
 }
 
@@ -119,7 +154,7 @@ uint32_t TensorEngine::psum(int partition, int bank, int element) const {
   check_range("psum", "partition", partition, 0, config_.cols - 1);
   check_range("psum", "bank", bank, 0, config_.psum_banks - 1);
   check_range("psum", "element", element, 0, config_.bank_elements - 1);
-  return psum_[psum_index(partition, bank, element)];
+  return float_to_bits(psum_[psum_index(partition, bank, element)]);
 }
 
 void TensorEngine::load_stationary(const Tile& stationary) {
@@ -129,8 +164,7 @@ void TensorEngine::load_stationary(const Tile& stationary) {
   stationary_type_ = stationary.dtype;
   k_ = stationary.rows;
   m_ = stationary.cols;
-  const int mp = round_up(m_, kBlockM);
-  decode_padded(stationary, mp, stationary_);
+  decode_panels(stationary, kBlockM, stationary_);
   stationary_loaded_ = true;
 }
 
@@ -147,18 +181,23 @@ void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm)
 
   const int mp = round_up(m_, kBlockM);
   const int np = round_up(moving.cols, kBlockN);
-  std::vector<float> mv, acc(static_cast<size_t>(mp) * np);
-  decode_padded(moving, np, mv);
-  kernel(stationary_.data(), mv.data(), k_, mp, np, acc.data());
-
-  for (int m = 0; m < m_; ++m) {
-    uint32_t* dst = &psum_[psum_index(m, mm.psum_bank, mm.psum_offset)];
-    const float* tile_row = &acc[static_cast<size_t>(m) * np];
-    for (int n = 0; n < moving.cols; ++n) {
-      const uint32_t tile_bits = float_to_bits(tile_row[n]);
-      dst[n] = mm.accumulate ? fp32_add(dst[n], tile_bits) : canonicalize_fp32(tile_bits);
+  decode_panels(moving, kBlockN, moving_scratch_);
+  const int n_size = moving.cols;
+  // Each finished lane group goes straight into PSUM: overwrite, or one rounded add.
+  kernel(stationary_.data(), moving_scratch_.data(), k_, mp, np, [&](int row, int col, Vec lanes) {
+    if (row >= m_) return;
+    float* dst = &psum_[psum_index(row, mm.psum_bank, mm.psum_offset)];
+    if (col + kLanes <= n_size) {
+      store(dst + col, canonicalize(mm.accumulate ? load(dst + col) + lanes : lanes));
+      return;
     }
-  }
+    for (int l = 0; col + l < n_size; ++l) {
+      const uint32_t tile_bits = float_to_bits(lanes[l]);
+      const uint32_t psum_bits = float_to_bits(dst[col + l]);
+      dst[col + l] = bits_to_float(mm.accumulate ? fp32_add(psum_bits, tile_bits)
+                                                 : canonicalize_fp32(tile_bits));
+    }
+  });
   group_length_[mm.psum_bank] = mm.accumulate ? group_length_[mm.psum_bank] + 1 : 1;
   macs_ += static_cast<uint64_t>(k_) * m_ * moving.cols;
 }

@@ -77,8 +77,9 @@ class TensorEngine {
   DType stationary_type_ = DType::kBf16;
   int k_ = 0;
   int m_ = 0;
-  std::vector<float> stationary_;  // decoded, [K][M]
-  std::vector<uint32_t> psum_;     // [partition][bank][element] FP32 bits
+  std::vector<float> stationary_;  // decoded, in the kernel's panel layout
+  std::vector<float> moving_scratch_;  // reused by every MultiplyMoving
+  std::vector<float> psum_;        // [partition][bank][element], canonical NaNs only
   std::vector<int> group_length_;
   uint64_t macs_ = 0;
 };

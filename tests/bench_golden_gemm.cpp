@@ -3,7 +3,7 @@
 //
 // The golden GEMM is the shape the tensor engine runs: K split into 128-row accumulation
 // groups (LoadStationary + MultiplyMoving, accumulate after the first), M into 128-column
-// stationaries and N into 512-element PSUM banks. OpenBLAS computes the same product in FP32
+// stationaries and N into 512-element PSUM banks (at most 8 N tiles, so N <= 4096). OpenBLAS computes the same product in FP32
 // with fused multiply-adds and its own order: a speed reference, not a numeric one.
 
 #include <cstdio>
@@ -52,12 +52,13 @@ void golden_gemm(benchmark::State& state) {
   const int m_tiles = s.m / 128, n_tiles = s.n / 512, k_tiles = s.k / 128;
   ncore::model::TensorEngine te;
   for (auto _ : state) {
+    // One stationary serves every N tile of its row block (banks 0..n_tiles-1), as a kernel
+    // on the hardware would schedule it.
     for (int mt = 0; mt < m_tiles; ++mt) {
-      for (int nt = 0; nt < n_tiles; ++nt) {
-        for (int kt = 0; kt < k_tiles; ++kt) {
-          te.load_stationary(stationaries[kt * m_tiles + mt]);
-          te.multiply_moving(movings[kt * n_tiles + nt], {nt % 8, 0, kt > 0});
-        }
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        te.load_stationary(stationaries[kt * m_tiles + mt]);
+        for (int nt = 0; nt < n_tiles; ++nt)
+          te.multiply_moving(movings[kt * n_tiles + nt], {nt, 0, kt > 0});
       }
     }
     benchmark::DoNotOptimize(te.psum(0, 0, 0));
@@ -91,7 +92,9 @@ class RatioReporter : public benchmark::ConsoleReporter {
  public:
   std::map<std::string, double> gflops;
   void ReportRuns(const std::vector<Run>& runs) override {
-    for (const auto& r : runs) gflops[r.benchmark_name()] = r.counters.at("GFLOPs");
+    // Keyed by "name/arg": the full name may carry options such as "/min_time:1.000".
+    for (const auto& r : runs)
+      gflops[r.run_name.function_name + "/" + r.run_name.args] = r.counters.at("GFLOPs");
     ConsoleReporter::ReportRuns(runs);
   }
 };
