@@ -2,6 +2,7 @@
 // bad input gets.
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <fstream>
@@ -26,9 +27,11 @@ std::string slurp(const std::string& path) {
 }
 
 Result run(const std::string& args, const std::string& input = "") {
-  const std::string dir = ::testing::TempDir();
-  const std::string in = dir + "ncore_cli_in", out = dir + "ncore_cli_out",
-                    err = dir + "ncore_cli_err";
+  // CTest runs the tests in parallel: each test gets its own files.
+  const std::string base = fmt::format(
+      "{}ncore_cli_{}_{}", ::testing::TempDir(),
+      ::testing::UnitTest::GetInstance()->current_test_info()->name(), getpid());
+  const std::string in = base + ".in", out = base + ".out", err = base + ".err";
   std::ofstream(in) << input;
   const std::string cmd =
       fmt::format("'{}' {} < '{}' > '{}' 2> '{}'", NCORE_BINARY, args, in, out, err);
