@@ -66,10 +66,11 @@ Vec canonicalize(Vec v) {
 // st^T @ mv from panel-packed operands; every sum starts at +0 and adds in k order.
 template <class Emit>
 void kernel(const float* st, const float* mv, int k_size, int mp, int np, Emit&& emit) {
-  for (int m0 = 0; m0 < mp; m0 += kBlockM) {
-    const float* st_panel = st + static_cast<size_t>(m0 / kBlockM) * k_size * kBlockM;
-    for (int n0 = 0; n0 < np; n0 += kBlockN) {
-      const float* mv_panel = mv + static_cast<size_t>(n0 / kBlockN) * k_size * kBlockN;
+  // n outer: one moving panel stays in L1 while every stationary panel streams past it.
+  for (int n0 = 0; n0 < np; n0 += kBlockN) {
+    const float* mv_panel = mv + static_cast<size_t>(n0 / kBlockN) * k_size * kBlockN;
+    for (int m0 = 0; m0 < mp; m0 += kBlockM) {
+      const float* st_panel = st + static_cast<size_t>(m0 / kBlockM) * k_size * kBlockM;
       Vec acc[kBlockM][kVectorsN];
       for (auto& row : acc)
         for (auto& v : row) v = Vec{} + 0.0f;  // +0
@@ -146,8 +147,8 @@ void TensorEngine::reset_psum() {
 }
 
 size_t TensorEngine::psum_index(int partition, int bank, int element) const {
-  return (static_cast<size_t>(partition) * config_.psum_banks + bank) * config_.bank_elements +
-         element;
+  // Bank-major: one MultiplyMoving touches one contiguous stretch of memory.
+  return (static_cast<size_t>(bank) * config_.cols + partition) * config_.bank_elements + element;
 }
 
 uint32_t TensorEngine::psum(int partition, int bank, int element) const {

@@ -79,7 +79,7 @@ class TensorEngine {
   int m_ = 0;
   std::vector<float> stationary_;  // decoded, in the kernel's panel layout
   std::vector<float> moving_scratch_;  // reused by every MultiplyMoving
-  std::vector<float> psum_;        // [partition][bank][element], canonical NaNs only
+  std::vector<float> psum_;        // [bank][partition][element], canonical NaNs only
   std::vector<int> group_length_;
   uint64_t macs_ = 0;
 };
