@@ -1,0 +1,6 @@
+# RTL source lists, packages first. Included by the top-level CMakeLists.txt.
+set(NC_RTL_COMMON
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_fp_pkg.sv
+)
+set(NC_RTL_LINT_WAIVERS ${CMAKE_CURRENT_LIST_DIR}/lint.vlt)

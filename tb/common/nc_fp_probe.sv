@@ -1,0 +1,17 @@
+// Test probe: exposes the nc_fp_pkg functions as combinational ports, so that a C++ test can
+// drive millions of operand pairs through the exact logic the PEs use.
+module nc_fp_probe (
+  input  logic [3:0]  dtype_i,
+  input  logic [31:0] bits_i,
+  output logic [31:0] decoded_o,
+  input  logic [31:0] a_i,
+  input  logic [31:0] b_i,
+  output logic [31:0] mul_o,
+  output logic [31:0] add_o
+);
+  import nc_fp_pkg::*;
+
+  assign decoded_o = decode_to_fp32(dtype_i, bits_i);
+  assign mul_o = fp32_mul(unpack_fp32(a_i), unpack_fp32(b_i));
+  assign add_o = fp32_add(a_i, b_i);
+endmodule
