@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "model/error.h"
+#include "model/sbuf.h"
 
 namespace ncore::model {
 namespace {
@@ -201,6 +202,41 @@ void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm)
   });
   group_length_[mm.psum_bank] = mm.accumulate ? group_length_[mm.psum_bank] + 1 : 1;
   macs_ += static_cast<uint64_t>(k_) * m_ * moving.cols;
+}
+
+TeError TensorEngine::check(const TeInstruction& i) const {
+  const bool is_ls = i.opcode == TeOpcode::kLoadStationary;
+  if (!is_ls && i.opcode != TeOpcode::kMultiplyMoving) return TeError::kOpcode;
+  if (!is_float(i.dtype)) return TeError::kDtype;
+  if (i.k < 1 || i.k > config_.rows) return TeError::kK;
+  if (is_ls) {
+    if (i.m < 1 || i.m > config_.cols) return TeError::kM;
+  } else {
+    if (i.n < 1 || i.n > config_.bank_elements) return TeError::kN;
+    if (i.psum_bank < 0 || i.psum_bank >= config_.psum_banks) return TeError::kPsumBank;
+    if (i.psum_offset < 0 || i.psum_offset + i.n > config_.bank_elements)
+      return TeError::kPsumRange;
+    if (!stationary_loaded_) return TeError::kNoStationary;
+    if (i.k != k_) return TeError::kKMismatch;
+  }
+  const uint64_t bytes = storage_bits(i.dtype) / 8;
+  const uint64_t count = is_ls ? i.m : i.n;
+  if (i.sbuf_addr % bytes != 0 || i.sbuf_stride % bytes != 0) return TeError::kSbufAlign;
+  if (i.sbuf_addr + (count - 1) * i.sbuf_stride + bytes > config_.sbuf_bytes)
+    return TeError::kSbufRange;
+  return TeError::kNone;
+}
+
+TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
+  const TeError err = check(i);
+  if (err != TeError::kNone) return err;
+  if (i.opcode == TeOpcode::kLoadStationary) {
+    load_stationary(sbuf.read_tile(i.dtype, i.k, i.m, i.sbuf_addr, i.sbuf_stride));
+  } else {
+    multiply_moving(sbuf.read_tile(i.dtype, i.k, i.n, i.sbuf_addr, i.sbuf_stride),
+                    {i.psum_bank, i.psum_offset, i.accumulate});
+  }
+  return TeError::kNone;
 }
 
 }  // namespace ncore::model

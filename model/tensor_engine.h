@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "model/numerics.h"
+#include "model/tensor_isa.h"
 
 namespace ncore::model {
 
@@ -42,7 +43,10 @@ struct TensorEngineConfig {
   int cols = 128;            // PE columns: the largest M, and PSUM's partitions
   int psum_banks = 8;
   int bank_elements = 512;   // FP32 elements per partition per bank: the largest N
+  uint32_t sbuf_bytes = 229376;  // bytes per SBUF partition (224 KiB), for ISA-level checks
 };
+
+class Sbuf;
 
 struct MultiplyMoving {
   int psum_bank = 0;
@@ -62,6 +66,15 @@ class TensorEngine {
 
   // Streams moving[K, N] through the cached stationary and writes PSUM[0..M), bank, offset..
   void multiply_moving(const Tile& moving, const MultiplyMoving& mm);
+
+  // ISA level, as the RTL executes it: the error an instruction would raise (checked in the
+  // RTL's order), and execution with operands read from SBUF. A rejected instruction
+  // changes nothing.
+  TeError check(const TeInstruction& instr) const;
+  TeError execute(const TeInstruction& instr, const Sbuf& sbuf);
+  int stationary_k() const { return k_; }
+  int stationary_m() const { return m_; }
+  DType stationary_type() const { return stationary_type_; }
 
   uint32_t psum(int partition, int bank, int element) const;
   // MMs since the bank's last overwrite, counting that overwrite (0: never written).

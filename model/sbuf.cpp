@@ -1,0 +1,50 @@
+#include "model/sbuf.h"
+
+#include <fmt/format.h>
+
+#include "model/error.h"
+
+namespace ncore::model {
+
+Sbuf::Sbuf(int partitions, uint32_t bytes_per_partition)
+    : partitions_(partitions),
+      bytes_(bytes_per_partition),
+      data_(static_cast<size_t>(partitions) * bytes_per_partition) {}
+
+void Sbuf::check(int partition, uint32_t addr, int bytes) const {
+  if (partition < 0 || partition >= partitions_ || bytes < 1 || bytes > 4 ||
+      static_cast<uint64_t>(addr) + bytes > bytes_)
+    throw Error(fmt::format("SBUF access outside the buffer: partition {} (of {}), bytes "
+                            "{}..{} (of {})", partition, partitions_, addr, addr + bytes - 1,
+                            bytes_));
+}
+
+uint32_t Sbuf::read(int partition, uint32_t addr, int bytes) const {
+  check(partition, addr, bytes);
+  const uint8_t* p = &data_[static_cast<size_t>(partition) * bytes_ + addr];
+  uint32_t v = 0;
+  for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+void Sbuf::write(int partition, uint32_t addr, int bytes, uint32_t value) {
+  check(partition, addr, bytes);
+  uint8_t* p = &data_[static_cast<size_t>(partition) * bytes_ + addr];
+  for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(value >> (8 * i));
+}
+
+void Sbuf::write_tile(const Tile& tile, uint32_t addr, uint32_t stride) {
+  const int bytes = storage_bits(tile.dtype) / 8;
+  for (int r = 0; r < tile.rows; ++r)
+    for (int c = 0; c < tile.cols; ++c) write(r, addr + c * stride, bytes, tile.at(r, c));
+}
+
+Tile Sbuf::read_tile(DType type, int rows, int cols, uint32_t addr, uint32_t stride) const {
+  Tile t(type, rows, cols);
+  const int bytes = storage_bits(type) / 8;
+  for (int r = 0; r < rows; ++r)
+    for (int c = 0; c < cols; ++c) t.at(r, c) = read(r, addr + c * stride, bytes);
+  return t;
+}
+
+}  // namespace ncore::model

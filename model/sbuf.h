@@ -1,0 +1,35 @@
+#pragma once
+// The state buffer (SBUF): partitions x bytes, byte-addressed within a partition. An engine
+// access reads the same free offset in every active partition. Elements are little-endian.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/tensor_engine.h"
+
+namespace ncore::model {
+
+class Sbuf {
+ public:
+  Sbuf(int partitions, uint32_t bytes_per_partition);
+
+  int partitions() const { return partitions_; }
+  uint32_t bytes_per_partition() const { return bytes_; }
+
+  // One element of `bytes` (1, 2 or 4) bytes. Throws ncore::Error when out of range.
+  uint32_t read(int partition, uint32_t addr, int bytes) const;
+  void write(int partition, uint32_t addr, int bytes, uint32_t value);
+
+  // tile row r -> partition r; column c at addr + c * stride.
+  void write_tile(const Tile& tile, uint32_t addr, uint32_t stride);
+  Tile read_tile(DType type, int rows, int cols, uint32_t addr, uint32_t stride) const;
+
+ private:
+  void check(int partition, uint32_t addr, int bytes) const;
+
+  int partitions_;
+  uint32_t bytes_;
+  std::vector<uint8_t> data_;
+};
+
+}  // namespace ncore::model

@@ -1,0 +1,62 @@
+#include "model/tensor_isa.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+namespace ncore::model {
+
+std::string_view te_error_name(TeError e) {
+  static constexpr std::array<std::string_view, kNumTeErrors> kNames = {
+      "none", "bad opcode", "bad dtype", "K out of range", "M out of range",
+      "N out of range", "PSUM bank out of range", "PSUM window past the bank",
+      "no stationary loaded", "K differs from the stationary's", "SBUF access out of range",
+      "SBUF address or stride misaligned"};
+  const auto i = static_cast<size_t>(e);
+  return i < kNames.size() ? kNames[i] : "unknown error";
+}
+
+std::string describe(const TeInstruction& i) {
+  switch (i.opcode) {
+    case TeOpcode::kLoadStationary:
+      return fmt::format("LS tag={} {} K={} M={} sbuf=0x{:x}+{}*j", i.tag, dtype_name(i.dtype),
+                         i.k, i.m, i.sbuf_addr, i.sbuf_stride);
+    case TeOpcode::kMultiplyMoving:
+      return fmt::format("MM tag={} {} K={} N={} sbuf=0x{:x}+{}*n psum bank {} offset {} {}",
+                         i.tag, dtype_name(i.dtype), i.k, i.n, i.sbuf_addr, i.sbuf_stride,
+                         i.psum_bank, i.psum_offset, i.accumulate ? "accumulate" : "overwrite");
+    default:
+      return fmt::format("opcode {} tag={}", static_cast<int>(i.opcode), i.tag);
+  }
+}
+
+TeInstruction load_stationary(DType t, int k, int m, uint32_t addr, uint32_t stride,
+                              uint8_t tag) {
+  TeInstruction i;
+  i.opcode = TeOpcode::kLoadStationary;
+  i.dtype = t;
+  i.k = k;
+  i.m = m;
+  i.sbuf_addr = addr;
+  i.sbuf_stride = stride;
+  i.tag = tag;
+  return i;
+}
+
+TeInstruction multiply_moving(DType t, int k, int n, uint32_t addr, uint32_t stride, int bank,
+                              int offset, bool accumulate, uint8_t tag) {
+  TeInstruction i;
+  i.opcode = TeOpcode::kMultiplyMoving;
+  i.dtype = t;
+  i.k = k;
+  i.n = n;
+  i.sbuf_addr = addr;
+  i.sbuf_stride = stride;
+  i.psum_bank = bank;
+  i.psum_offset = offset;
+  i.accumulate = accumulate;
+  i.tag = tag;
+  return i;
+}
+
+}  // namespace ncore::model

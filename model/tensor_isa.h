@@ -1,0 +1,54 @@
+#pragma once
+// The tensor engine's instruction and error codes, as the RTL sees them. Mirrors
+// rtl/tensor/nc_tensor_pkg.sv; tests/test_tensor_rtl.cpp checks the two agree.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/numerics.h"
+
+namespace ncore::model {
+
+enum class TeOpcode : uint8_t { kNop = 0, kLoadStationary = 1, kMultiplyMoving = 2 };
+
+// Why an instruction was rejected. A rejected instruction has no effect.
+enum class TeError : uint8_t {
+  kNone = 0,
+  kOpcode = 1,          // not LS or MM
+  kDtype = 2,           // not a floating-point input type
+  kK = 3,               // K is 0 or more than the array's rows
+  kM = 4,               // LS: M is 0 or more than the array's columns
+  kN = 5,               // MM: N is 0 or more than a PSUM bank's elements
+  kPsumBank = 6,        // MM: bank >= number of banks
+  kPsumRange = 7,       // MM: offset + N runs past the end of the bank
+  kNoStationary = 8,    // MM before any LoadStationary
+  kKMismatch = 9,       // MM: K differs from the loaded stationary's K
+  kSbufRange = 10,      // the access runs past the end of an SBUF partition
+  kSbufAlign = 11,      // address or stride not a multiple of the element size
+};
+inline constexpr int kNumTeErrors = 12;
+std::string_view te_error_name(TeError e);
+
+// Field widths of the encoded instruction (nc_tensor_pkg::te_instr_t).
+struct TeInstruction {
+  TeOpcode opcode = TeOpcode::kNop;
+  DType dtype = DType::kBf16;
+  int k = 0;                  // 9 bits
+  int m = 0;                  // 9 bits, LS
+  int n = 0;                  // 10 bits, MM
+  uint32_t sbuf_addr = 0;     // 18 bits: byte address in each partition
+  uint32_t sbuf_stride = 0;   // 16 bits: bytes between consecutive free elements
+  int psum_bank = 0;          // 4 bits, MM
+  int psum_offset = 0;        // 10 bits, MM
+  bool accumulate = false;    // MM
+  uint8_t tag = 0;            // echoed on PSUM writes and rejections
+};
+std::string describe(const TeInstruction& i);
+
+TeInstruction load_stationary(DType t, int k, int m, uint32_t addr, uint32_t stride,
+                              uint8_t tag = 0);
+TeInstruction multiply_moving(DType t, int k, int n, uint32_t addr, uint32_t stride, int bank,
+                              int offset, bool accumulate, uint8_t tag = 0);
+
+}  // namespace ncore::model

@@ -1,0 +1,107 @@
+// PSUM: Parts partitions x Banks banks x BankElems FP32 words, one memory per partition.
+//
+// Write side: each partition takes at most one write a cycle from the bottom of its array
+// column. An overwrite stores the tile value; an accumulate reads the word, adds in FP32
+// (nc_fp_pkg::fp32_add, one rounding) and stores the sum, all in that cycle.
+// Read side: one read of (bank, element) across every partition per accepted request, data
+// the next cycle. A read of a bank with writes still in flight (pending_i) is a bank
+// conflict: it is held off (ready low) until the bank drains, never served stale.
+// After reset the memory is cleared, one word per partition per cycle (init_busy_o), so it
+// powers up as +0 like the golden model.
+`include "nc_assert.svh"
+
+module nc_psum
+  import nc_fp_pkg::*;
+#(
+  parameter int unsigned Parts = 128,
+  parameter int unsigned Banks = 8,
+  parameter int unsigned BankElems = 512
+) (
+  input  logic                                  clk_i,
+  input  logic                                  rst_ni,
+  output logic                                  init_busy_o,
+  // writes, one per partition
+  input  logic                                  wr_valid_i [Parts],
+  input  logic [$clog2(Banks)-1:0]              wr_bank_i [Parts],
+  input  logic [$clog2(BankElems)-1:0]          wr_elem_i [Parts],
+  input  logic                                  wr_accumulate_i [Parts],
+  input  logic [31:0]                           wr_data_i [Parts],
+  output logic [31:0]                           wr_result_o [Parts],  // the word written
+  // banks with writes in flight (from the engine's bookkeeping)
+  input  logic [Banks-1:0]                      pending_i,
+  // reads across all partitions
+  input  logic                                  rd_valid_i,
+  output logic                                  rd_ready_o,
+  input  logic [$clog2(Banks)-1:0]              rd_bank_i,
+  input  logic [$clog2(BankElems)-1:0]          rd_elem_i,
+  output logic                                  rd_rsp_valid_o,
+  output logic [31:0]                           rd_rsp_data_o [Parts],
+  output logic                                  rd_conflict_o         // stalled this cycle
+);
+  localparam int unsigned Words = Banks * BankElems;
+  localparam int unsigned AddrW = $clog2(Words);
+
+  logic [31:0]      mem_q [Parts][Words];
+  logic [AddrW-1:0] init_addr_q;
+  logic             init_busy_q;
+  logic [AddrW-1:0] wr_addr [Parts];
+  logic [AddrW-1:0] rd_addr;
+  logic [31:0]      rd_data_d [Parts];
+  logic [31:0]      rd_data_q [Parts];
+  logic             rd_rsp_valid_q;
+
+  assign init_busy_o = init_busy_q;
+  assign rd_addr = AddrW'(rd_bank_i) * AddrW'(BankElems) + AddrW'(rd_elem_i);
+  logic rd_bank_pending;
+  assign rd_bank_pending = pending_i[rd_bank_i];
+  assign rd_conflict_o = rd_valid_i && !init_busy_q && rd_bank_pending;
+  assign rd_ready_o = !init_busy_q && !rd_bank_pending;
+  assign rd_rsp_valid_o = rd_rsp_valid_q;
+  assign rd_rsp_data_o = rd_data_q;
+
+  always_comb begin
+    for (int unsigned p = 0; p < Parts; p++) begin
+      wr_addr[p] = AddrW'(wr_bank_i[p]) * AddrW'(BankElems) + AddrW'(wr_elem_i[p]);
+      wr_result_o[p] = wr_accumulate_i[p] ? fp32_add(mem_q[p][wr_addr[p]], wr_data_i[p])
+                                          : wr_data_i[p];
+      rd_data_d[p] = mem_q[p][rd_addr];
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      init_addr_q <= '0;
+      init_busy_q <= 1'b1;
+      rd_rsp_valid_q <= 1'b0;
+    end else begin
+      if (init_busy_q) begin
+        init_addr_q <= init_addr_q + 1'b1;
+        if (init_addr_q == AddrW'(Words - 1)) init_busy_q <= 1'b0;
+      end
+      rd_rsp_valid_q <= rd_valid_i && rd_ready_o;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    if (rd_valid_i && rd_ready_o) rd_data_q <= rd_data_d;
+  end
+
+  // One memory write port per partition (a generate per partition, not a procedural loop:
+  // each block writes one word of its own memory).
+  for (genvar p = 0; p < Parts; p++) begin : g_part
+    always_ff @(posedge clk_i) begin
+      if (init_busy_q) mem_q[p][init_addr_q] <= '0;
+      else if (wr_valid_i[p]) mem_q[p][wr_addr[p]] <= wr_result_o[p];
+    end
+  end
+
+  logic any_write;
+  always_comb begin
+    any_write = 1'b0;
+    for (int unsigned p = 0; p < Parts; p++) any_write = any_write | wr_valid_i[p];
+  end
+
+  `NC_ASSERT(PsumNoWriteDuringInit, init_busy_q |-> !any_write)
+  // The bank-conflict rule: a read is never served from a bank with writes in flight.
+  `NC_ASSERT(PsumReadNeverMeetsPendingBank, (rd_valid_i && rd_ready_o) |-> !rd_bank_pending)
+endmodule

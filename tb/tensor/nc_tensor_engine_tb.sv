@@ -1,0 +1,92 @@
+// Top of the tensor-engine harness for Verilator: nc_tensor_engine with its instruction struct
+// spread over flat ports, so that C++ sets fields by name. Adds nothing else.
+module nc_tensor_engine_tb
+  import nc_tensor_pkg::*;
+#(
+  parameter int unsigned Rows = 128,
+  parameter int unsigned Cols = 128,
+  parameter int unsigned SbufBytes = 229376
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  input  logic                  cmd_valid_i,
+  output logic                  cmd_ready_o,
+  input  logic [1:0]            cmd_opcode_i,
+  input  logic [3:0]            cmd_dtype_i,
+  input  logic [8:0]            cmd_k_i,
+  input  logic [8:0]            cmd_m_i,
+  input  logic [9:0]            cmd_n_i,
+  input  logic [SbufAddrW-1:0]  cmd_sbuf_addr_i,
+  input  logic [15:0]           cmd_sbuf_stride_i,
+  input  logic [3:0]            cmd_psum_bank_i,
+  input  logic [9:0]            cmd_psum_offset_i,
+  input  logic                  cmd_accumulate_i,
+  input  logic [7:0]            cmd_tag_i,
+  output logic                  st_req_valid_o,
+  input  logic                  st_req_ready_i,
+  output logic [SbufAddrW-1:0]  st_req_addr_o,
+  output logic [2:0]            st_req_bytes_o,
+  input  logic                  st_rsp_valid_i,
+  input  logic [31:0]           st_rsp_data_i [Rows],
+  output logic                  mv_req_valid_o,
+  input  logic                  mv_req_ready_i,
+  output logic [SbufAddrW-1:0]  mv_req_addr_o,
+  output logic [2:0]            mv_req_bytes_o,
+  input  logic                  mv_rsp_valid_i,
+  input  logic [31:0]           mv_rsp_data_i [Rows],
+  input  logic                  psum_rd_valid_i,
+  output logic                  psum_rd_ready_o,
+  input  logic [2:0]            psum_rd_bank_i,
+  input  logic [8:0]            psum_rd_elem_i,
+  output logic                  psum_rd_rsp_valid_o,
+  output logic [31:0]           psum_rd_rsp_data_o [Cols],
+  output logic                  psum_wr_valid_o [Cols],
+  output logic [2:0]            psum_wr_bank_o [Cols],
+  output logic [8:0]            psum_wr_elem_o [Cols],
+  output logic [31:0]           psum_wr_data_o [Cols],
+  output logic [7:0]            psum_wr_tag_o [Cols],
+  output logic                  rej_valid_o,
+  output logic [3:0]            rej_code_o,
+  output logic [7:0]            rej_tag_o,
+  output logic                  err_o,
+  output logic [3:0]            err_code_o,
+  output logic                  idle_o,
+  output logic [63:0]           cnt_busy_o,
+  output logic [63:0]           cnt_macs_o,
+  output logic [63:0]           cnt_stall_sbuf_mv_o,
+  output logic [63:0]           cnt_stall_sbuf_st_o,
+  output logic [63:0]           cnt_stall_mm_wait_ls_o,
+  output logic [63:0]           cnt_stall_ls_wait_bank_o,
+  output logic [63:0]           cnt_stall_psum_rd_o,
+  output logic [63:0]           cnt_mm_o,
+  output logic [63:0]           cnt_ls_o,
+  output logic [63:0]           cnt_rejected_o
+);
+  te_instr_t cmd;
+  assign cmd = '{
+    opcode: te_opcode_e'(cmd_opcode_i), dtype: cmd_dtype_i, k: cmd_k_i, m: cmd_m_i,
+    n: cmd_n_i, sbuf_addr: cmd_sbuf_addr_i, sbuf_stride: cmd_sbuf_stride_i,
+    psum_bank: cmd_psum_bank_i, psum_offset: cmd_psum_offset_i,
+    accumulate: cmd_accumulate_i, tag: cmd_tag_i
+  };
+
+  te_error_e rej_code, err_code;
+  assign rej_code_o = rej_code;
+  assign err_code_o = err_code;
+
+  nc_tensor_engine #(.Rows(Rows), .Cols(Cols), .SbufBytes(SbufBytes)) u_te (
+    .clk_i, .rst_ni,
+    .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd),
+    .st_req_valid_o, .st_req_ready_i, .st_req_addr_o, .st_req_bytes_o,
+    .st_rsp_valid_i, .st_rsp_data_i,
+    .mv_req_valid_o, .mv_req_ready_i, .mv_req_addr_o, .mv_req_bytes_o,
+    .mv_rsp_valid_i, .mv_rsp_data_i,
+    .psum_rd_valid_i, .psum_rd_ready_o, .psum_rd_bank_i, .psum_rd_elem_i,
+    .psum_rd_rsp_valid_o, .psum_rd_rsp_data_o,
+    .psum_wr_valid_o, .psum_wr_bank_o, .psum_wr_elem_o, .psum_wr_data_o, .psum_wr_tag_o,
+    .rej_valid_o, .rej_code_o(rej_code), .rej_tag_o, .err_o, .err_code_o(err_code), .idle_o,
+    .cnt_busy_o, .cnt_macs_o, .cnt_stall_sbuf_mv_o, .cnt_stall_sbuf_st_o,
+    .cnt_stall_mm_wait_ls_o, .cnt_stall_ls_wait_bank_o, .cnt_stall_psum_rd_o,
+    .cnt_mm_o, .cnt_ls_o, .cnt_rejected_o
+  );
+endmodule

@@ -1,0 +1,73 @@
+#pragma once
+// Lockstep co-simulation of the tensor-engine RTL (Verilated) against the golden model.
+//
+// One instruction stream drives both. The golden model executes each instruction when the
+// RTL accepts it, and every PSUM write the RTL makes is compared, as it happens, with the
+// golden model's value for that MultiplyMoving, partition and element. The first difference
+// stops the run with a report: instruction, tile coordinates, cycle, expected and actual
+// bits in hex and decoded, and the seed. Rejected instructions are compared code for code.
+// Random back-pressure on the instruction queue and both SBUF ports comes from the seed.
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/sbuf.h"
+#include "model/tensor_engine.h"
+#include "model/tensor_isa.h"
+
+namespace ncore::tb {
+
+struct TeSimOptions {
+  uint64_t seed = 1;
+  double cmd_stall = 0.0;     // chance the driver holds back the next instruction a cycle
+  double sbuf_stall = 0.0;    // chance an SBUF port is not ready in a cycle
+  uint64_t watchdog = 100000; // cycles without any progress before the run is declared hung
+  std::string waves;          // FST file to write; empty: no waves
+  uint64_t wave_from = 0;     // first and last cycle dumped
+  uint64_t wave_to = std::numeric_limits<uint64_t>::max();
+  bool readback = true;       // at the end, read back every PSUM word written, all partitions
+  uint32_t sbuf_bytes = 65536;  // bytes per SBUF partition in the harness
+  std::string reproduce;      // a command that reproduces this run, printed on failure
+};
+
+struct TeCounters {
+  uint64_t busy = 0, macs = 0, stall_sbuf_mv = 0, stall_sbuf_st = 0, stall_mm_wait_ls = 0,
+           stall_ls_wait_bank = 0, stall_psum_rd = 0, mm = 0, ls = 0, rejected = 0;
+};
+
+struct TeRunResult {
+  bool ok = true;
+  std::string failure;            // the first mismatch or hang, in full
+  uint64_t fail_cycle = 0;
+  uint64_t cycles = 0;            // first instruction offered to idle
+  uint64_t psum_writes_checked = 0;
+  uint64_t mm_checked = 0;        // MMs whose every PSUM write was seen and matched
+  uint64_t rejections_checked = 0;
+  uint64_t readback_checked = 0;  // PSUM words compared through the read port
+  TeCounters counters;
+  double wall_seconds = 0.0;
+};
+
+class TeSim {
+ public:
+  virtual ~TeSim() = default;
+  virtual int rows() const = 0;
+  virtual int cols() const = 0;
+  // The SBUF both engines read. Fill it before run().
+  virtual model::Sbuf& sbuf() = 0;
+  virtual const model::TensorEngine& golden() const = 0;
+  // Runs the program to completion (or the first mismatch). Tags are assigned by the
+  // harness. May be called again: state carries over, as in hardware.
+  virtual TeRunResult run(const std::vector<model::TeInstruction>& program) = 0;
+  virtual uint64_t cycle() const = 0;
+};
+
+// The array sizes built into this binary, and a simulator for one of them.
+std::vector<std::pair<int, int>> te_sim_sizes();
+std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& options);
+
+}  // namespace ncore::tb
