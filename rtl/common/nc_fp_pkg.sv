@@ -98,6 +98,18 @@ package nc_fp_pkg;
     return u;
   endfunction
 
+  // Back to FP32 bits (exact: an unpacked value is always an FP32 value). For waves and
+  // checkers; the datapath never needs it.
+  function automatic logic [31:0] pack_fp32(fp_unpacked_t u);
+    logic signed [9:0] sh;
+    if (u.is_nan) return Fp32CanonicalNan;
+    if (u.is_inf) return {u.sign, 8'hFF, 23'd0};
+    if (u.is_zero) return {u.sign, 31'd0};
+    if (u.exp >= -10'sd126) return {u.sign, 8'(u.exp + 10'sd127), u.sig[22:0]};
+    sh = -10'sd126 - u.exp;  // subnormal: 1..23 places right
+    return {u.sign, 8'd0, 23'(u.sig >> sh)};
+  endfunction
+
   // Rounds sign * q_ext to FP32, where q_ext holds the significand's 24 bits above a guard bit
   // and a sticky bit, and biased_minus_one is the biased exponent minus one of a normal
   // result (its hidden bit is q[23]); a subnormal result has biased_minus_one = 0 and

@@ -8,11 +8,13 @@
 // Each PE rounds its product and its sum to FP32 (nc_fp_pkg), so column m adds its K
 // products in row order 0..Rows-1 exactly as the golden model does.
 //
-// Inputs arrive unskewed, one whole vector (all rows) per cycle; row k uses the vector that
-// entered k cycles ago, so the wavefront of vector n is the anti-diagonal k + m. The skew is
-// a ring buffer of the last Rows input vectors, not a triangle of shift registers. Each
-// element carries its weight-bank select, so every PE switches banks exactly when the first
-// vector of the next MultiplyMoving reaches it.
+// Inputs arrive unskewed, one whole vector (all rows) per cycle. The vector that entered d
+// cycles ago is at every PE with k + m = d (its wavefront is that anti-diagonal), so a PE
+// reads its moving element straight from a ring buffer of the last Rows + Cols input vectors:
+// no moving data shifts between PEs in the model, only the partial sums move. (In silicon the
+// ring is the chain of operand registers; in Verilator a ring write is one vector a cycle
+// instead of Rows x Cols copies.) Each element carries its weight-bank select, so every PE
+// switches banks exactly when the first vector of the next MultiplyMoving reaches it.
 //
 // Output: out_sum_o[m] holds the finished sum of the vector that entered Rows + m cycles ago.
 //
@@ -23,7 +25,11 @@ module nc_systolic_array
   import nc_fp_pkg::*;
 #(
   parameter int unsigned Rows = 128,
-  parameter int unsigned Cols = 128
+  parameter int unsigned Cols = 128,
+  // One PE whose operands and sums are brought out as plain signals, for waves: the big
+  // state arrays are too large for a wave dump.
+  parameter int unsigned ProbeRow = 0,
+  parameter int unsigned ProbeCol = 0
 ) (
   input  logic                           clk_i,
   input  logic                           rst_ni,
@@ -31,60 +37,50 @@ module nc_systolic_array
   input  logic                           w_we_i,
   input  logic                           w_bank_i,
   input  logic [$clog2(Cols)-1:0]        w_col_i,
-  input  fp_unpacked_t [Rows-1:0]        w_col_data_i,
+  input  fp_unpacked_t                   w_col_data_i [Rows],
   // One moving vector per cycle, unskewed; bubbles are all-zero vectors.
   input  logic                           in_wsel_i,
-  input  fp_unpacked_t [Rows-1:0]        in_data_i,
+  input  fp_unpacked_t                   in_data_i [Rows],
   // Bottom of each column (FP32 bits).
   output logic [31:0]                    out_sum_o [Cols]
 );
-  localparam int unsigned PtrW = $clog2(Rows);
+  localparam int unsigned Depth = Rows + Cols;  // oldest vector still in the array
+  localparam int unsigned PtrW = $clog2(Depth);
 
-  typedef struct packed {
-    logic                    wsel;
-    fp_unpacked_t [Rows-1:0] data;
-  } skew_entry_t;
+  // State is kept in unpacked arrays: Verilator then reads one element where a packed
+  // vector would have it copy and shift a whole row.
+  // Weights: [bank][column][row], written one column a cycle.
+  fp_unpacked_t w_q [2][Cols][Rows];
 
-  // Weights: [bank][column] -> a packed column of Rows values, written one column a cycle.
-  fp_unpacked_t [Rows-1:0] w_q [2][Cols];
-
-  // Skew ring: entry written at ptr this cycle is read by row k, k cycles later.
-  skew_entry_t     skew_q [Rows];
+  // Input ring: the entry written at ptr this cycle is at anti-diagonal d, d cycles later.
+  fp_unpacked_t    ring_data_q [Depth][Rows];
+  logic            ring_wsel_q [Depth];
   logic [PtrW-1:0] ptr_q, ptr_d;
 
-  // PE state, registered as whole arrays (next state computed in always_comb).
-  fp_unpacked_t x_q [Rows][Cols];
-  fp_unpacked_t x_d [Rows][Cols];
-  logic         wsel_q [Rows][Cols];
-  logic         wsel_d [Rows][Cols];
-  logic [31:0]  ps_q [Rows][Cols];
-  logic [31:0]  ps_d [Rows][Cols];
+  // Partial sums, registered whole (next state computed in always_comb).
+  logic [31:0] ps_q [Rows][Cols];
+  logic [31:0] ps_d [Rows][Cols];
 
-  // Left-edge input of each row: row 0 takes the entering vector, row k the one k cycles old.
-  fp_unpacked_t row_x [Rows];
-  logic         row_wsel [Rows];
+  // Ring slot of the vector on anti-diagonal d >= 1 (d = 0 is the live input).
+  function automatic logic [PtrW-1:0] ring_index(int unsigned d, logic [PtrW-1:0] ptr);
+    return PtrW'((int'(ptr) >= int'(d)) ? int'(ptr) - d : int'(ptr) + Depth - d);
+  endfunction
 
   always_comb begin
-    ptr_d = (ptr_q == PtrW'(Rows - 1)) ? '0 : ptr_q + 1'b1;
-    for (int unsigned k = 0; k < Rows; k++) begin
-      // Ring slot written k cycles ago (k >= 1); row 0 takes the entering vector directly.
-      automatic logic [PtrW-1:0] idx = PtrW'((int'(ptr_q) >= int'(k)) ? int'(ptr_q) - k
-                                                                     : int'(ptr_q) + Rows - k);
-      row_x[k] = (k == 0) ? in_data_i[0] : skew_q[idx].data[k];
-      row_wsel[k] = (k == 0) ? in_wsel_i : skew_q[idx].wsel;
-    end
+    ptr_d = (ptr_q == PtrW'(Depth - 1)) ? '0 : ptr_q + 1'b1;
   end
 
   // The PE function over the whole array.
   always_comb begin
     for (int unsigned k = 0; k < Rows; k++) begin
       for (int unsigned m = 0; m < Cols; m++) begin
-        automatic fp_unpacked_t x = (m == 0) ? row_x[k] : x_q[k][m-1];
-        automatic logic         sel = (m == 0) ? row_wsel[k] : wsel_q[k][m-1];
-        automatic logic [31:0]  above = (k == 0) ? 32'd0 : ps_q[k-1][m];
+        // The moving element and bank select at PE(k, m): the vector on diagonal k + m.
+        automatic int unsigned   d = k + m;
+        automatic logic [PtrW-1:0] idx = ring_index(d, ptr_q);
+        automatic logic          sel = (d == 0) ? in_wsel_i : ring_wsel_q[idx];
+        automatic fp_unpacked_t  x = (d == 0) ? in_data_i[k] : ring_data_q[idx][k];
+        automatic logic [31:0]   above = (k == 0) ? 32'd0 : ps_q[k-1][m];
         ps_d[k][m] = fp32_add(above, fp32_mul(w_q[sel][m][k], x));
-        x_d[k][m] = x;
-        wsel_d[k][m] = sel;
       end
     end
   end
@@ -93,15 +89,28 @@ module nc_systolic_array
     for (int unsigned m = 0; m < Cols; m++) out_sum_o[m] = ps_q[Rows-1][m];
   end
 
+  // The probed PE, as seen in waves (waves/tensor_engine.gtkw).
+  logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_out;
+  logic        probe_wsel;
+  logic [PtrW-1:0] probe_idx;
+  always_comb begin
+    probe_idx = ring_index(ProbeRow + ProbeCol, ptr_q);
+    probe_wsel = (ProbeRow + ProbeCol == 0) ? in_wsel_i : ring_wsel_q[probe_idx];
+    probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
+    probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[ProbeRow]
+                                                        : ring_data_q[probe_idx][ProbeRow]);
+    probe_sum_in = (ProbeRow == 0) ? 32'd0 : ps_q[ProbeRow-1][ProbeCol];
+    probe_sum_out = ps_d[ProbeRow][ProbeCol];
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) ptr_q <= '0;
     else ptr_q <= ptr_d;
   end
 
   always_ff @(posedge clk_i) begin
-    skew_q[ptr_q] <= '{wsel: in_wsel_i, data: in_data_i};
-    x_q <= x_d;
-    wsel_q <= wsel_d;
+    ring_data_q[ptr_q] <= in_data_i;
+    ring_wsel_q[ptr_q] <= in_wsel_i;
     ps_q <= ps_d;
     if (w_we_i) w_q[w_bank_i][w_col_i] <= w_col_data_i;
   end

@@ -175,7 +175,7 @@ module nc_tensor_engine
   // ---------------------------------------------------------------------------------------
   logic                        st_fire, st_fire_q;
   logic                        w_we;
-  fp_unpacked_t [Rows-1:0]     w_col_data;
+  fp_unpacked_t                w_col_data [Rows];
 
   assign st_req_valid_o = ls_busy_q && ls_req_cnt_q < ls_m_q;
   assign st_req_addr_o = ls_addr_q;
@@ -320,7 +320,7 @@ module nc_tensor_engine
   end
 
   // The entering vector: decoded at the left edge; rows at or past K enter as +0.
-  fp_unpacked_t [Rows-1:0] in_data;
+  fp_unpacked_t in_data [Rows];
   always_comb begin
     for (int unsigned k = 0; k < Rows; k++) begin
       in_data[k] = (enter_meta_q.valid && k < 32'(enter_k_q))
@@ -409,20 +409,29 @@ module nc_tensor_engine
     for (int unsigned b = 0; b < Banks; b++) pending[b] = pending_q[b] != '0;
   end
 
+  // Next state of the per-bank counters, computed here and registered whole (Verilator does
+  // not take non-blocking writes to array elements inside loops).
+  logic [15:0]                      pending_d [Banks];
+  logic [$clog2(DrainCycles+1)-1:0] drain_d [2];
+  always_comb begin
+    for (int unsigned b = 0; b < Banks; b++) begin
+      pending_d[b] = pending_q[b] + 16'(mv_fire && 32'(mm_act_q.bank) == b)
+                   - 16'(exit_valid && 32'(exit_bank) == b);
+    end
+    for (int b = 0; b < 2; b++) begin
+      if (mv_fire && mm_act_q.wsel == 1'(b)) drain_d[b] = ($bits(drain_q[b]))'(DrainCycles);
+      else if (drain_q[b] != '0) drain_d[b] = drain_q[b] - 1'b1;
+      else drain_d[b] = '0;
+    end
+  end
+
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       pending_q <= '{default: '0};
       drain_q <= '{default: '0};
     end else begin
-      for (int unsigned b = 0; b < Banks; b++) begin
-        pending_q[b] <= pending_q[b]
-                      + 16'(mv_fire && 32'(mm_act_q.bank) == b)
-                      - 16'(exit_valid && 32'(exit_bank) == b);
-      end
-      for (int b = 0; b < 2; b++) begin
-        if (mv_fire && mm_act_q.wsel == 1'(b)) drain_q[b] <= ($bits(drain_q[b]))'(DrainCycles);
-        else if (drain_q[b] != '0) drain_q[b] <= drain_q[b] - 1'b1;
-      end
+      pending_q <= pending_d;
+      drain_q <= drain_d;
     end
   end
 

@@ -1,5 +1,6 @@
 // ncore cast and ncore decode: the numerics library on hex patterns, one per line.
 
+#include <cstdio>
 #include <iostream>
 #include <string>
 
@@ -66,14 +67,38 @@ void add_cast_command(CLI::App& app) {
   });
 }
 
+// GTKWave's translate-filter protocol: one value in, one line out, flushed at once, forever.
+// Values GTKWave cannot show as hex (x, z, mixed) pass through unchanged.
+void stream_values(model::DType type) {
+  for (std::string line; std::getline(std::cin, line);) {
+    std::string token = line;
+    token.erase(0, token.find_first_not_of(" \t\r"));
+    token.erase(token.find_last_not_of(" \t\r") + 1);
+    try {
+      fmt::print("{}\n", format_value(parse_pattern(token, type, "stdin"), type));
+    } catch (const Error&) {
+      fmt::print("{}\n", token);
+    }
+    std::fflush(stdout);
+  }
+}
+
 void add_decode_command(CLI::App& app) {
-  auto type_name = std::make_shared<std::string>();
+  struct Options {
+    std::string type;
+    bool stream = false;
+  };
+  auto opts = std::make_shared<Options>();
   CLI::App* cmd = app.add_subcommand(
       "decode", "Print the value and class of hex bit patterns on stdin, one per line");
-  cmd->add_option("--type", *type_name, "type of the patterns: " + model::dtype_list())
+  cmd->add_option("--type", opts->type, "type of the patterns: " + model::dtype_list())
       ->required();
-  cmd->callback([type_name] {
-    const model::DType type = type_option(*type_name, "--type");
+  cmd->add_flag("--stream", opts->stream,
+                "GTKWave translate filter: value only, each line answered at once, bad "
+                "lines echoed instead of failing");
+  cmd->callback([opts] {
+    const model::DType type = type_option(opts->type, "--type");
+    if (opts->stream) return stream_values(type);
     for (uint32_t bits : read_patterns(std::cin, type))
       fmt::print("{} {}\n", format_value(bits, type),
                  model::value_class_name(model::classify(type, bits)));

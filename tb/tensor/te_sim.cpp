@@ -2,7 +2,9 @@
 
 #include <chrono>
 #include <map>
+#include <iterator>
 #include <set>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <verilated.h>
@@ -93,7 +95,7 @@ class TeSimImpl final : public TeSim {
       const bool progress = step();
       if (progress) last_progress = cycle_;
       if (next_ == program.size() && !offering_ && top_->idle_o && expected_.empty() &&
-          rejections_.empty())
+          rejections_.empty() && !probe_active_ && !probe_rsp_pending_)
         break;
       if (cycle_ - last_progress > options_.watchdog) {
         fail(fmt::format("watchdog: no progress for {} cycles ({} of {} instructions "
@@ -108,7 +110,7 @@ class TeSimImpl final : public TeSim {
       fail(fmt::format("instruction #{} ({}): only {} of {} PSUM writes seen", e.index,
                        model::describe(e.instr), e.writes, e.m * e.n));
     }
-    if (result_.ok && options_.readback) readback();
+    if (result_.ok && options_.readback && options_.check) readback();
     if (!result_.ok && fst_) {
       for (int i = 0; i < 16; ++i) clock();  // a little context after the failure
     }
@@ -187,6 +189,11 @@ class TeSimImpl final : public TeSim {
   // The golden model executes an instruction the moment the RTL accepts it.
   void accept_command() {
     const TeInstruction& i = offered_;
+    if (!options_.check) {  // RTL alone: count the writes, compare nothing
+      offering_ = false;
+      ++next_;
+      return;
+    }
     const TeError err = golden_.execute(i, sbuf_);
     if (err != TeError::kNone) {
       rejections_.push_back({i.tag, err, next_});
@@ -214,6 +221,10 @@ class TeSimImpl final : public TeSim {
   void check_psum_writes() {
     for (int m = 0; m < cols_; ++m) {
       if (!top_->psum_wr_valid_o[m]) continue;
+      if (!options_.check) {
+        ++result_.psum_writes_unchecked;
+        continue;
+      }
       ++result_.psum_writes_checked;
       const uint8_t tag = top_->psum_wr_tag_o[m];
       const auto it = expected_.find(tag);
@@ -245,6 +256,7 @@ class TeSimImpl final : public TeSim {
         return;
       }
       e.seen[idx] = true;
+      shadow_[{m, bank, static_cast<int>(top_->psum_wr_elem_o[m])}] = actual;
       if (++e.writes == static_cast<uint64_t>(e.m) * e.n) {
         ++result_.mm_checked;
         expected_.erase(it);
@@ -253,7 +265,7 @@ class TeSimImpl final : public TeSim {
   }
 
   void check_rejection() {
-    if (!top_->rej_valid_o) return;
+    if (!top_->rej_valid_o || !options_.check) return;
     if (rejections_.empty()) {
       fail(fmt::format("RTL rejected tag {} with code {} ({}); the golden model accepted it",
                        top_->rej_tag_o, top_->rej_code_o,
@@ -281,10 +293,11 @@ class TeSimImpl final : public TeSim {
     top_->mv_req_ready_i = !chance(options_.sbuf_stall);
     drive_response(st_pending_, st_addr_, st_bytes_, top_->st_rsp_valid_i, top_->st_rsp_data_i);
     drive_response(mv_pending_, mv_addr_, mv_bytes_, top_->mv_rsp_valid_i, top_->mv_rsp_data_i);
-    top_->psum_rd_valid_i = 0;
+    drive_probe();
     top_->clk_i = 0;
     top_->eval();
     dump(2 * cycle_);
+    check_probe();
 
     bool progress = false;
     if (top_->cmd_valid_i && top_->cmd_ready_o) {
@@ -297,17 +310,62 @@ class TeSimImpl final : public TeSim {
     mv_pending_ = top_->mv_req_valid_o && top_->mv_req_ready_i;
     mv_addr_ = top_->mv_req_addr_o;
     mv_bytes_ = top_->mv_req_bytes_o;
-    const uint64_t writes_before = result_.psum_writes_checked;
+    const uint64_t writes_before = result_.psum_writes_checked + result_.psum_writes_unchecked;
     check_psum_writes();
     check_rejection();
     progress = progress || st_pending_ || mv_pending_ || top_->rej_valid_o ||
-               result_.psum_writes_checked != writes_before;
+               result_.psum_writes_checked + result_.psum_writes_unchecked != writes_before;
 
     top_->clk_i = 1;
     top_->eval();
     dump(2 * cycle_ + 1);
     ++cycle_;
     return progress;
+  }
+
+  // PSUM reads during the run. Mostly of a bank an in-flight MM is writing: the engine must
+  // hold them off until the bank drains, then return exactly the words written so far.
+  void drive_probe() {
+    if (!probe_active_ && !touched_.empty() && chance(options_.probe_reads)) {
+      auto it = touched_.begin();
+      std::advance(it, rng_.below(static_cast<uint32_t>(touched_.size())));
+      probe_ = *it;
+      if (!expected_.empty() && rng_.below(10) < 7) {
+        const ExpectedMm& e = expected_.begin()->second;
+        probe_ = {e.instr.psum_bank, e.instr.psum_offset + static_cast<int>(rng_.below(e.n))};
+      }
+      probe_active_ = true;
+    }
+    top_->psum_rd_valid_i = probe_active_;
+    top_->psum_rd_bank_i = static_cast<uint8_t>(probe_.first);
+    top_->psum_rd_elem_i = static_cast<uint16_t>(probe_.second);
+  }
+
+  void check_probe() {
+    if (probe_rsp_pending_) {
+      probe_rsp_pending_ = false;
+      if (!top_->psum_rd_rsp_valid_o) {
+        fail("PSUM read response missing the cycle after the request");
+        return;
+      }
+      for (int p = 0; p < cols_; ++p) {
+        const auto it = shadow_.find({p, probe_rsp_.first, probe_rsp_.second});
+        const uint32_t want = it == shadow_.end() ? 0u : it->second;
+        if (top_->psum_rd_rsp_data_o[p] != want) {
+          fail(fmt::format("PSUM read during the run returned a word the engine had not "
+                           "finished writing: partition {}, bank {}, word {}\n  expected {}\n"
+                           "  actual   {}", p, probe_rsp_.first, probe_rsp_.second,
+                           show_fp32(want), show_fp32(top_->psum_rd_rsp_data_o[p])));
+          return;
+        }
+      }
+      ++result_.probes_checked;
+    }
+    if (probe_active_ && top_->psum_rd_ready_o) {
+      probe_active_ = false;
+      probe_rsp_pending_ = true;
+      probe_rsp_ = probe_;
+    }
   }
 
   // Every PSUM word the program wrote, all partitions, through the read port.
@@ -402,6 +460,9 @@ class TeSimImpl final : public TeSim {
   std::map<uint8_t, ExpectedMm> expected_;
   std::vector<Rejection> rejections_;
   std::set<std::pair<int, int>> touched_;
+  std::map<std::tuple<int, int, int>, uint32_t> shadow_;  // (partition, bank, word) -> RTL value
+  bool probe_active_ = false, probe_rsp_pending_ = false;
+  std::pair<int, int> probe_, probe_rsp_;
   TeRunResult result_;
 };
 

@@ -22,6 +22,7 @@
 namespace ncore::tb {
 
 struct TeSimOptions {
+  bool check = true;          // false: RTL alone, no golden model and no comparison
   uint64_t seed = 1;
   double cmd_stall = 0.0;     // chance the driver holds back the next instruction a cycle
   double sbuf_stall = 0.0;    // chance an SBUF port is not ready in a cycle
@@ -30,6 +31,8 @@ struct TeSimOptions {
   uint64_t wave_from = 0;     // first and last cycle dumped
   uint64_t wave_to = std::numeric_limits<uint64_t>::max();
   bool readback = true;       // at the end, read back every PSUM word written, all partitions
+  double probe_reads = 0.0;   // chance a cycle starts a PSUM read during the run, mostly of a
+                              // bank with writes in flight (a bank conflict: held off)
   uint32_t sbuf_bytes = 65536;  // bytes per SBUF partition in the harness
   std::string reproduce;      // a command that reproduces this run, printed on failure
 };
@@ -45,9 +48,11 @@ struct TeRunResult {
   uint64_t fail_cycle = 0;
   uint64_t cycles = 0;            // first instruction offered to idle
   uint64_t psum_writes_checked = 0;
+  uint64_t psum_writes_unchecked = 0;  // with check off
   uint64_t mm_checked = 0;        // MMs whose every PSUM write was seen and matched
   uint64_t rejections_checked = 0;
   uint64_t readback_checked = 0;  // PSUM words compared through the read port
+  uint64_t probes_checked = 0;    // PSUM reads during the run, compared with the writes seen
   TeCounters counters;
   double wall_seconds = 0.0;
 };

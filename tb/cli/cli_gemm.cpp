@@ -1,0 +1,155 @@
+// ncore gemm: a GEMM tiled into LoadStationary/MultiplyMoving pairs, run on the golden model,
+// the RTL, or both in lockstep.
+
+#include <chrono>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/error.h"
+#include "model/sbuf.h"
+#include "tb/cli/commands.h"
+#include "tb/tensor/gemm_plan.h"
+#include "tb/tensor/te_sim.h"
+
+namespace ncore::cli {
+namespace {
+
+struct GemmOptions {
+  int k = 128, n = 128, m = 512;
+  std::string dtype = "bf16", dtype_moving;
+  std::string engine = "cosim";
+  int rows = 128, cols = 128;
+  uint64_t seed = 1;
+  double stall = 0.0;
+  std::string waves;
+  uint64_t wave_from = 0, wave_to = UINT64_MAX;
+  bool json = false, all_classes = false;
+};
+
+struct GemmReport {
+  uint64_t cycles = 0, macs = 0, busy = 0, compared = 0, mismatches = 0;
+  double wall = 0;
+  std::string failure;
+};
+
+GemmReport run_golden(const GemmOptions& o, const tb::GemmShape& shape) {
+  model::Sbuf sbuf(o.rows, 229376);
+  model::SplitMix64 rng(o.seed);
+  const auto plan = tb::plan_gemm(shape, o.rows, o.cols, sbuf, rng, o.all_classes);
+  model::TensorEngine te({o.rows, o.cols, 8, 512, 229376});
+  const auto start = std::chrono::steady_clock::now();
+  for (const auto& i : plan.program) {
+    const auto err = te.execute(i, sbuf);
+    if (err != model::TeError::kNone)
+      throw Error(fmt::format("gemm: the planner made an illegal instruction ({}): {}",
+                              model::te_error_name(err), model::describe(i)));
+  }
+  GemmReport r;
+  r.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.macs = te.macs();
+  return r;
+}
+
+GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check) {
+  tb::TeSimOptions so;
+  so.check = check;
+  so.seed = o.seed;
+  so.cmd_stall = o.stall;
+  so.sbuf_stall = o.stall;
+  so.waves = o.waves;
+  so.wave_from = o.wave_from;
+  so.wave_to = o.wave_to;
+  so.readback = false;
+  so.reproduce = fmt::format("ncore gemm --k {} --n {} --m {} --dtype {} --dtype-moving {} "
+                             "--engine {} --rows {} --cols {} --seed {} --stall {}{} "
+                             "--waves fail.fst", o.k, o.n, o.m, o.dtype,
+                             o.dtype_moving.empty() ? o.dtype : o.dtype_moving, o.engine,
+                             o.rows, o.cols, o.seed, o.stall,
+                             o.all_classes ? " --all-classes" : "");
+  auto sim = tb::make_te_sim(o.rows, o.cols, so);
+  model::SplitMix64 rng(o.seed);
+  const auto plan = tb::plan_gemm(shape, o.rows, o.cols, sim->sbuf(), rng, o.all_classes);
+  const auto result = sim->run(plan.program);
+  GemmReport r;
+  r.cycles = result.cycles;
+  r.macs = result.counters.macs;
+  r.busy = result.counters.busy;
+  r.compared = result.psum_writes_checked;
+  r.mismatches = result.ok ? 0 : 1;
+  r.failure = result.failure;
+  r.wall = result.wall_seconds;
+  return r;
+}
+
+}  // namespace
+
+void add_gemm_command(CLI::App& app) {
+  auto o = std::make_shared<GemmOptions>();
+  CLI::App* cmd = app.add_subcommand(
+      "gemm", "Run a GEMM out[N, M] = stationary[K, N]^T @ moving[K, M] as LS/MM pairs");
+  cmd->add_option("--k", o->k, "contraction size K (split into array-row accumulation groups)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--n", o->n, "stationary free size N: output partitions (split by columns)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--m", o->m, "moving free size M: output elements (split into <= 512)")
+      ->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--dtype", o->dtype, "stationary type (and moving, unless --dtype-moving)")
+      ->capture_default_str();
+  cmd->add_option("--dtype-moving", o->dtype_moving, "moving type");
+  cmd->add_option("--engine", o->engine, "golden, rtl, or cosim (RTL checked against golden)")
+      ->capture_default_str()->check(CLI::IsMember({"golden", "rtl", "cosim"}));
+  cmd->add_option("--rows", o->rows, "array rows (a built RTL size)")->capture_default_str();
+  cmd->add_option("--cols", o->cols, "array columns (a built RTL size)")->capture_default_str();
+  cmd->add_option("--seed", o->seed, "seed of the operands and the back-pressure")
+      ->capture_default_str();
+  cmd->add_option("--stall", o->stall, "chance of back-pressure per cycle on every port")
+      ->capture_default_str()->check(CLI::Range(0.0, 0.95));
+  cmd->add_flag("--all-classes", o->all_classes,
+                "operands from every value class (NaN, Inf, subnormals, ...), not just finite");
+  cmd->add_option("--waves", o->waves, "write an FST waveform of the RTL here");
+  cmd->add_option("--from", o->wave_from, "first cycle in the waveform");
+  cmd->add_option("--to", o->wave_to, "last cycle in the waveform");
+  cmd->add_flag("--json", o->json, "print one JSON object");
+  cmd->callback([o] {
+    const tb::GemmShape shape{
+        o->k, o->n, o->m, model::parse_dtype(o->dtype),
+        model::parse_dtype(o->dtype_moving.empty() ? o->dtype : o->dtype_moving)};
+    GemmReport r;
+    if (o->engine == "golden") r = run_golden(*o, shape);
+    else r = run_rtl(*o, shape, o->engine == "cosim");
+    const double pe_cycles = static_cast<double>(r.cycles) * o->rows * o->cols;
+    const double utilization = r.cycles ? static_cast<double>(r.macs) / pe_cycles : 0.0;
+    if (o->json) {
+      nlohmann::json j = {{"engine", o->engine}, {"k", o->k}, {"n", o->n}, {"m", o->m},
+                          {"rows", o->rows}, {"cols", o->cols}, {"seed", o->seed},
+                          {"cycles", r.cycles}, {"macs", r.macs},
+                          {"utilization", utilization}, {"busy_cycles", r.busy},
+                          {"psum_writes_compared", r.compared}, {"mismatches", r.mismatches},
+                          {"wall_seconds", r.wall}};
+      if (!r.failure.empty()) j["failure"] = r.failure;
+      fmt::print("{}\n", j.dump(2));
+    } else {
+      fmt::print("gemm K={} N={} M={} {} x {} on a {}x{} array, engine {}, seed {}\n", o->k,
+                 o->n, o->m, o->dtype, o->dtype_moving.empty() ? o->dtype : o->dtype_moving,
+                 o->rows, o->cols, o->engine, o->seed);
+      if (o->engine != "golden") {
+        fmt::print("  cycles       {}\n", r.cycles);
+        fmt::print("  utilization  {:.2f}% of PE-cycles did a MAC (array busy {:.2f}% of "
+                   "cycles)\n", 100 * utilization,
+                   r.cycles ? 100.0 * r.busy / r.cycles : 0.0);
+      }
+      fmt::print("  MACs         {}\n", r.macs);
+      if (o->engine == "cosim")
+        fmt::print("  mismatches   {} ({} PSUM writes compared)\n", r.mismatches, r.compared);
+      fmt::print("  wall time    {:.3f} s{}\n", r.wall,
+                 o->engine == "golden" || r.wall == 0
+                     ? ""
+                     : fmt::format(" ({:.0f} simulated cycles/s)", r.cycles / r.wall));
+    }
+    if (!r.failure.empty()) throw Error("gemm: co-simulation mismatch\n" + r.failure);
+  });
+}
+
+}  // namespace ncore::cli
