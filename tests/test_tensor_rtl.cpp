@@ -31,6 +31,8 @@ tb::TeSimOptions options(uint64_t seed, double stall) {
   o.cmd_stall = stall;
   o.sbuf_stall = stall;
   if (const char* w = std::getenv("NCORE_WAVES")) o.waves = w;
+  if (const char* f = std::getenv("NCORE_WAVES_FROM")) o.wave_from = std::strtoull(f, nullptr, 0);
+  if (const char* t = std::getenv("NCORE_WAVES_TO")) o.wave_to = std::strtoull(t, nullptr, 0);
   return o;
 }
 
@@ -280,6 +282,11 @@ TEST(TensorRtl, FullSizeSmoke) {
     const auto r = sim->run(plan.program);
     expect_clean(r, 1);
     EXPECT_EQ(r.psum_writes_checked, 128u * 96);
+    // K = 1024 in eight accumulation groups of 128, on the same engine.
+    const auto deep = tb::plan_gemm({1024, 128, 64, DType::kBf16, DType::kBf16}, rows, cols,
+                                    sim->sbuf(), rng, false);
+    const auto r2 = sim->run(deep.program);
+    expect_clean(r2, 8);
   }
   if (!ran) GTEST_SKIP() << "built without the 128x128 model (NCORE_RTL_FULL_SIZE=OFF)";
 }

@@ -1,6 +1,7 @@
 #include "tb/tensor/te_sim.h"
 
 #include <chrono>
+#include <filesystem>
 #include <map>
 #include <iterator>
 #include <set>
@@ -47,16 +48,21 @@ class TeSimImpl final : public TeSim {
         cols_(cols),
         options_(options),
         context_(std::make_unique<VerilatedContext>()),
-        sbuf_(rows, options.sbuf_bytes),
-        golden_(model::TensorEngineConfig{rows, cols, 8, 512, options.sbuf_bytes}),
+        sbuf_(rows, kTeSimSbufBytes),
+        golden_(model::TensorEngineConfig{rows, cols, 8, 512, kTeSimSbufBytes}),
         rng_(options.seed) {
     context_->randSeed(static_cast<int>(options.seed & 0x7FFFFFFF));
     if (!options.waves.empty()) context_->traceEverOn(true);
     top_ = std::make_unique<V>(context_.get(), "tb");
     if (!options.waves.empty()) {
+      const std::filesystem::path parent = std::filesystem::path(options.waves).parent_path();
+      std::error_code ec;
+      if (!parent.empty()) std::filesystem::create_directories(parent, ec);
       fst_ = std::make_unique<VerilatedFstC>();
       top_->trace(fst_.get(), 99);
       fst_->open(options.waves.c_str());
+      if (!fst_->isOpen())
+        throw Error(fmt::format("{}: cannot open the waves file for writing", options.waves));
     }
     top_->rst_ni = 0;
     top_->clk_i = 0;
@@ -154,6 +160,10 @@ class TeSimImpl final : public TeSim {
                                   options_.seed, rows_, cols_);
     if (!options_.reproduce.empty())
       result_.failure += fmt::format("\n  reproduce: {}", options_.reproduce);
+    const uint64_t from = cycle_ > 200 ? cycle_ - 200 : 0;
+    result_.failure += fmt::format("\n  waves around it: cycles {}..{} (--from {} --to {}, or "
+                                   "NCORE_WAVES_FROM/NCORE_WAVES_TO in tests)", from,
+                                   cycle_ + 16, from, cycle_ + 16);
   }
 
   // SBUF response for a request accepted last cycle; garbage when there is none, so the RTL

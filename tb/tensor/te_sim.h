@@ -21,6 +21,9 @@
 
 namespace ncore::tb {
 
+// Bytes per SBUF partition: the RTL top's SbufBytes (224 KiB, as in hardware).
+inline constexpr uint32_t kTeSimSbufBytes = 229376;
+
 struct TeSimOptions {
   bool check = true;          // false: RTL alone, no golden model and no comparison
   uint64_t seed = 1;
@@ -33,7 +36,6 @@ struct TeSimOptions {
   bool readback = true;       // at the end, read back every PSUM word written, all partitions
   double probe_reads = 0.0;   // chance a cycle starts a PSUM read during the run, mostly of a
                               // bank with writes in flight (a bank conflict: held off)
-  uint32_t sbuf_bytes = 65536;  // bytes per SBUF partition in the harness
   std::string reproduce;      // a command that reproduces this run, printed on failure
 };
 
