@@ -11,25 +11,26 @@ cmake --build build -j "$(nproc)"
 
 ncore=build/tb/ncore
 mkdir -p build/waves
-printf '\n%-44s %9s %12s %8s %10s  %s\n' "case" "cycles" "MACs" "util" "mismatch" "waves"
+printf '\n%-36s %8s %11s %7s %9s %9s  %s\n' "case" "cycles" "MACs" "util" "compared" "mismatch" "waves"
 run() {
   local name=$1; shift
   local wave="build/waves/${name}.fst"
   local out
   out=$("$ncore" gemm "$@" --waves "$wave" --json) || { echo "$out"; echo "FAILED: $name"; exit 1; }
-  local cycles macs util mism
+  local cycles macs util mism compared
   cycles=$(grep -o '"cycles": [0-9]*' <<<"$out" | grep -o '[0-9]*$')
   macs=$(grep -o '"macs": [0-9]*' <<<"$out" | grep -o '[0-9]*$')
   util=$(grep -o '"utilization": [0-9.e-]*' <<<"$out" | grep -o '[0-9.e-]*$')
   mism=$(grep -o '"mismatches": [0-9]*' <<<"$out" | grep -o '[0-9]*$')
-  printf '%-44s %9s %12s %7.1f%% %10s  %s\n' "$name" "$cycles" "$macs" \
-    "$(awk "BEGIN{print 100*$util}")" "$mism" "$wave"
+  compared=$(grep -o '"psum_writes_compared": [0-9]*' <<<"$out" | grep -o '[0-9]*$')
+  printf '%-36s %8s %11s %6.1f%% %9s %9s  %s\n' "$name" "$cycles" "$macs" \
+    "$(awk "BEGIN{print 100*$util}")" "$compared" "$mism" "$wave"
 }
-run bf16_k256_n64_m256_32x32_stalls  --k 256 --n 64 --m 256 --dtype bf16 --rows 32 --cols 32 --stall 0.2 --all-classes
-run e4m3xe5m2_k96_n40_m600_32x32     --k 96 --n 40 --m 600 --dtype e4m3 --dtype-moving e5m2 --rows 32 --cols 32 --stall 0.1 --all-classes
-run fp32_k64_n32_m128_16x16          --k 64 --n 32 --m 128 --dtype fp32 --rows 16 --cols 16 --all-classes
-run fp16xtf32_k40_n12_m100_12x8      --k 40 --n 12 --m 100 --dtype fp16 --dtype-moving tf32 --rows 12 --cols 8 --stall 0.3 --all-classes
-run bf16_k128_n128_m512_128x128      --k 128 --n 128 --m 512 --dtype bf16 --rows 128 --cols 128
+run bf16_k256_n64_m256_32x32  --k 256 --n 64 --m 256 --dtype bf16 --rows 32 --cols 32 --stall 0.2 --all-classes
+run e4m3xe5m2_k96_n40_m600_32x32 --k 96 --n 40 --m 600 --dtype e4m3 --dtype-moving e5m2 --rows 32 --cols 32 --stall 0.1 --all-classes
+run fp32_k64_n32_m128_16x16 --k 64 --n 32 --m 128 --dtype fp32 --rows 16 --cols 16 --all-classes
+run fp16xtf32_k40_n12_m100_12x8 --k 40 --n 12 --m 100 --dtype fp16 --dtype-moving tf32 --rows 12 --cols 8 --stall 0.3 --all-classes
+run bf16_k128_n128_m512_128x128 --k 128 --n 128 --m 512 --dtype bf16 --rows 128 --cols 128
 echo
 echo "Every PSUM write above was compared with the golden model as it happened."
 echo "View a run: scripts/waves build/waves/<case>.fst"
