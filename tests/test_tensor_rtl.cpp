@@ -28,7 +28,9 @@ using test::options;
 void expect_clean(const tb::TeRunResult& r, uint64_t min_mm) {
   ASSERT_TRUE(r.ok) << r.failure;
   EXPECT_GE(r.mm_checked, min_mm);
-  if (min_mm > 0) EXPECT_GT(r.psum_writes_checked, 0u);
+  if (min_mm > 0) {
+    EXPECT_GT(r.psum_writes_checked, 0u);
+  }
 }
 
 uint32_t bits_of(DType t, float v) { return model::from_fp32(model::float_to_bits(v), t, {}); }
