@@ -75,7 +75,7 @@ module nc_tensor_engine
   localparam int unsigned ElemW = $clog2(BankElems);
   localparam int unsigned RingDepth = Rows + Cols;  // meta read Rows..Rows+Cols-1 cycles late
   localparam int unsigned RingW = $clog2(RingDepth);
-  localparam int unsigned DrainCycles = Rows + Cols + 2;
+  localparam int unsigned DrainCycles = Rows + Cols + 3;  // request to last PE use, + margin
   localparam fp_unpacked_t FpZero = '{is_zero: 1'b1, default: '0};
 
   // ---------------------------------------------------------------------------------------
@@ -319,13 +319,34 @@ module nc_tensor_engine
     end
   end
 
-  // The entering vector: decoded at the left edge; rows at or past K enter as +0.
+  // The arriving vector, decoded at the left edge (rows at or past K as +0) and registered:
+  // the array then depends on state only, so a simulator evaluates the PEs once per cycle.
   fp_unpacked_t in_data [Rows];
+  fp_unpacked_t in_data_q [Rows];
+  te_vec_meta_t in_meta_q;       // meta of the vector entering the array this cycle
+  logic [8:0]   in_k_q;
+  logic [2:0]   in_passes_q;
   always_comb begin
     for (int unsigned k = 0; k < Rows; k++) begin
       in_data[k] = (enter_meta_q.valid && k < 32'(enter_k_q))
                  ? unpack_fp32(decode_to_fp32(enter_dtype_q, mv_rsp_data_i[k])) : FpZero;
     end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      in_meta_q <= '0;
+      in_k_q <= '0;
+      in_passes_q <= '0;
+    end else begin
+      in_meta_q <= enter_meta_q;
+      in_k_q <= enter_k_q;
+      in_passes_q <= enter_passes_q;
+    end
+  end
+
+  always_ff @(posedge clk_i) begin
+    in_data_q <= in_data;
   end
 
   // ---------------------------------------------------------------------------------------
@@ -337,7 +358,7 @@ module nc_tensor_engine
     .clk_i, .rst_ni,
     .w_we_i(w_we), .w_bank_i(ls_bank_q), .w_col_i(ColW'(ls_rsp_cnt_q)),
     .w_col_data_i(w_col_data),
-    .in_wsel_i(enter_meta_q.wsel), .in_data_i(in_data),
+    .in_wsel_i(in_meta_q.wsel), .in_data_i(in_data_q),
     .out_sum_o(out_sum)
   );
 
@@ -363,7 +384,7 @@ module nc_tensor_engine
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) ring_q <= '{default: '0};
-    else ring_q[ring_ptr_q] <= enter_meta_q;
+    else ring_q[ring_ptr_q] <= in_meta_q;
   end
 
   // PSUM writes from the bottom of each column.
@@ -463,7 +484,7 @@ module nc_tensor_engine
   assign err_code_o = err_code_q;
   assign any_pending = pending != '0;
   assign idle_o = !head_valid && !ls_busy_q && !mm_act_q.valid && !mm_next_q.valid &&
-                  !enter_meta_q.valid && !any_pending && !psum_init_busy;
+                  !enter_meta_q.valid && !in_meta_q.valid && !any_pending && !psum_init_busy;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -484,9 +505,9 @@ module nc_tensor_engine
         err_q <= 1'b1;
         err_code_q <= head_err;
       end
-      if (enter_meta_q.valid) begin
-        cnt_busy_q <= cnt_busy_q + 64'(enter_passes_q);
-        cnt_macs_q <= cnt_macs_q + 64'(enter_k_q) * 64'(enter_meta_q.m_limit);
+      if (in_meta_q.valid) begin
+        cnt_busy_q <= cnt_busy_q + 64'(in_passes_q);
+        cnt_macs_q <= cnt_macs_q + 64'(in_k_q) * 64'(in_meta_q.m_limit);
       end
       cnt_stall_mv_q <= cnt_stall_mv_q + 64'(mv_req_valid_o && !mv_req_ready_i);
       cnt_stall_st_q <= cnt_stall_st_q + 64'(st_req_valid_o && !st_req_ready_i);

@@ -246,22 +246,24 @@ class TeSimImpl final : public TeSim {
       ExpectedMm& e = it->second;
       const int bank = top_->psum_wr_bank_o[m];
       const int n = static_cast<int>(top_->psum_wr_elem_o[m]) - e.instr.psum_offset;
-      const std::string where = fmt::format(
-          "instruction #{}: {}\n  tile coordinates: partition m={}, element n={} (PSUM bank "
-          "{}, word {})", e.index, model::describe(e.instr), m, n, bank,
-          top_->psum_wr_elem_o[m]);
+      // Formatted only when something is wrong: this runs for every PSUM write.
+      const auto where = [&] {
+        return fmt::format("instruction #{}: {}\n  tile coordinates: partition m={}, element "
+                           "n={} (PSUM bank {}, word {})", e.index, model::describe(e.instr), m,
+                           n, bank, top_->psum_wr_elem_o[m]);
+      };
       if (bank != e.instr.psum_bank || n < 0 || n >= e.n || m >= e.m) {
-        fail("PSUM write outside the instruction's window\n  " + where);
+        fail("PSUM write outside the instruction's window\n  " + where());
         return;
       }
       const size_t idx = static_cast<size_t>(m) * e.n + n;
       if (e.seen[idx]) {
-        fail("PSUM written twice\n  " + where);
+        fail("PSUM written twice\n  " + where());
         return;
       }
       const uint32_t actual = top_->psum_wr_data_o[m];
       if (actual != e.values[idx]) {
-        fail(fmt::format("PSUM mismatch\n  {}\n  expected {}\n  actual   {}", where,
+        fail(fmt::format("PSUM mismatch\n  {}\n  expected {}\n  actual   {}", where(),
                          show_fp32(e.values[idx]), show_fp32(actual)));
         return;
       }
