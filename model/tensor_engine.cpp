@@ -117,22 +117,6 @@ Tile random_tile(DType t, int rows, int cols, SplitMix64& rng) {
   return tile;
 }
 
-void matmul_tile(const Tile& stationary, const Tile& moving, std::vector<uint32_t>& out) {
-  const int k_size = stationary.rows;
-  const int m = stationary.cols;
-  const int n = moving.cols;
-  const int mp = round_up(m, kBlockM);
-  const int np = round_up(n, kBlockN);
-  std::vector<float> st, mv;
-  decode_panels(stationary, kBlockM, st);
-  decode_panels(moving, kBlockN, mv);
-  out.resize(static_cast<size_t>(m) * n);
-  kernel(st.data(), mv.data(), k_size, mp, np, [&](int row, int col, Vec lanes) {
-    for (int l = 0; l < kLanes && row < m && col + l < n; ++l)
-      out[static_cast<size_t>(row) * n + col + l] = canonicalize_fp32(float_to_bits(lanes[l]));
-  });
-}
-
 TensorEngine::TensorEngine(const TensorEngineConfig& config) : config_(config) {
   check_range("TensorEngineConfig", "rows", config.rows, 1, 4096);
   check_range("TensorEngineConfig", "cols", config.cols, 1, 4096);

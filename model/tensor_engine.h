@@ -97,8 +97,4 @@ class TensorEngine {
   uint64_t macs_ = 0;
 };
 
-// The arithmetic core, usable without the PSUM state: out[M][N] (FP32 bits, row-major) =
-// stationary^T @ moving in the documented order. Checks nothing; callers validate.
-void matmul_tile(const Tile& stationary, const Tile& moving, std::vector<uint32_t>& out);
-
 }  // namespace ncore::model

@@ -6,7 +6,6 @@
 #include <optional>
 
 #include <fmt/format.h>
-#include <fmt/os.h>
 
 #include "model/error.h"
 #include "model/tensor_engine.h"
