@@ -65,24 +65,31 @@ Vec canonicalize(Vec v) {
 // Hands each finished lane group to the caller: emit(m, n, lanes) for output row m and
 // columns n .. n+kLanes-1 (which may run past the live columns into the padding).
 // st^T @ mv from panel-packed operands; every sum starts at +0 and adds in k order.
-template <class Emit>
-void kernel(const float* st, const float* mv, int k_size, int mp, int np, Emit&& emit) {
+// Pairs == 2 is double-row: the partial sum adds (st0*mv0 + st1*mv1), that pair sum rounded.
+template <int Pairs, class Emit>
+void kernel(const float* const st[Pairs], const float* const mv[Pairs], int k_size, int mp,
+            int np, Emit&& emit) {
   // n outer: one moving panel stays in L1 while every stationary panel streams past it.
   for (int n0 = 0; n0 < np; n0 += kBlockN) {
-    const float* mv_panel = mv + static_cast<size_t>(n0 / kBlockN) * k_size * kBlockN;
+    const size_t mv_off = static_cast<size_t>(n0 / kBlockN) * k_size * kBlockN;
     for (int m0 = 0; m0 < mp; m0 += kBlockM) {
-      const float* st_panel = st + static_cast<size_t>(m0 / kBlockM) * k_size * kBlockM;
+      const size_t st_off = static_cast<size_t>(m0 / kBlockM) * k_size * kBlockM;
       Vec acc[kBlockM][kVectorsN];
       for (auto& row : acc)
         for (auto& v : row) v = Vec{} + 0.0f;  // +0
       for (int k = 0; k < k_size; ++k) {
-        Vec b[kVectorsN];
-        for (int j = 0; j < kVectorsN; ++j) b[j] = load(mv_panel + k * kBlockN + j * kLanes);
-        const float* a_row = st_panel + k * kBlockM;
+        Vec b[Pairs][kVectorsN];
+        for (int p = 0; p < Pairs; ++p)
+          for (int j = 0; j < kVectorsN; ++j)
+            b[p][j] = load(mv[p] + mv_off + k * kBlockN + j * kLanes);
         for (int i = 0; i < kBlockM; ++i) {
-          const float a = a_row[i];
+          const float a0 = st[0][st_off + k * kBlockM + i];
           for (int j = 0; j < kVectorsN; ++j) {
-            const Vec product = a * b[j];
+            Vec product = a0 * b[0][j];
+            if constexpr (Pairs == 2) {
+              const float a1 = st[1][st_off + k * kBlockM + i];
+              product = product + a1 * b[1][j];
+            }
             acc[i][j] = acc[i][j] + product;
           }
         }
@@ -92,6 +99,16 @@ void kernel(const float* st, const float* mv, int k_size, int mp, int np, Emit&&
     }
   }
 }
+
+// Rows [from, from + count) of a tile.
+Tile row_slice(const Tile& t, int from, int count) {
+  Tile out(t.dtype, count, t.cols);
+  std::copy(t.bits.begin() + static_cast<size_t>(from) * t.cols,
+            t.bits.begin() + static_cast<size_t>(from + count) * t.cols, out.bits.begin());
+  return out;
+}
+
+bool is_fp8(DType t) { return t == DType::kE4m3 || t == DType::kE5m2; }
 
 void require(bool ok, const std::string& message) {
   if (!ok) throw Error(message);
@@ -143,83 +160,250 @@ uint32_t TensorEngine::psum(int partition, int bank, int element) const {
   return float_to_bits(psum_[psum_index(partition, bank, element)]);
 }
 
-void TensorEngine::load_stationary(const Tile& stationary) {
+TeModes modes_of(const TeInstruction& i) { return {i.double_row, i.transpose, i.sparsity}; }
+
+void TensorEngine::load_stationary(const Tile& stationary, const TeModes& modes,
+                                   const Tile* tags) {
   check_float_type("LoadStationary", "dtype", stationary.dtype);
-  check_range("LoadStationary", "K", stationary.rows, 1, config_.rows);
+  require(!(modes.double_row && (modes.transpose || modes.sparsity != TeSparsity::kDense)) &&
+              !(modes.transpose && modes.sparsity != TeSparsity::kDense),
+          "LoadStationary: forbidden mode combination (double-row takes neither transpose nor "
+          "sparsity; transpose takes no sparsity)");
+  const int partitions = modes.double_row ? stationary.rows / 2 : stationary.rows;
+  if (modes.double_row) {
+    require(is_fp8(stationary.dtype),
+            fmt::format("LoadStationary: double-row needs FP8, found {}",
+                        dtype_name(stationary.dtype)));
+    require(stationary.rows % 2 == 0,
+            fmt::format("LoadStationary: double-row K = {} is not even", stationary.rows));
+  }
+  check_range("LoadStationary", "K", partitions, 1, config_.rows);
   check_range("LoadStationary", "M", stationary.cols, 1, config_.cols);
+  if (modes.sparsity != TeSparsity::kDense) {
+    require(partitions % 4 == 0,
+            fmt::format("LoadStationary: sparse K = {} is not a multiple of 4", partitions));
+    require(tags && tags->rows == stationary.rows && tags->cols == stationary.cols,
+            "LoadStationary: sparse mode needs a tag tile of the stationary's shape");
+  }
   stationary_type_ = stationary.dtype;
-  k_ = stationary.rows;
+  modes_ = modes;
+  k_ = partitions;
   m_ = stationary.cols;
-  decode_panels(stationary, kBlockM, stationary_);
+  if (modes.double_row) {
+    decode_panels(row_slice(stationary, 0, partitions), kBlockM, stationary_);
+    decode_panels(row_slice(stationary, partitions, partitions), kBlockM, stationary_hi_);
+  } else if (modes.transpose || modes.sparsity != TeSparsity::kDense) {
+    stationary_raw_ = stationary;
+    if (modes.sparsity != TeSparsity::kDense) {
+      for (auto& b : stationary_raw_.bits) b = to_fp32_bits(stationary.dtype, b);
+      tags_ = *tags;
+    }
+  } else {
+    decode_panels(stationary, kBlockM, stationary_);
+  }
   stationary_loaded_ = true;
 }
+
+bool TensorEngine::transpose_is_narrow() const { return storage_bits(stationary_type_) < 32; }
 
 void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm) {
   require(stationary_loaded_, "MultiplyMoving: no stationary loaded (issue LoadStationary first)");
   check_float_type("MultiplyMoving", "dtype", moving.dtype);
-  require(moving.rows == k_,
+  const int k_logical = modes_.double_row                       ? 2 * k_
+                        : modes_.sparsity == TeSparsity::kDense ? k_
+                                                                : k_ / 4 * sparsity_group(modes_.sparsity);
+  require(moving.rows == k_logical,
           fmt::format("MultiplyMoving: field 'K' = {} does not match the stationary's K = {}",
-                      moving.rows, k_));
+                      moving.rows, k_logical));
+  if (modes_.double_row)
+    require(is_fp8(moving.dtype), fmt::format("MultiplyMoving: double-row needs FP8, found {}",
+                                              dtype_name(moving.dtype)));
+  const int elements = modes_.transpose && transpose_is_narrow() ? 2 * config_.bank_elements
+                                                                  : config_.bank_elements;
   check_range("MultiplyMoving", "N", moving.cols, 1, config_.bank_elements);
   check_range("MultiplyMoving", "psum_bank", mm.psum_bank, 0, config_.psum_banks - 1);
-  check_range("MultiplyMoving", "psum_offset", mm.psum_offset, 0,
-              config_.bank_elements - moving.cols);
+  check_range("MultiplyMoving", "psum_offset", mm.psum_offset, 0, elements - moving.cols);
+  require(!(modes_.transpose && mm.accumulate),
+          "MultiplyMoving: a transpose cannot accumulate");
 
+  if (modes_.transpose) {
+    multiply_transpose(moving, mm);
+  } else if (modes_.sparsity != TeSparsity::kDense) {
+    multiply_sparse(moving, mm);
+    macs_ += static_cast<uint64_t>(k_logical) * m_ * moving.cols;
+  } else if (modes_.double_row) {
+    multiply_double_row(moving, mm);
+    macs_ += static_cast<uint64_t>(k_logical) * m_ * moving.cols;
+  } else {
+    const int mp = round_up(m_, kBlockM);
+    const int np = round_up(moving.cols, kBlockN);
+    decode_panels(moving, kBlockN, moving_scratch_);
+    const int n_size = moving.cols;
+    const float* st[1] = {stationary_.data()};
+    const float* mv[1] = {moving_scratch_.data()};
+    // Each finished lane group goes straight into PSUM: overwrite, or one rounded add.
+    kernel<1>(st, mv, k_, mp, np, [&](int row, int col, Vec lanes) {
+      if (row >= m_) return;
+      float* dst = &psum_[psum_index(row, mm.psum_bank, mm.psum_offset)];
+      if (col + kLanes <= n_size) {
+        store(dst + col, canonicalize(mm.accumulate ? load(dst + col) + lanes : lanes));
+        return;
+      }
+      for (int l = 0; col + l < n_size; ++l) write_psum(row, mm, col + l, float_to_bits(lanes[l]));
+    });
+    macs_ += static_cast<uint64_t>(k_) * m_ * moving.cols;
+  }
+  group_length_[mm.psum_bank] = mm.accumulate ? group_length_[mm.psum_bank] + 1 : 1;
+}
+
+void TensorEngine::write_psum(int partition, const MultiplyMoving& mm, int n,
+                              uint32_t tile_bits) {
+  float* dst = &psum_[psum_index(partition, mm.psum_bank, mm.psum_offset + n)];
+  *dst = bits_to_float(mm.accumulate ? fp32_add(float_to_bits(*dst), tile_bits)
+                                     : canonicalize_fp32(tile_bits));
+}
+
+void TensorEngine::multiply_double_row(const Tile& moving, const MultiplyMoving& mm) {
   const int mp = round_up(m_, kBlockM);
   const int np = round_up(moving.cols, kBlockN);
-  decode_panels(moving, kBlockN, moving_scratch_);
-  const int n_size = moving.cols;
-  // Each finished lane group goes straight into PSUM: overwrite, or one rounded add.
-  kernel(stationary_.data(), moving_scratch_.data(), k_, mp, np, [&](int row, int col, Vec lanes) {
+  decode_panels(row_slice(moving, 0, k_), kBlockN, moving_scratch_);
+  decode_panels(row_slice(moving, k_, k_), kBlockN, moving_hi_scratch_);
+  const float* st[2] = {stationary_.data(), stationary_hi_.data()};
+  const float* mv[2] = {moving_scratch_.data(), moving_hi_scratch_.data()};
+  kernel<2>(st, mv, k_, mp, np, [&](int row, int col, Vec lanes) {
     if (row >= m_) return;
-    float* dst = &psum_[psum_index(row, mm.psum_bank, mm.psum_offset)];
-    if (col + kLanes <= n_size) {
-      store(dst + col, canonicalize(mm.accumulate ? load(dst + col) + lanes : lanes));
-      return;
-    }
-    for (int l = 0; col + l < n_size; ++l) {
-      const uint32_t tile_bits = float_to_bits(lanes[l]);
-      const uint32_t psum_bits = float_to_bits(dst[col + l]);
-      dst[col + l] = bits_to_float(mm.accumulate ? fp32_add(psum_bits, tile_bits)
-                                                 : canonicalize_fp32(tile_bits));
-    }
+    for (int l = 0; l < kLanes && col + l < moving.cols; ++l)
+      write_psum(row, mm, col + l, float_to_bits(lanes[l]));
   });
-  group_length_[mm.psum_bank] = mm.accumulate ? group_length_[mm.psum_bank] + 1 : 1;
-  macs_ += static_cast<uint64_t>(k_) * m_ * moving.cols;
+}
+
+void TensorEngine::multiply_sparse(const Tile& moving, const MultiplyMoving& mm) {
+  const int group = sparsity_group(modes_.sparsity);
+  const int n_size = moving.cols;
+  std::vector<float> mv(moving.bits.size());
+  const uint32_t* table = decode_table(moving.dtype);
+  const uint32_t mask = storage_mask(moving.dtype);
+  for (size_t i = 0; i < mv.size(); ++i)
+    mv[i] = table ? bits_to_float(table[moving.bits[i] & mask]) : to_float(moving.dtype, moving.bits[i]);
+  std::vector<float> acc(n_size);
+  for (int m = 0; m < m_; ++m) {
+    std::fill(acc.begin(), acc.end(), 0.0f);  // +0
+    for (int r = 0; r < k_; ++r) {
+      const int tag = static_cast<int>(tags_.at(r, m));
+      if (tag >= group) continue;  // out of range: adds nothing
+      const float w = bits_to_float(stationary_raw_.at(r, m));
+      const float* x = &mv[static_cast<size_t>(r / 4 * group + tag) * n_size];
+      for (int n = 0; n < n_size; ++n) acc[n] = acc[n] + w * x[n];
+    }
+    for (int n = 0; n < n_size; ++n) write_psum(m, mm, n, float_to_bits(acc[n]));
+  }
+}
+
+void TensorEngine::multiply_transpose(const Tile& moving, const MultiplyMoving& mm) {
+  const bool narrow = transpose_is_narrow();
+  const uint32_t mask = storage_mask(moving.dtype);
+  for (int n = 0; n < moving.cols; ++n) {
+    int last = -1;
+    for (int k = 0; k < k_; ++k) {
+      const uint32_t x = to_fp32_bits(moving.dtype, moving.at(k, n) & mask);
+      if ((x & 0x7FFFFFFFu) != 0) last = k;
+    }
+    for (int m = 0; m < m_; ++m) {
+      const uint32_t bits = last < 0 ? 0u : stationary_raw_.at(last, m);
+      const int e = mm.psum_offset + n;
+      if (!narrow) {
+        psum_[psum_index(m, mm.psum_bank, e)] = bits_to_float(bits);
+        continue;
+      }
+      float& word = psum_[psum_index(m, mm.psum_bank, e / 2)];
+      uint32_t w = float_to_bits(word);
+      const int shift = 16 * (e % 2);
+      w = (w & ~(0xFFFFu << shift)) | ((bits & 0xFFFFu) << shift);
+      word = bits_to_float(w);
+    }
+  }
+}
+
+uint32_t TensorEngine::psum16(int partition, int bank, int element) const {
+  return (psum(partition, bank, element / 2) >> (16 * (element % 2))) & 0xFFFFu;
 }
 
 TeError TensorEngine::check(const TeInstruction& i) const {
   const bool is_ls = i.opcode == TeOpcode::kLoadStationary;
+  const bool sparse = i.sparsity != TeSparsity::kDense;
   if (!is_ls && i.opcode != TeOpcode::kMultiplyMoving) return TeError::kOpcode;
   if (!is_float(i.dtype)) return TeError::kDtype;
-  if (i.k < 1 || i.k > config_.rows) return TeError::kK;
+  if ((i.double_row && (i.transpose || sparse)) || (i.transpose && sparse) ||
+      (!is_ls && i.transpose && i.accumulate))
+    return TeError::kModeCombo;
+  if (i.double_row && !is_fp8(i.dtype)) return TeError::kModeType;
+  if (i.k < 1 || i.k > config_.rows || (sparse && i.k % 4 != 0)) return TeError::kK;
   if (is_ls) {
     if (i.m < 1 || i.m > config_.cols) return TeError::kM;
   } else {
     if (i.n < 1 || i.n > config_.bank_elements) return TeError::kN;
     if (i.psum_bank < 0 || i.psum_bank >= config_.psum_banks) return TeError::kPsumBank;
-    if (i.psum_offset < 0 || i.psum_offset + i.n > config_.bank_elements)
-      return TeError::kPsumRange;
     if (!stationary_loaded_) return TeError::kNoStationary;
     if (i.k != k_) return TeError::kKMismatch;
+    if (!(modes_of(i) == modes_)) return TeError::kModeMismatch;
+    const int elements = i.transpose && transpose_is_narrow() ? 2 * config_.bank_elements
+                                                              : config_.bank_elements;
+    if (i.psum_offset < 0 || i.psum_offset + i.n > elements) return TeError::kPsumRange;
   }
   const uint64_t bytes = storage_bits(i.dtype) / 8;
-  const uint64_t count = is_ls ? i.m : i.n;
+  const uint64_t count = static_cast<uint64_t>(is_ls ? i.m : i.n) * te_replicas(i);
   if (i.sbuf_addr % bytes != 0 || i.sbuf_stride % bytes != 0) return TeError::kSbufAlign;
+  if (is_ls && sparse && i.tag_addr % 2 != 0) return TeError::kSbufAlign;
   if (i.sbuf_addr + (count - 1) * i.sbuf_stride + bytes > config_.sbuf_bytes)
+    return TeError::kSbufRange;
+  if (is_ls && sparse && i.tag_addr + 2 * ((i.m + 3) / 4) > config_.sbuf_bytes)
     return TeError::kSbufRange;
   return TeError::kNone;
 }
 
+// The SBUF layouts of the modes (rtl/tensor/README.md): replica j of an operand with free
+// size F lies at sbuf_addr + j * F * sbuf_stride, so an access reads te_replicas() elements
+// per partition.
 TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
   const TeError err = check(i);
   if (err != TeError::kNone) return err;
+  const int reps = te_replicas(i);
+  const int free = i.opcode == TeOpcode::kLoadStationary ? i.m : i.n;
+  const Tile packed = sbuf.read_tile(i.dtype, i.k, free * reps, i.sbuf_addr, i.sbuf_stride);
+  // Logical row of partition p, replica j.
+  const int group = sparsity_group(i.sparsity);
+  auto logical_row = [&](int p, int j) {
+    if (i.double_row) return j * i.k + p;
+    return p / 4 * group + 4 * j + p % 4;  // sparse moving; dense: j = 0, row p
+  };
   if (i.opcode == TeOpcode::kLoadStationary) {
-    load_stationary(sbuf.read_tile(i.dtype, i.k, i.m, i.sbuf_addr, i.sbuf_stride));
-  } else {
-    multiply_moving(sbuf.read_tile(i.dtype, i.k, i.n, i.sbuf_addr, i.sbuf_stride),
-                    {i.psum_bank, i.psum_offset, i.accumulate});
+    if (!i.double_row) {
+      Tile tags;
+      if (i.sparsity != TeSparsity::kDense) {
+        tags = Tile(DType::kInt16, i.k, i.m);
+        for (int p = 0; p < i.k; ++p)
+          for (int m = 0; m < i.m; ++m)
+            tags.at(p, m) = (sbuf.read(p, i.tag_addr + 2 * (m / 4), 2) >> (4 * (m % 4))) & 0xF;
+      }
+      load_stationary(packed, modes_of(i), i.sparsity != TeSparsity::kDense ? &tags : nullptr);
+      return TeError::kNone;
+    }
+    Tile st(i.dtype, 2 * i.k, i.m);
+    for (int p = 0; p < i.k; ++p)
+      for (int j = 0; j < 2; ++j)
+        for (int m = 0; m < i.m; ++m) st.at(logical_row(p, j), m) = packed.at(p, j * i.m + m);
+    load_stationary(st, modes_of(i));
+    return TeError::kNone;
   }
+  if (reps == 1) {
+    multiply_moving(packed, {i.psum_bank, i.psum_offset, i.accumulate});
+    return TeError::kNone;
+  }
+  Tile mv(i.dtype, i.k * reps, i.n);
+  for (int p = 0; p < i.k; ++p)
+    for (int j = 0; j < reps; ++j)
+      for (int n = 0; n < i.n; ++n) mv.at(logical_row(p, j), n) = packed.at(p, j * i.n + n);
+  multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate});
   return TeError::kNone;
 }
 

@@ -13,6 +13,24 @@
 //      (PE-row order), one binary32 RNE rounding per add.
 //   4. Overwrite writes tile to PSUM; accumulate writes psum + tile (one more rounding).
 //   5. Any NaN written to PSUM is the canonical NaN 0x7FC00000.
+//
+// Modes (set by the LoadStationary, used by every MultiplyMoving of that stationary):
+//   double_row (FP8): the stationary is [2P, M] and the moving [2P, N]; PE row p holds K rows
+//     p and P + p. Each PE adds its two products first (one rounding), then adds that pair sum
+//     to the partial sum from above (one rounding):
+//         pair = x[p]*w[p] + x[P+p]*w[P+p];   sum = sum + pair,   p = 0, 1, ..., P-1.
+//     FP8 x FP8 products are exact in FP32, so only the two adds round.
+//   sparsity 4:G (G = 8, 12, 16): the stationary is compressed to [P, M] (P a multiple of 4)
+//     with a tag per element; compressed row r lies in group g = r / 4 and stands for dense
+//     row g*G + tag. The moving tile is dense: [P/4 * G, N]. The sum adds, for r = 0..P-1
+//     in order, w[r][m] * moving[g*G + tag[r][m]][n]. A tag >= G is out of range: that element
+//     adds nothing (the partial sum passes unchanged). Duplicate tags are legal: both elements
+//     multiply the same moving row.
+//   transpose: no arithmetic. PSUM[m][n] = the stationary's bits at [k*][m], where k* is the
+//     last k with moving[k][n] nonzero (any value but +-0; NaN counts), or 0 if there is none.
+//     With an identity moving tile this is the stationary transposed, NaN payloads, Inf and -0
+//     kept. FP32/TF32 give 32-bit PSUM elements; BF16/FP16 16-bit elements; FP8 16-bit elements
+//     with the upper byte zero. 16-bit element e of a bank is bits [16*(e%2) +: 16] of word e/2.
 
 #include <cstdint>
 #include <vector>
@@ -48,6 +66,16 @@ struct TensorEngineConfig {
 
 class Sbuf;
 
+struct TeModes {
+  bool double_row = false;
+  bool transpose = false;
+  TeSparsity sparsity = TeSparsity::kDense;
+  bool operator==(const TeModes& o) const {
+    return double_row == o.double_row && transpose == o.transpose && sparsity == o.sparsity;
+  }
+};
+TeModes modes_of(const TeInstruction& i);
+
 struct MultiplyMoving {
   int psum_bank = 0;
   int psum_offset = 0;       // first element inside the bank
@@ -61,11 +89,19 @@ class TensorEngine {
   const TensorEngineConfig& config() const { return config_; }
 
   // Caches stationary[K, M]. Throws ncore::Error naming the field, value and limit.
-  void load_stationary(const Tile& stationary);
+  // In double_row mode the tile is [2P, M]; in sparse mode it is the compressed [P, M] and
+  // `tags` (same shape, values 0..15) gives each element's place in its group.
+  void load_stationary(const Tile& stationary, const TeModes& modes = {},
+                       const Tile* tags = nullptr);
   bool has_stationary() const { return stationary_loaded_; }
+  const TeModes& modes() const { return modes_; }
 
   // Streams moving[K, N] through the cached stationary and writes PSUM[0..M), bank, offset..
+  // (K: 2P in double_row mode, P/4 * G in sparse mode.)
   void multiply_moving(const Tile& moving, const MultiplyMoving& mm);
+
+  // Whether a transpose of the loaded stationary writes 16-bit PSUM elements.
+  bool transpose_is_narrow() const;
 
   // ISA level, as the RTL executes it: the error an instruction would raise (checked in the
   // RTL's order), and execution with operands read from SBUF. A rejected instruction
@@ -77,6 +113,8 @@ class TensorEngine {
   DType stationary_type() const { return stationary_type_; }
 
   uint32_t psum(int partition, int bank, int element) const;
+  // 16-bit element e of a bank (transpose output): half e % 2 of word e / 2.
+  uint32_t psum16(int partition, int bank, int element) const;
   // MMs since the bank's last overwrite, counting that overwrite (0: never written).
   int group_length(int bank) const { return group_length_[bank]; }
   uint64_t macs() const { return macs_; }
@@ -84,13 +122,22 @@ class TensorEngine {
 
  private:
   size_t psum_index(int partition, int bank, int element) const;
+  void multiply_double_row(const Tile& moving, const MultiplyMoving& mm);
+  void multiply_sparse(const Tile& moving, const MultiplyMoving& mm);
+  void multiply_transpose(const Tile& moving, const MultiplyMoving& mm);
+  void write_psum(int partition, const MultiplyMoving& mm, int n, uint32_t tile_bits);
 
   TensorEngineConfig config_;
   bool stationary_loaded_ = false;
   DType stationary_type_ = DType::kBf16;
   int k_ = 0;
   int m_ = 0;
+  TeModes modes_;
   std::vector<float> stationary_;  // decoded, in the kernel's panel layout
+  std::vector<float> stationary_hi_;  // double_row: rows P..2P-1, same layout
+  Tile stationary_raw_;            // transpose: the bits; sparse: decoded values as FP32 bits
+  Tile tags_;                      // sparse
+  std::vector<float> moving_hi_scratch_;
   std::vector<float> moving_scratch_;  // reused by every MultiplyMoving
   std::vector<float> psum_;        // [bank][partition][element], canonical NaNs only
   std::vector<int> group_length_;

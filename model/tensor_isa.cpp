@@ -11,20 +11,39 @@ std::string_view te_error_name(TeError e) {
       "none", "bad opcode", "bad dtype", "K out of range", "M out of range",
       "N out of range", "PSUM bank out of range", "PSUM window past the bank",
       "no stationary loaded", "K differs from the stationary's", "SBUF access out of range",
-      "SBUF address or stride misaligned"};
+      "SBUF address or stride misaligned", "forbidden mode combination",
+      "double-row needs FP8 operands", "modes differ from the stationary's"};
   const auto i = static_cast<size_t>(e);
   return i < kNames.size() ? kNames[i] : "unknown error";
 }
 
+int te_replicas(const TeInstruction& i) {
+  return i.double_row ? 2 : sparsity_group(i.sparsity) / 4;
+}
+
+namespace {
+std::string describe_modes(const TeInstruction& i) {
+  std::string s;
+  if (i.double_row) s += " double-row";
+  if (i.transpose) s += " transpose";
+  if (i.sparsity != TeSparsity::kDense) {
+    s += fmt::format(" sparse-4:{}", sparsity_group(i.sparsity));
+    if (i.opcode == TeOpcode::kLoadStationary) s += fmt::format(" tags=0x{:x}", i.tag_addr);
+  }
+  return s;
+}
+}  // namespace
+
 std::string describe(const TeInstruction& i) {
   switch (i.opcode) {
     case TeOpcode::kLoadStationary:
-      return fmt::format("LS tag={} {} K={} M={} sbuf=0x{:x}+{}*j", i.tag, dtype_name(i.dtype),
-                         i.k, i.m, i.sbuf_addr, i.sbuf_stride);
+      return fmt::format("LS tag={} {} K={} M={} sbuf=0x{:x}+{}*j{}", i.tag, dtype_name(i.dtype),
+                         i.k, i.m, i.sbuf_addr, i.sbuf_stride, describe_modes(i));
     case TeOpcode::kMultiplyMoving:
-      return fmt::format("MM tag={} {} K={} N={} sbuf=0x{:x}+{}*n psum bank {} offset {} {}",
+      return fmt::format("MM tag={} {} K={} N={} sbuf=0x{:x}+{}*n psum bank {} offset {} {}{}",
                          i.tag, dtype_name(i.dtype), i.k, i.n, i.sbuf_addr, i.sbuf_stride,
-                         i.psum_bank, i.psum_offset, i.accumulate ? "accumulate" : "overwrite");
+                         i.psum_bank, i.psum_offset, i.accumulate ? "accumulate" : "overwrite",
+                         describe_modes(i));
     default:
       return fmt::format("opcode {} tag={}", static_cast<int>(i.opcode), i.tag);
   }

@@ -26,11 +26,28 @@ enum class TeError : uint8_t {
   kKMismatch = 9,       // MM: K differs from the loaded stationary's K
   kSbufRange = 10,      // the access runs past the end of an SBUF partition
   kSbufAlign = 11,      // address or stride not a multiple of the element size
+  kModeCombo = 12,      // a forbidden combination of modes (see TeInstruction)
+  kModeType = 13,       // double-row with an operand that is not FP8
+  kModeMismatch = 14,   // MM: modes differ from the loaded stationary's
 };
-inline constexpr int kNumTeErrors = 12;
+inline constexpr int kNumTeErrors = 15;
 std::string_view te_error_name(TeError e);
 
+// M:N structured sparsity of the stationary along K: 4 of every G consecutive K rows kept.
+enum class TeSparsity : uint8_t { kDense = 0, k4of8 = 1, k4of12 = 2, k4of16 = 3 };
+// G, the group length (4 for dense: every row is kept).
+inline int sparsity_group(TeSparsity s) { return 4 + 4 * static_cast<int>(s); }
+
 // Field widths of the encoded instruction (nc_tensor_pkg::te_instr_t).
+//
+// Modes (the same on an LS and on every MM that uses its stationary; see
+// rtl/tensor/README.md for layouts and arithmetic):
+//   double_row  FP8 only: each partition holds two K rows, so K = 2 * k.
+//   transpose   PSUM[m][n] = stationary[k*][m], bit for bit, k* = last k with moving[k][n]
+//               nonzero: with an identity moving tile, the stationary transposed.
+//   sparsity    the stationary is compressed M:N along K; tags give each kept row's place.
+// Forbidden (kModeCombo): double_row with transpose or sparsity, transpose with sparsity,
+// transpose with accumulate.
 struct TeInstruction {
   TeOpcode opcode = TeOpcode::kNop;
   DType dtype = DType::kBf16;
@@ -43,7 +60,15 @@ struct TeInstruction {
   int psum_offset = 0;        // 10 bits, MM
   bool accumulate = false;    // MM
   uint8_t tag = 0;            // echoed on PSUM writes and rejections
+  bool double_row = false;
+  bool transpose = false;
+  TeSparsity sparsity = TeSparsity::kDense;
+  uint32_t tag_addr = 0;      // 18 bits, sparse LS: the packed 4-bit tags (four per uint16)
 };
+
+// K rows held in each SBUF partition (replicas of the operand read per access).
+int te_replicas(const TeInstruction& i);
+inline constexpr int kMaxTeReplicas = 4;
 std::string describe(const TeInstruction& i);
 
 TeInstruction load_stationary(DType t, int k, int m, uint32_t addr, uint32_t stride,

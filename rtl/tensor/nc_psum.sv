@@ -2,7 +2,8 @@
 //
 // Write side: each partition takes at most one write a cycle from the bottom of its array
 // column. An overwrite stores the tile value; an accumulate reads the word, adds in FP32
-// (nc_fp_pkg::fp32_add, one rounding) and stores the sum, all in that cycle.
+// (nc_fp_pkg::fp32_add, one rounding) and stores the sum, all in that cycle. A half-word
+// write (a transpose's 16-bit element) replaces one half of the word and keeps the other.
 // Read side: one read of (bank, element) across every partition per accepted request, data
 // the next cycle. A read of a bank with writes still in flight (pending_i) is a bank
 // conflict: it is held off (ready low) until the bank drains, never served stale.
@@ -24,6 +25,7 @@ module nc_psum
   input  logic                                  wr_valid_i [Parts],
   input  logic [$clog2(Banks)-1:0]              wr_bank_i [Parts],
   input  logic [$clog2(BankElems)-1:0]          wr_elem_i [Parts],
+  input  logic [1:0]                            wr_half_i [Parts],   // 0 word, 1 low, 2 high
   input  logic                                  wr_accumulate_i [Parts],
   input  logic [31:0]                           wr_data_i [Parts],
   output logic [31:0]                           wr_result_o [Parts],  // the word written
@@ -62,8 +64,12 @@ module nc_psum
   always_comb begin
     for (int unsigned p = 0; p < Parts; p++) begin
       wr_addr[p] = AddrW'(wr_bank_i[p]) * AddrW'(BankElems) + AddrW'(wr_elem_i[p]);
-      wr_result_o[p] = wr_accumulate_i[p] ? fp32_add(mem_q[p][wr_addr[p]], wr_data_i[p])
-                                          : wr_data_i[p];
+      unique case (wr_half_i[p])
+        2'd1:    wr_result_o[p] = {mem_q[p][wr_addr[p]][31:16], wr_data_i[p][15:0]};
+        2'd2:    wr_result_o[p] = {wr_data_i[p][15:0], mem_q[p][wr_addr[p]][15:0]};
+        default: wr_result_o[p] = wr_accumulate_i[p] ? fp32_add(mem_q[p][wr_addr[p]], wr_data_i[p])
+                                                     : wr_data_i[p];
+      endcase
       rd_data_d[p] = mem_q[p][rd_addr];
     end
   end

@@ -18,11 +18,22 @@
 //
 // Output: out_sum_o[m] holds the finished sum of the vector that entered Rows + m cycles ago.
 //
+// Modes: each vector carries the operation every PE applies to it (nc_tensor_pkg::te_pe_op_e):
+//   dense       sum + w0 * x0
+//   double-row  sum + (w0 * x0 + w1 * x1)   (FP8: two K rows per PE, the pair summed first)
+//   transpose   x0 nonzero ? the stationary's raw bits (w_aux) : sum   (no arithmetic)
+//   sparse      sum + w0 * x, x the element its tag (w_aux[3:0]) selects among the G moving
+//               rows of its group: partition 4 * (k / 4) + tag % 4, replica tag / 4; a tag
+//               >= G leaves the sum unchanged.
+// A vector carries up to MaxReps elements per row (replicas: the second K row of double-row,
+// the G / 4 rows a sparse group's partition holds).
+//
 // The array is written as loops over state arrays (a PE function applied to every element)
 // rather than Rows x Cols module instances: Verilator then builds a 128 x 128 array in a few
 // minutes instead of hours.
 module nc_systolic_array
   import nc_fp_pkg::*;
+  import nc_tensor_pkg::*;
 #(
   parameter int unsigned Rows = 128,
   parameter int unsigned Cols = 128,
@@ -38,23 +49,32 @@ module nc_systolic_array
   input  logic                           w_bank_i,
   input  logic [$clog2(Cols)-1:0]        w_col_i,
   input  fp_unpacked_t                   w_col_data_i [Rows],
+  input  fp_unpacked_t                   w_col_data1_i [Rows],  // double-row: second K row
+  input  logic [31:0]                    w_col_aux_i [Rows],    // transpose bits or sparse tag
   // One moving vector per cycle, unskewed; bubbles are all-zero vectors.
   input  logic                           in_wsel_i,
-  input  fp_unpacked_t                   in_data_i [Rows],
+  input  te_pe_op_e                      in_op_i,
+  input  te_sparsity_e                   in_sparsity_i,
+  input  fp_unpacked_t                   in_data_i [MaxReps][Rows],
   // Bottom of each column (FP32 bits).
   output logic [31:0]                    out_sum_o [Cols]
 );
   localparam int unsigned Depth = Rows + Cols;  // oldest vector still in the array
   localparam int unsigned PtrW = $clog2(Depth);
+  localparam int unsigned RowW = $clog2(Rows);
 
   // State is kept in unpacked arrays: Verilator then reads one element where a packed
   // vector would have it copy and shift a whole row.
   // Weights: [bank][column][row], written one column a cycle.
   fp_unpacked_t w_q [2][Cols][Rows];
+  fp_unpacked_t w1_q [2][Cols][Rows];
+  logic [31:0]  w_aux_q [2][Cols][Rows];
 
   // Input ring: the entry written at ptr this cycle is at anti-diagonal d, d cycles later.
-  fp_unpacked_t    ring_data_q [Depth][Rows];
+  fp_unpacked_t    ring_data_q [Depth][MaxReps][Rows];
   logic            ring_wsel_q [Depth];
+  te_pe_op_e       ring_op_q [Depth];
+  te_sparsity_e    ring_sparsity_q [Depth];
   logic [PtrW-1:0] ptr_q, ptr_d;
 
   // Partial sums, registered whole (next state computed in always_comb).
@@ -70,17 +90,40 @@ module nc_systolic_array
     ptr_d = (ptr_q == PtrW'(Depth - 1)) ? '0 : ptr_q + 1'b1;
   end
 
+  // The moving element of replica rep, row row, for the vector on diagonal d.
+  function automatic fp_unpacked_t moving(int unsigned d, logic [PtrW-1:0] idx,
+                                          logic [1:0] rep, logic [RowW-1:0] row);
+    return (d == 0) ? in_data_i[rep][row] : ring_data_q[idx][rep][row];
+  endfunction
+
   // The PE function over the whole array.
   always_comb begin
     for (int unsigned k = 0; k < Rows; k++) begin
       for (int unsigned m = 0; m < Cols; m++) begin
-        // The moving element and bank select at PE(k, m): the vector on diagonal k + m.
+        // The vector at PE(k, m) is the one on diagonal k + m.
         automatic int unsigned   d = k + m;
         automatic logic [PtrW-1:0] idx = ring_index(d, ptr_q);
         automatic logic          sel = (d == 0) ? in_wsel_i : ring_wsel_q[idx];
-        automatic fp_unpacked_t  x = (d == 0) ? in_data_i[k] : ring_data_q[idx][k];
+        automatic te_pe_op_e     op = (d == 0) ? in_op_i : ring_op_q[idx];
+        automatic fp_unpacked_t  x = moving(d, idx, 2'd0, RowW'(k));
         automatic logic [31:0]   above = (k == 0) ? 32'd0 : ps_q[k-1][m];
-        ps_d[k][m] = fp32_add(above, fp32_mul(w_q[sel][m][k], x));
+        automatic logic [31:0]   aux = w_aux_q[sel][m][k];
+        unique case (op)
+          PeDoubleRow: ps_d[k][m] = fp32_add(above, fp32_add(fp32_mul(w_q[sel][m][k], x),
+                                             fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k)))));
+          PeTranspose: ps_d[k][m] = x.is_zero ? above : aux;
+          PeSparse: begin
+            automatic te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
+            automatic logic [4:0]   group = 5'd4 + 5'({sp, 2'b00});
+            if ({1'b0, aux[3:0]} >= group) begin
+              ps_d[k][m] = above;  // out-of-range tag: adds nothing
+            end else begin
+              ps_d[k][m] = fp32_add(above, fp32_mul(w_q[sel][m][k],
+                  moving(d, idx, aux[3:2], RowW'((k & ~32'd3) | 32'(aux[1:0])))));
+            end
+          end
+          default: ps_d[k][m] = fp32_add(above, fp32_mul(w_q[sel][m][k], x));
+        endcase
       end
     end
   end
@@ -97,8 +140,8 @@ module nc_systolic_array
     probe_idx = ring_index(ProbeRow + ProbeCol, ptr_q);
     probe_wsel = (ProbeRow + ProbeCol == 0) ? in_wsel_i : ring_wsel_q[probe_idx];
     probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
-    probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[ProbeRow]
-                                                        : ring_data_q[probe_idx][ProbeRow]);
+    probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[0][ProbeRow]
+                                                        : ring_data_q[probe_idx][0][ProbeRow]);
     probe_sum_in = (ProbeRow == 0) ? 32'd0 : ps_q[ProbeRow-1][ProbeCol];
     probe_sum_out = ps_d[ProbeRow][ProbeCol];
   end
@@ -111,7 +154,13 @@ module nc_systolic_array
   always_ff @(posedge clk_i) begin
     ring_data_q[ptr_q] <= in_data_i;
     ring_wsel_q[ptr_q] <= in_wsel_i;
+    ring_op_q[ptr_q] <= in_op_i;
+    ring_sparsity_q[ptr_q] <= in_sparsity_i;
     ps_q <= ps_d;
-    if (w_we_i) w_q[w_bank_i][w_col_i] <= w_col_data_i;
+    if (w_we_i) begin
+      w_q[w_bank_i][w_col_i] <= w_col_data_i;
+      w1_q[w_bank_i][w_col_i] <= w_col_data1_i;
+      w_aux_q[w_bank_i][w_col_i] <= w_col_aux_i;
+    end
   end
 endmodule

@@ -21,8 +21,30 @@ package nc_tensor_pkg;
     ErrNoStationary  = 4'd8,   // MM before any LoadStationary
     ErrKMismatch     = 4'd9,   // MM: K differs from the loaded stationary's K
     ErrSbufRange     = 4'd10,  // the access runs past the end of an SBUF partition
-    ErrSbufAlign     = 4'd11   // address or stride not a multiple of the element size
+    ErrSbufAlign     = 4'd11,  // address or stride not a multiple of the element size
+    ErrModeCombo     = 4'd12,  // forbidden combination: double-row with transpose or sparsity,
+                               // transpose with sparsity, or a transpose MM that accumulates
+    ErrModeType      = 4'd13,  // double-row with an operand that is not FP8
+    ErrModeMismatch  = 4'd14   // MM: modes differ from the loaded stationary's
   } te_error_e;
+
+  // M:N sparsity of the stationary along K: 4 kept of every G = 4 + 4 * code rows.
+  typedef enum logic [1:0] {
+    SpDense  = 2'd0,
+    Sp4of8   = 2'd1,
+    Sp4of12  = 2'd2,
+    Sp4of16  = 2'd3
+  } te_sparsity_e;
+
+  // What every PE does with the vector passing it (chosen per vector, from the LS's modes).
+  typedef enum logic [1:0] {
+    PeDense     = 2'd0,   // sum + w * x
+    PeDoubleRow = 2'd1,   // sum + (w0 * x0 + w1 * x1)
+    PeTranspose = 2'd2,   // x nonzero ? stationary bits : sum
+    PeSparse    = 2'd3    // sum + w * x[tag], or sum when the tag is out of range
+  } te_pe_op_e;
+
+  localparam int unsigned MaxReps = 4;  // elements an operand access reads per partition
 
   localparam int unsigned SbufAddrW = 18;  // bytes in one SBUF partition: up to 256 KiB
 
@@ -30,6 +52,10 @@ package nc_tensor_pkg;
   // sbuf_addr + j * sbuf_stride. MM reads moving[K, N] the same way and writes PSUM
   // partitions 0..M-1 (M of the loaded stationary), bank psum_bank, elements
   // psum_offset .. psum_offset + N - 1, overwriting or accumulating.
+  // Modes (README.md, "Modes"): an operand with R elements per partition (R = 2 for
+  // double-row, G / 4 for sparse) has element j of replica r at sbuf_addr + (r * F + j) *
+  // sbuf_stride, F its free size. A sparse LS also reads 4-bit tags, four per uint16, the
+  // tag of column j in bits [4 * (j % 4) +: 4] of the uint16 at tag_addr + 2 * (j / 4).
   typedef struct packed {
     te_opcode_e            opcode;
     logic [3:0]            dtype;        // nc_pkg::dtype_e
@@ -42,6 +68,10 @@ package nc_tensor_pkg;
     logic [9:0]            psum_offset;  // MM only
     logic                  accumulate;   // MM only
     logic [7:0]            tag;          // echoed on PSUM writes and rejections
+    logic                  double_row;
+    logic                  transpose;
+    te_sparsity_e          sparsity;
+    logic [SbufAddrW-1:0]  tag_addr;     // sparse LS only
   } te_instr_t;
 
   // What travels with each moving vector from the SBUF to the bottom of the array.
@@ -49,8 +79,11 @@ package nc_tensor_pkg;
     logic        valid;
     logic        wsel;        // weight bank the vector multiplies with
     logic [2:0]  psum_bank;
-    logic [9:0]  psum_elem;   // psum_offset + n
+    logic [9:0]  psum_elem;   // psum_offset + n (16-bit elements when narrow)
+    logic        narrow;      // transpose of a 16- or 8-bit type: a 16-bit PSUM element
     logic        accumulate;
+    te_pe_op_e   pe_op;
+    te_sparsity_e sparsity;
     logic [8:0]  m_limit;     // columns 0..m_limit-1 write PSUM
     logic [7:0]  tag;
   } te_vec_meta_t;

@@ -35,6 +35,7 @@ struct ExpectedMm {
   size_t index;        // position in the program
   TeInstruction instr;
   int m = 0, n = 0;
+  bool narrow = false; // a transpose writing 16-bit elements: values are 16-bit
   std::vector<uint32_t> values;
   std::vector<bool> seen;
   uint64_t writes = 0;
@@ -166,13 +167,31 @@ class TeSimImpl final : public TeSim {
                                    cycle_ + 16, from, cycle_ + 16);
   }
 
-  // SBUF response for a request accepted last cycle; garbage when there is none, so the RTL
-  // is seen to ignore data without valid.
+  // An SBUF read request as the port saw it: `reps` elements per partition.
+  struct SbufRequest {
+    bool pending = false;
+    uint32_t addr = 0, rep_step = 0, tag_addr = 0;
+    int bytes = 0, reps = 0;
+  };
+
+  // SBUF response for a request accepted last cycle; garbage where there is none (no request,
+  // replicas past `reps`), so the RTL is seen to ignore data it must not use.
   template <class Data>
-  void drive_response(bool pending, uint32_t addr, int bytes, CData& valid, Data& data) {
-    valid = pending;
+  void drive_response(const SbufRequest& r, CData& valid, Data& data) {
+    valid = r.pending;
+    for (int j = 0; j < model::kMaxTeReplicas; ++j)
+      for (int p = 0; p < rows_; ++p)
+        data[j][p] = r.pending && j < r.reps && r.addr + j * r.rep_step + r.bytes <= kTeSimSbufBytes
+                         ? sbuf_.read(p, r.addr + j * r.rep_step, r.bytes)
+                         : rng_.next32();
+  }
+
+  template <class Data>
+  void drive_tags(const SbufRequest& r, Data& data) {
     for (int p = 0; p < rows_; ++p)
-      data[p] = pending ? sbuf_.read(p, addr, bytes) : rng_.next32();
+      data[p] = static_cast<uint16_t>(r.pending && r.tag_addr + 2 <= kTeSimSbufBytes
+                                          ? sbuf_.read(p, r.tag_addr & ~1u, 2)
+                                          : rng_.next32());
   }
 
   void drive_command() {
@@ -194,6 +213,10 @@ class TeSimImpl final : public TeSim {
     top_->cmd_psum_offset_i = static_cast<uint16_t>(i.psum_offset & 0x3FF);
     top_->cmd_accumulate_i = i.accumulate;
     top_->cmd_tag_i = i.tag;
+    top_->cmd_double_row_i = i.double_row;
+    top_->cmd_transpose_i = i.transpose;
+    top_->cmd_sparsity_i = static_cast<uint8_t>(i.sparsity);
+    top_->cmd_tag_addr_i = i.tag_addr & 0x3FFFF;
   }
 
   // The golden model executes an instruction the moment the RTL accepts it.
@@ -213,15 +236,18 @@ class TeSimImpl final : public TeSim {
       e.instr = i;
       e.m = golden_.stationary_m();
       e.n = i.n;
+      e.narrow = i.transpose && golden_.transpose_is_narrow();
       e.values.resize(static_cast<size_t>(e.m) * e.n);
       e.seen.assign(e.values.size(), false);
       for (int m = 0; m < e.m; ++m)
         for (int n = 0; n < e.n; ++n)
           e.values[static_cast<size_t>(m) * e.n + n] =
-              golden_.psum(m, i.psum_bank, i.psum_offset + n);
+              e.narrow ? golden_.psum16(m, i.psum_bank, i.psum_offset + n)
+                       : golden_.psum(m, i.psum_bank, i.psum_offset + n);
       if (expected_.count(i.tag))
         fail(fmt::format("harness: tag {} reused while in flight", i.tag));
-      for (int n = 0; n < e.n; ++n) touched_.insert({i.psum_bank, i.psum_offset + n});
+      for (int n = 0; n < e.n; ++n)
+        touched_.insert({i.psum_bank, (i.psum_offset + n) / (e.narrow ? 2 : 1)});
       expected_[i.tag] = std::move(e);
     }
     offering_ = false;
@@ -245,15 +271,20 @@ class TeSimImpl final : public TeSim {
       }
       ExpectedMm& e = it->second;
       const int bank = top_->psum_wr_bank_o[m];
-      const int n = static_cast<int>(top_->psum_wr_elem_o[m]) - e.instr.psum_offset;
+      const int half = top_->psum_wr_half_o[m];
+      // A 16-bit element e is half e % 2 of word e / 2 (half code 1: low, 2: high).
+      const int element = half == 0 ? static_cast<int>(top_->psum_wr_elem_o[m])
+                                     : 2 * static_cast<int>(top_->psum_wr_elem_o[m]) + (half == 2);
+      const int n = element - e.instr.psum_offset;
       // Formatted only when something is wrong: this runs for every PSUM write.
       const auto where = [&] {
         return fmt::format("instruction #{}: {}\n  tile coordinates: partition m={}, element "
                            "n={} (PSUM bank {}, word {})", e.index, model::describe(e.instr), m,
                            n, bank, top_->psum_wr_elem_o[m]);
       };
-      if (bank != e.instr.psum_bank || n < 0 || n >= e.n || m >= e.m) {
-        fail("PSUM write outside the instruction's window\n  " + where());
+      if (bank != e.instr.psum_bank || n < 0 || n >= e.n || m >= e.m || (half != 0) != e.narrow) {
+        fail(fmt::format("PSUM write outside the instruction's window (half code {})\n  {}",
+                         half, where()));
         return;
       }
       const size_t idx = static_cast<size_t>(m) * e.n + n;
@@ -261,14 +292,19 @@ class TeSimImpl final : public TeSim {
         fail("PSUM written twice\n  " + where());
         return;
       }
-      const uint32_t actual = top_->psum_wr_data_o[m];
+      const uint32_t word = top_->psum_wr_data_o[m];
+      const uint32_t actual = e.narrow ? (word >> (half == 2 ? 16 : 0)) & 0xFFFFu : word;
       if (actual != e.values[idx]) {
+        const auto show = [&](uint32_t v) {
+          return e.narrow ? fmt::format("0x{:04x} (16-bit element)", v) : show_fp32(v);
+        };
         fail(fmt::format("PSUM mismatch\n  {}\n  expected {}\n  actual   {}", where(),
-                         show_fp32(e.values[idx]), show_fp32(actual)));
+                         show(e.values[idx]), show(actual)));
         return;
       }
+      const uint32_t actual_word = word;
       e.seen[idx] = true;
-      shadow_[{m, bank, static_cast<int>(top_->psum_wr_elem_o[m])}] = actual;
+      shadow_[{m, bank, static_cast<int>(top_->psum_wr_elem_o[m])}] = actual_word;
       if (++e.writes == static_cast<uint64_t>(e.m) * e.n) {
         ++result_.mm_checked;
         expected_.erase(it);
@@ -303,8 +339,9 @@ class TeSimImpl final : public TeSim {
     drive_command();
     top_->st_req_ready_i = !chance(options_.sbuf_stall);
     top_->mv_req_ready_i = !chance(options_.sbuf_stall);
-    drive_response(st_pending_, st_addr_, st_bytes_, top_->st_rsp_valid_i, top_->st_rsp_data_i);
-    drive_response(mv_pending_, mv_addr_, mv_bytes_, top_->mv_rsp_valid_i, top_->mv_rsp_data_i);
+    drive_response(st_req_, top_->st_rsp_valid_i, top_->st_rsp_data_i);
+    drive_tags(st_req_, top_->st_rsp_tag_i);
+    drive_response(mv_req_, top_->mv_rsp_valid_i, top_->mv_rsp_data_i);
     drive_probe();
     top_->clk_i = 0;
     top_->eval();
@@ -316,16 +353,15 @@ class TeSimImpl final : public TeSim {
       accept_command();
       progress = true;
     }
-    st_pending_ = top_->st_req_valid_o && top_->st_req_ready_i;
-    st_addr_ = top_->st_req_addr_o;
-    st_bytes_ = top_->st_req_bytes_o;
-    mv_pending_ = top_->mv_req_valid_o && top_->mv_req_ready_i;
-    mv_addr_ = top_->mv_req_addr_o;
-    mv_bytes_ = top_->mv_req_bytes_o;
+    st_req_ = {top_->st_req_valid_o && top_->st_req_ready_i, top_->st_req_addr_o,
+               top_->st_req_rep_step_o, top_->st_req_tag_addr_o, top_->st_req_bytes_o,
+               top_->st_req_reps_o};
+    mv_req_ = {top_->mv_req_valid_o && top_->mv_req_ready_i, top_->mv_req_addr_o,
+               top_->mv_req_rep_step_o, 0, top_->mv_req_bytes_o, top_->mv_req_reps_o};
     const uint64_t writes_before = result_.psum_writes_checked + result_.psum_writes_unchecked;
     check_psum_writes();
     check_rejection();
-    progress = progress || st_pending_ || mv_pending_ || top_->rej_valid_o ||
+    progress = progress || st_req_.pending || mv_req_.pending || top_->rej_valid_o ||
                result_.psum_writes_checked + result_.psum_writes_unchecked != writes_before;
 
     top_->clk_i = 1;
@@ -344,7 +380,8 @@ class TeSimImpl final : public TeSim {
       probe_ = *it;
       if (!expected_.empty() && rng_.below(10) < 7) {
         const ExpectedMm& e = expected_.begin()->second;
-        probe_ = {e.instr.psum_bank, e.instr.psum_offset + static_cast<int>(rng_.below(e.n))};
+        probe_ = {e.instr.psum_bank, (e.instr.psum_offset + static_cast<int>(rng_.below(e.n))) /
+                                         (e.narrow ? 2 : 1)};
       }
       probe_active_ = true;
     }
@@ -466,9 +503,7 @@ class TeSimImpl final : public TeSim {
   bool offering_ = false;
   TeInstruction offered_;
   uint32_t tag_counter_ = 0;
-  bool st_pending_ = false, mv_pending_ = false;
-  uint32_t st_addr_ = 0, mv_addr_ = 0;
-  int st_bytes_ = 0, mv_bytes_ = 0;
+  SbufRequest st_req_, mv_req_;
   std::map<uint8_t, ExpectedMm> expected_;
   std::vector<Rejection> rejections_;
   std::set<std::pair<int, int>> touched_;
