@@ -18,7 +18,9 @@ std::string_view te_error_name(TeError e) {
 }
 
 int te_replicas(const TeInstruction& i) {
-  return i.double_row ? 2 : sparsity_group(i.sparsity) / 4;
+  if (i.double_row) return 2;
+  // A sparse stationary is the compressed tile; its moving tile holds G / 4 rows a partition.
+  return i.opcode == TeOpcode::kMultiplyMoving ? sparsity_group(i.sparsity) / 4 : 1;
 }
 
 namespace {

@@ -66,7 +66,8 @@ struct TeInstruction {
   uint32_t tag_addr = 0;      // 18 bits, sparse LS: the packed 4-bit tags (four per uint16)
 };
 
-// K rows held in each SBUF partition (replicas of the operand read per access).
+// K rows held in each SBUF partition (replicas of the operand read per access): 2 for
+// double-row, G / 4 for a sparse MM's moving tile, else 1.
 int te_replicas(const TeInstruction& i);
 inline constexpr int kMaxTeReplicas = 4;
 std::string describe(const TeInstruction& i);

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "model/error.h"
+#include "model/sbuf.h"
 #include "model/tensor_engine.h"
 #include "tests/oracle.h"
 #include "tests/seed.h"
@@ -236,6 +237,274 @@ TEST(TensorModel, IllegalFieldsAreRejectedWithTheFieldValueAndLimit) {
                {"'N'", "513", "512"});
   expect_error([&] { te.multiply_moving(mv, {8, 0, false}); }, {"'psum_bank'", "8", "7"});
   expect_error([&] { te.multiply_moving(mv, {0, 505, false}); }, {"'psum_offset'", "505", "504"});
+}
+
+// ---------------------------------------------------------------------------------------
+// Modes: double-row FP8, M:N sparsity, transpose (documented in model/tensor_engine.h)
+// ---------------------------------------------------------------------------------------
+
+Decoded oracle_decode(DType t, uint32_t bits) { return oracle::decode(format_of(t), bits); }
+
+// st [2P, M], mv [2P, N]: each PE row adds its two products first, then the pair to the sum.
+std::vector<uint32_t> oracle_double_row(const Tile& st, const Tile& mv) {
+  const int p_rows = st.rows / 2;
+  std::vector<uint32_t> out(static_cast<size_t>(st.cols) * mv.cols);
+  for (int m = 0; m < st.cols; ++m) {
+    for (int n = 0; n < mv.cols; ++n) {
+      Decoded acc{Kind::kFinite, {false, 0, 0}};
+      for (int p = 0; p < p_rows; ++p) {
+        const Decoded lo = oracle_mul(oracle_decode(st.dtype, st.at(p, m)),
+                                      oracle_decode(mv.dtype, mv.at(p, n)));
+        const Decoded hi = oracle_mul(oracle_decode(st.dtype, st.at(p_rows + p, m)),
+                                      oracle_decode(mv.dtype, mv.at(p_rows + p, n)));
+        acc = oracle_add(acc, oracle_add(lo, hi));
+      }
+      out[static_cast<size_t>(m) * mv.cols + n] = to_bits(acc);
+    }
+  }
+  return out;
+}
+
+// Compressed st [P, M] with tags, dense mv [P/4 * G, N].
+std::vector<uint32_t> oracle_sparse(const Tile& st, const Tile& tags, int group, const Tile& mv) {
+  std::vector<uint32_t> out(static_cast<size_t>(st.cols) * mv.cols);
+  for (int m = 0; m < st.cols; ++m) {
+    for (int n = 0; n < mv.cols; ++n) {
+      Decoded acc{Kind::kFinite, {false, 0, 0}};
+      for (int r = 0; r < st.rows; ++r) {
+        const int tag = static_cast<int>(tags.at(r, m));
+        if (tag >= group) continue;
+        acc = oracle_add(acc, oracle_mul(oracle_decode(st.dtype, st.at(r, m)),
+                                         oracle_decode(mv.dtype, mv.at(r / 4 * group + tag, n))));
+      }
+      out[static_cast<size_t>(m) * mv.cols + n] = to_bits(acc);
+    }
+  }
+  return out;
+}
+
+Tile random_tags(int rows, int cols, model::SplitMix64& rng) {
+  Tile tags(DType::kInt16, rows, cols);
+  for (auto& t : tags.bits) t = rng.below(16);  // in range, duplicates and out of range
+  return tags;
+}
+
+const std::vector<DType> kFp8 = {DType::kE4m3, DType::kE5m2};
+
+TEST(TensorModelModes, DoubleRowMatchesTheExactOracle) {
+  model::SplitMix64 rng(test::test_seed(51));
+  for (DType ts : kFp8) {
+    for (DType tm : kFp8) {
+      for (int trial = 0; trial < 3; ++trial) {
+        const int p = 1 + static_cast<int>(rng.below(128));
+        const int m = 1 + static_cast<int>(rng.below(9)), n = 1 + static_cast<int>(rng.below(21));
+        const Tile st = model::random_tile(ts, 2 * p, m, rng);
+        const Tile mv = model::random_tile(tm, 2 * p, n, rng);
+        model::TensorEngine te;
+        te.load_stationary(st, {true, false, model::TeSparsity::kDense});
+        te.multiply_moving(mv, {3, 7, false});
+        expect_psum_equals(te, 3, 7, m, n, oracle_double_row(st, mv), "double-row");
+        EXPECT_EQ(te.macs(), static_cast<uint64_t>(2 * p) * m * n);
+      }
+    }
+  }
+}
+
+// Finite values of every magnitude: the sums round, so a different add order would show.
+TEST(TensorModelModes, DoubleRowOrderShowsOnFiniteValues) {
+  model::SplitMix64 rng(test::test_seed(52));
+  const int p = 128, m = 8, n = 40;
+  Tile st(DType::kE4m3, 2 * p, m), mv(DType::kE5m2, 2 * p, n);
+  // Any pattern but NaN (E4M3 S.1111.111) and Inf/NaN (E5M2 exponent 11111).
+  for (auto& b : st.bits) {
+    b = rng.next32() & 0xFFu;
+    if ((b & 0x7Fu) == 0x7Fu) b -= 1;
+  }
+  for (auto& b : mv.bits) {
+    b = rng.next32() & 0xFFu;
+    if ((b & 0x7Cu) == 0x7Cu) b -= 4;
+  }
+  model::TensorEngine te;
+  te.load_stationary(st, {true, false, model::TeSparsity::kDense});
+  te.multiply_moving(mv, {0, 0, false});
+  const auto want = oracle_double_row(st, mv);
+  expect_psum_equals(te, 0, 0, m, n, want, "double-row finite");
+  // The same products summed one K row at a time differ somewhere: the order is observable.
+  Tile st_dense = st, mv_dense = mv;
+  model::TensorEngine dense({2 * p, m, 8, 512, 229376});
+  dense.load_stationary(st_dense);
+  dense.multiply_moving(mv_dense, {0, 0, false});
+  int differ = 0;
+  for (int i = 0; i < m * n; ++i) differ += dense.psum(i / n, 0, i % n) != want[i];
+  EXPECT_GT(differ, 0) << "pair-first order indistinguishable from row order on this data";
+}
+
+TEST(TensorModelModes, SparseMatchesTheExactOracle) {
+  model::SplitMix64 rng(test::test_seed(53));
+  for (DType ts : kInputTypes) {
+    for (DType tm : kInputTypes) {
+      const auto sparsity = static_cast<model::TeSparsity>(1 + rng.below(3));
+      const int group = model::sparsity_group(sparsity);
+      const int p = 4 * (1 + static_cast<int>(rng.below(32)));
+      const int m = 1 + static_cast<int>(rng.below(9)), n = 1 + static_cast<int>(rng.below(21));
+      const Tile st = model::random_tile(ts, p, m, rng);
+      const Tile tags = random_tags(p, m, rng);
+      const Tile mv = model::random_tile(tm, p / 4 * group, n, rng);
+      model::TensorEngine te;
+      te.load_stationary(st, {false, false, sparsity}, &tags);
+      te.multiply_moving(mv, {1, 0, false});
+      te.multiply_moving(mv, {2, 0, false});
+      te.multiply_moving(mv, {2, 0, true});
+      const auto want = oracle_sparse(st, tags, group, mv);
+      expect_psum_equals(te, 1, 0, m, n, want, "sparse 4:" + std::to_string(group));
+      EXPECT_EQ(te.macs(), 3ull * (p / 4 * group) * m * n);
+    }
+  }
+}
+
+// An out-of-range tag adds nothing: a column whose every tag is out of range stays +0 even
+// where the moving tile holds NaN.
+TEST(TensorModelModes, OutOfRangeTagsAddNothingDuplicatesMultiplyTwice) {
+  const int p = 8, m = 2, n = 1;
+  Tile st(DType::kBf16, p, m), tags(DType::kInt16, p, m), mv(DType::kBf16, 2 * 8, n);
+  for (int r = 0; r < p; ++r) {
+    st.at(r, 0) = 0x3F80;  // 1.0
+    st.at(r, 1) = 0x4000;  // 2.0
+    tags.at(r, 0) = 8 + r % 8;     // all out of range for 4:8
+    tags.at(r, 1) = 3;             // every kept row picks the group's row 3
+  }
+  for (int k = 0; k < 16; ++k) mv.at(k, 0) = k % 8 == 3 ? 0x3F80 : 0x7FC0;  // 1.0 or NaN
+  model::TensorEngine te;
+  te.load_stationary(st, {false, false, model::TeSparsity::k4of8}, &tags);
+  te.multiply_moving(mv, {0, 0, false});
+  EXPECT_EQ(te.psum(0, 0, 0), 0u);
+  EXPECT_EQ(te.psum(1, 0, 0), model::float_to_bits(16.0f));  // 8 rows x 2.0 x 1.0
+}
+
+TEST(TensorModelModes, TransposeKeepsEveryBitOfEveryType) {
+  model::SplitMix64 rng(test::test_seed(54));
+  for (DType ts : kInputTypes) {
+    for (DType tm : kInputTypes) {
+      const int k = 1 + static_cast<int>(rng.below(128)), m = 1 + static_cast<int>(rng.below(16));
+      Tile st = model::random_tile(ts, k, m, rng);
+      if (ts == DType::kFp32) st.at(0, 0) = 0x7FA12345u;  // a signalling NaN with a payload
+      Tile eye(tm, k, k);
+      for (int i = 0; i < k; ++i) eye.at(i, i) = model::from_fp32(0x3F800000u, tm, {});
+      model::TensorEngine te;
+      te.load_stationary(st, {false, true, model::TeSparsity::kDense});
+      const int offset = static_cast<int>(rng.below(3));
+      te.multiply_moving(eye, {4, offset, false});
+      const bool narrow = model::storage_bits(ts) < 32;
+      EXPECT_EQ(te.transpose_is_narrow(), narrow);
+      for (int mm = 0; mm < m; ++mm) {
+        for (int n = 0; n < k; ++n) {
+          const uint32_t got = narrow ? te.psum16(mm, 4, offset + n) : te.psum(mm, 4, offset + n);
+          ASSERT_EQ(got, st.at(n, mm)) << model::dtype_name(ts) << " at " << mm << "," << n;
+        }
+        if (narrow && offset == 1)  // the half below the first element is untouched
+          EXPECT_EQ(te.psum16(mm, 4, 0), 0u);
+      }
+      EXPECT_EQ(te.macs(), 0u);
+    }
+  }
+}
+
+TEST(TensorModelModes, TransposeTakesTheLastNonzeroMovingRow) {
+  const int k = 4, m = 2, n = 4;
+  Tile st(DType::kFp32, k, m), mv(DType::kFp32, k, n);
+  for (int r = 0; r < k; ++r) {
+    st.at(r, 0) = 0x100u + r;
+    st.at(r, 1) = 0x200u + r;
+  }
+  const uint32_t one = 0x3F800000u, neg_zero = 0x80000000u, nan = 0x7FC00000u;
+  // column 0: rows 0 and 2 nonzero -> row 2; column 1: -0 only -> none; column 2: NaN at 3;
+  // column 3: row 0.
+  const uint32_t cells[4][4] = {{one, 0, 0, one}, {0, neg_zero, 0, 0}, {one, 0, 0, 0},
+                                {0, 0, nan, 0}};
+  for (int r = 0; r < k; ++r)
+    for (int c = 0; c < n; ++c) mv.at(r, c) = cells[r][c];
+  model::TensorEngine te;
+  te.load_stationary(st, {false, true, model::TeSparsity::kDense});
+  te.multiply_moving(mv, {0, 0, false});
+  EXPECT_EQ(te.psum(0, 0, 0), 0x102u);
+  EXPECT_EQ(te.psum(0, 0, 1), 0u);
+  EXPECT_EQ(te.psum(1, 0, 2), 0x203u);
+  EXPECT_EQ(te.psum(1, 0, 3), 0x200u);
+}
+
+// The ISA-level path (operands from the SBUF layouts of each mode) equals the tile-level one.
+TEST(TensorModelModes, ExecuteReadsTheDocumentedSbufLayouts) {
+  model::SplitMix64 rng(test::test_seed(55));
+  const model::TensorEngineConfig config{16, 16, 8, 512, 229376};
+  for (int mode = 0; mode < 5; ++mode) {
+    model::TeModes modes;
+    if (mode == 0) modes.double_row = true;
+    else if (mode == 1) modes.transpose = true;
+    else modes.sparsity = static_cast<model::TeSparsity>(mode - 1);
+    const DType t = mode == 0 ? DType::kE5m2 : DType::kFp16;
+    const int p = 8, m = 6, n = 10;
+    const int group = model::sparsity_group(modes.sparsity);
+    const int k_st = modes.double_row ? 2 * p : p;
+    const int k_mv = modes.double_row ? 2 * p : p / 4 * group;
+    const Tile st = model::random_tile(t, k_st, m, rng);
+    const Tile tags = random_tags(p, m, rng);
+    const Tile mv = model::random_tile(t, k_mv, n, rng);
+    model::Sbuf sbuf(16, 229376);
+    model::write_te_operand(sbuf, st, modes, true, 0, 2);
+    model::write_te_operand(sbuf, mv, modes, false, 4096, 2);
+    model::write_te_tags(sbuf, tags, 8192);
+    auto ls = model::load_stationary(t, p, m, 0, 2);
+    auto mm = model::multiply_moving(t, p, n, 4096, 2, 5, 0, false);
+    for (auto* i : {&ls, &mm}) {
+      i->double_row = modes.double_row;
+      i->transpose = modes.transpose;
+      i->sparsity = modes.sparsity;
+    }
+    ls.tag_addr = 8192;
+    model::TensorEngine isa(config), direct(config);
+    ASSERT_EQ(isa.execute(ls, sbuf), model::TeError::kNone) << model::describe(ls);
+    ASSERT_EQ(isa.execute(mm, sbuf), model::TeError::kNone) << model::describe(mm);
+    direct.load_stationary(st, modes, modes.sparsity != model::TeSparsity::kDense ? &tags : nullptr);
+    direct.multiply_moving(mv, {5, 0, false});
+    for (int r = 0; r < m; ++r)
+      for (int c = 0; c < n; ++c)
+        ASSERT_EQ(isa.psum(r, 5, c), direct.psum(r, 5, c)) << model::describe(ls);
+  }
+}
+
+// Each mode rule raises its code, in the documented check order.
+TEST(TensorModelModes, ModeRulesRaiseTheirErrorCodes) {
+  using model::TeError;
+  using model::TeSparsity;
+  model::TensorEngine te({8, 8, 8, 512, 229376});
+  auto ls = model::load_stationary(DType::kE4m3, 8, 8, 0, 1);
+  auto with = [](model::TeInstruction i, auto change) { change(i); return i; };
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.double_row = i.transpose = true; })),
+            TeError::kModeCombo);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.double_row = true; i.sparsity = TeSparsity::k4of8; })),
+            TeError::kModeCombo);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.transpose = true; i.sparsity = TeSparsity::k4of16; })),
+            TeError::kModeCombo);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.double_row = true; i.dtype = DType::kBf16; })),
+            TeError::kModeType);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.sparsity = TeSparsity::k4of12; i.k = 6; })),
+            TeError::kK);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.sparsity = TeSparsity::k4of12; i.tag_addr = 3; })),
+            TeError::kSbufAlign);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.sparsity = TeSparsity::k4of12; i.tag_addr = 229374; })),
+            TeError::kSbufRange);
+  EXPECT_EQ(te.check(with(ls, [](auto& i) { i.double_row = true; i.sbuf_addr = 229376 - 12; })),
+            TeError::kSbufRange) << "double-row reads two replicas of M elements";
+  te.load_stationary(Tile(DType::kE4m3, 8, 8), {false, true, TeSparsity::kDense});
+  auto mm = model::multiply_moving(DType::kE4m3, 8, 64, 0, 1, 0, 0, false);
+  EXPECT_EQ(te.check(mm), TeError::kModeMismatch);
+  mm.transpose = true;
+  EXPECT_EQ(te.check(mm), TeError::kNone);
+  EXPECT_EQ(te.check(with(mm, [](auto& i) { i.accumulate = true; })), TeError::kModeCombo);
+  EXPECT_EQ(te.check(with(mm, [](auto& i) { i.psum_offset = 1024 - 64; })), TeError::kNone)
+      << "an FP8 transpose writes 16-bit elements: 1024 per bank";
+  EXPECT_EQ(te.check(with(mm, [](auto& i) { i.psum_offset = 1024 - 63; })),
+            TeError::kPsumRange);
 }
 
 }  // namespace

@@ -106,9 +106,11 @@ module nc_tensor_engine
   logic       cur_bank_q;        // weight bank of the latest LS: the one MMs use
   logic       ls_target_bank_q;  // bank the next LS writes
 
-  // Elements per partition an access of this instruction reads.
+  // Elements per partition an access of this instruction reads: 2 for double-row, G / 4 for
+  // a sparse MM's moving tile (a sparse stationary is the compressed tile), else 1.
   function automatic logic [2:0] replicas(te_instr_t i);
-    return i.double_row ? 3'd2 : 3'd1 + 3'(i.sparsity);
+    if (i.double_row) return 3'd2;
+    return (i.opcode == OpMultiplyMoving) ? 3'd1 + 3'(i.sparsity) : 3'd1;
   endfunction
 
   function automatic logic is_fp8(logic [3:0] t);
