@@ -1,10 +1,12 @@
 // Benchmark, not a test: the tensor-engine RTL's simulation speed at every built array size,
-// and cycles and utilization of 128x128 BF16 GEMMs, each run in lockstep with the golden
-// model. Prints Markdown tables for the README.
-//   bench_tensor_rtl [speed|utilization|all]
+// cycles and utilization of 128x128 BF16 GEMMs, and the MACs per cycle of each mode over
+// dense BF16, each run in lockstep with the golden model. Prints Markdown tables for the
+// README.
+//   bench_tensor_rtl [speed|utilization|modes|all]
 
 #include <chrono>
 #include <cstdio>
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -75,11 +77,90 @@ void utilization() {
   }
 }
 
+// Back-to-back full tiles in each mode, side by side in one run: per K block one full LS and
+// eight MMs of N = 512 (a moving free size of 4096). MACs are dense-equivalent.
+void modes() {
+  int size = 0;
+  for (const auto& [rows, cols] : ncore::tb::te_sim_sizes())
+    if (rows == cols) size = std::max(size, rows);
+  using ncore::tb::GemmMode;
+  struct Row { const char* name; GemmMode mode; DType st, mv; int k_per_block; };
+  const Row rows[] = {
+      {"dense BF16", GemmMode::kDense, DType::kBf16, DType::kBf16, 1},
+      {"dense FP8", GemmMode::kDense, DType::kE4m3, DType::kE4m3, 1},
+      {"double-row FP8", GemmMode::kDoubleRow, DType::kE4m3, DType::kE5m2, 2},
+      {"sparse 4:8 BF16", GemmMode::kSparse4of8, DType::kBf16, DType::kBf16, 2},
+      {"sparse 4:12 BF16", GemmMode::kSparse4of12, DType::kBf16, DType::kBf16, 3},
+      {"sparse 4:16 BF16", GemmMode::kSparse4of16, DType::kBf16, DType::kBf16, 4},
+  };
+  std::printf("\n%dx%d array, 2 K blocks x (1 LS + 8 MMs of N = 512):\n\n"
+              "| mode | K | cycles | MACs | MACs per cycle | over dense BF16 | goal |\n"
+              "|---|---|---|---|---|---|---|\n", size, size);
+  double dense = 0;
+  for (const Row& row : rows) {
+    ncore::tb::TeSimOptions o;
+    o.readback = false;
+    auto sim = ncore::tb::make_te_sim(size, size, o);
+    ncore::model::SplitMix64 rng(1);
+    const int k = 2 * size * row.k_per_block;
+    const auto plan = ncore::tb::plan_gemm({k, size, 4096, row.st, row.mv, row.mode}, size,
+                                           size, sim->sbuf(), rng, false);
+    const auto r = sim->run(plan.program);
+    if (!r.ok) {
+      std::printf("FAILED: %s\n", r.failure.c_str());
+      return;
+    }
+    const double per_cycle = static_cast<double>(r.counters.macs) / r.cycles;
+    if (dense == 0) dense = per_cycle;
+    std::printf("| %s | %d | %llu | %llu | %.1f | %.3fx | %s |\n", row.name, k,
+                static_cast<unsigned long long>(r.cycles),
+                static_cast<unsigned long long>(r.counters.macs), per_cycle, per_cycle / dense,
+                row.k_per_block == 1 ? "-" : (std::to_string(row.k_per_block) + ".0x").c_str());
+    std::fflush(stdout);
+  }
+  // Transpose: FP32 elements moved per cycle, transpose mode against an identity matmul.
+  std::printf("\n| FP32 transpose of %d x %d, 8 times | cycles | ratio |\n|---|---|---|\n",
+              size, size);
+  uint64_t identity_cycles = 0;
+  for (GemmMode mode : {GemmMode::kDense, GemmMode::kTranspose}) {
+    ncore::tb::TeSimOptions o;
+    o.readback = false;
+    auto sim = ncore::tb::make_te_sim(size, size, o);
+    ncore::model::SplitMix64 rng(1);
+    // Identity matmul: stationary = the data, moving = I (N = size); transpose mode the same.
+    ncore::model::Tile data = ncore::model::random_tile(DType::kFp32, size, size, rng);
+    ncore::model::Tile eye(DType::kFp32, size, size);
+    for (int i = 0; i < size; ++i) eye.at(i, i) = 0x3F800000u;
+    sim->sbuf().write_tile(data, 0, 4);
+    sim->sbuf().write_tile(eye, 4096, 4);
+    const bool t = mode == GemmMode::kTranspose;
+    std::vector<ncore::model::TeInstruction> program;
+    auto ls = ncore::model::load_stationary(DType::kFp32, size, size, 0, 4);
+    ls.transpose = t;
+    program.push_back(ls);
+    for (int i = 0; i < 8; ++i) {
+      auto mm = ncore::model::multiply_moving(DType::kFp32, size, size, 4096, 4, i, 0, false);
+      mm.transpose = t;
+      program.push_back(mm);
+    }
+    const auto r = sim->run(program);
+    if (!r.ok) {
+      std::printf("FAILED: %s\n", r.failure.c_str());
+      return;
+    }
+    if (!t) identity_cycles = r.cycles;
+    std::printf("| %s | %llu | %.2fx |\n", t ? "transpose mode" : "identity matmul",
+                static_cast<unsigned long long>(r.cycles),
+                static_cast<double>(identity_cycles) / static_cast<double>(r.cycles));
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   const std::string what = argc > 1 ? argv[1] : "all";
   if (what == "speed" || what == "all") speed();
   if (what == "utilization" || what == "all") utilization();
+  if (what == "modes" || what == "all") modes();
   return 0;
 }

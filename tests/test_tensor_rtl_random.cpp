@@ -20,7 +20,8 @@ using test::options;
 
 // ---------------------------------------------------------------------------------------
 // Constrained random: programs of LS and MM with random shapes, types, value classes,
-// strides, PSUM windows, overwrite/accumulate, illegal fields and random back-pressure.
+// strides, PSUM windows, overwrite/accumulate, modes (double-row, transpose, sparsity),
+// illegal fields and random back-pressure.
 // ---------------------------------------------------------------------------------------
 std::vector<TeInstruction> random_program(int rows, int cols, model::Sbuf& sbuf,
                                           model::SplitMix64& rng) {
@@ -28,12 +29,32 @@ std::vector<TeInstruction> random_program(int rows, int cols, model::Sbuf& sbuf,
   const int count = 2 + static_cast<int>(rng.below(7));
   uint32_t addr = 0;
   int k = 1 + static_cast<int>(rng.below(rows));
+  bool in_mode = false;  // the loaded stationary is in a mode: next comes an LS
   for (int i = 0; i < count; ++i) {
     const DType t = kInputTypes[rng.below(6)];
     const uint32_t bytes = model::storage_bits(t) / 8;
     const uint32_t stride = bytes * (rng.below(4) == 0 ? 2 + rng.below(3) : 1);
     addr = (addr + 3) / 4 * 4;
-    const bool ls = i == 0 || rng.below(3) == 0;
+    const bool ls = i == 0 || in_mode || rng.below(3) == 0;
+    if (ls && rng.below(3) == 0) {
+      // A mode block: an LS in double-row, transpose or sparse mode and 1-3 MMs using it.
+      model::TeModes modes;
+      DType ts = t, tm = kInputTypes[rng.below(6)];
+      switch (rng.below(3)) {
+        case 0:
+          modes.double_row = true;
+          ts = rng.below(2) ? DType::kE4m3 : DType::kE5m2;
+          tm = rng.below(2) ? DType::kE4m3 : DType::kE5m2;
+          break;
+        case 1: modes.transpose = true; break;
+        default: modes.sparsity = static_cast<model::TeSparsity>(1 + rng.below(3)); break;
+      }
+      test::append_mode_program(rows, cols, modes, ts, tm, 1 + static_cast<int>(rng.below(3)),
+                                sbuf, rng, addr, program);
+      in_mode = true;
+      continue;
+    }
+    in_mode = false;
     TeInstruction instr;
     if (ls) {
       if (rng.below(2)) k = 1 + static_cast<int>(rng.below(rows));
@@ -50,11 +71,13 @@ std::vector<TeInstruction> random_program(int rows, int cols, model::Sbuf& sbuf,
       addr += n * stride;
     }
     if (rng.below(12) == 0) {  // an illegal field now and then
-      switch (rng.below(5)) {
+      switch (rng.below(7)) {
         case 0: instr.k = rows + 1; break;
         case 1: instr.dtype = DType::kInt16; break;
         case 2: instr.sbuf_addr += 1; break;
         case 3: instr.psum_offset = 512; break;
+        case 4: instr.double_row = instr.transpose = true; break;
+        case 5: instr.sparsity = model::TeSparsity::k4of12; break;  // a mode mismatch, or K
         default: instr.opcode = model::TeOpcode::kNop; break;
       }
     }

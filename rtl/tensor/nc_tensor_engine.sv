@@ -188,7 +188,7 @@ module nc_tensor_engine
     logic [SbufAddrW-1:0] addr;
     logic [15:0]          stride;
     logic [BankW-1:0]     bank;
-    logic [ElemW-1:0]     offset;
+    logic [9:0]           offset;       // in 16-bit elements for a narrow transpose
     logic                 accumulate;
     logic [7:0]           tag;
     logic [2:0]           passes;
@@ -393,7 +393,7 @@ module nc_tensor_engine
           addr: head.sbuf_addr,
           stride: head.sbuf_stride,
           bank: head.psum_bank[BankW-1:0],
-          offset: head.psum_offset[ElemW-1:0],
+          offset: head.psum_offset,
           accumulate: head.accumulate,
           tag: head.tag,
           passes: mm_passes(head, st_dtype_q),
@@ -411,7 +411,7 @@ module nc_tensor_engine
         valid: mv_fire,
         wsel: mm_act_q.wsel,
         psum_bank: 3'(mm_act_q.bank),
-        psum_elem: 10'(mm_act_q.offset) + mm_req_cnt_q,
+        psum_elem: mm_act_q.offset + mm_req_cnt_q,
         narrow: mm_act_q.narrow,
         accumulate: mm_act_q.accumulate,
         pe_op: mm_act_q.pe_op,

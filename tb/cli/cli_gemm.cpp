@@ -19,6 +19,7 @@ namespace {
 struct GemmOptions {
   int k = 128, n = 128, m = 512;
   std::string dtype = "bf16", dtype_moving;
+  std::string mode = "dense";
   std::string engine = "cosim";
   int rows = 128, cols = 128;
   uint64_t seed = 1;
@@ -62,9 +63,9 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   so.wave_from = o.wave_from;
   so.wave_to = o.wave_to;
   so.readback = false;
-  so.reproduce = fmt::format("ncore gemm --k {} --n {} --m {} --dtype {} --dtype-moving {} "
-                             "--engine {} --rows {} --cols {} --seed {} --stall {}{} "
-                             "--waves fail.fst", o.k, o.n, o.m, o.dtype,
+  so.reproduce = fmt::format("ncore gemm --mode {} --k {} --n {} --m {} --dtype {} "
+                             "--dtype-moving {} --engine {} --rows {} --cols {} --seed {} "
+                             "--stall {}{} --waves fail.fst", o.mode, o.k, o.n, o.m, o.dtype,
                              o.dtype_moving.empty() ? o.dtype : o.dtype_moving, o.engine,
                              o.rows, o.cols, o.seed, o.stall,
                              o.all_classes ? " --all-classes" : "");
@@ -95,6 +96,13 @@ void add_gemm_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(1, 1 << 16));
   cmd->add_option("--m", o->m, "moving free size M: output elements (split into <= 512)")
       ->capture_default_str()->check(CLI::Range(1, 1 << 16));
+  cmd->add_option("--mode", o->mode,
+                  "dense, double-row (FP8: 2 K rows per PE), transpose (the stationary "
+                  "transposed into PSUM, --m unused), sparse-4:8, sparse-4:12 or sparse-4:16 "
+                  "(the stationary drawn 4:G sparse along K, loaded compressed with tags)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"dense", "double-row", "transpose", "sparse-4:8", "sparse-4:12",
+                             "sparse-4:16"}));
   cmd->add_option("--dtype", o->dtype, "stationary type (and moving, unless --dtype-moving)")
       ->capture_default_str();
   cmd->add_option("--dtype-moving", o->dtype_moving, "moving type");
@@ -115,14 +123,18 @@ void add_gemm_command(CLI::App& app) {
   cmd->callback([o] {
     const tb::GemmShape shape{
         o->k, o->n, o->m, model::parse_dtype(o->dtype),
-        model::parse_dtype(o->dtype_moving.empty() ? o->dtype : o->dtype_moving)};
+        model::parse_dtype(o->dtype_moving.empty() ? o->dtype : o->dtype_moving),
+        tb::parse_gemm_mode(o->mode)};
     GemmReport r;
     if (o->engine == "golden") r = run_golden(*o, shape);
     else r = run_rtl(*o, shape, o->engine == "cosim");
     const double pe_cycles = static_cast<double>(r.cycles) * o->rows * o->cols;
+    // Dense-equivalent MACs: double-row and sparse modes exceed one per PE-cycle.
     const double utilization = r.cycles ? static_cast<double>(r.macs) / pe_cycles : 0.0;
+    const double macs_per_cycle = r.cycles ? static_cast<double>(r.macs) / r.cycles : 0.0;
     if (o->json) {
-      nlohmann::json j = {{"engine", o->engine}, {"k", o->k}, {"n", o->n}, {"m", o->m},
+      nlohmann::json j = {{"engine", o->engine}, {"mode", o->mode}, {"k", o->k}, {"n", o->n},
+                          {"m", o->m}, {"macs_per_cycle", macs_per_cycle},
                           {"rows", o->rows}, {"cols", o->cols}, {"seed", o->seed},
                           {"cycles", r.cycles}, {"macs", r.macs},
                           {"utilization", utilization}, {"busy_cycles", r.busy},
@@ -131,14 +143,15 @@ void add_gemm_command(CLI::App& app) {
       if (!r.failure.empty()) j["failure"] = r.failure;
       fmt::print("{}\n", j.dump(2));
     } else {
-      fmt::print("gemm K={} N={} M={} {} x {} on a {}x{} array, engine {}, seed {}\n", o->k,
-                 o->n, o->m, o->dtype, o->dtype_moving.empty() ? o->dtype : o->dtype_moving,
-                 o->rows, o->cols, o->engine, o->seed);
+      fmt::print("gemm {} K={} N={} M={} {} x {} on a {}x{} array, engine {}, seed {}\n",
+                 o->mode, o->k, o->n, o->m, o->dtype,
+                 o->dtype_moving.empty() ? o->dtype : o->dtype_moving, o->rows, o->cols,
+                 o->engine, o->seed);
       if (o->engine != "golden") {
         fmt::print("  cycles       {}\n", r.cycles);
-        fmt::print("  utilization  {:.2f}% of PE-cycles did a MAC (array busy {:.2f}% of "
-                   "cycles)\n", 100 * utilization,
-                   r.cycles ? 100.0 * r.busy / r.cycles : 0.0);
+        fmt::print("  utilization  {:.2f}% of PE-cycles did a (dense-equivalent) MAC, {:.1f} "
+                   "MACs per cycle (array busy {:.2f}% of cycles)\n", 100 * utilization,
+                   macs_per_cycle, r.cycles ? 100.0 * r.busy / r.cycles : 0.0);
       }
       fmt::print("  MACs         {}\n", r.macs);
       if (o->engine == "cosim")

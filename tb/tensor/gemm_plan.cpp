@@ -19,56 +19,165 @@ uint32_t ordinary_value(model::DType t, model::SplitMix64& rng) {
 
 }  // namespace
 
+GemmMode parse_gemm_mode(const std::string& name) {
+  for (GemmMode m : {GemmMode::kDense, GemmMode::kDoubleRow, GemmMode::kTranspose,
+                     GemmMode::kSparse4of8, GemmMode::kSparse4of12, GemmMode::kSparse4of16})
+    if (gemm_mode_name(m) == name) return m;
+  throw Error(fmt::format("mode '{}' is not one of dense, double-row, transpose, sparse-4:8, "
+                          "sparse-4:12, sparse-4:16", name));
+}
+
+std::string gemm_mode_name(GemmMode mode) {
+  switch (mode) {
+    case GemmMode::kDoubleRow: return "double-row";
+    case GemmMode::kTranspose: return "transpose";
+    case GemmMode::kSparse4of8: return "sparse-4:8";
+    case GemmMode::kSparse4of12: return "sparse-4:12";
+    case GemmMode::kSparse4of16: return "sparse-4:16";
+    default: return "dense";
+  }
+}
+
+model::TeModes gemm_mode_modes(GemmMode mode) {
+  model::TeModes m;
+  m.double_row = mode == GemmMode::kDoubleRow;
+  m.transpose = mode == GemmMode::kTranspose;
+  if (mode == GemmMode::kSparse4of8) m.sparsity = model::TeSparsity::k4of8;
+  if (mode == GemmMode::kSparse4of12) m.sparsity = model::TeSparsity::k4of12;
+  if (mode == GemmMode::kSparse4of16) m.sparsity = model::TeSparsity::k4of16;
+  return m;
+}
+
+namespace {
+
+// Bump allocator over one SBUF partition range, 4-byte aligned.
+class SbufArena {
+ public:
+  explicit SbufArena(const model::Sbuf& sbuf) : limit_(sbuf.bytes_per_partition()) {}
+  uint32_t take(uint64_t bytes) {
+    const uint64_t at = (next_ + 3) / 4 * 4;
+    if (at + bytes > limit_)
+      throw Error(fmt::format("gemm: operands need more than the {} bytes of an SBUF partition",
+                              limit_));
+    next_ = at + bytes;
+    return static_cast<uint32_t>(at);
+  }
+
+ private:
+  uint64_t next_ = 0;
+  uint64_t limit_;
+};
+
+}  // namespace
+
 GemmPlan plan_gemm(const GemmShape& s, int rows, int cols, model::Sbuf& sbuf,
                    model::SplitMix64& rng, bool all_classes) {
   constexpr int kBankElems = 512, kBanks = 8;
+  const model::TeModes modes = gemm_mode_modes(s.mode);
+  const bool sparse = modes.sparsity != model::TeSparsity::kDense;
+  const int group = model::sparsity_group(modes.sparsity);
+  if (modes.double_row && (model::storage_bits(s.stationary_type) != 8 ||
+                           model::storage_bits(s.moving_type) != 8))
+    throw Error("gemm: double-row mode takes FP8 operands (e4m3 or e5m2) only");
+  if (sparse && rows % 4 != 0)
+    throw Error(fmt::format("gemm: sparse mode needs a multiple of 4 array rows, not {}", rows));
   const int st_bytes = model::storage_bits(s.stationary_type) / 8;
   const int mv_bytes = model::storage_bits(s.moving_type) / 8;
-  const int k_blocks = (s.k + rows - 1) / rows;
-  const uint64_t st_block_bytes = static_cast<uint64_t>(s.stationary_free) * st_bytes;
-  const uint64_t mv_block_bytes = static_cast<uint64_t>(s.moving_free) * mv_bytes;
-  const uint64_t st_base = 0, mv_base = k_blocks * st_block_bytes;
-  const uint64_t mv_base_aligned = (mv_base + 3) / 4 * 4;
-  const uint64_t needed = mv_base_aligned + k_blocks * mv_block_bytes;
-  if (needed > sbuf.bytes_per_partition())
-    throw Error(fmt::format("gemm: operands need {} bytes per SBUF partition, the SBUF has {}",
-                            needed, sbuf.bytes_per_partition()));
-
-  // Operands: K block kb lives on partitions 0..rows-1 at its own address.
+  // Dense K rows per LoadStationary.
+  const int k_block = modes.double_row ? 2 * rows : sparse ? rows / 4 * group : rows;
+  const int k_blocks = (s.k + k_block - 1) / k_block;
   auto value = [&](model::DType t) {
     return all_classes ? model::random_value(t, rng) : ordinary_value(t, rng);
   };
+  SbufArena arena(sbuf);
+  GemmPlan plan;
+
+  // Pass 1: every operand tile into the SBUF. Per K block: the moving chunks (<= 512 each;
+  // rows past the real K are +0 and add nothing; a transpose streams one identity tile) and
+  // the LS of each stationary column block.
+  struct Chunk { uint32_t addr; int n; };
+  struct Block { int parts = 0, k_mv = 0; std::vector<Chunk> chunks; std::vector<model::TeInstruction> ls; };
+  std::vector<Block> blocks(k_blocks);
   for (int kb = 0; kb < k_blocks; ++kb) {
-    const int k_here = std::min(rows, s.k - kb * rows);
-    for (int p = 0; p < k_here; ++p) {
-      for (int j = 0; j < s.stationary_free; ++j)
-        sbuf.write(p, static_cast<uint32_t>(st_base + kb * st_block_bytes + j * st_bytes),
-                   st_bytes, value(s.stationary_type));
-      for (int j = 0; j < s.moving_free; ++j)
-        sbuf.write(p, static_cast<uint32_t>(mv_base_aligned + kb * mv_block_bytes + j * mv_bytes),
-                   mv_bytes, value(s.moving_type));
+    Block& b = blocks[kb];
+    const int k_here = std::min(k_block, s.k - kb * k_block);  // real K rows in this block
+    b.parts = modes.double_row ? (k_here + 1) / 2
+              : sparse         ? 4 * ((k_here + group - 1) / group)
+                               : k_here;
+    b.k_mv = modes.double_row ? 2 * b.parts : sparse ? b.parts / 4 * group : b.parts;
+    const int moving_free = modes.transpose ? b.parts : s.moving_free;
+    for (int n0 = 0; n0 < moving_free; n0 += kBankElems) {
+      const int n_here = std::min(kBankElems, moving_free - n0);
+      model::Tile mv(s.moving_type, b.k_mv, n_here);
+      for (int r = 0; r < k_here; ++r)
+        for (int c = 0; c < n_here; ++c)
+          mv.at(r, c) = !modes.transpose ? value(s.moving_type)
+                        : r == c         ? model::from_fp32(0x3F800000u, s.moving_type, {})
+                                         : 0u;
+      const uint32_t at = arena.take(static_cast<uint64_t>(b.k_mv / b.parts) * n_here * mv_bytes);
+      model::write_te_operand(sbuf, mv, modes, false, at, mv_bytes);
+      b.chunks.push_back({at, n_here});
+    }
+    for (int c0 = 0; c0 < s.stationary_free; c0 += cols) {
+      const int m_here = std::min(cols, s.stationary_free - c0);
+      model::Tile st(s.stationary_type, modes.double_row ? 2 * b.parts : b.parts, m_here);
+      model::Tile tags(model::DType::kInt16, b.parts, m_here);
+      if (sparse) {
+        // Each group of G dense rows keeps 4 distinct places; places past the real K hold +0.
+        for (int g = 0; g < b.parts / 4; ++g) {
+          for (int c = 0; c < m_here; ++c) {
+            std::vector<int> places(group);
+            for (int i = 0; i < group; ++i) places[i] = i;
+            for (int i = 0; i < 4; ++i)
+              std::swap(places[i], places[i + rng.below(static_cast<uint32_t>(group - i))]);
+            std::sort(places.begin(), places.begin() + 4);
+            for (int i = 0; i < 4; ++i) {
+              tags.at(4 * g + i, c) = static_cast<uint32_t>(places[i]);
+              st.at(4 * g + i, c) = g * group + places[i] < k_here ? value(s.stationary_type) : 0u;
+            }
+          }
+        }
+      } else {
+        for (int r = 0; r < k_here; ++r)
+          for (int c = 0; c < m_here; ++c) st.at(r, c) = value(s.stationary_type);
+      }
+      const uint32_t st_at = arena.take(static_cast<uint64_t>(st.rows / b.parts) * m_here * st_bytes);
+      model::write_te_operand(sbuf, st, modes, true, st_at, st_bytes);
+      auto ls = model::load_stationary(s.stationary_type, b.parts, m_here, st_at, st_bytes);
+      ls.double_row = modes.double_row;
+      ls.transpose = modes.transpose;
+      ls.sparsity = modes.sparsity;
+      if (sparse) {
+        ls.tag_addr = arena.take(2 * ((m_here + 3) / 4));
+        model::write_te_tags(sbuf, tags, ls.tag_addr);
+      }
+      b.ls.push_back(ls);
     }
   }
 
-  GemmPlan plan;
-  const int n_chunks = (s.moving_free + kBankElems - 1) / kBankElems;
-  for (int c0 = 0; c0 < s.stationary_free; c0 += cols) {
-    const int m_here = std::min(cols, s.stationary_free - c0);
-    for (int g0 = 0; g0 < n_chunks; g0 += kBanks) {  // at most 8 PSUM banks per pass
-      const int g1 = std::min(n_chunks, g0 + kBanks);
+  // Pass 2: the program. Per stationary column block and per run of up to 8 moving chunks
+  // (one PSUM bank each), the K blocks accumulate: one LS and its MMs per K block. A
+  // transpose writes K block kb to bank kb % 8 instead (later blocks overwrite earlier ones).
+  const int column_blocks = (s.stationary_free + cols - 1) / cols;
+  const int chunk_count = static_cast<int>(blocks[0].chunks.size());
+  for (int cb = 0; cb < column_blocks; ++cb) {
+    for (int g0 = 0; g0 < chunk_count; g0 += kBanks) {
       for (int kb = 0; kb < k_blocks; ++kb) {
-        const int k_here = std::min(rows, s.k - kb * rows);
-        plan.program.push_back(model::load_stationary(
-            s.stationary_type, k_here, m_here,
-            static_cast<uint32_t>(st_base + kb * st_block_bytes + c0 * st_bytes), st_bytes));
+        const Block& b = blocks[kb];
+        const auto& ls = b.ls[cb];
+        plan.program.push_back(ls);
+        const int g1 = modes.transpose ? static_cast<int>(b.chunks.size())
+                                       : std::min(chunk_count, g0 + kBanks);
         for (int g = g0; g < g1; ++g) {
-          const int n0 = g * kBankElems;
-          const int n_here = std::min(kBankElems, s.moving_free - n0);
-          plan.program.push_back(model::multiply_moving(
-              s.moving_type, k_here, n_here,
-              static_cast<uint32_t>(mv_base_aligned + kb * mv_block_bytes + n0 * mv_bytes),
-              mv_bytes, g - g0, 0, kb > 0));
-          plan.macs += static_cast<uint64_t>(k_here) * m_here * n_here;
+          const int bank = modes.transpose ? kb % kBanks : g - g0;
+          auto mm = model::multiply_moving(s.moving_type, b.parts, b.chunks[g].n,
+                                           b.chunks[g].addr, mv_bytes, bank, 0,
+                                           !modes.transpose && kb > 0);
+          mm.double_row = modes.double_row;
+          mm.transpose = modes.transpose;
+          mm.sparsity = modes.sparsity;
+          plan.program.push_back(mm);
+          if (!modes.transpose) plan.macs += static_cast<uint64_t>(b.k_mv) * ls.m * b.chunks[g].n;
         }
       }
     }

@@ -9,10 +9,24 @@
 #include <cstdint>
 #include <vector>
 
+#include <string>
+
 #include "model/sbuf.h"
 #include "model/tensor_isa.h"
 
 namespace ncore::tb {
+
+// How the tensor engine runs the GEMM (rtl/tensor/README.md, "Modes"):
+//   dense        one K row per PE row
+//   double-row   FP8, two K rows per PE row: K blocks of 2 x rows
+//   transpose    no GEMM: each K block of the stationary is transposed into PSUM by an
+//                identity moving tile (out[N_st, K]); the moving free size is unused
+//   sparse-4:G   the stationary is drawn M:N sparse along K (4 nonzeros in every G rows,
+//                random places) and loaded compressed with its tags: K blocks of rows/4 x G
+enum class GemmMode { kDense, kDoubleRow, kTranspose, kSparse4of8, kSparse4of12, kSparse4of16 };
+GemmMode parse_gemm_mode(const std::string& name);  // throws ncore::Error naming the choices
+std::string gemm_mode_name(GemmMode mode);
+model::TeModes gemm_mode_modes(GemmMode mode);
 
 struct GemmShape {
   int k = 128;
@@ -20,11 +34,12 @@ struct GemmShape {
   int moving_free = 512;      // M in `ncore gemm`: output elements per partition
   model::DType stationary_type = model::DType::kBf16;
   model::DType moving_type = model::DType::kBf16;
+  GemmMode mode = GemmMode::kDense;
 };
 
 struct GemmPlan {
   std::vector<model::TeInstruction> program;
-  uint64_t macs = 0;
+  uint64_t macs = 0;  // as the engine counts them: dense-equivalent, 0 for a transpose
 };
 
 // Writes both operands into sbuf (drawn from rng: every value class when `all_classes`,
