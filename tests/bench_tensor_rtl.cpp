@@ -119,7 +119,7 @@ void modes() {
     std::fflush(stdout);
   }
   // Transpose: FP32 elements moved per cycle, transpose mode against an identity matmul.
-  std::printf("\n| FP32 transpose of %d x %d, 8 times | cycles | ratio |\n|---|---|---|\n",
+  std::printf("\n| FP32 transpose of %d x %d, 32 times | cycles | ratio |\n|---|---|---|\n",
               size, size);
   uint64_t identity_cycles = 0;
   for (GemmMode mode : {GemmMode::kDense, GemmMode::kTranspose}) {
@@ -138,8 +138,8 @@ void modes() {
     auto ls = ncore::model::load_stationary(DType::kFp32, size, size, 0, 4);
     ls.transpose = t;
     program.push_back(ls);
-    for (int i = 0; i < 8; ++i) {
-      auto mm = ncore::model::multiply_moving(DType::kFp32, size, size, 4096, 4, i, 0, false);
+    for (int i = 0; i < 32; ++i) {
+      auto mm = ncore::model::multiply_moving(DType::kFp32, size, size, 4096, 4, i % 8, 0, false);
       mm.transpose = t;
       program.push_back(mm);
     }

@@ -127,4 +127,27 @@ TEST(Cli, MatmulRandomIsReproducibleAndChecksShapes) {
   EXPECT_NE(r.err.find("mv_ragged.hex:3"), std::string::npos) << r.err;
 }
 
+// Every mode runs in lockstep on a small array and reports its dense-equivalent MACs.
+TEST(Cli, GemmRunsEveryModeInLockstep) {
+  for (const char* mode : {"dense", "double-row", "transpose", "sparse-4:8", "sparse-4:12",
+                           "sparse-4:16"}) {
+    const std::string type = std::string(mode) == "double-row" ? "e4m3" : "bf16";
+    const Result r = run(fmt::format("gemm --mode {} --k 40 --n 12 --m 24 --dtype {} --rows 8 "
+                                     "--cols 8 --stall 0.2 --all-classes --json", mode, type));
+    ASSERT_EQ(r.exit_code, 0) << mode << ": " << r.err;
+    EXPECT_NE(r.out.find("\"mismatches\": 0"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("\"psum_writes_compared\": 0,"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(fmt::format("\"mode\": \"{}\"", mode)), std::string::npos) << r.out;
+  }
+}
+
+TEST(Cli, GemmRejectsABadModeAndDoubleRowWithoutFp8) {
+  Result r = run("gemm --mode sparse-2:4 --k 8 --n 8 --m 8 --rows 8 --cols 8");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("sparse-2:4"), std::string::npos) << r.err;
+  r = run("gemm --mode double-row --dtype bf16 --k 8 --n 8 --m 8 --rows 8 --cols 8");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("FP8"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -135,10 +135,12 @@ module nc_systolic_array
   // The probed PE, as seen in waves (waves/tensor_engine.gtkw).
   logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_out;
   logic        probe_wsel;
+  te_pe_op_e   probe_op;
   logic [PtrW-1:0] probe_idx;
   always_comb begin
     probe_idx = ring_index(ProbeRow + ProbeCol, ptr_q);
     probe_wsel = (ProbeRow + ProbeCol == 0) ? in_wsel_i : ring_wsel_q[probe_idx];
+    probe_op = (ProbeRow + ProbeCol == 0) ? in_op_i : ring_op_q[probe_idx];
     probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
     probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[0][ProbeRow]
                                                         : ring_data_q[probe_idx][0][ProbeRow]);
