@@ -39,16 +39,18 @@ void Sbuf::write_tile(const Tile& tile, uint32_t addr, uint32_t stride) {
     for (int c = 0; c < tile.cols; ++c) write(r, addr + c * stride, bytes, tile.at(r, c));
 }
 
-Tile Sbuf::read_tile(DType type, int rows, int cols, uint32_t addr, uint32_t stride) const {
+Tile Sbuf::read_tile(DType type, int rows, int cols, uint32_t addr, uint32_t stride,
+                     int first_partition) const {
   Tile t(type, rows, cols);
   const int bytes = storage_bits(type) / 8;
   for (int r = 0; r < rows; ++r)
-    for (int c = 0; c < cols; ++c) t.at(r, c) = read(r, addr + c * stride, bytes);
+    for (int c = 0; c < cols; ++c)
+      t.at(r, c) = read(first_partition + r, addr + c * stride, bytes);
   return t;
 }
 
 void write_te_operand(Sbuf& sbuf, const Tile& logical, const TeModes& modes, bool stationary,
-                      uint32_t addr, uint32_t stride) {
+                      uint32_t addr, uint32_t stride, int first_partition) {
   const int bytes = storage_bits(logical.dtype) / 8;
   const bool sparse_moving = !stationary && modes.sparsity != TeSparsity::kDense;
   const int reps = modes.double_row ? 2 : sparse_moving ? sparsity_group(modes.sparsity) / 4 : 1;
@@ -65,18 +67,18 @@ void write_te_operand(Sbuf& sbuf, const Tile& logical, const TeModes& modes, boo
                       : sparse_moving  ? p / 4 * group + 4 * j + p % 4
                                        : p;
       for (int f = 0; f < logical.cols; ++f)
-        sbuf.write(p, addr + static_cast<uint32_t>(j * logical.cols + f) * stride, bytes,
+        sbuf.write(first_partition + p, addr + static_cast<uint32_t>(j * logical.cols + f) * stride, bytes,
                    logical.at(row, f));
     }
   }
 }
 
-void write_te_tags(Sbuf& sbuf, const Tile& tags, uint32_t tag_addr) {
+void write_te_tags(Sbuf& sbuf, const Tile& tags, uint32_t tag_addr, int first_partition) {
   for (int p = 0; p < tags.rows; ++p) {
     for (int m0 = 0; m0 < tags.cols; m0 += 4) {
       uint32_t word = 0;
       for (int i = 0; i < 4 && m0 + i < tags.cols; ++i) word |= (tags.at(p, m0 + i) & 0xF) << (4 * i);
-      sbuf.write(p, tag_addr + static_cast<uint32_t>(m0 / 2), 2, word);
+      sbuf.write(first_partition + p, tag_addr + static_cast<uint32_t>(m0 / 2), 2, word);
     }
   }
 }

@@ -162,13 +162,70 @@ uint32_t TensorEngine::psum(int partition, int bank, int element) const {
 
 TeModes modes_of(const TeInstruction& i) { return {i.double_row, i.transpose, i.sparsity}; }
 
+bool TensorEngine::tiling_fits(const TeTiling& t) const {
+  const auto fits = [](int split, int tile, int size) {
+    return split >= 0 && split <= 2 && tile >= 0 && tile < (1 << split) &&
+           (split == 0 || size % 4 == 0);
+  };
+  return fits(t.row_split, t.row_tile, config_.rows) && fits(t.col_split, t.col_tile, config_.cols);
+}
+
+int TensorEngine::tile_rows(const TeTiling& t) const { return config_.rows >> t.row_split; }
+int TensorEngine::tile_cols(const TeTiling& t) const { return config_.cols >> t.col_split; }
+int TensorEngine::tile_row0(const TeTiling& t) const { return t.row_tile * tile_rows(t); }
+int TensorEngine::tile_col0(const TeTiling& t) const { return t.col_tile * tile_cols(t); }
+
+// The 4 x 4 segments a tile covers: rows [r0, r1), columns [c0, c1) of the segment grid.
+struct SegmentRange {
+  int r0, r1, c0, c1;
+};
+static SegmentRange segments_of(const TeTiling& t) {
+  const int rows = 4 >> t.row_split, cols = 4 >> t.col_split;
+  return {t.row_tile * rows, (t.row_tile + 1) * rows, t.col_tile * cols, (t.col_tile + 1) * cols};
+}
+
+const TensorEngine::Stationary* TensorEngine::top_left(const TeTiling& t) const {
+  if (!tiling_fits(t)) return nullptr;
+  const SegmentRange r = segments_of(t);
+  const auto it = stationaries_.find(segment_[r.r0][r.c0]);
+  return it == stationaries_.end() ? nullptr : &it->second;
+}
+
+const TensorEngine::Stationary* TensorEngine::find(const TeTiling& t) const {
+  const Stationary* st = top_left(t);
+  if (!st || !(st->tiling == t)) return nullptr;
+  // Every segment of the tile still holds this stationary (no later LS overlapped it).
+  const SegmentRange r = segments_of(t);
+  for (int i = r.r0; i < r.r1; ++i)
+    for (int j = r.c0; j < r.c1; ++j)
+      if (segment_[i][j] != segment_[r.r0][r.c0]) return nullptr;
+  return st;
+}
+
+bool TensorEngine::has_stationary(const TeTiling& t) const { return find(t) != nullptr; }
+int TensorEngine::stationary_k(const TeTiling& t) const { return find(t) ? find(t)->k : 0; }
+int TensorEngine::stationary_m(const TeTiling& t) const { return find(t) ? find(t)->m : 0; }
+DType TensorEngine::stationary_type(const TeTiling& t) const {
+  return find(t) ? find(t)->type : DType::kBf16;
+}
+const TeModes& TensorEngine::modes(const TeTiling& t) const {
+  static const TeModes kNone;
+  return find(t) ? find(t)->modes : kNone;
+}
+
 void TensorEngine::load_stationary(const Tile& stationary, const TeModes& modes,
-                                   const Tile* tags) {
+                                   const Tile* tags, const TeTiling& tiling) {
   check_float_type("LoadStationary", "dtype", stationary.dtype);
-  require(!(modes.double_row && (modes.transpose || modes.sparsity != TeSparsity::kDense)) &&
+  require(!(modes.double_row && (modes.transpose || modes.sparsity != TeSparsity::kDense ||
+                                 tiling.col_split != 0)) &&
               !(modes.transpose && modes.sparsity != TeSparsity::kDense),
-          "LoadStationary: forbidden mode combination (double-row takes neither transpose nor "
-          "sparsity; transpose takes no sparsity)");
+          "LoadStationary: forbidden mode combination (double-row takes neither transpose, "
+          "sparsity nor column tiling; transpose takes no sparsity)");
+  require(tiling_fits(tiling),
+          fmt::format("LoadStationary: tiling rows {}/{} columns {}/{} does not fit a {}x{} "
+                      "array (splits 0..2, tiles below 2^split, sides multiples of 4)",
+                      tiling.row_tile, tiling.row_split, tiling.col_tile, tiling.col_split,
+                      config_.rows, config_.cols));
   const int partitions = modes.double_row ? stationary.rows / 2 : stationary.rows;
   if (modes.double_row) {
     require(is_fp8(stationary.dtype),
@@ -177,108 +234,129 @@ void TensorEngine::load_stationary(const Tile& stationary, const TeModes& modes,
     require(stationary.rows % 2 == 0,
             fmt::format("LoadStationary: double-row K = {} is not even", stationary.rows));
   }
-  check_range("LoadStationary", "K", partitions, 1, config_.rows);
-  check_range("LoadStationary", "M", stationary.cols, 1, config_.cols);
+  check_range("LoadStationary", "K", partitions, 1, tile_rows(tiling));
+  check_range("LoadStationary", "M", stationary.cols, 1, tile_cols(tiling));
   if (modes.sparsity != TeSparsity::kDense) {
     require(partitions % 4 == 0,
             fmt::format("LoadStationary: sparse K = {} is not a multiple of 4", partitions));
+    require(tiling.row_split == 0 || tile_rows(tiling) % 4 == 0,
+            "LoadStationary: a sparse tile must hold whole groups of 4 rows");
     require(tags && tags->rows == stationary.rows && tags->cols == stationary.cols,
             "LoadStationary: sparse mode needs a tag tile of the stationary's shape");
   }
-  stationary_type_ = stationary.dtype;
-  modes_ = modes;
-  k_ = partitions;
-  m_ = stationary.cols;
+  // The new stationary takes over every segment of its tile; ones no segment holds any more
+  // are dropped.
+  const int id = next_id_++;
+  Stationary& st = stationaries_[id];
+  st.tiling = tiling;
+  const SegmentRange range = segments_of(tiling);
+  for (int i = range.r0; i < range.r1; ++i)
+    for (int j = range.c0; j < range.c1; ++j) segment_[i][j] = id;
+  for (auto it = stationaries_.begin(); it != stationaries_.end();) {
+    bool held = false;
+    for (const auto& row : segment_)
+      for (int held_id : row) held = held || held_id == it->first;
+    it = held ? std::next(it) : stationaries_.erase(it);
+  }
+  st.type = stationary.dtype;
+  st.modes = modes;
+  st.k = partitions;
+  st.m = stationary.cols;
   if (modes.double_row) {
-    decode_panels(row_slice(stationary, 0, partitions), kBlockM, stationary_);
-    decode_panels(row_slice(stationary, partitions, partitions), kBlockM, stationary_hi_);
+    decode_panels(row_slice(stationary, 0, partitions), kBlockM, st.panels);
+    decode_panels(row_slice(stationary, partitions, partitions), kBlockM, st.panels_hi);
   } else if (modes.transpose || modes.sparsity != TeSparsity::kDense) {
-    stationary_raw_ = stationary;
+    st.raw = stationary;
     if (modes.sparsity != TeSparsity::kDense) {
-      for (auto& b : stationary_raw_.bits) b = to_fp32_bits(stationary.dtype, b);
-      tags_ = *tags;
+      for (auto& b : st.raw.bits) b = to_fp32_bits(stationary.dtype, b);
+      st.tags = *tags;
     }
   } else {
-    decode_panels(stationary, kBlockM, stationary_);
+    decode_panels(stationary, kBlockM, st.panels);
   }
-  stationary_loaded_ = true;
 }
 
-bool TensorEngine::transpose_is_narrow() const { return storage_bits(stationary_type_) < 32; }
+bool TensorEngine::transpose_is_narrow(const TeTiling& t) const {
+  return storage_bits(stationary_type(t)) < 32;
+}
 
 void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm) {
-  require(stationary_loaded_, "MultiplyMoving: no stationary loaded (issue LoadStationary first)");
+  cur_ = find(mm.tiling);
+  require(cur_ != nullptr, "MultiplyMoving: no stationary loaded in its tile (issue a "
+                           "LoadStationary with the same tiling first)");
+  out0_ = tile_col0(mm.tiling);
   check_float_type("MultiplyMoving", "dtype", moving.dtype);
-  const int k_logical = modes_.double_row                       ? 2 * k_
-                        : modes_.sparsity == TeSparsity::kDense ? k_
-                                                                : k_ / 4 * sparsity_group(modes_.sparsity);
+  const int k_logical = cur_->modes.double_row                       ? 2 * cur_->k
+                        : cur_->modes.sparsity == TeSparsity::kDense ? cur_->k
+                                                                : cur_->k / 4 * sparsity_group(cur_->modes.sparsity);
   require(moving.rows == k_logical,
           fmt::format("MultiplyMoving: field 'K' = {} does not match the stationary's K = {}",
                       moving.rows, k_logical));
-  if (modes_.double_row)
+  if (cur_->modes.double_row)
     require(is_fp8(moving.dtype), fmt::format("MultiplyMoving: double-row needs FP8, found {}",
                                               dtype_name(moving.dtype)));
-  const int elements = modes_.transpose && transpose_is_narrow() ? 2 * config_.bank_elements
-                                                                  : config_.bank_elements;
+  const int elements = cur_->modes.transpose && transpose_is_narrow(mm.tiling)
+                           ? 2 * config_.bank_elements
+                           : config_.bank_elements;
   check_range("MultiplyMoving", "N", moving.cols, 1, config_.bank_elements);
   check_range("MultiplyMoving", "psum_bank", mm.psum_bank, 0, config_.psum_banks - 1);
   check_range("MultiplyMoving", "psum_offset", mm.psum_offset, 0, elements - moving.cols);
-  require(!(modes_.transpose && mm.accumulate),
+  require(!(cur_->modes.transpose && mm.accumulate),
           "MultiplyMoving: a transpose cannot accumulate");
 
-  if (modes_.transpose) {
+  if (cur_->modes.transpose) {
     multiply_transpose(moving, mm);
-  } else if (modes_.sparsity != TeSparsity::kDense) {
+  } else if (cur_->modes.sparsity != TeSparsity::kDense) {
     multiply_sparse(moving, mm);
-    macs_ += static_cast<uint64_t>(k_logical) * m_ * moving.cols;
-  } else if (modes_.double_row) {
+    macs_ += static_cast<uint64_t>(k_logical) * cur_->m * moving.cols;
+  } else if (cur_->modes.double_row) {
     multiply_double_row(moving, mm);
-    macs_ += static_cast<uint64_t>(k_logical) * m_ * moving.cols;
+    macs_ += static_cast<uint64_t>(k_logical) * cur_->m * moving.cols;
   } else {
-    const int mp = round_up(m_, kBlockM);
+    const int mp = round_up(cur_->m, kBlockM);
     const int np = round_up(moving.cols, kBlockN);
     decode_panels(moving, kBlockN, moving_scratch_);
     const int n_size = moving.cols;
-    const float* st[1] = {stationary_.data()};
+    const float* st[1] = {cur_->panels.data()};
     const float* mv[1] = {moving_scratch_.data()};
     // Each finished lane group goes straight into PSUM: overwrite, or one rounded add.
-    kernel<1>(st, mv, k_, mp, np, [&](int row, int col, Vec lanes) {
-      if (row >= m_) return;
-      float* dst = &psum_[psum_index(row, mm.psum_bank, mm.psum_offset)];
+    kernel<1>(st, mv, cur_->k, mp, np, [&](int row, int col, Vec lanes) {
+      if (row >= cur_->m) return;
+      float* dst = &psum_[psum_index(out0_ + row, mm.psum_bank, mm.psum_offset)];
       if (col + kLanes <= n_size) {
         store(dst + col, canonicalize(mm.accumulate ? load(dst + col) + lanes : lanes));
         return;
       }
       for (int l = 0; col + l < n_size; ++l) write_psum(row, mm, col + l, float_to_bits(lanes[l]));
     });
-    macs_ += static_cast<uint64_t>(k_) * m_ * moving.cols;
+    macs_ += static_cast<uint64_t>(cur_->k) * cur_->m * moving.cols;
   }
   group_length_[mm.psum_bank] = mm.accumulate ? group_length_[mm.psum_bank] + 1 : 1;
 }
 
 void TensorEngine::write_psum(int partition, const MultiplyMoving& mm, int n,
                               uint32_t tile_bits) {
-  float* dst = &psum_[psum_index(partition, mm.psum_bank, mm.psum_offset + n)];
+  float* dst = &psum_[psum_index(out0_ + partition, mm.psum_bank, mm.psum_offset + n)];
   *dst = bits_to_float(mm.accumulate ? fp32_add(float_to_bits(*dst), tile_bits)
                                      : canonicalize_fp32(tile_bits));
 }
 
 void TensorEngine::multiply_double_row(const Tile& moving, const MultiplyMoving& mm) {
-  const int mp = round_up(m_, kBlockM);
+  const int mp = round_up(cur_->m, kBlockM);
   const int np = round_up(moving.cols, kBlockN);
-  decode_panels(row_slice(moving, 0, k_), kBlockN, moving_scratch_);
-  decode_panels(row_slice(moving, k_, k_), kBlockN, moving_hi_scratch_);
-  const float* st[2] = {stationary_.data(), stationary_hi_.data()};
+  decode_panels(row_slice(moving, 0, cur_->k), kBlockN, moving_scratch_);
+  decode_panels(row_slice(moving, cur_->k, cur_->k), kBlockN, moving_hi_scratch_);
+  const float* st[2] = {cur_->panels.data(), cur_->panels_hi.data()};
   const float* mv[2] = {moving_scratch_.data(), moving_hi_scratch_.data()};
-  kernel<2>(st, mv, k_, mp, np, [&](int row, int col, Vec lanes) {
-    if (row >= m_) return;
+  kernel<2>(st, mv, cur_->k, mp, np, [&](int row, int col, Vec lanes) {
+    if (row >= cur_->m) return;
     for (int l = 0; l < kLanes && col + l < moving.cols; ++l)
       write_psum(row, mm, col + l, float_to_bits(lanes[l]));
   });
 }
 
 void TensorEngine::multiply_sparse(const Tile& moving, const MultiplyMoving& mm) {
-  const int group = sparsity_group(modes_.sparsity);
+  const int group = sparsity_group(cur_->modes.sparsity);
   const int n_size = moving.cols;
   std::vector<float> mv(moving.bits.size());
   const uint32_t* table = decode_table(moving.dtype);
@@ -286,12 +364,12 @@ void TensorEngine::multiply_sparse(const Tile& moving, const MultiplyMoving& mm)
   for (size_t i = 0; i < mv.size(); ++i)
     mv[i] = table ? bits_to_float(table[moving.bits[i] & mask]) : to_float(moving.dtype, moving.bits[i]);
   std::vector<float> acc(n_size);
-  for (int m = 0; m < m_; ++m) {
+  for (int m = 0; m < cur_->m; ++m) {
     std::fill(acc.begin(), acc.end(), 0.0f);  // +0
-    for (int r = 0; r < k_; ++r) {
-      const int tag = static_cast<int>(tags_.at(r, m));
+    for (int r = 0; r < cur_->k; ++r) {
+      const int tag = static_cast<int>(cur_->tags.at(r, m));
       if (tag >= group) continue;  // out of range: adds nothing
-      const float w = bits_to_float(stationary_raw_.at(r, m));
+      const float w = bits_to_float(cur_->raw.at(r, m));
       const float* x = &mv[static_cast<size_t>(r / 4 * group + tag) * n_size];
       for (int n = 0; n < n_size; ++n) acc[n] = acc[n] + w * x[n];
     }
@@ -300,22 +378,22 @@ void TensorEngine::multiply_sparse(const Tile& moving, const MultiplyMoving& mm)
 }
 
 void TensorEngine::multiply_transpose(const Tile& moving, const MultiplyMoving& mm) {
-  const bool narrow = transpose_is_narrow();
+  const bool narrow = storage_bits(cur_->type) < 32;
   const uint32_t mask = storage_mask(moving.dtype);
   for (int n = 0; n < moving.cols; ++n) {
     int last = -1;
-    for (int k = 0; k < k_; ++k) {
+    for (int k = 0; k < cur_->k; ++k) {
       const uint32_t x = to_fp32_bits(moving.dtype, moving.at(k, n) & mask);
       if ((x & 0x7FFFFFFFu) != 0) last = k;
     }
-    for (int m = 0; m < m_; ++m) {
-      const uint32_t bits = last < 0 ? 0u : stationary_raw_.at(last, m);
+    for (int m = 0; m < cur_->m; ++m) {
+      const uint32_t bits = last < 0 ? 0u : cur_->raw.at(last, m);
       const int e = mm.psum_offset + n;
       if (!narrow) {
-        psum_[psum_index(m, mm.psum_bank, e)] = bits_to_float(bits);
+        psum_[psum_index(out0_ + m, mm.psum_bank, e)] = bits_to_float(bits);
         continue;
       }
-      float& word = psum_[psum_index(m, mm.psum_bank, e / 2)];
+      float& word = psum_[psum_index(out0_ + m, mm.psum_bank, e / 2)];
       uint32_t w = float_to_bits(word);
       const int shift = 16 * (e % 2);
       w = (w & ~(0xFFFFu << shift)) | ((bits & 0xFFFFu) << shift);
@@ -331,23 +409,27 @@ uint32_t TensorEngine::psum16(int partition, int bank, int element) const {
 TeError TensorEngine::check(const TeInstruction& i) const {
   const bool is_ls = i.opcode == TeOpcode::kLoadStationary;
   const bool sparse = i.sparsity != TeSparsity::kDense;
+  const TeTiling& t = i.tiling;
   if (!is_ls && i.opcode != TeOpcode::kMultiplyMoving) return TeError::kOpcode;
   if (!is_float(i.dtype)) return TeError::kDtype;
-  if ((i.double_row && (i.transpose || sparse)) || (i.transpose && sparse) ||
+  if ((i.double_row && (i.transpose || sparse || t.col_split != 0)) || (i.transpose && sparse) ||
       (!is_ls && i.transpose && i.accumulate))
     return TeError::kModeCombo;
   if (i.double_row && !is_fp8(i.dtype)) return TeError::kModeType;
-  if (i.k < 1 || i.k > config_.rows || (sparse && i.k % 4 != 0)) return TeError::kK;
+  if (!tiling_fits(t) || (sparse && t.row_split != 0 && tile_rows(t) % 4 != 0))
+    return TeError::kTile;
+  if (i.k < 1 || i.k > tile_rows(t) || (sparse && i.k % 4 != 0)) return TeError::kK;
   if (is_ls) {
-    if (i.m < 1 || i.m > config_.cols) return TeError::kM;
+    if (i.m < 1 || i.m > tile_cols(t)) return TeError::kM;
   } else {
     if (i.n < 1 || i.n > config_.bank_elements) return TeError::kN;
     if (i.psum_bank < 0 || i.psum_bank >= config_.psum_banks) return TeError::kPsumBank;
-    if (!stationary_loaded_) return TeError::kNoStationary;
-    if (i.k != k_) return TeError::kKMismatch;
-    if (!(modes_of(i) == modes_)) return TeError::kModeMismatch;
-    const int elements = i.transpose && transpose_is_narrow() ? 2 * config_.bank_elements
-                                                              : config_.bank_elements;
+    const Stationary* st = top_left(t);
+    if (!st) return TeError::kNoStationary;
+    if (i.k != st->k) return TeError::kKMismatch;
+    if (!(modes_of(i) == st->modes) || find(t) != st) return TeError::kModeMismatch;
+    const int elements = i.transpose && storage_bits(st->type) < 32 ? 2 * config_.bank_elements
+                                                                   : config_.bank_elements;
     if (i.psum_offset < 0 || i.psum_offset + i.n > elements) return TeError::kPsumRange;
   }
   const uint64_t bytes = storage_bits(i.dtype) / 8;
@@ -369,7 +451,10 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
   if (err != TeError::kNone) return err;
   const int reps = te_replicas(i);
   const int free = i.opcode == TeOpcode::kLoadStationary ? i.m : i.n;
-  const Tile packed = sbuf.read_tile(i.dtype, i.k, free * reps, i.sbuf_addr, i.sbuf_stride);
+  // Operands lie on the partitions of the tile's PE rows.
+  const int p0 = tile_row0(i.tiling);
+  const Tile packed =
+      sbuf.read_tile(i.dtype, i.k, free * reps, i.sbuf_addr, i.sbuf_stride, p0);
   // Logical row of partition p, replica j.
   const int group = sparsity_group(i.sparsity);
   auto logical_row = [&](int p, int j) {
@@ -383,27 +468,29 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
         tags = Tile(DType::kInt16, i.k, i.m);
         for (int p = 0; p < i.k; ++p)
           for (int m = 0; m < i.m; ++m)
-            tags.at(p, m) = (sbuf.read(p, i.tag_addr + 2 * (m / 4), 2) >> (4 * (m % 4))) & 0xF;
+            tags.at(p, m) =
+                (sbuf.read(p0 + p, i.tag_addr + 2 * (m / 4), 2) >> (4 * (m % 4))) & 0xF;
       }
-      load_stationary(packed, modes_of(i), i.sparsity != TeSparsity::kDense ? &tags : nullptr);
+      load_stationary(packed, modes_of(i), i.sparsity != TeSparsity::kDense ? &tags : nullptr,
+                      i.tiling);
       return TeError::kNone;
     }
     Tile st(i.dtype, 2 * i.k, i.m);
     for (int p = 0; p < i.k; ++p)
       for (int j = 0; j < 2; ++j)
         for (int m = 0; m < i.m; ++m) st.at(logical_row(p, j), m) = packed.at(p, j * i.m + m);
-    load_stationary(st, modes_of(i));
+    load_stationary(st, modes_of(i), nullptr, i.tiling);
     return TeError::kNone;
   }
   if (reps == 1) {
-    multiply_moving(packed, {i.psum_bank, i.psum_offset, i.accumulate});
+    multiply_moving(packed, {i.psum_bank, i.psum_offset, i.accumulate, i.tiling});
     return TeError::kNone;
   }
   Tile mv(i.dtype, i.k * reps, i.n);
   for (int p = 0; p < i.k; ++p)
     for (int j = 0; j < reps; ++j)
       for (int n = 0; n < i.n; ++n) mv.at(logical_row(p, j), n) = packed.at(p, j * i.n + n);
-  multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate});
+  multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate, i.tiling});
   return TeError::kNone;
 }
 

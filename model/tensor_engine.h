@@ -33,6 +33,7 @@
 //     with the upper byte zero. 16-bit element e of a bank is bits [16*(e%2) +: 16] of word e/2.
 
 #include <cstdint>
+#include <map>
 #include <vector>
 
 #include "model/numerics.h"
@@ -77,9 +78,12 @@ struct TeModes {
 TeModes modes_of(const TeInstruction& i);
 
 struct MultiplyMoving {
-  int psum_bank = 0;
-  int psum_offset = 0;       // first element inside the bank
-  bool accumulate = false;   // false: overwrite (opens an accumulation group)
+  MultiplyMoving(int bank = 0, int offset = 0, bool accumulate_ = false, TeTiling tiling_ = {})
+      : psum_bank(bank), psum_offset(offset), accumulate(accumulate_), tiling(tiling_) {}
+  int psum_bank;
+  int psum_offset;           // first element inside the bank
+  bool accumulate;           // false: overwrite (opens an accumulation group)
+  TeTiling tiling;           // the tile whose stationary it streams through
 };
 
 class TensorEngine {
@@ -91,26 +95,36 @@ class TensorEngine {
   // Caches stationary[K, M]. Throws ncore::Error naming the field, value and limit.
   // In double_row mode the tile is [2P, M]; in sparse mode it is the compressed [P, M] and
   // `tags` (same shape, values 0..15) gives each element's place in its group.
+  // With tiling, the stationary occupies one tile of PE rows and columns: MMs of that tiling
+  // use it, and it stays until a later LS overlaps its tile.
   void load_stationary(const Tile& stationary, const TeModes& modes = {},
-                       const Tile* tags = nullptr);
-  bool has_stationary() const { return stationary_loaded_; }
-  const TeModes& modes() const { return modes_; }
+                       const Tile* tags = nullptr, const TeTiling& tiling = {});
+  // The stationary an MM of this tiling would use (every segment of its tile holds the same
+  // LS, of this tiling), and its properties.
+  bool has_stationary(const TeTiling& t = {}) const;
+  const TeModes& modes(const TeTiling& t = {}) const;
+  int stationary_k(const TeTiling& t = {}) const;
+  int stationary_m(const TeTiling& t = {}) const;
+  DType stationary_type(const TeTiling& t = {}) const;
+  // The tile's PE rows (operand partitions) and columns (output PSUM partitions).
+  bool tiling_fits(const TeTiling& t) const;
+  int tile_rows(const TeTiling& t) const;
+  int tile_cols(const TeTiling& t) const;
+  int tile_row0(const TeTiling& t) const;
+  int tile_col0(const TeTiling& t) const;
 
   // Streams moving[K, N] through the cached stationary and writes PSUM[0..M), bank, offset..
   // (K: 2P in double_row mode, P/4 * G in sparse mode.)
   void multiply_moving(const Tile& moving, const MultiplyMoving& mm);
 
-  // Whether a transpose of the loaded stationary writes 16-bit PSUM elements.
-  bool transpose_is_narrow() const;
+  // Whether a transpose of the tile's stationary writes 16-bit PSUM elements.
+  bool transpose_is_narrow(const TeTiling& t = {}) const;
 
   // ISA level, as the RTL executes it: the error an instruction would raise (checked in the
   // RTL's order), and execution with operands read from SBUF. A rejected instruction
   // changes nothing.
   TeError check(const TeInstruction& instr) const;
   TeError execute(const TeInstruction& instr, const Sbuf& sbuf);
-  int stationary_k() const { return k_; }
-  int stationary_m() const { return m_; }
-  DType stationary_type() const { return stationary_type_; }
 
   uint32_t psum(int partition, int bank, int element) const;
   // 16-bit element e of a bank (transpose output): half e % 2 of word e / 2.
@@ -127,16 +141,26 @@ class TensorEngine {
   void multiply_transpose(const Tile& moving, const MultiplyMoving& mm);
   void write_psum(int partition, const MultiplyMoving& mm, int n, uint32_t tile_bits);
 
+  struct Stationary {
+    DType type = DType::kBf16;
+    int k = 0, m = 0;
+    TeModes modes;
+    TeTiling tiling;
+    std::vector<float> panels;     // decoded, in the kernel's panel layout
+    std::vector<float> panels_hi;  // double_row: rows P..2P-1, same layout
+    Tile raw;                      // transpose: the bits; sparse: decoded values as FP32 bits
+    Tile tags;                     // sparse
+  };
+  const Stationary* top_left(const TeTiling& t) const;  // in the tile's first segment
+  const Stationary* find(const TeTiling& t) const;      // what an MM of this tiling uses
+
   TensorEngineConfig config_;
-  bool stationary_loaded_ = false;
-  DType stationary_type_ = DType::kBf16;
-  int k_ = 0;
-  int m_ = 0;
-  TeModes modes_;
-  std::vector<float> stationary_;  // decoded, in the kernel's panel layout
-  std::vector<float> stationary_hi_;  // double_row: rows P..2P-1, same layout
-  Tile stationary_raw_;            // transpose: the bits; sparse: decoded values as FP32 bits
-  Tile tags_;                      // sparse
+  // The array as a 4 x 4 grid of segments (tiles are whole segments): the LS each holds.
+  std::map<int, Stationary> stationaries_;
+  int segment_[4][4] = {};
+  int next_id_ = 1;
+  const Stationary* cur_ = nullptr;  // the stationary of the MM being executed
+  int out0_ = 0;                     // its tile's first PSUM partition
   std::vector<float> moving_hi_scratch_;
   std::vector<float> moving_scratch_;  // reused by every MultiplyMoving
   std::vector<float> psum_;        // [bank][partition][element], canonical NaNs only

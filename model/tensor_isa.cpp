@@ -12,7 +12,8 @@ std::string_view te_error_name(TeError e) {
       "N out of range", "PSUM bank out of range", "PSUM window past the bank",
       "no stationary loaded", "K differs from the stationary's", "SBUF access out of range",
       "SBUF address or stride misaligned", "forbidden mode combination",
-      "double-row needs FP8 operands", "modes differ from the stationary's"};
+      "double-row needs FP8 operands", "modes or tiling differ from the stationary's",
+      "bad tiling"};
   const auto i = static_cast<size_t>(e);
   return i < kNames.size() ? kNames[i] : "unknown error";
 }
@@ -32,6 +33,9 @@ std::string describe_modes(const TeInstruction& i) {
     s += fmt::format(" sparse-4:{}", sparsity_group(i.sparsity));
     if (i.opcode == TeOpcode::kLoadStationary) s += fmt::format(" tags=0x{:x}", i.tag_addr);
   }
+  if (i.tiling.row_split != 0 || i.tiling.col_split != 0)
+    s += fmt::format(" tile rows {}/{} cols {}/{}", i.tiling.row_tile, 1 << i.tiling.row_split,
+                     i.tiling.col_tile, 1 << i.tiling.col_split);
   return s;
 }
 }  // namespace

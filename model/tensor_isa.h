@@ -28,15 +28,28 @@ enum class TeError : uint8_t {
   kSbufAlign = 11,      // address or stride not a multiple of the element size
   kModeCombo = 12,      // a forbidden combination of modes (see TeInstruction)
   kModeType = 13,       // double-row with an operand that is not FP8
-  kModeMismatch = 14,   // MM: modes differ from the loaded stationary's
+  kModeMismatch = 14,   // MM: modes or tiling differ from its tile's stationary's
+  kTile = 15,           // a tiling field out of range, or a tile that cannot hold the mode
 };
-inline constexpr int kNumTeErrors = 15;
+inline constexpr int kNumTeErrors = 16;
 std::string_view te_error_name(TeError e);
 
 // M:N structured sparsity of the stationary along K: 4 of every G consecutive K rows kept.
 enum class TeSparsity : uint8_t { kDense = 0, k4of8 = 1, k4of12 = 2, k4of16 = 3 };
 // G, the group length (4 for dense: every row is kept).
 inline int sparsity_group(TeSparsity s) { return 4 + 4 * static_cast<int>(s); }
+
+// Row and column tiling: the PE rows (columns) split into 1, 2 or 4 tiles (split code 0, 1, 2;
+// 3 is illegal). An instruction uses PE rows [row_tile * Rows/tiles, +Rows/tiles) and columns
+// [col_tile * Cols/tiles, +Cols/tiles): its operands lie on the partitions of those rows, its
+// output on the PSUM partitions of those columns. MMs on disjoint tiles run in parallel.
+struct TeTiling {
+  int row_split = 0, row_tile = 0, col_split = 0, col_tile = 0;
+  bool operator==(const TeTiling& o) const {
+    return row_split == o.row_split && row_tile == o.row_tile && col_split == o.col_split &&
+           col_tile == o.col_tile;
+  }
+};
 
 // Field widths of the encoded instruction (nc_tensor_pkg::te_instr_t).
 //
@@ -46,8 +59,8 @@ inline int sparsity_group(TeSparsity s) { return 4 + 4 * static_cast<int>(s); }
 //   transpose   PSUM[m][n] = stationary[k*][m], bit for bit, k* = last k with moving[k][n]
 //               nonzero: with an identity moving tile, the stationary transposed.
 //   sparsity    the stationary is compressed M:N along K; tags give each kept row's place.
-// Forbidden (kModeCombo): double_row with transpose or sparsity, transpose with sparsity,
-// transpose with accumulate.
+// Forbidden (kModeCombo): double_row with transpose, sparsity or column tiling, transpose with
+// sparsity, transpose with accumulate.
 struct TeInstruction {
   TeOpcode opcode = TeOpcode::kNop;
   DType dtype = DType::kBf16;
@@ -64,6 +77,7 @@ struct TeInstruction {
   bool transpose = false;
   TeSparsity sparsity = TeSparsity::kDense;
   uint32_t tag_addr = 0;      // 18 bits, sparse LS: the packed 4-bit tags (four per uint16)
+  TeTiling tiling;            // 2 bits per field
 };
 
 // K rows held in each SBUF partition (replicas of the operand read per access): 2 for

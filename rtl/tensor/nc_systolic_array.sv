@@ -28,6 +28,12 @@
 // A vector carries up to MaxReps elements per row (replicas: the second K row of double-row,
 // the G / 4 rows a sparse group's partition holds).
 //
+// Tiling: the array is a Segs x Segs grid of segments. A vector may carry the data of several
+// MMs on disjoint tiles; each row segment's metadata says whether it holds data, its weight
+// bank, and the column segments of its MM's tile. A PE takes part only when its row segment
+// holds data for its column segment; otherwise it passes the sum from above unchanged, so
+// each column adds exactly the products of its own MM's rows.
+//
 // The array is written as loops over state arrays (a PE function applied to every element)
 // rather than Rows x Cols module instances: Verilator then builds a 128 x 128 array in a few
 // minutes instead of hours.
@@ -46,13 +52,14 @@ module nc_systolic_array
   input  logic                           rst_ni,
   // One column of a weight bank per cycle (LoadStationary).
   input  logic                           w_we_i,
+  input  logic                           w_row_en_i [Rows],     // rows of the LS's tile
   input  logic                           w_bank_i,
   input  logic [$clog2(Cols)-1:0]        w_col_i,
   input  fp_unpacked_t                   w_col_data_i [Rows],
   input  fp_unpacked_t                   w_col_data1_i [Rows],  // double-row: second K row
   input  logic [31:0]                    w_col_aux_i [Rows],    // transpose bits or sparse tag
   // One moving vector per cycle, unskewed; bubbles are all-zero vectors.
-  input  logic                           in_wsel_i,
+  input  te_row_meta_t                   in_row_i [Segs],
   input  te_pe_op_e                      in_op_i,
   input  te_sparsity_e                   in_sparsity_i,
   input  fp_unpacked_t                   in_data_i [MaxReps][Rows],
@@ -62,6 +69,7 @@ module nc_systolic_array
   localparam int unsigned Depth = Rows + Cols;  // oldest vector still in the array
   localparam int unsigned PtrW = $clog2(Depth);
   localparam int unsigned RowW = $clog2(Rows);
+  localparam int unsigned SegW = $clog2(Segs);
 
   // State is kept in unpacked arrays: Verilator then reads one element where a packed
   // vector would have it copy and shift a whole row.
@@ -72,7 +80,7 @@ module nc_systolic_array
 
   // Input ring: the entry written at ptr this cycle is at anti-diagonal d, d cycles later.
   fp_unpacked_t    ring_data_q [Depth][MaxReps][Rows];
-  logic            ring_wsel_q [Depth];
+  te_row_meta_t    ring_row_q [Depth][Segs];
   te_pe_op_e       ring_op_q [Depth];
   te_sparsity_e    ring_sparsity_q [Depth];
   logic [PtrW-1:0] ptr_q, ptr_d;
@@ -90,6 +98,18 @@ module nc_systolic_array
     ptr_d = (ptr_q == PtrW'(Depth - 1)) ? '0 : ptr_q + 1'b1;
   end
 
+  // An LS writes the rows of its tile and keeps the rest of the column (other tiles' weights).
+  fp_unpacked_t w_col_new [Rows];
+  fp_unpacked_t w_col_new1 [Rows];
+  logic [31:0]  w_col_aux_new [Rows];
+  always_comb begin
+    for (int unsigned k = 0; k < Rows; k++) begin
+      w_col_new[k] = w_row_en_i[k] ? w_col_data_i[k] : w_q[w_bank_i][w_col_i][k];
+      w_col_new1[k] = w_row_en_i[k] ? w_col_data1_i[k] : w1_q[w_bank_i][w_col_i][k];
+      w_col_aux_new[k] = w_row_en_i[k] ? w_col_aux_i[k] : w_aux_q[w_bank_i][w_col_i][k];
+    end
+  end
+
   // The moving element of replica rep, row row, for the vector on diagonal d.
   function automatic fp_unpacked_t moving(int unsigned d, logic [PtrW-1:0] idx,
                                           logic [1:0] rep, logic [RowW-1:0] row);
@@ -103,12 +123,17 @@ module nc_systolic_array
         // The vector at PE(k, m) is the one on diagonal k + m.
         automatic int unsigned   d = k + m;
         automatic logic [PtrW-1:0] idx = ring_index(d, ptr_q);
-        automatic logic          sel = (d == 0) ? in_wsel_i : ring_wsel_q[idx];
+        automatic logic [SegW-1:0] seg_row = SegW'(k * Segs / Rows);
+        automatic logic [SegW-1:0] seg_col = SegW'(m * Segs / Cols);
+        automatic te_row_meta_t  row = (d == 0) ? in_row_i[seg_row] : ring_row_q[idx][seg_row];
+        automatic logic          sel = row.wsel;
         automatic te_pe_op_e     op = (d == 0) ? in_op_i : ring_op_q[idx];
         automatic fp_unpacked_t  x = moving(d, idx, 2'd0, RowW'(k));
         automatic logic [31:0]   above = (k == 0) ? 32'd0 : ps_q[k-1][m];
         automatic logic [31:0]   aux = w_aux_q[sel][m][k];
-        unique case (op)
+        if (!row.valid || !row.cols[seg_col]) begin
+          ps_d[k][m] = above;  // not this column's MM: pass the sum through
+        end else unique case (op)
           PeDoubleRow: ps_d[k][m] = fp32_add(above, fp32_add(fp32_mul(w_q[sel][m][k], x),
                                              fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k)))));
           PeTranspose: ps_d[k][m] = x.is_zero ? above : aux;
@@ -139,7 +164,8 @@ module nc_systolic_array
   logic [PtrW-1:0] probe_idx;
   always_comb begin
     probe_idx = ring_index(ProbeRow + ProbeCol, ptr_q);
-    probe_wsel = (ProbeRow + ProbeCol == 0) ? in_wsel_i : ring_wsel_q[probe_idx];
+    probe_wsel = (ProbeRow + ProbeCol == 0) ? in_row_i[ProbeRow * Segs / Rows].wsel
+                                            : ring_row_q[probe_idx][ProbeRow * Segs / Rows].wsel;
     probe_op = (ProbeRow + ProbeCol == 0) ? in_op_i : ring_op_q[probe_idx];
     probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
     probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[0][ProbeRow]
@@ -155,14 +181,14 @@ module nc_systolic_array
 
   always_ff @(posedge clk_i) begin
     ring_data_q[ptr_q] <= in_data_i;
-    ring_wsel_q[ptr_q] <= in_wsel_i;
+    ring_row_q[ptr_q] <= in_row_i;
     ring_op_q[ptr_q] <= in_op_i;
     ring_sparsity_q[ptr_q] <= in_sparsity_i;
     ps_q <= ps_d;
     if (w_we_i) begin
-      w_q[w_bank_i][w_col_i] <= w_col_data_i;
-      w1_q[w_bank_i][w_col_i] <= w_col_data1_i;
-      w_aux_q[w_bank_i][w_col_i] <= w_col_aux_i;
+      w_q[w_bank_i][w_col_i] <= w_col_new;
+      w1_q[w_bank_i][w_col_i] <= w_col_new1;
+      w_aux_q[w_bank_i][w_col_i] <= w_col_aux_new;
     end
   end
 endmodule

@@ -36,12 +36,15 @@ module nc_tensor_engine
   input  logic [31:0]           st_rsp_data_i [MaxReps][Rows],
   input  logic [15:0]           st_rsp_tag_i [Rows],
   // SBUF read port for the moving tile (replicas as above).
+  // Each of the Segs row segments (Rows / Segs partitions) has its own address, so the MMs of
+  // up to Segs row tiles read in one access.
   output logic                  mv_req_valid_o,
   input  logic                  mv_req_ready_i,
-  output logic [SbufAddrW-1:0]  mv_req_addr_o,
-  output logic [2:0]            mv_req_bytes_o,
+  output logic [Segs-1:0]       mv_req_segs_o,
+  output logic [SbufAddrW-1:0]  mv_req_addr_o [Segs],
+  output logic [2:0]            mv_req_bytes_o [Segs],
   output logic [2:0]            mv_req_reps_o,
-  output logic [SbufAddrW-1:0]  mv_req_rep_step_o,
+  output logic [SbufAddrW-1:0]  mv_req_rep_step_o [Segs],
   input  logic                  mv_rsp_valid_i,
   input  logic [31:0]           mv_rsp_data_i [MaxReps][Rows],
   // PSUM read port (all partitions of one bank element), data the next cycle.
@@ -70,7 +73,7 @@ module nc_tensor_engine
   output logic [63:0]           cnt_macs_o,
   output logic [63:0]           cnt_stall_sbuf_mv_o,   // MM wanted moving data, port not ready
   output logic [63:0]           cnt_stall_sbuf_st_o,   // LS wanted stationary data, not ready
-  output logic [63:0]           cnt_stall_mm_wait_ls_o,   // next MM waits for its LS
+  output logic [63:0]           cnt_stall_mm_wait_ls_o,   // next MM waits: its LS, a busy tile
   output logic [63:0]           cnt_stall_ls_wait_bank_o, // LS waits for its weight bank
   output logic [63:0]           cnt_stall_psum_rd_o,   // PSUM read held off: bank conflict
   output logic [63:0]           cnt_mm_o,
@@ -84,6 +87,8 @@ module nc_tensor_engine
   localparam int unsigned RingW = $clog2(RingDepth);
   localparam int unsigned DrainCycles = Rows + Cols + 3;  // request to last PE use, + margin
   localparam fp_unpacked_t FpZero = '{is_zero: 1'b1, default: '0};
+  localparam int unsigned Slots = Segs;  // MMs streaming at once: one per row tile at most
+  localparam int unsigned IdW = 16;      // LS sequence numbers (segments holding one LS)
 
   // ---------------------------------------------------------------------------------------
   // Instruction queue and in-order dispatch
@@ -97,14 +102,39 @@ module nc_tensor_engine
     .out_valid_o(head_valid), .out_ready_i(head_pop), .out_data_o(head)
   );
 
-  // Program-order state, updated at dispatch.
-  logic       st_valid_q;        // a stationary has been dispatched
-  logic [8:0] st_k_q, st_m_q;    // its K and M
-  logic [3:0] st_dtype_q;
-  logic       st_double_row_q, st_transpose_q;
-  te_sparsity_e st_sparsity_q;
-  logic       cur_bank_q;        // weight bank of the latest LS: the one MMs use
-  logic       ls_target_bank_q;  // bank the next LS writes
+  // ---------------------------------------------------------------------------------------
+  // Tiles and the stationary each segment holds (program order, updated at dispatch)
+  // ---------------------------------------------------------------------------------------
+  typedef struct packed {
+    logic           valid;
+    logic [IdW-1:0] id;          // which LS wrote it: a tile's segments must agree
+    logic [8:0]     k, m;
+    logic [3:0]     dtype;
+    logic           double_row, transpose;
+    te_sparsity_e   sparsity;
+    te_tiling_t     tiling;
+    logic           wsel;        // weight bank holding it
+  } seg_desc_t;
+  seg_desc_t      seg_q [Segs][Segs];   // [row segment][column segment]
+  seg_desc_t      seg_d [Segs][Segs];
+  logic [IdW-1:0] ls_id_q;
+
+  function automatic logic tiling_fits(logic [1:0] split, logic [1:0] tile, int unsigned side);
+    return split <= 2'd2 && 32'(tile) < (32'd1 << split) && (split == 2'd0 || side % 4 == 0);
+  endfunction
+
+  // The segments of tile `tile` when a side is split in 2^split.
+  function automatic logic [Segs-1:0] seg_mask(logic [1:0] split, logic [1:0] tile);
+    logic [Segs-1:0] mask;
+    int unsigned     per;
+    per = Segs >> ((split > 2'd2) ? 2'd2 : split);
+    for (int unsigned s = 0; s < Segs; s++) mask[s] = (s / per) == 32'(tile);
+    return mask;
+  endfunction
+
+  function automatic int unsigned first_seg(logic [1:0] split, logic [1:0] tile);
+    return 32'(tile) * (Segs >> ((split > 2'd2) ? 2'd2 : split));
+  endfunction
 
   // Elements per partition an access of this instruction reads: 2 for double-row, G / 4 for
   // a sparse MM's moving tile (a sparse stationary is the compressed tile), else 1.
@@ -118,36 +148,42 @@ module nc_tensor_engine
   endfunction
 
   // The same checks, in the same order, as model/tensor_engine.cpp TensorEngine::check.
-  function automatic te_error_e check(te_instr_t i, logic st_valid, logic [8:0] st_k,
-                                      logic st_double_row, logic st_transpose,
-                                      te_sparsity_e st_sparsity, logic [3:0] st_dtype);
+  // st: the stationary in the first segment of the instruction's tile; uniform: every
+  // segment of the tile holds that same LS.
+  function automatic te_error_e check(te_instr_t i, seg_desc_t st, logic uniform);
     logic        is_ls, sparse;
-    logic [31:0] bytes, count, last_byte, elements, tag_end;
+    logic [31:0] bytes, count, last_byte, elements, tag_end, tile_rows, tile_cols;
     is_ls = i.opcode == OpLoadStationary;
     sparse = i.sparsity != SpDense;
     bytes = 32'(dtype_bytes(dtype_e'(i.dtype)));
     count = (is_ls ? 32'(i.m) : 32'(i.n)) * 32'(replicas(i));
     last_byte = 32'(i.sbuf_addr) + (count - 1) * 32'(i.sbuf_stride) + bytes;
     tag_end = 32'(i.tag_addr) + 2 * ((32'(i.m) + 3) / 4);
+    tile_rows = Rows >> i.tiling.row_split;
+    tile_cols = Cols >> i.tiling.col_split;
     // A transpose of a 16- or 8-bit stationary writes 16-bit elements: twice as many per bank.
-    elements = (i.transpose && dtype_bytes(dtype_e'(st_dtype)) != 3'd4) ? 2 * BankElems
+    elements = (i.transpose && dtype_bytes(dtype_e'(st.dtype)) != 3'd4) ? 2 * BankElems
                                                                        : BankElems;
     if (!is_ls && i.opcode != OpMultiplyMoving) return ErrOpcode;
     if (!is_float_dtype(i.dtype)) return ErrDtype;
-    if ((i.double_row && (i.transpose || sparse)) || (i.transpose && sparse) ||
-        (!is_ls && i.transpose && i.accumulate))
+    if ((i.double_row && (i.transpose || sparse || i.tiling.col_split != 2'd0)) ||
+        (i.transpose && sparse) || (!is_ls && i.transpose && i.accumulate))
       return ErrModeCombo;
     if (i.double_row && !is_fp8(i.dtype)) return ErrModeType;
-    if (i.k == '0 || 32'(i.k) > Rows || (sparse && i.k[1:0] != 2'b00)) return ErrK;
+    if (!tiling_fits(i.tiling.row_split, i.tiling.row_tile, Rows) ||
+        !tiling_fits(i.tiling.col_split, i.tiling.col_tile, Cols) ||
+        (sparse && i.tiling.row_split != 2'd0 && tile_rows % 4 != 0))
+      return ErrTile;
+    if (i.k == '0 || 32'(i.k) > tile_rows || (sparse && i.k[1:0] != 2'b00)) return ErrK;
     if (is_ls) begin
-      if (i.m == '0 || 32'(i.m) > Cols) return ErrM;
+      if (i.m == '0 || 32'(i.m) > tile_cols) return ErrM;
     end else begin
       if (i.n == '0 || 32'(i.n) > BankElems) return ErrN;
       if (32'(i.psum_bank) >= Banks) return ErrPsumBank;
-      if (!st_valid) return ErrNoStationary;
-      if (i.k != st_k) return ErrKMismatch;
-      if (i.double_row != st_double_row || i.transpose != st_transpose ||
-          i.sparsity != st_sparsity)
+      if (!st.valid) return ErrNoStationary;
+      if (i.k != st.k) return ErrKMismatch;
+      if (i.double_row != st.double_row || i.transpose != st.transpose ||
+          i.sparsity != st.sparsity || i.tiling != st.tiling || !uniform)
         return ErrModeMismatch;
       if (32'(i.psum_offset) + 32'(i.n) > elements) return ErrPsumRange;
     end
@@ -159,10 +195,26 @@ module nc_tensor_engine
     return ErrNone;
   endfunction
 
+  // The head instruction's tile and the stationary it finds there.
+  logic [Segs-1:0] head_rows, head_cols;
+  seg_desc_t       head_st;
+  logic            head_uniform;
+  always_comb begin
+    head_rows = seg_mask(head.tiling.row_split, head.tiling.row_tile);
+    head_cols = seg_mask(head.tiling.col_split, head.tiling.col_tile);
+    head_st = seg_q[first_seg(head.tiling.row_split, head.tiling.row_tile)]
+                   [first_seg(head.tiling.col_split, head.tiling.col_tile)];
+    head_uniform = 1'b1;
+    for (int unsigned r = 0; r < Segs; r++)
+      for (int unsigned c = 0; c < Segs; c++)
+        if (head_rows[r] && head_cols[c] && (!seg_q[r][c].valid || seg_q[r][c].id != head_st.id))
+          head_uniform = 1'b0;
+  end
+
   te_error_e head_err;
   logic      head_is_ls, head_is_mm, dispatch_ls, dispatch_mm, reject;
   logic      psum_init_busy;
-  logic      bank_free [2];
+  logic      ls_target_bank, ls_bank_free;
 
   // LoadStationary unit state.
   logic                 ls_busy_q;
@@ -176,14 +228,21 @@ module nc_tensor_engine
   logic [SbufAddrW-1:0] ls_tag_addr_q;
   logic                 ls_transpose_q;
   logic                 ls_sparse_q;
+  logic [Segs-1:0]      ls_rows_q, ls_cols_q;   // its tile
+  logic [8:0]           ls_row0_q;              // first PE row (and partition) of the tile
+  logic [8:0]           ls_row_end_q;           // first row past the tile
+  logic [8:0]           ls_col0_q;              // first PE column of the tile
 
-  // MultiplyMoving: a waiting slot (next) and the streaming one (act).
+  // MultiplyMoving: a waiting slot (next) and up to Slots streaming ones on disjoint tiles.
   typedef struct packed {
     logic                 valid;
     logic                 wsel;
     logic [3:0]           dtype;
     logic [8:0]           k;
-    logic [8:0]           m_limit;
+    logic [8:0]           row_end;      // first row past its K rows (row0 + K)
+    logic [8:0]           m_limit;      // first PE column past its outputs (col0 + M)
+    logic [15:0]          macs;         // dense-equivalent MACs per vector
+    logic [Segs-1:0]      rows, cols;   // its tile
     logic [9:0]           n;
     logic [SbufAddrW-1:0] addr;
     logic [15:0]          stride;
@@ -198,33 +257,73 @@ module nc_tensor_engine
     te_pe_op_e            pe_op;
     te_sparsity_e         sparsity;
   } mm_slot_t;
-  mm_slot_t mm_next_q, mm_act_q;
-  logic [9:0]  mm_req_cnt_q;     // moving vectors requested so far
-  logic [15:0] mm_cycle_q;       // cycles since the streaming MM started
+  mm_slot_t    mm_next_q;
+  mm_slot_t    mm_act_q [Slots];
+  logic [9:0]  mm_req_cnt_q [Slots];   // moving vectors requested so far
+  logic [15:0] mm_cycle_q [Slots];     // cycles since the slot's MM started
 
-  assign head_err = check(head, st_valid_q, st_k_q, st_double_row_q, st_transpose_q,
-                          st_sparsity_q, st_dtype_q);
+  assign head_err = check(head, head_st, head_uniform);
   assign head_is_ls = head_valid && head_err == ErrNone && head.opcode == OpLoadStationary;
   assign head_is_mm = head_valid && head_err == ErrNone && head.opcode == OpMultiplyMoving;
   assign reject = head_valid && head_err != ErrNone;
-  assign dispatch_ls = head_is_ls && !ls_busy_q && bank_free[ls_target_bank_q];
+  assign dispatch_ls = head_is_ls && !ls_busy_q && ls_bank_free;
   assign dispatch_mm = head_is_mm && !mm_next_q.valid && !psum_init_busy;
   assign head_pop = reject || dispatch_ls || dispatch_mm;
 
-  // A weight bank is free to reload once no MM holds it and its last vector has drained.
-  logic [$clog2(DrainCycles+1)-1:0] drain_q [2];
+  // An LS loads the weight bank its tile's first segment does not use. That bank must be free
+  // in every segment of the tile: no MM of an overlapping tile holds it and its last vector
+  // there has drained.
+  logic [$clog2(DrainCycles+1)-1:0] drain_q [2][Segs][Segs];
+  logic [$clog2(DrainCycles+1)-1:0] drain_d [2][Segs][Segs];
+  assign ls_target_bank = head_st.valid ? !head_st.wsel : 1'b0;
   always_comb begin
-    for (int b = 0; b < 2; b++) begin
-      bank_free[b] = !(mm_act_q.valid && mm_act_q.wsel == 1'(b)) &&
-                     !(mm_next_q.valid && mm_next_q.wsel == 1'(b)) && drain_q[b] == '0;
+    ls_bank_free = 1'b1;
+    for (int unsigned j = 0; j < Slots; j++)
+      if (mm_act_q[j].valid && mm_act_q[j].wsel == ls_target_bank &&
+          (mm_act_q[j].rows & head_rows) != '0 && (mm_act_q[j].cols & head_cols) != '0)
+        ls_bank_free = 1'b0;
+    if (mm_next_q.valid && mm_next_q.wsel == ls_target_bank &&
+        (mm_next_q.rows & head_rows) != '0 && (mm_next_q.cols & head_cols) != '0)
+      ls_bank_free = 1'b0;
+    for (int unsigned r = 0; r < Segs; r++)
+      for (int unsigned c = 0; c < Segs; c++)
+        if (head_rows[r] && head_cols[c] && drain_q[ls_target_bank][r][c] != '0)
+          ls_bank_free = 1'b0;
+  end
+
+  // Segment state after this cycle's LS dispatch.
+  always_comb begin
+    seg_d = seg_q;
+    if (dispatch_ls) begin
+      for (int unsigned r = 0; r < Segs; r++) begin
+        for (int unsigned c = 0; c < Segs; c++) begin
+          if (head_rows[r] && head_cols[c]) begin
+            seg_d[r][c] = '{valid: 1'b1, id: ls_id_q, k: head.k, m: head.m, dtype: head.dtype,
+                            double_row: head.double_row, transpose: head.transpose,
+                            sparsity: head.sparsity, tiling: head.tiling, wsel: ls_target_bank};
+          end
+        end
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      seg_q <= '{default: '{default: '0}};
+      ls_id_q <= '0;
+    end else begin
+      seg_q <= seg_d;
+      if (dispatch_ls) ls_id_q <= ls_id_q + 1'b1;
     end
   end
 
   // ---------------------------------------------------------------------------------------
-  // LoadStationary: M requests, one column of the chosen weight bank per response.
+  // LoadStationary: M requests, one column of the chosen weight bank per response, written
+  // into the rows of its tile.
   // ---------------------------------------------------------------------------------------
   logic                        st_fire, st_fire_q;
   logic                        w_we;
+  logic                        w_row_en [Rows];
   fp_unpacked_t                w_col_data [Rows];
   fp_unpacked_t                w_col_data1 [Rows];
   logic [31:0]                 w_col_aux [Rows];
@@ -243,8 +342,9 @@ module nc_tensor_engine
 
   always_comb begin
     for (int unsigned k = 0; k < Rows; k++) begin
-      // Rows at or past K hold +0, so they add nothing to the column sums.
-      automatic logic live = k < 32'(ls_k_q);
+      // Row k reads partition k. Rows of the tile at or past K hold +0: they add nothing.
+      automatic logic live = k >= 32'(ls_row0_q) && k < 32'(ls_row0_q) + 32'(ls_k_q);
+      w_row_en[k] = k >= 32'(ls_row0_q) && k < 32'(ls_row_end_q);
       w_col_data[k] = live ? unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[0][k]))
                            : FpZero;
       w_col_data1[k] = (live && ls_reps_q == 3'd2)
@@ -273,21 +373,17 @@ module nc_tensor_engine
       ls_tag_addr_q <= '0;
       ls_transpose_q <= 1'b0;
       ls_sparse_q <= 1'b0;
+      ls_rows_q <= '0;
+      ls_cols_q <= '0;
+      ls_row0_q <= '0;
+      ls_row_end_q <= '0;
+      ls_col0_q <= '0;
       st_fire_q <= 1'b0;
-      st_valid_q <= 1'b0;
-      st_k_q <= '0;
-      st_m_q <= '0;
-      st_dtype_q <= '0;
-      st_double_row_q <= 1'b0;
-      st_transpose_q <= 1'b0;
-      st_sparsity_q <= SpDense;
-      cur_bank_q <= 1'b0;
-      ls_target_bank_q <= 1'b0;
     end else begin
       st_fire_q <= st_fire;
       if (dispatch_ls) begin
         ls_busy_q <= 1'b1;
-        ls_bank_q <= ls_target_bank_q;
+        ls_bank_q <= ls_target_bank;
         ls_dtype_q <= head.dtype;
         ls_k_q <= head.k;
         ls_m_q <= head.m;
@@ -300,15 +396,11 @@ module nc_tensor_engine
         ls_tag_addr_q <= head.tag_addr;
         ls_transpose_q <= head.transpose;
         ls_sparse_q <= head.sparsity != SpDense;
-        st_valid_q <= 1'b1;
-        st_k_q <= head.k;
-        st_m_q <= head.m;
-        st_dtype_q <= head.dtype;
-        st_double_row_q <= head.double_row;
-        st_transpose_q <= head.transpose;
-        st_sparsity_q <= head.sparsity;
-        cur_bank_q <= ls_target_bank_q;
-        ls_target_bank_q <= !ls_target_bank_q;
+        ls_rows_q <= head_rows;
+        ls_cols_q <= head_cols;
+        ls_row0_q <= 9'(32'(head.tiling.row_tile) * (Rows >> head.tiling.row_split));
+        ls_row_end_q <= 9'((32'(head.tiling.row_tile) + 1) * (Rows >> head.tiling.row_split));
+        ls_col0_q <= 9'(32'(head.tiling.col_tile) * (Cols >> head.tiling.col_split));
       end else begin
         if (st_fire) begin
           ls_req_cnt_q <= ls_req_cnt_q + 1'b1;
@@ -325,28 +417,9 @@ module nc_tensor_engine
   end
 
   // ---------------------------------------------------------------------------------------
-  // MultiplyMoving: paced requests of moving vectors; each response enters the array.
+  // MultiplyMoving: each streaming slot paces its own moving vectors; one SBUF access a cycle
+  // carries the vectors of every slot due, each in its own row segments.
   // ---------------------------------------------------------------------------------------
-  logic         mv_fire, mm_all_requested, mm_finishing, mm_can_promote;
-  logic [15:0]  mm_min_cycles;
-  te_vec_meta_t enter_meta_q;    // meta of the vector whose data arrives this cycle
-  logic [8:0]   enter_k_q;
-  logic [3:0]   enter_dtype_q;
-  logic [2:0]   enter_passes_q;
-  logic [2:0]   enter_reps_q;
-
-  assign mv_req_valid_o = mm_act_q.valid && mm_req_cnt_q < mm_act_q.n &&
-                          mm_cycle_q >= 16'(mm_req_cnt_q) * 16'(mm_act_q.passes);
-  assign mv_req_addr_o = mm_act_q.addr;
-  assign mv_req_bytes_o = dtype_bytes(dtype_e'(mm_act_q.dtype));
-  assign mv_req_reps_o = mm_act_q.reps;
-  assign mv_req_rep_step_o = mm_act_q.rep_step;
-  assign mv_fire = mv_req_valid_o && mv_req_ready_i;
-  assign mm_all_requested = mm_req_cnt_q + 10'(mv_fire) == mm_act_q.n;
-  assign mm_min_cycles = (16'(mm_act_q.n) * 16'(mm_act_q.passes) > 16'(MinMmCycles))
-                       ? 16'(mm_act_q.n) * 16'(mm_act_q.passes) : 16'(MinMmCycles);
-  assign mm_finishing = mm_act_q.valid && mm_all_requested && mm_cycle_q + 1'b1 >= mm_min_cycles;
-
   // Cycles per moving vector. FP32 arithmetic takes Fp32Passes; an FP32 transpose moves each
   // 32-bit element as two halves (2 cycles, twice as fast as an identity matmul); the rest 1.
   function automatic logic [2:0] mm_passes(te_instr_t i, logic [3:0] st_dtype);
@@ -356,39 +429,144 @@ module nc_tensor_engine
     if (i.double_row) return 3'd1;
     return fp32 ? 3'(Fp32Passes) : 3'd1;
   endfunction
-  // The next MM may start once the LS that loaded its bank has written every column.
-  assign mm_can_promote = mm_next_q.valid && !(ls_busy_q && ls_bank_q == mm_next_q.wsel);
+
+  // Dense-equivalent MACs per PE row: two K rows for double-row, G / 4 for sparse, none for a
+  // transpose (it moves bits, it does not multiply).
+  function automatic logic [15:0] mm_macs(te_instr_t i, seg_desc_t st);
+    logic [15:0] per_row;
+    per_row = i.double_row ? 16'd2 : i.transpose ? 16'd0 : 16'd1 + 16'(i.sparsity);
+    return 16'(i.k) * 16'(st.m) * per_row;
+  endfunction
+
+  logic [Slots-1:0] wants, members, members_q, fire, finishing, busy_slot;
+  logic             hold_q, mv_fire, can_promote;
+  logic [$clog2(Slots)-1:0] promote_slot;
+
+  always_comb begin
+    for (int unsigned j = 0; j < Slots; j++) begin
+      wants[j] = mm_act_q[j].valid && mm_req_cnt_q[j] < mm_act_q[j].n &&
+                 mm_cycle_q[j] >= 16'(mm_req_cnt_q[j]) * 16'(mm_act_q[j].passes);
+    end
+  end
+  // A stalled request keeps its members (and so its payload) until accepted.
+  assign members = hold_q ? members_q : wants;
+  assign mv_req_valid_o = members != '0;
+  assign mv_fire = mv_req_valid_o && mv_req_ready_i;
+  assign fire = mv_fire ? members : '0;
+
+  always_comb begin
+    mv_req_segs_o = '0;
+    mv_req_reps_o = 3'd1;
+    for (int unsigned s = 0; s < Segs; s++) begin
+      mv_req_addr_o[s] = '0;
+      mv_req_bytes_o[s] = 3'd1;
+      mv_req_rep_step_o[s] = '0;
+    end
+    for (int unsigned j = 0; j < Slots; j++) begin
+      if (members[j]) begin
+        mv_req_reps_o = mm_act_q[j].reps;
+        for (int unsigned s = 0; s < Segs; s++) begin
+          if (mm_act_q[j].rows[s]) begin
+            mv_req_segs_o[s] = 1'b1;
+            mv_req_addr_o[s] = mm_act_q[j].addr;
+            mv_req_bytes_o[s] = dtype_bytes(dtype_e'(mm_act_q[j].dtype));
+            mv_req_rep_step_o[s] = mm_act_q[j].rep_step;
+          end
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    for (int unsigned j = 0; j < Slots; j++) begin
+      automatic logic [15:0] min_cycles =
+          (16'(mm_act_q[j].n) * 16'(mm_act_q[j].passes) > 16'(MinMmCycles))
+        ? 16'(mm_act_q[j].n) * 16'(mm_act_q[j].passes) : 16'(MinMmCycles);
+      finishing[j] = mm_act_q[j].valid && mm_req_cnt_q[j] + 10'(fire[j]) == mm_act_q[j].n &&
+                     mm_cycle_q[j] + 1'b1 >= min_cycles;
+      busy_slot[j] = mm_act_q[j].valid && !finishing[j];
+    end
+  end
+
+  // The next MM starts when its tile shares no rows or columns with a streaming MM, all
+  // streaming MMs run the same PE operation, and the LS of its weights has finished. It takes
+  // a free slot, or one whose MM finishes this cycle (back-to-back MMs leave no gap).
+  always_comb begin
+    can_promote = mm_next_q.valid && !(ls_busy_q && ls_bank_q == mm_next_q.wsel &&
+                                       (ls_rows_q & mm_next_q.rows) != '0 &&
+                                       (ls_cols_q & mm_next_q.cols) != '0);
+    promote_slot = '0;
+    for (int j = Slots - 1; j >= 0; j--) if (!busy_slot[j]) promote_slot = ($clog2(Slots))'(j);
+    if (busy_slot == '1) can_promote = 1'b0;
+    for (int unsigned j = 0; j < Slots; j++) begin
+      if (busy_slot[j] && ((mm_act_q[j].rows & mm_next_q.rows) != '0 ||
+                           (mm_act_q[j].cols & mm_next_q.cols) != '0 ||
+                           mm_act_q[j].pe_op != mm_next_q.pe_op ||
+                           mm_act_q[j].sparsity != mm_next_q.sparsity))
+        can_promote = 1'b0;
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      hold_q <= 1'b0;
+      members_q <= '0;
+    end else begin
+      hold_q <= mv_req_valid_o && !mv_req_ready_i;
+      members_q <= members;
+    end
+  end
+
+  // Slot state, next values (registered whole: arrays of structs take no per-element
+  // non-blocking writes in loops).
+  mm_slot_t    mm_act_d [Slots];
+  logic [9:0]  mm_req_cnt_d [Slots];
+  logic [15:0] mm_cycle_d [Slots];
+  always_comb begin
+    for (int unsigned j = 0; j < Slots; j++) begin
+      mm_act_d[j] = mm_act_q[j];
+      mm_req_cnt_d[j] = mm_req_cnt_q[j];
+      mm_cycle_d[j] = mm_cycle_q[j];
+      if (can_promote && 32'(promote_slot) == j) begin
+        mm_act_d[j] = mm_next_q;
+        mm_req_cnt_d[j] = '0;
+        mm_cycle_d[j] = '0;
+      end else if (finishing[j] || !mm_act_q[j].valid) begin
+        mm_act_d[j] = '0;
+        mm_req_cnt_d[j] = '0;
+        mm_cycle_d[j] = '0;
+      end else begin
+        mm_cycle_d[j] = mm_cycle_q[j] + 1'b1;
+        if (fire[j]) begin
+          mm_req_cnt_d[j] = mm_req_cnt_q[j] + 1'b1;
+          mm_act_d[j].addr = mm_act_q[j].addr + SbufAddrW'(mm_act_q[j].stride);
+        end
+      end
+    end
+  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       mm_next_q <= '0;
-      mm_act_q <= '0;
-      mm_req_cnt_q <= '0;
-      mm_cycle_q <= '0;
-      enter_meta_q <= '0;
-      enter_k_q <= '0;
-      enter_dtype_q <= '0;
-      enter_passes_q <= '0;
-      enter_reps_q <= '0;
+      mm_act_q <= '{default: '0};
+      mm_req_cnt_q <= '{default: '0};
+      mm_cycle_q <= '{default: '0};
     end else begin
-      if (!mm_act_q.valid || mm_finishing) begin
-        mm_act_q <= mm_can_promote ? mm_next_q : '0;
-        mm_req_cnt_q <= '0;
-        mm_cycle_q <= '0;
-      end else begin
-        mm_cycle_q <= mm_cycle_q + 1'b1;
-        if (mv_fire) begin
-          mm_req_cnt_q <= mm_req_cnt_q + 1'b1;
-          mm_act_q.addr <= mm_act_q.addr + SbufAddrW'(mm_act_q.stride);
-        end
-      end
+      mm_act_q <= mm_act_d;
+      mm_req_cnt_q <= mm_req_cnt_d;
+      mm_cycle_q <= mm_cycle_d;
       if (dispatch_mm) begin
         mm_next_q <= '{
           valid: 1'b1,
-          wsel: cur_bank_q,
+          wsel: head_st.wsel,
           dtype: head.dtype,
           k: head.k,
-          m_limit: st_m_q,
+          row_end: 9'(32'(head.tiling.row_tile) * (Rows >> head.tiling.row_split) + 32'(head.k)),
+          m_limit: 9'(32'(head.tiling.col_tile) * (Cols >> head.tiling.col_split) +
+                      32'(head_st.m)),
+          macs: mm_macs(head, head_st),
+          rows: head_rows,
+          cols: head_cols,
           n: head.n,
           addr: head.sbuf_addr,
           stride: head.sbuf_stride,
@@ -396,61 +574,146 @@ module nc_tensor_engine
           offset: head.psum_offset,
           accumulate: head.accumulate,
           tag: head.tag,
-          passes: mm_passes(head, st_dtype_q),
+          passes: mm_passes(head, head_st.dtype),
           reps: replicas(head),
           rep_step: SbufAddrW'(32'(head.n) * 32'(head.sbuf_stride)),
-          narrow: head.transpose && dtype_bytes(dtype_e'(st_dtype_q)) != 3'd4,
+          narrow: head.transpose && dtype_bytes(dtype_e'(head_st.dtype)) != 3'd4,
           pe_op: head.double_row ? PeDoubleRow : head.transpose ? PeTranspose
                : head.sparsity != SpDense ? PeSparse : PeDense,
           sparsity: head.sparsity
         };
-      end else if ((!mm_act_q.valid || mm_finishing) && mm_can_promote) begin
+      end else if (can_promote) begin
         mm_next_q <= '0;
       end
-      enter_meta_q <= '{
-        valid: mv_fire,
-        wsel: mm_act_q.wsel,
-        psum_bank: 3'(mm_act_q.bank),
-        psum_elem: mm_act_q.offset + mm_req_cnt_q,
-        narrow: mm_act_q.narrow,
-        accumulate: mm_act_q.accumulate,
-        pe_op: mm_act_q.pe_op,
-        sparsity: mm_act_q.sparsity,
-        m_limit: mm_act_q.m_limit,
-        tag: mm_act_q.tag
-      };
-      enter_k_q <= mm_act_q.k;
-      enter_dtype_q <= mm_act_q.dtype;
-      enter_passes_q <= mm_act_q.passes;
-      enter_reps_q <= mm_act_q.reps;
     end
   end
 
-  // The arriving vector, decoded at the left edge (rows at or past K as +0) and registered:
-  // the array then depends on state only, so a simulator evaluates the PEs once per cycle.
-  fp_unpacked_t in_data [MaxReps][Rows];
-  fp_unpacked_t in_data_q [MaxReps][Rows];
-  te_vec_meta_t in_meta_q;       // meta of the vector entering the array this cycle
-  logic [8:0]   in_k_q;
-  logic [2:0]   in_passes_q;
+  // What enters with the data of this cycle's access (the response arrives next cycle).
+  te_row_meta_t enter_row_q [Segs];
+  te_col_meta_t enter_col_q [Segs];
+  logic [3:0]   enter_dtype_q [Segs];
+  logic [8:0]   enter_row_end_q [Segs];
+  logic         enter_valid_q;
+  logic [2:0]   enter_reps_q;
+  logic [2:0]   enter_passes_q;
+  logic [31:0]  enter_macs_q;
+  te_pe_op_e    enter_op_q;
+  te_sparsity_e enter_sparsity_q;
+
+  te_row_meta_t enter_row_d [Segs];
+  te_col_meta_t enter_col_d [Segs];
+  logic [3:0]   enter_dtype_d [Segs];
+  logic [8:0]   enter_row_end_d [Segs];
+  logic [2:0]   enter_passes_d;
+  logic [31:0]  enter_macs_d;
+  te_pe_op_e    enter_op_d;
+  te_sparsity_e enter_sparsity_d;
   always_comb begin
-    for (int unsigned r = 0; r < MaxReps; r++) begin
-      for (int unsigned k = 0; k < Rows; k++) begin
-        in_data[r][k] = (enter_meta_q.valid && k < 32'(enter_k_q) && r < 32'(enter_reps_q))
-                      ? unpack_fp32(decode_to_fp32(enter_dtype_q, mv_rsp_data_i[r][k])) : FpZero;
+    enter_passes_d = '0;
+    enter_macs_d = '0;
+    enter_op_d = PeDense;
+    enter_sparsity_d = SpDense;
+    for (int unsigned s = 0; s < Segs; s++) begin
+      enter_row_d[s] = '0;
+      enter_col_d[s] = '0;
+      enter_dtype_d[s] = '0;
+      enter_row_end_d[s] = '0;
+    end
+    for (int unsigned j = 0; j < Slots; j++) begin
+      if (fire[j]) begin
+        if (mm_act_q[j].passes > enter_passes_d) enter_passes_d = mm_act_q[j].passes;
+        enter_macs_d = enter_macs_d + 32'(mm_act_q[j].macs);
+        enter_op_d = mm_act_q[j].pe_op;
+        enter_sparsity_d = mm_act_q[j].sparsity;
+        for (int unsigned s = 0; s < Segs; s++) begin
+          if (mm_act_q[j].rows[s]) begin
+            enter_row_d[s] = '{valid: 1'b1, wsel: mm_act_q[j].wsel, cols: mm_act_q[j].cols};
+            enter_dtype_d[s] = mm_act_q[j].dtype;
+            enter_row_end_d[s] = mm_act_q[j].row_end;
+          end
+          if (mm_act_q[j].cols[s]) begin
+            enter_col_d[s] = '{
+              valid: 1'b1,
+              psum_bank: 3'(mm_act_q[j].bank),
+              psum_elem: mm_act_q[j].offset + mm_req_cnt_q[j],
+              narrow: mm_act_q[j].narrow,
+              accumulate: mm_act_q[j].accumulate,
+              m_limit: mm_act_q[j].m_limit,
+              tag: mm_act_q[j].tag
+            };
+          end
+        end
       end
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
-      in_meta_q <= '0;
-      in_k_q <= '0;
-      in_passes_q <= '0;
+      enter_row_q <= '{default: '0};
+      enter_col_q <= '{default: '0};
+      enter_dtype_q <= '{default: '0};
+      enter_row_end_q <= '{default: '0};
+      enter_valid_q <= 1'b0;
+      enter_reps_q <= '0;
+      enter_passes_q <= '0;
+      enter_macs_q <= '0;
+      enter_op_q <= PeDense;
+      enter_sparsity_q <= SpDense;
     end else begin
-      in_meta_q <= enter_meta_q;
-      in_k_q <= enter_k_q;
+      enter_row_q <= enter_row_d;
+      enter_col_q <= enter_col_d;
+      enter_dtype_q <= enter_dtype_d;
+      enter_row_end_q <= enter_row_end_d;
+      enter_valid_q <= mv_fire;
+      enter_reps_q <= mv_req_reps_o;
+      enter_passes_q <= enter_passes_d;
+      enter_macs_q <= enter_macs_d;
+      enter_op_q <= enter_op_d;
+      enter_sparsity_q <= enter_sparsity_d;
+    end
+  end
+
+  // The arriving vector, decoded at the left edge (rows past each MM's K as +0) and
+  // registered: the array then depends on state only, so a simulator evaluates the PEs once
+  // per cycle.
+  fp_unpacked_t in_data [MaxReps][Rows];
+  fp_unpacked_t in_data_q [MaxReps][Rows];
+  te_row_meta_t in_row_q [Segs];
+  te_col_meta_t in_col_q [Segs];
+  logic         in_valid_q;
+  logic [2:0]   in_passes_q;
+  logic [31:0]  in_macs_q;
+  te_pe_op_e    in_op_q;
+  te_sparsity_e in_sparsity_q;
+  always_comb begin
+    for (int unsigned r = 0; r < MaxReps; r++) begin
+      for (int unsigned k = 0; k < Rows; k++) begin
+        automatic logic [$clog2(Segs)-1:0] s = ($clog2(Segs))'(k * Segs / Rows);
+        in_data[r][k] = (enter_row_q[s].valid && k < 32'(enter_row_end_q[s]) &&
+                         r < 32'(enter_reps_q))
+                      ? unpack_fp32(decode_to_fp32(enter_dtype_q[s], mv_rsp_data_i[r][k]))
+                      : FpZero;
+      end
+    end
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      in_row_q <= '{default: '0};
+      in_col_q <= '{default: '0};
+      in_valid_q <= 1'b0;
+      in_passes_q <= '0;
+      in_macs_q <= '0;
+      in_op_q <= PeDense;
+      in_sparsity_q <= SpDense;
+    end else begin
+      in_row_q <= enter_row_q;
+      in_col_q <= enter_col_q;
+      in_valid_q <= enter_valid_q;
       in_passes_q <= enter_passes_q;
+      in_macs_q <= enter_macs_q;
+      in_op_q <= enter_op_q;
+      in_sparsity_q <= enter_sparsity_q;
     end
   end
 
@@ -465,26 +728,29 @@ module nc_tensor_engine
 
   nc_systolic_array #(.Rows(Rows), .Cols(Cols)) u_array (
     .clk_i, .rst_ni,
-    .w_we_i(w_we), .w_bank_i(ls_bank_q), .w_col_i(ColW'(ls_rsp_cnt_q)),
+    .w_we_i(w_we), .w_row_en_i(w_row_en), .w_bank_i(ls_bank_q),
+    .w_col_i(ColW'(ls_col0_q + ls_rsp_cnt_q)),
     .w_col_data_i(w_col_data), .w_col_data1_i(w_col_data1), .w_col_aux_i(w_col_aux),
-    .in_wsel_i(in_meta_q.wsel), .in_op_i(in_meta_q.pe_op), .in_sparsity_i(in_meta_q.sparsity),
+    .in_row_i(in_row_q), .in_op_i(in_op_q), .in_sparsity_i(in_sparsity_q),
     .in_data_i(in_data_q),
     .out_sum_o(out_sum)
   );
 
-  // Meta ring: the meta of the vector at the bottom of column m entered Rows + m cycles ago.
-  te_vec_meta_t     ring_q [RingDepth];
+  // Meta ring: the meta of the vector at the bottom of column m entered Rows + m cycles ago;
+  // column m takes its column segment's entry.
+  te_col_meta_t     ring_q [RingDepth][Segs];
   logic [RingW-1:0] ring_ptr_q;
-  te_vec_meta_t     col_meta [Cols];
+  te_col_meta_t     col_meta [Cols];
+  te_col_meta_t     exit_meta [Segs];   // the vector leaving the last column
+
+  function automatic logic [RingW-1:0] ring_lag(int unsigned lag, logic [RingW-1:0] ptr);
+    return RingW'((int'(ptr) >= int'(lag)) ? int'(ptr) - lag : int'(ptr) + RingDepth - lag);
+  endfunction
 
   always_comb begin
-    for (int unsigned m = 0; m < Cols; m++) begin
-      automatic int unsigned lag = Rows + m;
-      automatic logic [RingW-1:0] idx =
-          RingW'((int'(ring_ptr_q) >= int'(lag)) ? int'(ring_ptr_q) - lag
-                                                 : int'(ring_ptr_q) + RingDepth - lag);
-      col_meta[m] = ring_q[idx];
-    end
+    for (int unsigned m = 0; m < Cols; m++)
+      col_meta[m] = ring_q[ring_lag(Rows + m, ring_ptr_q)][m * Segs / Cols];
+    exit_meta = ring_q[ring_lag(Rows + Cols - 1, ring_ptr_q)];
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -493,8 +759,8 @@ module nc_tensor_engine
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) ring_q <= '{default: '0};
-    else ring_q[ring_ptr_q] <= in_meta_q;
+    if (!rst_ni) ring_q <= '{default: '{default: '0}};
+    else ring_q[ring_ptr_q] <= in_col_q;
   end
 
   // PSUM writes from the bottom of each column.
@@ -529,44 +795,46 @@ module nc_tensor_engine
     end
   end
 
-  // Vectors in flight per PSUM bank: from request to the bottom of the last column.
+  // Vectors in flight per PSUM bank (one count per column segment a vector writes): from the
+  // request until it leaves the last column.
   logic [15:0]      pending_q [Banks];
+  logic [15:0]      pending_d [Banks];
   logic [Banks-1:0] pending;
   logic             psum_rd_conflict;
-  // The vector leaving the last column: its last possible PSUM write is this cycle.
-  logic             exit_valid;
-  logic [2:0]       exit_bank;
-  logic [9:0]       exit_elem;
-  logic             exit_narrow;
-  assign exit_valid = col_meta[Cols-1].valid;
-  assign exit_bank = col_meta[Cols-1].psum_bank;
-  assign exit_elem = col_meta[Cols-1].psum_elem;
-  assign exit_narrow = col_meta[Cols-1].narrow;
 
   always_comb begin
     for (int unsigned b = 0; b < Banks; b++) pending[b] = pending_q[b] != '0;
   end
 
-  // Next state of the per-bank counters, computed here and registered whole (Verilator does
-  // not take non-blocking writes to array elements inside loops).
-  logic [15:0]                      pending_d [Banks];
-  logic [$clog2(DrainCycles+1)-1:0] drain_d [2];
+  // Next state of the per-bank and per-segment counters, registered whole.
   always_comb begin
     for (int unsigned b = 0; b < Banks; b++) begin
-      pending_d[b] = pending_q[b] + 16'(mv_fire && 32'(mm_act_q.bank) == b)
-                   - 16'(exit_valid && 32'(exit_bank) == b);
+      pending_d[b] = pending_q[b];
+      for (int unsigned j = 0; j < Slots; j++)
+        for (int unsigned c = 0; c < Segs; c++)
+          if (fire[j] && mm_act_q[j].cols[c] && 32'(mm_act_q[j].bank) == b)
+            pending_d[b] = pending_d[b] + 1'b1;
+      for (int unsigned c = 0; c < Segs; c++)
+        if (exit_meta[c].valid && 32'(exit_meta[c].psum_bank) == b)
+          pending_d[b] = pending_d[b] - 1'b1;
     end
-    for (int b = 0; b < 2; b++) begin
-      if (mv_fire && mm_act_q.wsel == 1'(b)) drain_d[b] = ($bits(drain_q[b]))'(DrainCycles);
-      else if (drain_q[b] != '0) drain_d[b] = drain_q[b] - 1'b1;
-      else drain_d[b] = '0;
+    for (int unsigned b = 0; b < 2; b++) begin
+      for (int unsigned r = 0; r < Segs; r++) begin
+        for (int unsigned c = 0; c < Segs; c++) begin
+          drain_d[b][r][c] = (drain_q[b][r][c] != '0) ? drain_q[b][r][c] - 1'b1 : '0;
+          for (int unsigned j = 0; j < Slots; j++)
+            if (fire[j] && 32'(mm_act_q[j].wsel) == b && mm_act_q[j].rows[r] &&
+                mm_act_q[j].cols[c])
+              drain_d[b][r][c] = ($bits(drain_q[b][r][c]))'(DrainCycles);
+        end
+      end
     end
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       pending_q <= '{default: '0};
-      drain_q <= '{default: '0};
+      drain_q <= '{default: '{default: '{default: '0}}};
     end else begin
       pending_q <= pending_d;
       drain_q <= drain_d;
@@ -592,18 +860,7 @@ module nc_tensor_engine
   te_error_e err_code_q;
   logic [63:0] cnt_busy_q, cnt_macs_q, cnt_stall_mv_q, cnt_stall_st_q, cnt_stall_mm_ls_q,
                cnt_stall_ls_bank_q, cnt_stall_psum_q, cnt_mm_q, cnt_ls_q, cnt_rej_q;
-  logic any_pending;
-  // Dense-equivalent MACs per PE row: two K rows for double-row, G / 4 for sparse, none for a
-  // transpose (it moves bits, it does not multiply).
-  logic [63:0] macs_per_row;
-  always_comb begin
-    unique case (in_meta_q.pe_op)
-      PeDoubleRow: macs_per_row = 64'd2;
-      PeTranspose: macs_per_row = 64'd0;
-      PeSparse:    macs_per_row = 64'd1 + 64'(in_meta_q.sparsity);
-      default:     macs_per_row = 64'd1;
-    endcase
-  end
+  logic any_pending, any_active;
 
   assign rej_valid_o = reject;
   assign rej_code_o = head_err;
@@ -611,8 +868,12 @@ module nc_tensor_engine
   assign err_o = err_q;
   assign err_code_o = err_code_q;
   assign any_pending = pending != '0;
-  assign idle_o = !head_valid && !ls_busy_q && !mm_act_q.valid && !mm_next_q.valid &&
-                  !enter_meta_q.valid && !in_meta_q.valid && !any_pending && !psum_init_busy;
+  always_comb begin
+    any_active = 1'b0;
+    for (int unsigned j = 0; j < Slots; j++) any_active = any_active | mm_act_q[j].valid;
+  end
+  assign idle_o = !head_valid && !ls_busy_q && !any_active && !mm_next_q.valid &&
+                  !enter_valid_q && !in_valid_q && !any_pending && !psum_init_busy;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -633,15 +894,13 @@ module nc_tensor_engine
         err_q <= 1'b1;
         err_code_q <= head_err;
       end
-      if (in_meta_q.valid) begin
+      if (in_valid_q) begin
         cnt_busy_q <= cnt_busy_q + 64'(in_passes_q);
-        cnt_macs_q <= cnt_macs_q + 64'(in_k_q) * 64'(in_meta_q.m_limit) * macs_per_row;
+        cnt_macs_q <= cnt_macs_q + 64'(in_macs_q);
       end
       cnt_stall_mv_q <= cnt_stall_mv_q + 64'(mv_req_valid_o && !mv_req_ready_i);
       cnt_stall_st_q <= cnt_stall_st_q + 64'(st_req_valid_o && !st_req_ready_i);
-      cnt_stall_mm_ls_q <= cnt_stall_mm_ls_q +
-                           64'((!mm_act_q.valid || mm_finishing) && mm_next_q.valid &&
-                               !mm_can_promote);
+      cnt_stall_mm_ls_q <= cnt_stall_mm_ls_q + 64'(mm_next_q.valid && !can_promote);
       cnt_stall_ls_bank_q <= cnt_stall_ls_bank_q + 64'(head_is_ls && !dispatch_ls);
       cnt_stall_psum_q <= cnt_stall_psum_q + 64'(psum_rd_conflict);
       cnt_mm_q <= cnt_mm_q + 64'(dispatch_mm);
@@ -664,23 +923,52 @@ module nc_tensor_engine
   // ---------------------------------------------------------------------------------------
   // Assertions
   // ---------------------------------------------------------------------------------------
+  logic ls_hits_streaming_bank, mm_reads_loading_bank, exit_outside_bank, streams_overlap;
+  logic first_col_narrow_acc;
+  logic [Segs*(SbufAddrW+1)-1:0] mv_req_payload;   // segments and addresses, flattened
+  always_comb begin
+    for (int unsigned s = 0; s < Segs; s++)
+      mv_req_payload[s*(SbufAddrW+1) +: SbufAddrW+1] = {mv_req_segs_o[s], mv_req_addr_o[s]};
+  end
+  always_comb begin
+    ls_hits_streaming_bank = 1'b0;
+    mm_reads_loading_bank = 1'b0;
+    streams_overlap = 1'b0;
+    for (int unsigned j = 0; j < Slots; j++) begin
+      if (mm_act_q[j].valid && mm_act_q[j].wsel == ls_bank_q &&
+          (mm_act_q[j].rows & ls_rows_q) != '0 && (mm_act_q[j].cols & ls_cols_q) != '0) begin
+        ls_hits_streaming_bank = ls_hits_streaming_bank | w_we;
+        mm_reads_loading_bank = mm_reads_loading_bank | (fire[j] && ls_busy_q);
+      end
+      for (int unsigned i = 0; i < j; i++)
+        if (mm_act_q[i].valid && mm_act_q[j].valid &&
+            ((mm_act_q[i].rows & mm_act_q[j].rows) != '0 ||
+             (mm_act_q[i].cols & mm_act_q[j].cols) != '0))
+          streams_overlap = 1'b1;
+    end
+    exit_outside_bank = 1'b0;
+    for (int unsigned c = 0; c < Segs; c++)
+      if (exit_meta[c].valid &&
+          32'(exit_meta[c].psum_elem) >= (exit_meta[c].narrow ? 2 * BankElems : BankElems))
+        exit_outside_bank = 1'b1;
+  end
+  assign first_col_narrow_acc = col_meta[0].valid && col_meta[0].narrow && col_meta[0].accumulate;
+
   `NC_ASSERT_HANDSHAKE(CmdPayloadStable, cmd_valid_i, cmd_ready_o, cmd_data_i)
   `NC_ASSERT_HANDSHAKE(StReqStable, st_req_valid_o, st_req_ready_i, st_req_addr_o)
-  `NC_ASSERT_HANDSHAKE(MvReqStable, mv_req_valid_o, mv_req_ready_i, mv_req_addr_o)
+  `NC_ASSERT_HANDSHAKE(MvReqStable, mv_req_valid_o, mv_req_ready_i, mv_req_payload)
   `NC_ASSERT_HANDSHAKE(PsumRdReqStable, psum_rd_valid_i, psum_rd_ready_o,
                        {psum_rd_bank_i, psum_rd_elem_i})
   `NC_ASSERT(StRspOneCycleAfterReq, st_rsp_valid_i == st_fire_q)
-  `NC_ASSERT(MvRspOneCycleAfterReq, mv_rsp_valid_i == enter_meta_q.valid)
-  // The LS never rewrites a bank an MM may still read.
-  `NC_ASSERT(LsWritesOnlyAFreeBank, w_we |-> !(mm_act_q.valid && mm_act_q.wsel == ls_bank_q))
+  `NC_ASSERT(MvRspOneCycleAfterReq, mv_rsp_valid_i == enter_valid_q)
+  // The LS never rewrites a bank an MM of an overlapping tile may still read.
+  `NC_ASSERT(LsWritesOnlyAFreeBank, !ls_hits_streaming_bank)
   // An MM never streams with a bank whose load is unfinished.
-  `NC_ASSERT(MmNeverReadsLoadingBank,
-             mv_fire |-> !(ls_busy_q && ls_bank_q == mm_act_q.wsel))
-  `NC_ASSERT(PsumWriteInsideBank,
-             !exit_valid || 32'(exit_elem) < (exit_narrow ? 2 * BankElems : BankElems))
+  `NC_ASSERT(MmNeverReadsLoadingBank, !mm_reads_loading_bank)
+  // MMs streaming at once share no PE rows and no PE columns.
+  `NC_ASSERT(StreamingTilesAreDisjoint, !streams_overlap)
+  `NC_ASSERT(PsumWriteInsideBank, !exit_outside_bank)
+  `NC_ASSERT(NoPsumWriteDuringInit, !(psum_init_busy && enter_valid_q))
   // A transpose never accumulates (check() rejects it), so half-word writes are plain stores.
-  logic first_col_narrow_acc;
-  assign first_col_narrow_acc = col_meta[0].valid && col_meta[0].narrow && col_meta[0].accumulate;
   `NC_ASSERT(NarrowWriteNeverAccumulates, !first_col_narrow_acc)
-  `NC_ASSERT(NoPsumWriteDuringInit, !(psum_init_busy && enter_meta_q.valid))
 endmodule

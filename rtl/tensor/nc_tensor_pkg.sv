@@ -25,8 +25,20 @@ package nc_tensor_pkg;
     ErrModeCombo     = 4'd12,  // forbidden combination: double-row with transpose or sparsity,
                                // transpose with sparsity, or a transpose MM that accumulates
     ErrModeType      = 4'd13,  // double-row with an operand that is not FP8
-    ErrModeMismatch  = 4'd14   // MM: modes differ from the loaded stationary's
+    ErrModeMismatch  = 4'd14,  // MM: modes or tiling differ from its tile's stationary's
+    ErrTile          = 4'd15   // a tiling field out of range, or a sparse tile without whole
+                               // groups of 4 rows
   } te_error_e;
+
+  // Row and column tiling. The array is a Segs x Segs grid of segments; a tile is a block of
+  // them. split: 0 the whole side, 1 halves, 2 quarters; tile: which one.
+  localparam int unsigned Segs = 4;
+  typedef struct packed {
+    logic [1:0] row_split;
+    logic [1:0] row_tile;
+    logic [1:0] col_split;
+    logic [1:0] col_tile;
+  } te_tiling_t;
 
   // M:N sparsity of the stationary along K: 4 kept of every G = 4 + 4 * code rows.
   typedef enum logic [1:0] {
@@ -72,20 +84,26 @@ package nc_tensor_pkg;
     logic                  transpose;
     te_sparsity_e          sparsity;
     logic [SbufAddrW-1:0]  tag_addr;     // sparse LS only
+    te_tiling_t            tiling;
   } te_instr_t;
 
-  // What travels with each moving vector from the SBUF to the bottom of the array.
+  // A moving vector carries the data of up to Segs MMs on disjoint tiles. For each row
+  // segment: whose data it is (the input side).
+  typedef struct packed {
+    logic            valid;
+    logic            wsel;    // weight bank its products use
+    logic [Segs-1:0] cols;    // the column segments of its MM's tile
+  } te_row_meta_t;
+
+  // For each column segment: where its outputs go, from the SBUF to the bottom of the array.
   typedef struct packed {
     logic        valid;
-    logic        wsel;        // weight bank the vector multiplies with
     logic [2:0]  psum_bank;
     logic [9:0]  psum_elem;   // psum_offset + n (16-bit elements when narrow)
     logic        narrow;      // transpose of a 16- or 8-bit type: a 16-bit PSUM element
     logic        accumulate;
-    te_pe_op_e   pe_op;
-    te_sparsity_e sparsity;
-    logic [8:0]  m_limit;     // columns 0..m_limit-1 write PSUM
+    logic [8:0]  m_limit;     // columns below m_limit (array index) write PSUM
     logic [7:0]  tag;
-  } te_vec_meta_t;
+  } te_col_meta_t;
 
 endpackage

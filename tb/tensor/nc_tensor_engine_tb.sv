@@ -26,6 +26,10 @@ module nc_tensor_engine_tb
   input  logic                  cmd_transpose_i,
   input  logic [1:0]            cmd_sparsity_i,
   input  logic [SbufAddrW-1:0]  cmd_tag_addr_i,
+  input  logic [1:0]            cmd_row_split_i,
+  input  logic [1:0]            cmd_row_tile_i,
+  input  logic [1:0]            cmd_col_split_i,
+  input  logic [1:0]            cmd_col_tile_i,
   output logic                  st_req_valid_o,
   input  logic                  st_req_ready_i,
   output logic [SbufAddrW-1:0]  st_req_addr_o,
@@ -38,10 +42,11 @@ module nc_tensor_engine_tb
   input  logic [15:0]           st_rsp_tag_i [Rows],
   output logic                  mv_req_valid_o,
   input  logic                  mv_req_ready_i,
-  output logic [SbufAddrW-1:0]  mv_req_addr_o,
-  output logic [2:0]            mv_req_bytes_o,
+  output logic [Segs-1:0]       mv_req_segs_o,
+  output logic [SbufAddrW-1:0]  mv_req_addr_o [Segs],
+  output logic [2:0]            mv_req_bytes_o [Segs],
   output logic [2:0]            mv_req_reps_o,
-  output logic [SbufAddrW-1:0]  mv_req_rep_step_o,
+  output logic [SbufAddrW-1:0]  mv_req_rep_step_o [Segs],
   input  logic                  mv_rsp_valid_i,
   input  logic [31:0]           mv_rsp_data_i [MaxReps][Rows],
   input  logic                  psum_rd_valid_i,
@@ -80,7 +85,9 @@ module nc_tensor_engine_tb
     psum_bank: cmd_psum_bank_i, psum_offset: cmd_psum_offset_i,
     accumulate: cmd_accumulate_i, tag: cmd_tag_i, double_row: cmd_double_row_i,
     transpose: cmd_transpose_i, sparsity: te_sparsity_e'(cmd_sparsity_i),
-    tag_addr: cmd_tag_addr_i
+    tag_addr: cmd_tag_addr_i,
+    tiling: '{row_split: cmd_row_split_i, row_tile: cmd_row_tile_i, col_split: cmd_col_split_i,
+              col_tile: cmd_col_tile_i}
   };
 
   te_error_e rej_code, err_code;
@@ -92,7 +99,8 @@ module nc_tensor_engine_tb
     .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd),
     .st_req_valid_o, .st_req_ready_i, .st_req_addr_o, .st_req_bytes_o, .st_req_reps_o,
     .st_req_rep_step_o, .st_req_tag_addr_o, .st_rsp_valid_i, .st_rsp_data_i, .st_rsp_tag_i,
-    .mv_req_valid_o, .mv_req_ready_i, .mv_req_addr_o, .mv_req_bytes_o, .mv_req_reps_o,
+    .mv_req_valid_o, .mv_req_ready_i, .mv_req_segs_o, .mv_req_addr_o, .mv_req_bytes_o,
+    .mv_req_reps_o,
     .mv_req_rep_step_o, .mv_rsp_valid_i, .mv_rsp_data_i,
     .psum_rd_valid_i, .psum_rd_ready_o, .psum_rd_bank_i, .psum_rd_elem_i,
     .psum_rd_rsp_valid_o, .psum_rd_rsp_data_o,

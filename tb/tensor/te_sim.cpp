@@ -36,6 +36,7 @@ struct ExpectedMm {
   TeInstruction instr;
   int m = 0, n = 0;
   bool narrow = false; // a transpose writing 16-bit elements: values are 16-bit
+  int col0 = 0;        // the tile's first PSUM partition
   std::vector<uint32_t> values;
   std::vector<bool> seen;
   uint64_t writes = 0;
@@ -167,23 +168,32 @@ class TeSimImpl final : public TeSim {
                                    cycle_ + 16, from, cycle_ + 16);
   }
 
-  // An SBUF read request as the port saw it: `reps` elements per partition.
+  // An SBUF read request as the port saw it: `reps` elements per partition. The moving port
+  // has an address per row segment (segment of partition p: p * 4 / rows).
+  static constexpr int kSegs = 4;
   struct SbufRequest {
     bool pending = false;
-    uint32_t addr = 0, rep_step = 0, tag_addr = 0;
-    int bytes = 0, reps = 0;
+    uint32_t addr[kSegs] = {}, rep_step[kSegs] = {};
+    int bytes[kSegs] = {};
+    bool segment[kSegs] = {};
+    uint32_t tag_addr = 0;
+    int reps = 0;
   };
 
   // SBUF response for a request accepted last cycle; garbage where there is none (no request,
-  // replicas past `reps`), so the RTL is seen to ignore data it must not use.
+  // a segment not read, replicas past `reps`), so the RTL is seen to ignore data it must not use.
   template <class Data>
   void drive_response(const SbufRequest& r, CData& valid, Data& data) {
     valid = r.pending;
-    for (int j = 0; j < model::kMaxTeReplicas; ++j)
-      for (int p = 0; p < rows_; ++p)
-        data[j][p] = r.pending && j < r.reps && r.addr + j * r.rep_step + r.bytes <= kTeSimSbufBytes
-                         ? sbuf_.read(p, r.addr + j * r.rep_step, r.bytes)
+    for (int j = 0; j < model::kMaxTeReplicas; ++j) {
+      for (int p = 0; p < rows_; ++p) {
+        const int s = p * kSegs / rows_;
+        const uint32_t at = r.addr[s] + j * r.rep_step[s];
+        data[j][p] = r.pending && r.segment[s] && j < r.reps && at + r.bytes[s] <= kTeSimSbufBytes
+                         ? sbuf_.read(p, at, r.bytes[s])
                          : rng_.next32();
+      }
+    }
   }
 
   template <class Data>
@@ -217,6 +227,10 @@ class TeSimImpl final : public TeSim {
     top_->cmd_transpose_i = i.transpose;
     top_->cmd_sparsity_i = static_cast<uint8_t>(i.sparsity);
     top_->cmd_tag_addr_i = i.tag_addr & 0x3FFFF;
+    top_->cmd_row_split_i = static_cast<uint8_t>(i.tiling.row_split & 3);
+    top_->cmd_row_tile_i = static_cast<uint8_t>(i.tiling.row_tile & 3);
+    top_->cmd_col_split_i = static_cast<uint8_t>(i.tiling.col_split & 3);
+    top_->cmd_col_tile_i = static_cast<uint8_t>(i.tiling.col_tile & 3);
   }
 
   // The golden model executes an instruction the moment the RTL accepts it.
@@ -234,16 +248,17 @@ class TeSimImpl final : public TeSim {
       ExpectedMm e;
       e.index = next_;
       e.instr = i;
-      e.m = golden_.stationary_m();
+      e.m = golden_.stationary_m(i.tiling);
       e.n = i.n;
-      e.narrow = i.transpose && golden_.transpose_is_narrow();
+      e.narrow = i.transpose && golden_.transpose_is_narrow(i.tiling);
+      e.col0 = golden_.tile_col0(i.tiling);
       e.values.resize(static_cast<size_t>(e.m) * e.n);
       e.seen.assign(e.values.size(), false);
       for (int m = 0; m < e.m; ++m)
         for (int n = 0; n < e.n; ++n)
           e.values[static_cast<size_t>(m) * e.n + n] =
-              e.narrow ? golden_.psum16(m, i.psum_bank, i.psum_offset + n)
-                       : golden_.psum(m, i.psum_bank, i.psum_offset + n);
+              e.narrow ? golden_.psum16(e.col0 + m, i.psum_bank, i.psum_offset + n)
+                       : golden_.psum(e.col0 + m, i.psum_bank, i.psum_offset + n);
       if (expected_.count(i.tag))
         fail(fmt::format("harness: tag {} reused while in flight", i.tag));
       for (int n = 0; n < e.n; ++n)
@@ -255,34 +270,36 @@ class TeSimImpl final : public TeSim {
   }
 
   void check_psum_writes() {
-    for (int m = 0; m < cols_; ++m) {
-      if (!top_->psum_wr_valid_o[m]) continue;
+    for (int partition = 0; partition < cols_; ++partition) {
+      if (!top_->psum_wr_valid_o[partition]) continue;
       if (!options_.check) {
         ++result_.psum_writes_unchecked;
         continue;
       }
       ++result_.psum_writes_checked;
-      const uint8_t tag = top_->psum_wr_tag_o[m];
+      const uint8_t tag = top_->psum_wr_tag_o[partition];
       const auto it = expected_.find(tag);
       if (it == expected_.end()) {
         fail(fmt::format("PSUM write with tag {} at partition {} that no accepted "
-                         "MultiplyMoving expects", tag, m));
+                         "MultiplyMoving expects", tag, partition));
         return;
       }
       ExpectedMm& e = it->second;
-      const int bank = top_->psum_wr_bank_o[m];
-      const int half = top_->psum_wr_half_o[m];
+      const int m = partition - e.col0;  // row of the output tile
+      const int bank = top_->psum_wr_bank_o[partition];
+      const int half = top_->psum_wr_half_o[partition];
       // A 16-bit element e is half e % 2 of word e / 2 (half code 1: low, 2: high).
-      const int element = half == 0 ? static_cast<int>(top_->psum_wr_elem_o[m])
-                                     : 2 * static_cast<int>(top_->psum_wr_elem_o[m]) + (half == 2);
+      const int element = half == 0 ? static_cast<int>(top_->psum_wr_elem_o[partition])
+                                     : 2 * static_cast<int>(top_->psum_wr_elem_o[partition]) + (half == 2);
       const int n = element - e.instr.psum_offset;
       // Formatted only when something is wrong: this runs for every PSUM write.
       const auto where = [&] {
-        return fmt::format("instruction #{}: {}\n  tile coordinates: partition m={}, element "
-                           "n={} (PSUM bank {}, word {})", e.index, model::describe(e.instr), m,
-                           n, bank, top_->psum_wr_elem_o[m]);
+        return fmt::format("instruction #{}: {}\n  tile coordinates: m={}, n={} (PSUM "
+                           "partition {}, bank {}, word {})", e.index, model::describe(e.instr),
+                           m, n, partition, bank, top_->psum_wr_elem_o[partition]);
       };
-      if (bank != e.instr.psum_bank || n < 0 || n >= e.n || m >= e.m || (half != 0) != e.narrow) {
+      if (bank != e.instr.psum_bank || n < 0 || n >= e.n || m < 0 || m >= e.m ||
+          (half != 0) != e.narrow) {
         fail(fmt::format("PSUM write outside the instruction's window (half code {})\n  {}",
                          half, where()));
         return;
@@ -292,7 +309,7 @@ class TeSimImpl final : public TeSim {
         fail("PSUM written twice\n  " + where());
         return;
       }
-      const uint32_t word = top_->psum_wr_data_o[m];
+      const uint32_t word = top_->psum_wr_data_o[partition];
       const uint32_t actual = e.narrow ? (word >> (half == 2 ? 16 : 0)) & 0xFFFFu : word;
       if (actual != e.values[idx]) {
         const auto show = [&](uint32_t v) {
@@ -304,7 +321,7 @@ class TeSimImpl final : public TeSim {
       }
       const uint32_t actual_word = word;
       e.seen[idx] = true;
-      shadow_[{m, bank, static_cast<int>(top_->psum_wr_elem_o[m])}] = actual_word;
+      shadow_[{partition, bank, static_cast<int>(top_->psum_wr_elem_o[partition])}] = actual_word;
       if (++e.writes == static_cast<uint64_t>(e.m) * e.n) {
         ++result_.mm_checked;
         expected_.erase(it);
@@ -353,11 +370,25 @@ class TeSimImpl final : public TeSim {
       accept_command();
       progress = true;
     }
-    st_req_ = {top_->st_req_valid_o && top_->st_req_ready_i, top_->st_req_addr_o,
-               top_->st_req_rep_step_o, top_->st_req_tag_addr_o, top_->st_req_bytes_o,
-               top_->st_req_reps_o};
-    mv_req_ = {top_->mv_req_valid_o && top_->mv_req_ready_i, top_->mv_req_addr_o,
-               top_->mv_req_rep_step_o, 0, top_->mv_req_bytes_o, top_->mv_req_reps_o};
+    st_req_ = {};  // one address for every partition
+    st_req_.pending = top_->st_req_valid_o && top_->st_req_ready_i;
+    st_req_.reps = top_->st_req_reps_o;
+    st_req_.tag_addr = top_->st_req_tag_addr_o;
+    for (int seg = 0; seg < kSegs; ++seg) {
+      st_req_.segment[seg] = true;
+      st_req_.addr[seg] = top_->st_req_addr_o;
+      st_req_.rep_step[seg] = top_->st_req_rep_step_o;
+      st_req_.bytes[seg] = top_->st_req_bytes_o;
+    }
+    mv_req_ = {};
+    mv_req_.pending = top_->mv_req_valid_o && top_->mv_req_ready_i;
+    mv_req_.reps = top_->mv_req_reps_o;
+    for (int seg = 0; seg < kSegs; ++seg) {
+      mv_req_.segment[seg] = (top_->mv_req_segs_o >> seg) & 1;
+      mv_req_.addr[seg] = top_->mv_req_addr_o[seg];
+      mv_req_.rep_step[seg] = top_->mv_req_rep_step_o[seg];
+      mv_req_.bytes[seg] = top_->mv_req_bytes_o[seg];
+    }
     const uint64_t writes_before = result_.psum_writes_checked + result_.psum_writes_unchecked;
     check_psum_writes();
     check_rejection();
