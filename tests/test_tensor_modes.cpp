@@ -2,11 +2,13 @@
 // co-simulation with the golden model, their error codes, and their issue rates.
 // NCORE_SEED=S reruns a seed; NCORE_WAVES=dump.fst writes waves.
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 #include <string>
 #include <tuple>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "tb/tensor/te_sim.h"
@@ -218,6 +220,129 @@ TEST(TensorModes, Fp32TransposeTakesHalfTheTimeOfAnIdentityMatmul) {
   EXPECT_EQ(matmul, 4u * 128);
   EXPECT_EQ(transpose, 2u * 128);
   EXPECT_EQ(interval(kTranspose, DType::kBf16, 128), 128u);
+}
+
+// ---------------------------------------------------------------------------------------
+// Row and column tiling
+// ---------------------------------------------------------------------------------------
+
+using test::tile;
+using test::tiled_program;
+
+TEST(TensorTiling, DisjointTilesInEveryModeInLockstep) {
+  for (const auto& [rows, cols] : {std::pair{16, 16}, std::pair{8, 8}, std::pair{12, 8}}) {
+    const uint64_t seed = test::test_seed(70 + rows + cols);
+    auto sim = tb::make_te_sim(rows, cols, options(seed, 0.2));
+    model::SplitMix64 rng(seed);
+    std::set<std::string> bins;
+    uint64_t mms = 0;
+    for (int round = 0; round < 30; ++round) {
+      uint32_t addr = 0;
+      const auto program = tiled_program(rows, cols, sim->sbuf(), rng, addr, &bins);
+      const auto r = sim->run(program);
+      ASSERT_TRUE(r.ok) << r.failure;
+      EXPECT_EQ(r.counters.rejected, 0u) << "round " << round;
+      mms += r.mm_checked;
+    }
+    std::printf("[ tiling   ] %dx%d: %zu (mode x row split x column split) bins, %llu MMs\n",
+                rows, cols, bins.size(), static_cast<unsigned long long>(mms));
+    EXPECT_GE(bins.size(), 12u);
+  }
+}
+
+// Four small matmuls on the four diagonal tiles of a 4x32-by-4x32 tiling run in parallel:
+// together they take about the time of one, a quarter of running them on one tile in turn.
+TEST(TensorTiling, FourDiagonalTilesRunInParallel) {
+  const int size = 16, quarter = 4, n = 256;
+  auto run = [&](bool parallel) {
+    auto sim = tb::make_te_sim(size, size, options(test::test_seed(75), 0.0));
+    model::SplitMix64 rng(75);
+    std::vector<TeInstruction> lss, mms;
+    for (int t = 0; t < 4; ++t) {
+      const model::TeTiling tiling = parallel ? tile(2, t, 2, t) : tile(2, 0, 2, 0);
+      const uint32_t st_at = 256 * t, mv_at = 4096 + 1024 * t;
+      for (int p = 0; p < quarter; ++p) {
+        for (int m = 0; m < quarter; ++m)
+          sim->sbuf().write(tiling.row_tile * quarter + p, st_at + 2 * m, 2,
+                            model::random_value(DType::kBf16, rng));
+        for (int j = 0; j < n; ++j)
+          sim->sbuf().write(tiling.row_tile * quarter + p, mv_at + 2 * j, 2,
+                            model::random_value(DType::kBf16, rng));
+      }
+      auto ls = model::load_stationary(DType::kBf16, quarter, quarter, st_at, 2);
+      auto mm = model::multiply_moving(DType::kBf16, quarter, n, mv_at, 2, t, 0, false);
+      ls.tiling = mm.tiling = tiling;
+      if (parallel) {
+        lss.push_back(ls);
+        mms.push_back(mm);
+      } else {
+        lss.push_back(ls);
+        lss.push_back(mm);
+      }
+    }
+    std::vector<TeInstruction> program = lss;
+    program.insert(program.end(), mms.begin(), mms.end());
+    const auto r = sim->run(program);
+    EXPECT_TRUE(r.ok) << r.failure;
+    EXPECT_EQ(r.mm_checked, 4u);
+    EXPECT_EQ(r.counters.macs, 4ull * quarter * quarter * n);
+    return r.cycles;
+  };
+  const uint64_t parallel = run(true), serial = run(false);
+  std::printf("[ figures  ] 4 MMs of %dx%dx%d: %llu cycles on four tiles, %llu on one\n",
+              quarter, quarter, n, static_cast<unsigned long long>(parallel),
+              static_cast<unsigned long long>(serial));
+  // Parallel: one MM's N cycles plus the four LSs and one pipeline fill and drain.
+  EXPECT_LT(parallel, static_cast<uint64_t>(n) + 64 + 2 * size);
+  EXPECT_GT(serial, 4ull * n);
+}
+
+TEST(TensorTiling, IllegalTilingsRaiseTheModelsErrorCode) {
+  auto sim = tb::make_te_sim(8, 8, options(test::test_seed(76), 0.2));
+  model::SplitMix64 rng(76);
+  sim->sbuf().write_tile(model::random_tile(DType::kE4m3, 8, 64, rng), 0, 1);
+  sim->sbuf().write_tile(model::random_tile(DType::kE4m3, 8, 256, rng), 256, 1);
+  auto ls = model::load_stationary(DType::kE4m3, 4, 4, 0, 1);
+  auto mm = model::multiply_moving(DType::kE4m3, 4, 64, 256, 1, 0, 0, false);
+  auto with = [](TeInstruction i, auto change) { change(i); return i; };
+  auto tiled = [&](TeInstruction i, model::TeTiling t) { i.tiling = t; return i; };
+  const std::vector<std::pair<TeInstruction, TeError>> table = {
+      {tiled(ls, tile(3, 0, 0, 0)), TeError::kTile},
+      {tiled(ls, tile(1, 2, 0, 0)), TeError::kTile},
+      {tiled(ls, tile(0, 0, 1, 2)), TeError::kTile},
+      {with(tiled(ls, tile(1, 1, 0, 0)), [](auto& i) { i.k = 5; }), TeError::kK},
+      {with(tiled(ls, tile(0, 0, 2, 3)), [](auto& i) { i.m = 3; }), TeError::kM},
+      {with(tiled(ls, tile(0, 0, 1, 1)), [](auto& i) { i.double_row = true; }),
+       TeError::kModeCombo},
+      {with(tiled(ls, tile(2, 1, 0, 0)), [](auto& i) {
+         i.sparsity = TeSparsity::k4of8;
+         i.k = 2;
+       }),
+       TeError::kTile},
+      {tiled(mm, tile(1, 1, 1, 0)), TeError::kNoStationary},
+      {tiled(ls, tile(1, 1, 1, 0)), TeError::kNone},                    // rows 4-7, cols 0-3
+      {with(tiled(ls, tile(1, 0, 1, 1)), [](auto& i) { i.double_row = false; }), TeError::kNone},
+      {tiled(mm, tile(1, 1, 1, 0)), TeError::kNone},
+      {tiled(mm, tile(1, 0, 1, 1)), TeError::kNone},
+      {tiled(mm, tile(1, 1, 2, 0)), TeError::kModeMismatch},            // a different tiling
+      {tiled(mm, tile(0, 0, 1, 1)), TeError::kModeMismatch},            // spans two LSs' tiles
+      {tiled(mm, tile(0, 0, 1, 0)), TeError::kNoStationary},            // rows 0-3 empty
+      {with(tiled(ls, tile(2, 3, 2, 0)), [](auto& i) { i.k = 2; i.m = 2; }), TeError::kNone},
+      {tiled(mm, tile(1, 1, 1, 0)), TeError::kModeMismatch},            // partly overwritten
+      {tiled(mm, tile(1, 0, 1, 1)), TeError::kNone},                    // untouched
+  };
+  std::vector<TeInstruction> program;
+  size_t rejections = 0;
+  model::TensorEngine probe({8, 8, 8, 512, 229376});
+  for (const auto& [instr, err] : table) {
+    program.push_back(instr);
+    rejections += err != TeError::kNone;
+    EXPECT_EQ(probe.check(instr), err) << model::describe(instr);
+    if (err == TeError::kNone) probe.execute(instr, sim->sbuf());
+  }
+  const auto r = sim->run(program);
+  expect_clean(r, 3);
+  EXPECT_EQ(r.rejections_checked, rejections);
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ using test::options;
 // ---------------------------------------------------------------------------------------
 // Constrained random: programs of LS and MM with random shapes, types, value classes,
 // strides, PSUM windows, overwrite/accumulate, modes (double-row, transpose, sparsity),
-// illegal fields and random back-pressure.
+// row/column tiling with MMs streaming in parallel, illegal fields and random back-pressure.
 // ---------------------------------------------------------------------------------------
 std::vector<TeInstruction> random_program(int rows, int cols, model::Sbuf& sbuf,
                                           model::SplitMix64& rng) {
@@ -36,6 +36,13 @@ std::vector<TeInstruction> random_program(int rows, int cols, model::Sbuf& sbuf,
     const uint32_t stride = bytes * (rng.below(4) == 0 ? 2 + rng.below(3) : 1);
     addr = (addr + 3) / 4 * 4;
     const bool ls = i == 0 || in_mode || rng.below(3) == 0;
+    if (ls && rng.below(6) == 0) {
+      // Up to four tiles with their LSs and MMs streaming together.
+      const auto group = test::tiled_program(rows, cols, sbuf, rng, addr, nullptr);
+      program.insert(program.end(), group.begin(), group.end());
+      in_mode = true;
+      continue;
+    }
     if (ls && rng.below(3) == 0) {
       // A mode block: an LS in double-row, transpose or sparse mode and 1-3 MMs using it.
       model::TeModes modes;
