@@ -150,4 +150,20 @@ TEST(Cli, GemmRejectsABadModeAndDoubleRowWithoutFp8) {
   EXPECT_NE(r.err.find("FP8"), std::string::npos) << r.err;
 }
 
+// Tiled batches run in lockstep; a matmul that does not fit its tile, or a bad tiling, is an
+// error naming the limit.
+TEST(Cli, GemmTilingRunsBatchesAndRejectsWhatDoesNotFit) {
+  Result r = run("gemm --tiling 4x4 --batch 8 --k 4 --n 4 --m 64 --rows 16 --cols 16 --stall 0.2 "
+                 "--all-classes --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"mismatches\": 0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"psum_writes_compared\": 2048"), std::string::npos) << r.out;
+  r = run("gemm --tiling 4x4 --k 8 --n 4 --m 8 --rows 16 --cols 16");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("K <= 4"), std::string::npos) << r.err;
+  r = run("gemm --tiling 3x1 --k 4 --n 4 --m 8 --rows 16 --cols 16");
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.err.find("'3x1'"), std::string::npos) << r.err;
+}
+
 }  // namespace

@@ -507,5 +507,37 @@ TEST(TensorModelModes, ModeRulesRaiseTheirErrorCodes) {
             TeError::kPsumRange);
 }
 
+// A stationary on a tile: operands from the tile's partitions, outputs on its PSUM partitions,
+// the same numbers as untiled; a later LS that overlaps the tile takes it away.
+TEST(TensorModelTiling, TilesPlaceOperandsAndOutputsAndOverlapEvicts) {
+  model::SplitMix64 rng(test::test_seed(57));
+  const model::TensorEngineConfig config{16, 16, 8, 512, 229376};
+  const model::TeTiling t{2, 3, 2, 1};  // rows 12..15, columns 4..7
+  const Tile st = model::random_tile(DType::kFp16, 4, 3, rng);
+  const Tile mv = model::random_tile(DType::kBf16, 4, 20, rng);
+  model::Sbuf sbuf(16, 229376);
+  sbuf.write_tile(Tile(DType::kFp16, 16, 3), 0, 2);  // zeros everywhere, then the tile's rows
+  model::write_te_operand(sbuf, st, {}, true, 0, 2, 12);
+  model::write_te_operand(sbuf, mv, {}, false, 1024, 2, 12);
+  model::TensorEngine tiled(config), plain(config);
+  auto ls = model::load_stationary(DType::kFp16, 4, 3, 0, 2);
+  auto mm = model::multiply_moving(DType::kBf16, 4, 20, 1024, 2, 6, 5, false);
+  ls.tiling = mm.tiling = t;
+  ASSERT_EQ(tiled.execute(ls, sbuf), model::TeError::kNone);
+  ASSERT_EQ(tiled.execute(mm, sbuf), model::TeError::kNone);
+  plain.load_stationary(st);
+  plain.multiply_moving(mv, {6, 5, false});
+  for (int m = 0; m < 3; ++m)
+    for (int n = 0; n < 20; ++n) ASSERT_EQ(tiled.psum(4 + m, 6, 5 + n), plain.psum(m, 6, 5 + n));
+  for (int n = 0; n < 20; ++n) EXPECT_EQ(tiled.psum(0, 6, 5 + n), 0u) << "outside the tile";
+  EXPECT_EQ(tiled.tile_row0(t), 12);
+  EXPECT_EQ(tiled.tile_col0(t), 4);
+  EXPECT_TRUE(tiled.has_stationary(t));
+  EXPECT_FALSE(tiled.has_stationary({})) << "the whole array holds no single LS";
+  tiled.load_stationary(model::random_tile(DType::kBf16, 4, 16, rng), {}, nullptr, {1, 1, 0, 0});
+  EXPECT_FALSE(tiled.has_stationary(t)) << "rows 8..15 reloaded over the tile";
+  EXPECT_EQ(tiled.check(mm), model::TeError::kModeMismatch);
+}
+
 }  // namespace
 }  // namespace ncore

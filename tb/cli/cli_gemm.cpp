@@ -1,6 +1,7 @@
 // ncore gemm: a GEMM tiled into LoadStationary/MultiplyMoving pairs, run on the golden model,
 // the RTL, or both in lockstep.
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 
@@ -20,6 +21,8 @@ struct GemmOptions {
   int k = 128, n = 128, m = 512;
   std::string dtype = "bf16", dtype_moving;
   std::string mode = "dense";
+  std::string tiling = "1x1";
+  int batch = 0;  // 0: one matmul per diagonal tile
   std::string engine = "cosim";
   int rows = 128, cols = 128;
   uint64_t seed = 1;
@@ -34,6 +37,17 @@ struct GemmReport {
   double wall = 0;
   std::string failure;
 };
+
+// "RxC" with R, C in {1, 2, 4} -> split codes; the default batch is one matmul per diagonal tile.
+void parse_tiling(const std::string& text, tb::GemmShape& shape) {
+  const auto code = [](char c) { return c == '1' ? 0 : c == '2' ? 1 : c == '4' ? 2 : -1; };
+  if (text.size() != 3 || text[1] != 'x' || code(text[0]) < 0 || code(text[2]) < 0)
+    throw Error(fmt::format("gemm: --tiling '{}' is not RxC with R and C each 1, 2 or 4 (for "
+                            "example 4x4 or 2x1)", text));
+  shape.row_split = code(text[0]);
+  shape.col_split = code(text[2]);
+  shape.batch = std::min(1 << shape.row_split, 1 << shape.col_split);
+}
 
 GemmReport run_golden(const GemmOptions& o, const tb::GemmShape& shape) {
   model::Sbuf sbuf(o.rows, 229376);
@@ -63,9 +77,10 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   so.wave_from = o.wave_from;
   so.wave_to = o.wave_to;
   so.readback = false;
-  so.reproduce = fmt::format("ncore gemm --mode {} --k {} --n {} --m {} --dtype {} "
-                             "--dtype-moving {} --engine {} --rows {} --cols {} --seed {} "
-                             "--stall {}{} --waves fail.fst", o.mode, o.k, o.n, o.m, o.dtype,
+  so.reproduce = fmt::format("ncore gemm --mode {} --tiling {} --batch {} --k {} --n {} --m {} "
+                             "--dtype {} --dtype-moving {} --engine {} --rows {} --cols {} "
+                             "--seed {} --stall {}{} --waves fail.fst", o.mode, o.tiling,
+                             shape.batch, o.k, o.n, o.m, o.dtype,
                              o.dtype_moving.empty() ? o.dtype : o.dtype_moving, o.engine,
                              o.rows, o.cols, o.seed, o.stall,
                              o.all_classes ? " --all-classes" : "");
@@ -103,6 +118,13 @@ void add_gemm_command(CLI::App& app) {
       ->capture_default_str()
       ->check(CLI::IsMember({"dense", "double-row", "transpose", "sparse-4:8", "sparse-4:12",
                              "sparse-4:16"}));
+  cmd->add_option("--tiling", o->tiling,
+                  "RxC: split the PE rows into R and the columns into C tiles (1, 2 or 4 each); "
+                  "runs --batch independent matmuls, each fitting one tile, on the diagonal "
+                  "tiles in parallel")
+      ->capture_default_str();
+  cmd->add_option("--batch", o->batch, "matmuls with --tiling (default: one per diagonal tile)")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--dtype", o->dtype, "stationary type (and moving, unless --dtype-moving)")
       ->capture_default_str();
   cmd->add_option("--dtype-moving", o->dtype_moving, "moving type");
@@ -121,10 +143,12 @@ void add_gemm_command(CLI::App& app) {
   cmd->add_option("--to", o->wave_to, "last cycle in the waveform");
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
-    const tb::GemmShape shape{
+    tb::GemmShape shape{
         o->k, o->n, o->m, model::parse_dtype(o->dtype),
         model::parse_dtype(o->dtype_moving.empty() ? o->dtype : o->dtype_moving),
         tb::parse_gemm_mode(o->mode)};
+    parse_tiling(o->tiling, shape);
+    if (o->batch > 0) shape.batch = o->batch;
     GemmReport r;
     if (o->engine == "golden") r = run_golden(*o, shape);
     else r = run_rtl(*o, shape, o->engine == "cosim");
@@ -133,7 +157,8 @@ void add_gemm_command(CLI::App& app) {
     const double utilization = r.cycles ? static_cast<double>(r.macs) / pe_cycles : 0.0;
     const double macs_per_cycle = r.cycles ? static_cast<double>(r.macs) / r.cycles : 0.0;
     if (o->json) {
-      nlohmann::json j = {{"engine", o->engine}, {"mode", o->mode}, {"k", o->k}, {"n", o->n},
+      nlohmann::json j = {{"engine", o->engine}, {"mode", o->mode}, {"tiling", o->tiling},
+                          {"batch", shape.batch}, {"k", o->k}, {"n", o->n},
                           {"m", o->m}, {"macs_per_cycle", macs_per_cycle},
                           {"rows", o->rows}, {"cols", o->cols}, {"seed", o->seed},
                           {"cycles", r.cycles}, {"macs", r.macs},
@@ -143,8 +168,9 @@ void add_gemm_command(CLI::App& app) {
       if (!r.failure.empty()) j["failure"] = r.failure;
       fmt::print("{}\n", j.dump(2));
     } else {
-      fmt::print("gemm {} K={} N={} M={} {} x {} on a {}x{} array, engine {}, seed {}\n",
-                 o->mode, o->k, o->n, o->m, o->dtype,
+      fmt::print("gemm {} tiling {} (batch {}) K={} N={} M={} {} x {} on a {}x{} array, "
+                 "engine {}, seed {}\n", o->mode, o->tiling, shape.batch, o->k, o->n, o->m,
+                 o->dtype,
                  o->dtype_moving.empty() ? o->dtype : o->dtype_moving, o->rows, o->cols,
                  o->engine, o->seed);
       if (o->engine != "golden") {

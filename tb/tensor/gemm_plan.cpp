@@ -97,10 +97,9 @@ GemmPlan plan_gemm(const GemmShape& s, int rows, int cols, model::Sbuf& sbuf,
   // the LS of each stationary column block.
   struct Chunk { uint32_t addr; int n; };
   struct Block { int parts = 0, k_mv = 0; std::vector<Chunk> chunks; std::vector<model::TeInstruction> ls; };
-  std::vector<Block> blocks(k_blocks);
-  for (int kb = 0; kb < k_blocks; ++kb) {
-    Block& b = blocks[kb];
-    const int k_here = std::min(k_block, s.k - kb * k_block);  // real K rows in this block
+  // k_here real K rows on the partitions from row0; stationary column blocks of `width`.
+  auto make_block = [&](int k_here, int row0, int width) {
+    Block b;
     b.parts = modes.double_row ? (k_here + 1) / 2
               : sparse         ? 4 * ((k_here + group - 1) / group)
                                : k_here;
@@ -115,11 +114,11 @@ GemmPlan plan_gemm(const GemmShape& s, int rows, int cols, model::Sbuf& sbuf,
                         : r == c         ? model::from_fp32(0x3F800000u, s.moving_type, {})
                                          : 0u;
       const uint32_t at = arena.take(static_cast<uint64_t>(b.k_mv / b.parts) * n_here * mv_bytes);
-      model::write_te_operand(sbuf, mv, modes, false, at, mv_bytes);
+      model::write_te_operand(sbuf, mv, modes, false, at, mv_bytes, row0);
       b.chunks.push_back({at, n_here});
     }
-    for (int c0 = 0; c0 < s.stationary_free; c0 += cols) {
-      const int m_here = std::min(cols, s.stationary_free - c0);
+    for (int c0 = 0; c0 < s.stationary_free; c0 += width) {
+      const int m_here = std::min(width, s.stationary_free - c0);
       model::Tile st(s.stationary_type, modes.double_row ? 2 * b.parts : b.parts, m_here);
       model::Tile tags(model::DType::kInt16, b.parts, m_here);
       if (sparse) {
@@ -142,18 +141,61 @@ GemmPlan plan_gemm(const GemmShape& s, int rows, int cols, model::Sbuf& sbuf,
           for (int c = 0; c < m_here; ++c) st.at(r, c) = value(s.stationary_type);
       }
       const uint32_t st_at = arena.take(static_cast<uint64_t>(st.rows / b.parts) * m_here * st_bytes);
-      model::write_te_operand(sbuf, st, modes, true, st_at, st_bytes);
+      model::write_te_operand(sbuf, st, modes, true, st_at, st_bytes, row0);
       auto ls = model::load_stationary(s.stationary_type, b.parts, m_here, st_at, st_bytes);
       ls.double_row = modes.double_row;
       ls.transpose = modes.transpose;
       ls.sparsity = modes.sparsity;
       if (sparse) {
         ls.tag_addr = arena.take(2 * ((m_here + 3) / 4));
-        model::write_te_tags(sbuf, tags, ls.tag_addr);
+        model::write_te_tags(sbuf, tags, ls.tag_addr, row0);
       }
       b.ls.push_back(ls);
     }
+    return b;
+  };
+
+  if (s.row_split != 0 || s.col_split != 0) {
+    // Tiling: a batch of independent matmuls, matmul b on diagonal tile b % T (T = the
+    // smaller tile count), so T of them stream at once; matmul b writes PSUM bank (b / T) % 8
+    // of its tile's partitions.
+    const int tiles = std::min(1 << s.row_split, 1 << s.col_split);
+    const int tile_rows = rows >> s.row_split, tile_cols = cols >> s.col_split;
+    const int k_tile = modes.double_row ? 2 * tile_rows
+                       : sparse         ? tile_rows / 4 * group
+                                        : tile_rows;
+    if (s.k > k_tile || s.stationary_free > tile_cols || s.moving_free > kBankElems ||
+        (sparse && tile_rows % 4 != 0))
+      throw Error(fmt::format(
+          "gemm: with tiling {}x{} each matmul must fit one tile: K <= {}, N <= {}, M <= {}{}",
+          1 << s.row_split, 1 << s.col_split, k_tile, tile_cols, kBankElems,
+          sparse ? " (and sparse tiles need a multiple of 4 rows)" : ""));
+    for (int b0 = 0; b0 < s.batch; b0 += tiles) {
+      std::vector<model::TeInstruction> mms;
+      for (int b = b0; b < std::min(s.batch, b0 + tiles); ++b) {
+        const model::TeTiling tiling{s.row_split, b % tiles, s.col_split, b % tiles};
+        Block blk = make_block(s.k, tiling.row_tile * tile_rows, tile_cols);
+        auto ls = blk.ls.front();
+        ls.tiling = tiling;
+        plan.program.push_back(ls);
+        auto mm = model::multiply_moving(s.moving_type, blk.parts, blk.chunks[0].n,
+                                         blk.chunks[0].addr, mv_bytes, (b / tiles) % kBanks, 0,
+                                         false);
+        mm.double_row = modes.double_row;
+        mm.transpose = modes.transpose;
+        mm.sparsity = modes.sparsity;
+        mm.tiling = tiling;
+        mms.push_back(mm);
+        if (!modes.transpose) plan.macs += static_cast<uint64_t>(blk.k_mv) * ls.m * blk.chunks[0].n;
+      }
+      plan.program.insert(plan.program.end(), mms.begin(), mms.end());
+    }
+    return plan;
   }
+
+  std::vector<Block> blocks(k_blocks);
+  for (int kb = 0; kb < k_blocks; ++kb)
+    blocks[kb] = make_block(std::min(k_block, s.k - kb * k_block), 0, cols);
 
   // Pass 2: the program. Per stationary column block and per run of up to 8 moving chunks
   // (one PSUM bank each), the K blocks accumulate: one LS and its MMs per K block. A

@@ -35,6 +35,9 @@ struct GemmShape {
   model::DType stationary_type = model::DType::kBf16;
   model::DType moving_type = model::DType::kBf16;
   GemmMode mode = GemmMode::kDense;
+  // Tiling (split codes: 0 none, 1 two tiles, 2 four): a batch of `batch` independent
+  // matmuls of [K, N] x [K, M], each fitting one tile, spread over the diagonal tiles.
+  int row_split = 0, col_split = 0, batch = 1;
 };
 
 struct GemmPlan {
