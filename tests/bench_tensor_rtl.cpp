@@ -2,7 +2,7 @@
 // cycles and utilization of 128x128 BF16 GEMMs, and the MACs per cycle of each mode over
 // dense BF16, each run in lockstep with the golden model. Prints Markdown tables for the
 // README.
-//   bench_tensor_rtl [speed|utilization|modes|all]
+//   bench_tensor_rtl [speed|utilization|modes|tiling|all]
 
 #include <chrono>
 #include <cstdio>
@@ -155,6 +155,51 @@ void modes() {
   }
 }
 
+// Small matmuls (each fits a quarter of the rows and columns) as a batch: one at a time on
+// the whole array against four at a time on the diagonal tiles of a 4x4 tiling, side by side.
+void tiling() {
+  int size = 0;
+  for (const auto& [rows, cols] : ncore::tb::te_sim_sizes())
+    if (rows == cols) size = std::max(size, rows);
+  const int q = size / 4;
+  std::printf("\n%dx%d array, 16 matmuls of K = %d, N = %d, M = 512 (BF16):\n\n"
+              "| tiling | cycles | MACs per cycle | speed-up |\n|---|---|---|---|\n",
+              size, size, q, q);
+  uint64_t untiled = 0;
+  for (const char* name : {"1x1", "2x2", "4x4"}) {
+    ncore::tb::TeSimOptions o;
+    o.readback = false;
+    auto sim = ncore::tb::make_te_sim(size, size, o);
+    ncore::model::SplitMix64 rng(1);
+    ncore::tb::GemmShape shape{q, q, 512, DType::kBf16, DType::kBf16};
+    shape.row_split = shape.col_split = name[0] == '1' ? 0 : name[0] == '2' ? 1 : 2;
+    ncore::tb::GemmPlan plan;
+    if (shape.row_split == 0) {  // untiled: the same 16 matmuls one after another
+      for (int b = 0; b < 16; ++b) {
+        auto one = ncore::tb::plan_gemm(shape, size, size, sim->sbuf(), rng, false);
+        for (auto& i : one.program) {
+          if (i.opcode == ncore::model::TeOpcode::kMultiplyMoving) i.psum_bank = b % 8;
+          plan.program.push_back(i);
+        }
+        plan.macs += one.macs;
+      }
+    } else {
+      shape.batch = 16;
+      plan = ncore::tb::plan_gemm(shape, size, size, sim->sbuf(), rng, false);
+    }
+    const auto r = sim->run(plan.program);
+    if (!r.ok) {
+      std::printf("FAILED: %s\n", r.failure.c_str());
+      return;
+    }
+    if (untiled == 0) untiled = r.cycles;
+    std::printf("| %s | %llu | %.1f | %.2fx |\n", name, static_cast<unsigned long long>(r.cycles),
+                static_cast<double>(r.counters.macs) / r.cycles,
+                static_cast<double>(untiled) / static_cast<double>(r.cycles));
+    std::fflush(stdout);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -162,5 +207,6 @@ int main(int argc, char** argv) {
   if (what == "speed" || what == "all") speed();
   if (what == "utilization" || what == "all") utilization();
   if (what == "modes" || what == "all") modes();
+  if (what == "tiling" || what == "all") tiling();
   return 0;
 }

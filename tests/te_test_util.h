@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "model/numerics.h"
 #include "model/sbuf.h"
 #include "model/tensor_engine.h"
@@ -29,6 +31,15 @@ inline tb::TeSimOptions options(uint64_t seed, double stall) {
   if (const char* f = std::getenv("NCORE_WAVES_FROM")) o.wave_from = std::strtoull(f, nullptr, 0);
   if (const char* t = std::getenv("NCORE_WAVES_TO")) o.wave_to = std::strtoull(t, nullptr, 0);
   return o;
+}
+
+// A run that failed, or compared fewer MMs than expected, or nothing at all, fails the test.
+inline void expect_clean(const tb::TeRunResult& r, uint64_t min_mm) {
+  ASSERT_TRUE(r.ok) << r.failure;
+  EXPECT_GE(r.mm_checked, min_mm);
+  if (min_mm > 0) {
+    EXPECT_GT(r.psum_writes_checked, 0u);
+  }
 }
 
 // The modes one LoadStationary can take, by name (for bins and messages).

@@ -25,13 +25,7 @@ using model::TeInstruction;
 using test::kInputTypes;
 using test::options;
 
-void expect_clean(const tb::TeRunResult& r, uint64_t min_mm) {
-  ASSERT_TRUE(r.ok) << r.failure;
-  EXPECT_GE(r.mm_checked, min_mm);
-  if (min_mm > 0) {
-    EXPECT_GT(r.psum_writes_checked, 0u);
-  }
-}
+using test::expect_clean;
 
 uint32_t bits_of(DType t, float v) { return model::from_fp32(model::float_to_bits(v), t, {}); }
 
