@@ -272,6 +272,13 @@ TEST(TensorRtl, FullSizeSmoke) {
                                     sim->sbuf(), rng, false);
     const auto r2 = sim->run(deep.program);
     expect_clean(r2, 8);
+    // Sparse 4:16 at full depth: K = 512 dense-equivalent rows per LS.
+    const auto sparse = tb::plan_gemm({512, 128, 64, DType::kBf16, DType::kBf16,
+                                       tb::GemmMode::kSparse4of16},
+                                      rows, cols, sim->sbuf(), rng, true);
+    const auto r3 = sim->run(sparse.program);
+    expect_clean(r3, 1);
+    EXPECT_EQ(r3.counters.macs - r2.counters.macs, 512ull * 128 * 64);
   }
   if (!ran) GTEST_SKIP() << "built without the 128x128 model (NCORE_RTL_FULL_SIZE=OFF)";
 }

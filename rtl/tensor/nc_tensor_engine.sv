@@ -241,7 +241,7 @@ module nc_tensor_engine
     logic [8:0]           k;
     logic [8:0]           row_end;      // first row past its K rows (row0 + K)
     logic [8:0]           m_limit;      // first PE column past its outputs (col0 + M)
-    logic [15:0]          macs;         // dense-equivalent MACs per vector
+    logic [31:0]          macs;         // dense-equivalent MACs per vector
     logic [Segs-1:0]      rows, cols;   // its tile
     logic [9:0]           n;
     logic [SbufAddrW-1:0] addr;
@@ -432,10 +432,10 @@ module nc_tensor_engine
 
   // Dense-equivalent MACs per PE row: two K rows for double-row, G / 4 for sparse, none for a
   // transpose (it moves bits, it does not multiply).
-  function automatic logic [15:0] mm_macs(te_instr_t i, seg_desc_t st);
-    logic [15:0] per_row;
-    per_row = i.double_row ? 16'd2 : i.transpose ? 16'd0 : 16'd1 + 16'(i.sparsity);
-    return 16'(i.k) * 16'(st.m) * per_row;
+  function automatic logic [31:0] mm_macs(te_instr_t i, seg_desc_t st);
+    logic [31:0] per_row;
+    per_row = i.double_row ? 32'd2 : i.transpose ? 32'd0 : 32'd1 + 32'(i.sparsity);
+    return 32'(i.k) * 32'(st.m) * per_row;
   endfunction
 
   logic [Slots-1:0] wants, members, members_q, fire, finishing, busy_slot;
@@ -622,7 +622,7 @@ module nc_tensor_engine
     for (int unsigned j = 0; j < Slots; j++) begin
       if (fire[j]) begin
         if (mm_act_q[j].passes > enter_passes_d) enter_passes_d = mm_act_q[j].passes;
-        enter_macs_d = enter_macs_d + 32'(mm_act_q[j].macs);
+        enter_macs_d = enter_macs_d + mm_act_q[j].macs;
         enter_op_d = mm_act_q[j].pe_op;
         enter_sparsity_d = mm_act_q[j].sparsity;
         for (int unsigned s = 0; s < Segs; s++) begin

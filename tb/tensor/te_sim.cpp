@@ -97,6 +97,8 @@ class TeSimImpl final : public TeSim {
     offering_ = false;
     touched_.clear();
     const uint64_t start = cycle_;
+    const uint64_t golden_macs_before = golden_.macs();
+    const uint64_t rtl_macs_before = top_->cnt_macs_o;
     uint64_t last_progress = cycle_;
 
     while (result_.ok) {
@@ -118,6 +120,11 @@ class TeSimImpl final : public TeSim {
       fail(fmt::format("instruction #{} ({}): only {} of {} PSUM writes seen", e.index,
                        model::describe(e.instr), e.writes, e.m * e.n));
     }
+    // The MAC counter (dense-equivalent) against the model's count of the same instructions.
+    if (result_.ok && options_.check &&
+        top_->cnt_macs_o - rtl_macs_before != golden_.macs() - golden_macs_before)
+      fail(fmt::format("MAC counter: the RTL counted {} MACs, the golden model {}",
+                       top_->cnt_macs_o - rtl_macs_before, golden_.macs() - golden_macs_before));
     if (result_.ok && options_.readback && options_.check) readback();
     if (!result_.ok && fst_) {
       for (int i = 0; i < 16; ++i) clock();  // a little context after the failure
