@@ -54,6 +54,11 @@ class TeSimImpl final : public TeSim {
         golden_(model::TensorEngineConfig{rows, cols, 8, 512, kTeSimSbufBytes}),
         rng_(options.seed) {
     context_->randSeed(static_cast<int>(options.seed & 0x7FFFFFFF));
+    if (options.xprop_seed != 0) {
+      // Every flop without a reset and every X assignment starts from its own random value.
+      context_->randReset(2);
+      context_->randSeed(static_cast<int>(options.xprop_seed & 0x7FFFFFFF));
+    }
     if (!options.waves.empty()) context_->traceEverOn(true);
     top_ = std::make_unique<V>(context_.get(), "tb");
     if (!options.waves.empty()) {
@@ -88,6 +93,9 @@ class TeSimImpl final : public TeSim {
   model::Sbuf& sbuf() override { return sbuf_; }
   const model::TensorEngine& golden() const override { return golden_; }
   uint64_t cycle() const override { return cycle_; }
+  uint32_t psum_read_port(int partition) const override {
+    return top_->psum_rd_rsp_data_o[partition];
+  }
 
   TeRunResult run(const std::vector<TeInstruction>& program) override {
     const auto wall_start = std::chrono::steady_clock::now();
@@ -218,6 +226,8 @@ class TeSimImpl final : public TeSim {
       offered_.tag = static_cast<uint8_t>(tag_counter_++);
     }
     top_->cmd_valid_i = offering_;
+    if (options_.fault == TeFault::kCmdPayloadChangesWhileStalled && offering_ && cmd_stalled_)
+      offered_.tag ^= 0x80;  // a sender must hold its payload while not accepted
     const TeInstruction& i = offered_;
     top_->cmd_opcode_i = static_cast<uint8_t>(i.opcode);
     top_->cmd_dtype_i = static_cast<uint8_t>(i.dtype);
@@ -366,6 +376,11 @@ class TeSimImpl final : public TeSim {
     drive_response(st_req_, top_->st_rsp_valid_i, top_->st_rsp_data_i);
     drive_tags(st_req_, top_->st_rsp_tag_i);
     drive_response(mv_req_, top_->mv_rsp_valid_i, top_->mv_rsp_data_i);
+    // A response nobody asked for, once the engine has been idle for a while.
+    if (cycle_ > 64 && !st_req_.pending && !mv_req_.pending) {
+      if (options_.fault == TeFault::kStResponseWithoutRequest) top_->st_rsp_valid_i = 1;
+      if (options_.fault == TeFault::kMvResponseWithoutRequest) top_->mv_rsp_valid_i = 1;
+    }
     drive_probe();
     top_->clk_i = 0;
     top_->eval();
@@ -373,6 +388,7 @@ class TeSimImpl final : public TeSim {
     check_probe();
 
     bool progress = false;
+    cmd_stalled_ = top_->cmd_valid_i && !top_->cmd_ready_o;
     if (top_->cmd_valid_i && top_->cmd_ready_o) {
       accept_command();
       progress = true;
@@ -423,6 +439,9 @@ class TeSimImpl final : public TeSim {
       }
       probe_active_ = true;
     }
+    if (options_.fault == TeFault::kPsumReadChangesWhileStalled && probe_active_ &&
+        probe_stalled_)
+      probe_.second ^= 1;  // the reader must hold its request while held off
     top_->psum_rd_valid_i = probe_active_;
     top_->psum_rd_bank_i = static_cast<uint8_t>(probe_.first);
     top_->psum_rd_elem_i = static_cast<uint16_t>(probe_.second);
@@ -448,6 +467,7 @@ class TeSimImpl final : public TeSim {
       }
       ++result_.probes_checked;
     }
+    probe_stalled_ = probe_active_ && !top_->psum_rd_ready_o;
     if (probe_active_ && top_->psum_rd_ready_o) {
       probe_active_ = false;
       probe_rsp_pending_ = true;
@@ -546,7 +566,8 @@ class TeSimImpl final : public TeSim {
   std::vector<Rejection> rejections_;
   std::set<std::pair<int, int>> touched_;
   std::map<std::tuple<int, int, int>, uint32_t> shadow_;  // (partition, bank, word) -> RTL value
-  bool probe_active_ = false, probe_rsp_pending_ = false;
+  bool probe_active_ = false, probe_rsp_pending_ = false, probe_stalled_ = false;
+  bool cmd_stalled_ = false;
   std::pair<int, int> probe_, probe_rsp_;
   TeRunResult result_;
 };
@@ -561,7 +582,22 @@ std::vector<std::pair<int, int>> te_sim_sizes() {
   return sizes;
 }
 
+std::vector<std::pair<int, int>> te_sim_xprop_sizes() {
+  std::vector<std::pair<int, int>> sizes;
+#define NC_TE_SIZE(R, C, CLASS) sizes.push_back({R, C});
+  NC_TE_XPROP_MODELS(NC_TE_SIZE)
+#undef NC_TE_SIZE
+  return sizes;
+}
+
 std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& options) {
+  if (options.xprop_seed != 0) {
+#define NC_TE_MAKE(R, C, CLASS) \
+  if (rows == R && cols == C) return std::make_unique<TeSimImpl<CLASS>>(R, C, options);
+    NC_TE_XPROP_MODELS(NC_TE_MAKE)
+#undef NC_TE_MAKE
+    throw Error(fmt::format("no X-propagation RTL model of a {}x{} array is built", rows, cols));
+  }
 #define NC_TE_MAKE(R, C, CLASS) \
   if (rows == R && cols == C) return std::make_unique<TeSimImpl<CLASS>>(R, C, options);
   NC_TE_MODELS(NC_TE_MAKE)

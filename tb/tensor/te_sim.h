@@ -24,6 +24,16 @@ namespace ncore::tb {
 // Bytes per SBUF partition: the RTL top's SbufBytes (224 KiB, as in hardware).
 inline constexpr uint32_t kTeSimSbufBytes = 229376;
 
+// A protocol violation the harness commits on purpose, so that a test can see the RTL's
+// interface assertion fire (the process stops with the assertion's name).
+enum class TeFault {
+  kNone,
+  kCmdPayloadChangesWhileStalled,   // CmdPayloadStable
+  kStResponseWithoutRequest,        // StRspOneCycleAfterReq
+  kMvResponseWithoutRequest,        // MvRspOneCycleAfterReq
+  kPsumReadChangesWhileStalled,     // PsumRdReqStable
+};
+
 struct TeSimOptions {
   bool check = true;          // false: RTL alone, no golden model and no comparison
   uint64_t seed = 1;
@@ -37,6 +47,10 @@ struct TeSimOptions {
   double probe_reads = 0.0;   // chance a cycle starts a PSUM read during the run, mostly of a
                               // bank with writes in flight (a bank conflict: held off)
   std::string reproduce;      // a command that reproduces this run, printed on failure
+  TeFault fault = TeFault::kNone;
+  // Nonzero: run the X-propagation build of the array size (Verilated with --x-assign unique
+  // --x-initial unique), its flops without reset and its X assignments random from this seed.
+  uint64_t xprop_seed = 0;
 };
 
 struct TeCounters {
@@ -71,10 +85,14 @@ class TeSim {
   // harness. May be called again: state carries over, as in hardware.
   virtual TeRunResult run(const std::vector<model::TeInstruction>& program) = 0;
   virtual uint64_t cycle() const = 0;
+  // The PSUM read port's data output of a partition as it is now, valid or not: before the
+  // first read it shows the read register's power-up value (random in an X-propagation build).
+  virtual uint32_t psum_read_port(int partition) const = 0;
 };
 
 // The array sizes built into this binary, and a simulator for one of them.
 std::vector<std::pair<int, int>> te_sim_sizes();
+std::vector<std::pair<int, int>> te_sim_xprop_sizes();
 std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& options);
 
 }  // namespace ncore::tb

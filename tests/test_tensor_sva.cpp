@@ -1,0 +1,65 @@
+// Negative tests of the tensor engine's interface assertions: the harness breaks one rule on
+// purpose (tb::TeFault) and the RTL's SVA must stop the simulation naming the assertion. The
+// same program without the fault runs clean, so the stop is the fault's doing.
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tb/tensor/te_sim.h"
+#include "tests/te_test_util.h"
+
+namespace ncore {
+namespace {
+
+using model::DType;
+using tb::TeFault;
+
+// Twelve MMs of N = 100 on one stationary: the instruction queue fills (ready drops) and PSUM
+// reads meet banks in flight (held off).
+tb::TeRunResult run_with(TeFault fault) {
+  auto opts = test::options(1, 0.0);
+  opts.fault = fault;
+  opts.probe_reads = 0.3;
+  opts.watchdog = 5000;
+  auto sim = tb::make_te_sim(8, 8, opts);
+  model::SplitMix64 rng(1);
+  sim->sbuf().write_tile(model::random_tile(DType::kBf16, 8, 8, rng), 0, 2);
+  sim->sbuf().write_tile(model::random_tile(DType::kBf16, 8, 100, rng), 1024, 2);
+  std::vector<model::TeInstruction> program = {model::load_stationary(DType::kBf16, 8, 8, 0, 2)};
+  for (int i = 0; i < 12; ++i)
+    program.push_back(model::multiply_moving(DType::kBf16, 8, 100, 1024, 2, i % 8, 0, false));
+  return sim->run(program);
+}
+
+// Verilator prints an assertion's message on stdout; the death test reads stderr.
+void run_expecting_stop(TeFault fault) {
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  run_with(fault);
+}
+
+TEST(TensorSva, WithoutAFaultTheProgramRunsClean) {
+  const auto r = run_with(TeFault::kNone);
+  test::expect_clean(r, 12);
+  EXPECT_GT(r.probes_checked, 0u);
+  EXPECT_GT(r.counters.stall_psum_rd, 0u) << "no PSUM read was held off: the fault would not bite";
+}
+
+TEST(TensorSvaDeathTest, CmdPayloadChangingWhileStalledFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kCmdPayloadChangesWhileStalled), "CmdPayloadStable");
+}
+
+TEST(TensorSvaDeathTest, StationaryResponseWithoutRequestFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kStResponseWithoutRequest), "StRspOneCycleAfterReq");
+}
+
+TEST(TensorSvaDeathTest, MovingResponseWithoutRequestFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kMvResponseWithoutRequest), "MvRspOneCycleAfterReq");
+}
+
+TEST(TensorSvaDeathTest, PsumReadChangingWhileHeldOffFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kPsumReadChangesWhileStalled), "PsumRdReqStable");
+}
+
+}  // namespace
+}  // namespace ncore
