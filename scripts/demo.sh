@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on defaults: installs what is missing, builds, then runs a co-simulated
 # regression of the tensor-engine RTL against the golden model (GEMMs over every input type,
-# random back-pressure, every value class) with FST waves written under build/waves/.
+# the double-row, sparse and transpose modes and row/column tiling, random back-pressure,
+# every value class) with FST waves written under build/waves/.
 # Usage: bash scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,10 @@ run bf16_k256_n64_m256_32x32  --k 256 --n 64 --m 256 --dtype bf16 --rows 32 --co
 run e4m3xe5m2_k96_n40_m600_32x32 --k 96 --n 40 --m 600 --dtype e4m3 --dtype-moving e5m2 --rows 32 --cols 32 --stall 0.1 --all-classes
 run fp32_k64_n32_m128_16x16 --k 64 --n 32 --m 128 --dtype fp32 --rows 16 --cols 16 --all-classes
 run fp16xtf32_k40_n12_m100_12x8 --k 40 --n 12 --m 100 --dtype fp16 --dtype-moving tf32 --rows 12 --cols 8 --stall 0.3 --all-classes
+run double_row_e4m3xe5m2_k512_32x32 --mode double-row --k 512 --n 32 --m 256 --dtype e4m3 --dtype-moving e5m2 --rows 32 --cols 32 --stall 0.1 --all-classes
+run sparse_4of16_bf16_k512_32x32 --mode sparse-4:16 --k 512 --n 32 --m 256 --dtype bf16 --rows 32 --cols 32 --stall 0.1 --all-classes
+run transpose_fp16_k32_32x32 --mode transpose --k 32 --n 32 --m 32 --dtype fp16 --rows 32 --cols 32 --all-classes
+run tiled_4x4_bf16_batch16_32x32 --tiling 4x4 --batch 16 --k 8 --n 8 --m 256 --dtype bf16 --rows 32 --cols 32 --stall 0.1 --all-classes
 run bf16_k128_n128_m512_128x128 --k 128 --n 128 --m 512 --dtype bf16 --rows 128 --cols 128
 echo
 echo "Every PSUM write above was compared with the golden model as it happened."

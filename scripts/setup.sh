@@ -14,6 +14,7 @@ packages=(
   libcli11-dev                        # command-line parsing for the ncore CLI
   nlohmann-json3-dev                  # JSON output and configuration files
   gtkwave                             # waveform viewer for the FST dumps
+  python3                             # scripts/mutate
 )
 
 missing=()
