@@ -1,0 +1,782 @@
+#include "model/hbm.h"
+
+#include <algorithm>
+#include <istream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/error.h"
+
+namespace ncore::model {
+namespace {
+
+int log2_exact(int v) {
+  int b = 0;
+  while ((1 << b) < v) ++b;
+  return b;
+}
+
+// XOR of the w-bit chunks of x.
+int fold(uint64_t x, int w) {
+  if (w == 0) return 0;
+  uint64_t r = 0;
+  for (; x != 0; x >>= w) r ^= x & ((1ull << w) - 1);
+  return static_cast<int>(r);
+}
+
+uint64_t splitmix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+void check_range(const char* field, long long value, long long lo, long long hi) {
+  if (value < lo || value > hi)
+    throw Error(fmt::format("HBM configuration: {} is {}, expected {} to {}", field, value, lo,
+                            hi));
+}
+
+}  // namespace
+
+void HbmConfig::validate() const {
+  check_range("channels", channels, 1, 16);
+  if ((channels & (channels - 1)) != 0)
+    throw Error(fmt::format("HBM configuration: channels is {}, expected a power of two",
+                            channels));
+  check_range("rd_depth", rd_depth, 2, 256);
+  check_range("wr_depth", wr_depth, 2, 256);
+  check_range("wr_high", wr_high, 1, wr_depth);
+  check_range("wr_low", wr_low, 0, wr_high - 1);
+  check_range("age_cap", age_cap, 1, 65535);
+  check_range("max_postpone", max_postpone, 1, 8);
+  check_range("max_pull_in", max_pull_in, 0, 8);
+  const auto& t = timing;
+  const std::pair<const char*, int> fields[] = {
+      {"bl", t.bl},         {"cl", t.cl},       {"cwl", t.cwl},       {"rcd_rd", t.rcd_rd},
+      {"rcd_wr", t.rcd_wr}, {"rp", t.rp},       {"ras", t.ras},       {"rc", t.rc},
+      {"ccd_s", t.ccd_s},   {"ccd_l", t.ccd_l}, {"rrd_s", t.rrd_s},   {"rrd_l", t.rrd_l},
+      {"faw", t.faw},       {"wr", t.wr},       {"rtp", t.rtp},       {"wtr_s", t.wtr_s},
+      {"wtr_l", t.wtr_l},   {"rtw", t.rtw},     {"rfc", t.rfc},       {"rfcpb", t.rfcpb},
+      {"rrefd", t.rrefd}};
+  for (const auto& [name, v] : fields) check_range(name, v, 1, 4095);
+  check_range("refi", t.refi, 2 * kHbmBanks, 65535);
+  if (t.ccd_s < t.bl)
+    throw Error(fmt::format("HBM configuration: ccd_s is {}, expected at least bl ({}): bursts "
+                            "would overlap on the data bus", t.ccd_s, t.bl));
+  if (t.rtw < t.cl + t.bl - t.cwl)
+    throw Error(fmt::format("HBM configuration: rtw is {}, expected at least cl + bl - cwl ({}): "
+                            "write data would overlap read data", t.rtw, t.cl + t.bl - t.cwl));
+  if (!(t.tck_ns > 0)) throw Error("HBM configuration: tck_ns must be positive");
+}
+
+HbmAddress hbm_map(uint64_t byte_addr, int channels, bool xor_hash) {
+  if (byte_addr % kHbmBurstBytes != 0 || byte_addr >= hbm_capacity_bytes(channels))
+    throw Error(fmt::format("HBM address 0x{:x}: expected a 32-byte aligned address below 0x{:x}",
+                            byte_addr, hbm_capacity_bytes(channels)));
+  const int ch_bits = log2_exact(channels);
+  uint64_t b = byte_addr / kHbmBurstBytes;
+  HbmAddress a;
+  a.col = static_cast<int>(b % kHbmColumns);
+  b /= kHbmColumns;
+  a.bank = static_cast<int>(b % kHbmBanks);
+  b /= kHbmBanks;
+  a.channel = static_cast<int>(b & ((1u << ch_bits) - 1));
+  b >>= ch_bits;
+  a.row = static_cast<int>(b);
+  if (xor_hash) {
+    a.bank ^= fold(a.row, 4);
+    a.channel ^= fold(a.row, ch_bits);
+  }
+  return a;
+}
+
+uint64_t hbm_unmap(const HbmAddress& a, int channels, bool xor_hash) {
+  const int ch_bits = log2_exact(channels);
+  int bank = a.bank, channel = a.channel;
+  if (xor_hash) {
+    bank ^= fold(a.row, 4);
+    channel ^= fold(a.row, ch_bits);
+  }
+  uint64_t b = static_cast<uint64_t>(a.row);
+  b = (b << ch_bits) | static_cast<uint64_t>(channel);
+  b = b * kHbmBanks + static_cast<uint64_t>(bank);
+  b = b * kHbmColumns + static_cast<uint64_t>(a.col);
+  return b * kHbmBurstBytes;
+}
+
+uint64_t hbm_capacity_bytes(int channels) {
+  return static_cast<uint64_t>(channels) * kHbmBanks * (1ull << kHbmRowBits) * kHbmColumns *
+         kHbmBurstBytes;
+}
+
+const char* hbm_cmd_name(HbmCmd c) {
+  switch (c) {
+    case HbmCmd::kAct: return "ACT";
+    case HbmCmd::kPre: return "PRE";
+    case HbmCmd::kRd: return "RD";
+    case HbmCmd::kWr: return "WR";
+    case HbmCmd::kRefPb: return "REFpb";
+    case HbmCmd::kRefAb: return "REFab";
+    case HbmCmd::kNone: break;
+  }
+  return "none";
+}
+
+std::string describe(const HbmCommand& c) {
+  switch (c.cmd) {
+    case HbmCmd::kAct: return fmt::format("ACT bank {} row {}", c.bank, c.row);
+    case HbmCmd::kPre:
+    case HbmCmd::kRefPb: return fmt::format("{} bank {}", hbm_cmd_name(c.cmd), c.bank);
+    case HbmCmd::kRd:
+    case HbmCmd::kWr:
+      return fmt::format("{} bank {} row {} col {} id {}", hbm_cmd_name(c.cmd), c.bank, c.row,
+                         c.col, c.id);
+    case HbmCmd::kRefAb: return "REFab";
+    case HbmCmd::kNone: break;
+  }
+  return "none";
+}
+
+HbmData hbm_write_data(uint64_t seed, uint32_t id) {
+  HbmData d;
+  for (int i = 0; i < 4; ++i) d[i] = splitmix(seed * 0x100000001ull + id * 4ull + i);
+  return d;
+}
+
+double hbm_activation_bound(const HbmTiming& t, int bursts_per_act) {
+  // ACTs are at least max(tRRD_S, tFAW / 4, tRC / banks) apart; each brings bursts_per_act
+  // bursts of BL data cycles.
+  const double act_interval = std::max({static_cast<double>(t.rrd_s), t.faw / 4.0,
+                                        static_cast<double>(t.rc) / kHbmBanks});
+  return std::min(1.0, bursts_per_act * t.bl / act_interval);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The controller.
+
+HbmChannel::HbmChannel(const HbmConfig& config) : config_(config) {
+  config_.validate();
+  rdq_.resize(static_cast<size_t>(config_.rd_depth));
+  wrq_.resize(static_cast<size_t>(config_.wr_depth));
+}
+
+int HbmChannel::queued(bool write) const {
+  return static_cast<int>((write ? wr_valid_ : rd_valid_).count());
+}
+
+bool HbmChannel::ready(bool write) const {
+  return queued(write) < static_cast<int>(queue(write).size());
+}
+
+bool HbmChannel::idle() const {
+  return queued(false) == 0 && queued(true) == 0 && in_flight_.empty() && !pending_[0] && !pending_[1];
+}
+
+void HbmChannel::offer(const HbmRequest& r) {
+  if (pending_[r.write] || !ready(r.write))
+    throw Error("HBM channel: a request offered while not ready or twice in a cycle");
+  pending_[r.write] = true;
+  offer_[r.write] = r;
+}
+
+bool HbmChannel::act_ready(int bank) const {
+  const Bank& b = banks_[static_cast<size_t>(bank)];
+  const uint64_t faw_oldest = faw_[static_cast<size_t>(faw_next_)];
+  return !b.open && now_ >= b.act_ok &&
+         now_ >= bg_act_ok_[static_cast<size_t>(bank % kHbmBankGroups)] && now_ >= ch_act_ok_ &&
+         (faw_oldest == 0 || now_ + 1 >= faw_oldest + static_cast<uint64_t>(config_.timing.faw));
+}
+
+// A REFpb needs the bank closed and the ACT spacing (tRP, tRC, tRRD, tRREFD), not tFAW.
+bool HbmChannel::ref_ready(int bank) const {
+  const Bank& b = banks_[static_cast<size_t>(bank)];
+  return !b.open && now_ >= b.act_ok &&
+         now_ >= bg_act_ok_[static_cast<size_t>(bank % kHbmBankGroups)] && now_ >= ch_act_ok_ &&
+         now_ >= ch_ref_ok_;
+}
+
+bool HbmChannel::col_ready(const Entry& e) const {
+  const Bank& b = banks_[static_cast<size_t>(e.bank)];
+  const size_t bg = static_cast<size_t>(e.bank % kHbmBankGroups);
+  if (!b.open || b.row != e.row) return false;
+  return e.write ? now_ >= b.wr_ok && now_ >= bg_wr_ok_[bg] && now_ >= ch_wr_ok_
+                 : now_ >= b.rd_ok && now_ >= bg_rd_ok_[bg] && now_ >= ch_rd_ok_;
+}
+
+void HbmChannel::issue(const HbmCommand& c) {
+  const HbmTiming& t = config_.timing;
+  const auto later = [](uint64_t& reg, uint64_t v) { reg = std::max(reg, v); };
+  const auto at = [&](int d) { return now_ + static_cast<uint64_t>(d); };
+  if (c.cmd == HbmCmd::kRefAb) {
+    for (auto& b : banks_) later(b.act_ok, at(t.rfc));
+    later(ch_ref_ok_, at(t.rfc));
+    ++counters_.refab;
+    --ref_debt_;
+    return;
+  }
+  Bank& b = banks_[static_cast<size_t>(c.bank)];
+  const size_t bg = static_cast<size_t>(c.bank % kHbmBankGroups);
+  switch (c.cmd) {
+    case HbmCmd::kAct:
+      b.open = true;
+      b.row = c.row;
+      b.rd_ok = at(t.rcd_rd);
+      b.wr_ok = at(t.rcd_wr);
+      later(b.pre_ok, at(t.ras));
+      later(b.act_ok, at(t.rc));
+      later(bg_act_ok_[bg], at(t.rrd_l));
+      later(ch_act_ok_, at(t.rrd_s));
+      faw_[static_cast<size_t>(faw_next_)] = now_ + 1;
+      faw_next_ = (faw_next_ + 1) % 4;
+      ++counters_.act;
+      break;
+    case HbmCmd::kPre:
+      b.open = false;
+      later(b.act_ok, at(t.rp));
+      b.last_use = now_;
+      ++counters_.pre;
+      break;
+    case HbmCmd::kRd:
+      later(b.pre_ok, at(t.rtp));
+      later(bg_rd_ok_[bg], at(t.ccd_l));
+      later(ch_rd_ok_, at(t.ccd_s));
+      later(ch_wr_ok_, at(t.rtw));
+      b.last_use = now_;
+      ++counters_.rd;
+      break;
+    case HbmCmd::kWr:
+      later(b.pre_ok, at(t.cwl + t.bl + t.wr));
+      later(bg_wr_ok_[bg], at(t.ccd_l));
+      later(ch_wr_ok_, at(t.ccd_s));
+      later(ch_rd_ok_, at(t.cwl + t.bl + t.wtr_s));
+      later(bg_rd_ok_[bg], at(t.cwl + t.bl + t.wtr_l));
+      b.last_use = now_;
+      ++counters_.wr;
+      break;
+    case HbmCmd::kRefPb:
+      later(b.act_ok, at(t.rfcpb));
+      later(ch_ref_ok_, at(t.rrefd));
+      later(ch_act_ok_, at(t.rrefd));
+      b.refreshed = true;
+      if (std::all_of(banks_.begin(), banks_.end(), [](const Bank& x) { return x.refreshed; }))
+        for (auto& x : banks_) x.refreshed = false;
+      ++counters_.refpb;
+      --ref_debt_;
+      break;
+    default: break;
+  }
+}
+
+void HbmChannel::retire(bool write, int slot) {
+  Entry& e = queue(write)[static_cast<size_t>(slot)];
+  const uint64_t key = e.burst;
+  if (write) {
+    store_[key] = e.data;
+  } else {
+    HbmReadResponse r;
+    r.cycle = now_ + static_cast<uint64_t>(config_.timing.cl + config_.timing.bl);
+    r.id = e.id;
+    const auto it = store_.find(key);
+    if (it != store_.end()) r.data = it->second;
+    in_flight_.push_back(r);
+  }
+  max_age_ = std::max(max_age_, now_ - e.arrival);
+  if (urgent_tracked_ && e.id == urgent_id_) {
+    max_urgent_wait_ = std::max(max_urgent_wait_, now_ - urgent_since_);
+    urgent_tracked_ = false;
+  }
+  e.valid = false;
+  (write ? wr_valid_ : rd_valid_).reset(static_cast<size_t>(slot));
+  for (auto* q : {&rdq_, &wrq_})
+    for (auto& x : *q) (write ? x.dep_wr : x.dep_rd).reset(static_cast<size_t>(slot));
+}
+
+HbmChannel::StepResult HbmChannel::step() {
+  StepResult out;
+  const bool fcfs = config_.sched == HbmSched::kFcfs;
+  const bool per_bank = config_.refresh == HbmRefresh::kPerBank;
+
+  // The oldest request of all, and whether it has waited past the age cap.
+  const Entry* oldest = nullptr;
+  bool oldest_write = false;
+  int oldest_slot = -1;
+  for (bool w : {false, true})
+    for (size_t i = 0; i < queue(w).size(); ++i) {
+      const Entry& e = queue(w)[i];
+      if (e.valid && (oldest == nullptr || e.arrival < oldest->arrival)) {
+        oldest = &e;
+        oldest_write = w;
+        oldest_slot = static_cast<int>(i);
+      }
+    }
+  const bool urgent =
+      oldest != nullptr && now_ - oldest->arrival >= static_cast<uint64_t>(config_.age_cap);
+  if (urgent && !urgent_tracked_) {
+    urgent_tracked_ = true;
+    urgent_id_ = oldest->id;
+    urgent_since_ = now_;
+  }
+
+  // Refresh state.
+  const bool forced = ref_debt_ >= config_.max_postpone;
+  int target = -1;  // per-bank: the bank a forced refresh goes to
+  if (per_bank && forced)
+    for (int b = 0; b < kHbmBanks && target < 0; ++b)
+      if (!banks_[static_cast<size_t>(b)].refreshed) target = b;
+  const bool forced_all = !per_bank && forced;
+
+  // Column candidates: FCFS serves only the oldest request; reorder the current direction's
+  // queue. Row candidates: FCFS any request (ACT/PRE ahead for later requests, bank by bank);
+  // reorder the current direction's queue.
+  const bool dir = fcfs ? oldest_write : write_mode_;
+  const auto col_candidate = [&](size_t i) {
+    const Entry& e = queue(dir)[i];
+    if (!e.valid) return false;
+    if (fcfs) return static_cast<int>(i) == oldest_slot;
+    return !blocked(e);
+  };
+  const auto row_candidate = [&](bool w, size_t i) {
+    const Entry& e = queue(w)[i];
+    return e.valid && (fcfs || (w == write_mode_ && !blocked(e)));
+  };
+  std::array<bool, kHbmBanks> hit_pending{}, queued_any{};
+  for (bool w : {false, true})
+    for (const Entry& e : queue(w)) {
+      if (!e.valid) continue;
+      const Bank& b = banks_[static_cast<size_t>(e.bank)];
+      if ((fcfs || w == write_mode_) && b.open && b.row == e.row)
+        hit_pending[static_cast<size_t>(e.bank)] = true;
+      queued_any[static_cast<size_t>(e.bank)] = true;
+    }
+  const auto is_urgent_entry = [&](bool w, size_t i) {
+    return urgent && w == oldest_write && static_cast<int>(i) == oldest_slot;
+  };
+
+  // Column bus: the oldest candidate whose RD/WR may issue now.
+  int col_slot = -1;
+  if (!forced_all)
+    for (size_t i = 0; i < queue(dir).size(); ++i) {
+      if (!col_candidate(i)) continue;
+      const Entry& e = queue(dir)[i];
+      if (e.bank == target) continue;
+      if (urgent && e.bank == oldest->bank && !is_urgent_entry(dir, i)) continue;
+      if (!col_ready(e)) continue;
+      if (col_slot < 0 || e.arrival < queue(dir)[static_cast<size_t>(col_slot)].arrival)
+        col_slot = static_cast<int>(i);
+    }
+
+  // Row bus: a forced refresh first, then the oldest candidate whose ACT/PRE may issue now, then
+  // opportunistic refresh of idle banks.
+  HbmCommand row;
+  row.cycle = now_;
+  if (target >= 0) {
+    const Bank& b = banks_[static_cast<size_t>(target)];
+    if (b.open && now_ >= b.pre_ok) {
+      row.cmd = HbmCmd::kPre;
+      row.bank = target;
+    } else if (!b.open && ref_ready(target)) {
+      row.cmd = HbmCmd::kRefPb;
+      row.bank = target;
+    }
+    if (row.cmd == HbmCmd::kRefPb) ++counters_.forced_ref;
+  } else if (forced_all) {
+    bool any_open = false;
+    for (int b = 0; b < kHbmBanks; ++b) {
+      const Bank& bk = banks_[static_cast<size_t>(b)];
+      if (!bk.open) continue;
+      any_open = true;
+      if (now_ >= bk.pre_ok) {
+        row.cmd = HbmCmd::kPre;
+        row.bank = b;
+        break;
+      }
+    }
+    if (!any_open &&
+        std::all_of(banks_.begin(), banks_.end(), [&](const Bank& x) { return now_ >= x.act_ok; }) &&
+        now_ >= ch_ref_ok_) {
+      row.cmd = HbmCmd::kRefAb;
+      ++counters_.forced_ref;
+    }
+  }
+  if (row.cmd == HbmCmd::kNone && !forced_all) {
+    const Entry* best = nullptr;
+    HbmCmd best_cmd = HbmCmd::kNone;
+    for (bool w : {false, true})
+      for (size_t i = 0; i < queue(w).size(); ++i) {
+        if (!row_candidate(w, i)) continue;
+        const Entry& e = queue(w)[i];
+        if (e.bank == target) continue;
+        const Bank& b = banks_[static_cast<size_t>(e.bank)];
+        HbmCmd need = HbmCmd::kNone;
+        if (!b.open) {
+          if (act_ready(e.bank)) need = HbmCmd::kAct;
+        } else if (b.row != e.row) {
+          const bool may_close = !hit_pending[static_cast<size_t>(e.bank)] || is_urgent_entry(w, i);
+          if (may_close && now_ >= b.pre_ok) need = HbmCmd::kPre;
+        }
+        if (need == HbmCmd::kNone) continue;
+        if (best == nullptr || e.arrival < best->arrival) {
+          best = &e;
+          best_cmd = need;
+        }
+      }
+    if (best != nullptr) {
+      row.cmd = best_cmd;
+      row.bank = best->bank;
+      row.row = best_cmd == HbmCmd::kAct ? best->row : 0;
+    }
+  }
+  if (row.cmd == HbmCmd::kNone && per_bank && ref_debt_ > -config_.max_pull_in) {
+    // Refresh an idle bank ahead of need: the most recently used one (it is the least likely to
+    // be wanted soon), then the lowest index.
+    int best = -1;
+    for (int b = 0; b < kHbmBanks; ++b) {
+      const Bank& bk = banks_[static_cast<size_t>(b)];
+      if (bk.refreshed || bk.open || queued_any[static_cast<size_t>(b)]) continue;
+      if (!ref_ready(b)) continue;
+      if (best < 0 || bk.last_use > banks_[static_cast<size_t>(best)].last_use) best = b;
+    }
+    if (best >= 0) {
+      row.cmd = HbmCmd::kRefPb;
+      row.bank = best;
+    } else if (ref_debt_ > 0) {
+      for (int b = 0; b < kHbmBanks; ++b) {
+        const Bank& bk = banks_[static_cast<size_t>(b)];
+        if (!bk.refreshed && bk.open && !queued_any[static_cast<size_t>(b)] &&
+            now_ >= bk.pre_ok) {
+          row.cmd = HbmCmd::kPre;
+          row.bank = b;
+          break;
+        }
+      }
+    }
+  }
+  if (row.cmd == HbmCmd::kNone && !per_bank && !forced_all && ref_debt_ > -config_.max_pull_in &&
+      oldest == nullptr) {
+    bool any_open = false;
+    for (int b = 0; b < kHbmBanks && row.cmd == HbmCmd::kNone; ++b) {
+      const Bank& bk = banks_[static_cast<size_t>(b)];
+      if (!bk.open) continue;
+      any_open = true;
+      if (now_ >= bk.pre_ok) {
+        row.cmd = HbmCmd::kPre;
+        row.bank = b;
+      }
+    }
+    if (!any_open &&
+        std::all_of(banks_.begin(), banks_.end(), [&](const Bank& x) { return now_ >= x.act_ok; }) &&
+        now_ >= ch_ref_ok_)
+      row.cmd = HbmCmd::kRefAb;
+  }
+
+  // Direction for the next cycle (registered, as in the RTL).
+  int rd_count = 0, wr_count = 0, rd_ready = 0, wr_ready = 0;
+  for (bool w : {false, true})
+    for (const Entry& e : queue(w)) {
+      if (!e.valid) continue;
+      (w ? wr_count : rd_count)++;
+      if (!blocked(e)) (w ? wr_ready : rd_ready)++;
+    }
+  bool next_mode = write_mode_;
+  if (urgent)
+    next_mode = oldest_write;
+  else if (!write_mode_)
+    next_mode = wr_count >= config_.wr_high || (rd_ready == 0 && wr_count > 0);
+  else
+    next_mode = !(wr_count == 0 || (rd_ready > 0 && (wr_count <= config_.wr_low || wr_ready == 0)));
+
+  // Where the requests offered this cycle go: the lowest free slot at the start of the cycle.
+  std::array<int, 2> insert_slot{-1, -1};
+  for (bool w : {false, true}) {
+    const auto& q = queue(w);
+    for (size_t i = 0; pending_[w] && i < q.size() && insert_slot[w] < 0; ++i)
+      if (!q[i].valid) insert_slot[w] = static_cast<int>(i);
+  }
+
+  // Issue.
+  if (row.cmd != HbmCmd::kNone) {
+    issue(row);
+    out.row = row;
+  }
+  if (col_slot >= 0) {
+    const Entry& e = queue(dir)[static_cast<size_t>(col_slot)];
+    HbmCommand col;
+    col.cycle = now_;
+    col.cmd = dir ? HbmCmd::kWr : HbmCmd::kRd;
+    col.bank = e.bank;
+    col.row = e.row;
+    col.col = e.col;
+    col.id = e.id;
+    issue(col);
+    out.col = col;
+    retire(dir, col_slot);
+  }
+  // Insert the read, then the write (a read and a write arriving together: the read is older).
+  // Each waits for the older requests to its burst that conflict with it, less the one retiring.
+  for (bool w : {false, true}) {
+    if (!pending_[w]) continue;
+    const HbmRequest& r = offer_[w];
+    const HbmAddress a = hbm_map(r.addr, config_.channels, config_.xor_hash);
+    Entry n;
+    n.valid = true;
+    n.write = w;
+    n.bank = a.bank;
+    n.row = a.row;
+    n.col = a.col;
+    n.id = r.id;
+    n.arrival = now_;
+    n.burst = (static_cast<uint64_t>(a.row) << 9) | (static_cast<uint64_t>(a.bank) << 5) |
+              static_cast<uint64_t>(a.col);
+    n.data = r.data;
+    for (bool qw : {false, true}) {
+      if (!qw && !w) continue;  // a read waits for no older read
+      const auto& q = queue(qw);
+      for (size_t i = 0; i < q.size(); ++i)
+        if (q[i].valid && q[i].burst == n.burst) (qw ? n.dep_wr : n.dep_rd)[i] = true;
+    }
+    queue(w)[static_cast<size_t>(insert_slot[w])] = n;
+    (w ? wr_valid_ : rd_valid_).set(static_cast<size_t>(insert_slot[w]));
+    pending_[w] = false;
+  }
+  if (next_mode != write_mode_) ++counters_.mode_switches;
+  write_mode_ = next_mode;
+
+  // Refresh timer: one refresh owed every tREFI / banks (per-bank) or tREFI (all-bank).
+  const uint64_t interval =
+      static_cast<uint64_t>(per_bank ? config_.timing.refi / kHbmBanks : config_.timing.refi);
+  if (++ref_timer_ == interval) {
+    ref_timer_ = 0;
+    ++ref_debt_;
+  }
+
+  // Read data due this cycle.
+  if (!in_flight_.empty() && in_flight_.front().cycle == now_) {
+    out.has_response = true;
+    out.response = in_flight_.front();
+    in_flight_.erase(in_flight_.begin());
+  }
+  ++now_;
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Traces and runs.
+
+std::vector<HbmTraceEntry> parse_hbm_trace(std::istream& in, const std::string& source) {
+  std::vector<HbmTraceEntry> out;
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.erase(hash);
+    std::istringstream fields(line);
+    std::string cycle, dir, addr, bytes, extra;
+    if (!(fields >> cycle)) continue;  // blank or comment
+    const auto bad = [&](const std::string& what) {
+      return Error(fmt::format("{}:{}: {}", source, number, what));
+    };
+    if (!(fields >> dir >> addr >> bytes))
+      throw bad("expected '<issue_cycle> <R|W> <hex byte address> <bytes>', found too few fields");
+    if (fields >> extra) throw bad(fmt::format("expected 4 fields, found more ('{}')", extra));
+    HbmTraceEntry e;
+    size_t used = 0;
+    try {
+      e.cycle = std::stoull(cycle, &used, 10);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != cycle.size() || cycle[0] == '-')
+      throw bad(fmt::format("issue cycle: expected a decimal number, found '{}'", cycle));
+    if (dir != "R" && dir != "W" && dir != "r" && dir != "w")
+      throw bad(fmt::format("direction: expected R or W, found '{}'", dir));
+    e.write = dir == "W" || dir == "w";
+    std::string hex = addr;
+    if (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0) hex = hex.substr(2);
+    try {
+      e.addr = std::stoull(hex, &used, 16);
+    } catch (...) {
+      used = 0;
+    }
+    if (hex.empty() || used != hex.size())
+      throw bad(fmt::format("address: expected a hex byte address, found '{}'", addr));
+    try {
+      e.bytes = std::stoull(bytes, &used, 10);
+    } catch (...) {
+      used = 0;
+    }
+    if (used != bytes.size() || bytes[0] == '-')
+      throw bad(fmt::format("bytes: expected a decimal number, found '{}'", bytes));
+    if (e.addr % kHbmBurstBytes != 0)
+      throw bad(fmt::format("address: expected a multiple of {} bytes, found 0x{:x}",
+                            kHbmBurstBytes, e.addr));
+    if (e.bytes == 0 || e.bytes % kHbmBurstBytes != 0)
+      throw bad(fmt::format("bytes: expected a positive multiple of {}, found {}", kHbmBurstBytes,
+                            e.bytes));
+    if (!out.empty() && e.cycle < out.back().cycle)
+      throw bad(fmt::format("issue cycle: expected cycles in order (at least {}), found {}",
+                            out.back().cycle, e.cycle));
+    out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<HbmBurst> hbm_bursts(const std::vector<HbmTraceEntry>& trace, const HbmConfig& config,
+                                 uint64_t seed) {
+  std::vector<HbmBurst> out;
+  const uint64_t capacity = hbm_capacity_bytes(config.channels);
+  uint32_t id = 0;
+  for (const auto& t : trace) {
+    if (t.addr + t.bytes > capacity)
+      throw Error(fmt::format("trace: {} bytes at 0x{:x} run past the end of HBM (0x{:x} bytes "
+                              "with {} channels)", t.bytes, t.addr, capacity, config.channels));
+    for (uint64_t a = t.addr; a < t.addr + t.bytes; a += kHbmBurstBytes) {
+      HbmBurst b;
+      b.cycle = t.cycle;
+      b.channel = hbm_map(a, config.channels, config.xor_hash).channel;
+      b.request.write = t.write;
+      b.request.addr = a;
+      b.request.id = id;
+      if (t.write) b.request.data = hbm_write_data(seed, id);
+      ++id;
+      out.push_back(b);
+    }
+  }
+  return out;
+}
+
+HbmPlayer::HbmPlayer(const std::vector<HbmBurst>& bursts, int channel) : bursts_(bursts) {
+  for (size_t i = 0; i < bursts.size(); ++i) {
+    if (bursts[i].channel != channel) continue;
+    const bool w = bursts[i].request.write;
+    lane_[w].push_back(i);
+    unaccepted_[bursts[i].request.addr][w].push_back(i);
+  }
+}
+
+const HbmBurst* HbmPlayer::head(bool write, uint64_t cycle) const {
+  if (next_[write] == lane_[write].size()) return nullptr;
+  const size_t i = lane_[write][next_[write]];
+  const HbmBurst& b = bursts_[i];
+  if (b.cycle > cycle) return nullptr;
+  const auto& other = unaccepted_.at(b.request.addr)[!write];
+  if (!other.empty() && other.front() < i) return nullptr;
+  return &b;
+}
+
+void HbmPlayer::accept(bool write) {
+  const size_t i = lane_[write][next_[write]++];
+  auto it = unaccepted_.find(bursts_[i].request.addr);
+  it->second[write].pop_front();
+  if (it->second[0].empty() && it->second[1].empty()) unaccepted_.erase(it);
+}
+
+std::unordered_map<uint32_t, HbmData> hbm_expected_reads(const std::vector<HbmBurst>& bursts) {
+  std::unordered_map<uint64_t, HbmData> memory;
+  std::unordered_map<uint32_t, HbmData> expected;
+  for (const auto& b : bursts) {
+    if (b.request.write) {
+      memory[b.request.addr] = b.request.data;
+    } else {
+      const auto it = memory.find(b.request.addr);
+      expected[b.request.id] = it == memory.end() ? HbmData{} : it->second;
+    }
+  }
+  return expected;
+}
+
+HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& config,
+                        uint64_t timeline_window, std::vector<std::vector<HbmCommand>>* commands) {
+  const int channels = config.channels;
+  std::vector<HbmChannel> ch;
+  for (int c = 0; c < channels; ++c) ch.emplace_back(config);
+  std::vector<HbmPlayer> players;
+  for (int c = 0; c < channels; ++c) players.emplace_back(bursts, c);
+  auto expected = hbm_expected_reads(bursts);
+  std::unordered_map<uint32_t, uint64_t> accepted_at;
+  if (commands) commands->assign(static_cast<size_t>(channels), {});
+  HbmStats s;
+  s.peak_gbps = config.peak_gbps();
+  std::vector<uint64_t> latencies;
+  uint64_t last_beat = 0, window_busy = 0;
+  size_t done = 0;
+  const uint64_t watchdog = 1000000;
+  uint64_t last_progress = 0;
+  for (uint64_t cycle = 0;; ++cycle) {
+    bool all_idle = true;
+    for (int c = 0; c < channels; ++c) {
+      auto& chn = ch[static_cast<size_t>(c)];
+      auto& player = players[static_cast<size_t>(c)];
+      for (bool w : {false, true}) {
+        const HbmBurst* b = player.head(w, cycle);
+        if (b == nullptr || !chn.ready(w)) continue;
+        chn.offer(b->request);
+        accepted_at[b->request.id] = cycle;
+        player.accept(w);
+        last_progress = cycle;
+      }
+      const auto r = chn.step();
+      for (const HbmCommand* cmd : {&r.row, &r.col}) {
+        if (cmd->cmd == HbmCmd::kNone) continue;
+        if (commands) (*commands)[static_cast<size_t>(c)].push_back(*cmd);
+        if (cmd->cmd == HbmCmd::kRd || cmd->cmd == HbmCmd::kWr) {
+          s.data_cycles += static_cast<uint64_t>(config.timing.bl);
+          window_busy += static_cast<uint64_t>(config.timing.bl);
+          const int lat = cmd->cmd == HbmCmd::kRd ? config.timing.cl : config.timing.cwl;
+          last_beat = std::max(last_beat, cycle + static_cast<uint64_t>(lat + config.timing.bl));
+          (cmd->cmd == HbmCmd::kRd ? s.reads : s.writes)++;
+          ++done;
+          last_progress = cycle;
+        }
+        if (cmd->cmd == HbmCmd::kAct) ++s.acts;
+        if (cmd->cmd == HbmCmd::kRefPb || cmd->cmd == HbmCmd::kRefAb) ++s.refreshes;
+      }
+      if (r.has_response) {
+        const auto it = expected.find(r.response.id);
+        if (it == expected.end())
+          throw Error(fmt::format("HBM channel {}: cycle {}: a read response for id {} that was "
+                                  "never requested (or twice)", c, cycle, r.response.id));
+        if (it->second != r.response.data)
+          throw Error(fmt::format("HBM channel {}: cycle {}: read id {} returned data that is not "
+                                  "the latest write before it", c, cycle, r.response.id));
+        expected.erase(it);
+        latencies.push_back(cycle - accepted_at[r.response.id]);
+      }
+      if (!player.done() || !chn.idle()) all_idle = false;
+    }
+    if (timeline_window && (cycle + 1) % timeline_window == 0) {
+      s.timeline.emplace_back(cycle + 1, window_busy);
+      window_busy = 0;
+    }
+    if (all_idle && done == bursts.size()) {
+      s.cycles = std::max(last_beat, cycle + 1);
+      break;
+    }
+    if (cycle - last_progress > watchdog)
+      throw Error(fmt::format("HBM golden model: no progress for {} cycles at cycle {} ({} of {} "
+                              "bursts served)", watchdog, cycle, done, bursts.size()));
+  }
+  if (!expected.empty())
+    throw Error(fmt::format("HBM golden model: {} reads never returned data", expected.size()));
+  for (const auto& c : ch) {
+    s.max_age_cycles = std::max(s.max_age_cycles, c.max_age());
+    s.max_urgent_wait_cycles = std::max(s.max_urgent_wait_cycles, c.max_urgent_wait());
+  }
+  const double total = static_cast<double>(s.cycles) * channels;
+  s.utilization = total > 0 ? static_cast<double>(s.data_cycles) / total : 0;
+  s.gbps = s.utilization * s.peak_gbps;
+  const uint64_t cols = s.reads + s.writes;
+  s.row_hit_rate = cols ? 1.0 - static_cast<double>(std::min(s.acts, cols)) / cols : 0;
+  if (!latencies.empty()) {
+    double sum = 0;
+    for (auto l : latencies) sum += static_cast<double>(l);
+    s.lat_mean_ns = sum / latencies.size() * config.timing.tck_ns;
+    std::sort(latencies.begin(), latencies.end());
+    const size_t p99 = std::min(latencies.size() - 1, (latencies.size() * 99) / 100);
+    s.lat_p99_ns = static_cast<double>(latencies[p99]) * config.timing.tck_ns;
+  }
+  return s;
+}
+
+}  // namespace ncore::model
