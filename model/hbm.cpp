@@ -62,7 +62,15 @@ void HbmConfig::validate() const {
       {"wtr_l", t.wtr_l},   {"rtw", t.rtw},     {"rfc", t.rfc},       {"rfcpb", t.rfcpb},
       {"rrefd", t.rrefd}};
   for (const auto& [name, v] : fields) check_range(name, v, 1, 4095);
-  check_range("refi", t.refi, 2 * kHbmBanks, 65535);
+  check_range("refi", t.refi, 1, 65535);
+  // A forced refresh must finish within one refresh interval, or the debt would keep growing.
+  const int forced_time = t.ras + t.cwl + t.bl + t.wr + t.rp + t.rc + 16;
+  const int interval = refresh == HbmRefresh::kPerBank ? t.refi / kHbmBanks : t.refi;
+  const int needed = forced_time;
+  if (interval < needed)
+    throw Error(fmt::format("HBM configuration: refi is {}, expected a refresh interval ({} "
+                            "cycles per refresh) of at least {} cycles, the time a forced "
+                            "refresh may take", t.refi, interval, needed));
   if (t.ccd_s < t.bl)
     throw Error(fmt::format("HBM configuration: ccd_s is {}, expected at least bl ({}): bursts "
                             "would overlap on the data bus", t.ccd_s, t.bl));
@@ -686,6 +694,72 @@ std::unordered_map<uint32_t, HbmData> hbm_expected_reads(const std::vector<HbmBu
   return expected;
 }
 
+HbmStatsBuilder::HbmStatsBuilder(const HbmConfig& config, size_t bursts, uint64_t window)
+    : config_(config), window_(window) {
+  latencies_.reserve(bursts);
+  stats_.peak_gbps = config.peak_gbps();
+}
+
+void HbmStatsBuilder::command(const HbmCommand& c) {
+  const HbmTiming& t = config_.timing;
+  if (c.cmd == HbmCmd::kRd || c.cmd == HbmCmd::kWr) {
+    const bool rd = c.cmd == HbmCmd::kRd;
+    stats_.data_cycles += static_cast<uint64_t>(t.bl);
+    window_busy_ += static_cast<uint64_t>(t.bl);
+    last_beat_ = std::max(last_beat_, c.cycle + static_cast<uint64_t>((rd ? t.cl : t.cwl) + t.bl));
+    (rd ? stats_.reads : stats_.writes)++;
+  }
+  if (c.cmd == HbmCmd::kAct) ++stats_.acts;
+  if (c.cmd == HbmCmd::kRefPb || c.cmd == HbmCmd::kRefAb) ++stats_.refreshes;
+}
+
+void HbmStatsBuilder::response(uint32_t id, uint64_t cycle) {
+  const auto it = accepted_at_.find(id);
+  if (it == accepted_at_.end()) return;
+  latencies_.push_back(cycle - it->second);
+  accepted_at_.erase(it);
+}
+
+void HbmStatsBuilder::end_of_cycle(uint64_t cycle) {
+  if (window_ && (cycle + 1) % window_ == 0) {
+    stats_.timeline.emplace_back(cycle + 1, window_busy_);
+    window_busy_ = 0;
+  }
+}
+
+HbmStats HbmStatsBuilder::finish(uint64_t last_cycle, uint64_t max_age, uint64_t max_urgent_wait) {
+  HbmStats s = stats_;
+  s.cycles = std::max(last_beat_, last_cycle + 1);
+  s.max_age_cycles = max_age;
+  s.max_urgent_wait_cycles = max_urgent_wait;
+  const double total = static_cast<double>(s.cycles) * config_.channels;
+  s.utilization = total > 0 ? static_cast<double>(s.data_cycles) / total : 0;
+  s.gbps = s.utilization * s.peak_gbps;
+  const uint64_t cols = s.reads + s.writes;
+  s.row_hit_rate = cols ? 1.0 - static_cast<double>(std::min(s.acts, cols)) / cols : 0;
+  if (!latencies_.empty()) {
+    double sum = 0;
+    for (auto l : latencies_) sum += static_cast<double>(l);
+    s.lat_mean_ns = sum / latencies_.size() * config_.timing.tck_ns;
+    std::sort(latencies_.begin(), latencies_.end());
+    const size_t p99 = std::min(latencies_.size() - 1, (latencies_.size() * 99) / 100);
+    s.lat_p99_ns = static_cast<double>(latencies_[p99]) * config_.timing.tck_ns;
+  }
+  return s;
+}
+
+std::string hbm_check_read(std::unordered_map<uint32_t, HbmData>& expected, uint32_t id,
+                           const HbmData& data) {
+  const auto it = expected.find(id);
+  if (it == expected.end())
+    return fmt::format("a read response for id {} that was never requested (or came twice)", id);
+  if (it->second != data)
+    return fmt::format("read id {} returned {:016x}.. where the latest earlier write (or zero) "
+                       "holds {:016x}..", id, data[0], it->second[0]);
+  expected.erase(it);
+  return {};
+}
+
 HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& config,
                         uint64_t timeline_window, std::vector<std::vector<HbmCommand>>* commands) {
   const int channels = config.channels;
@@ -694,12 +768,8 @@ HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& co
   std::vector<HbmPlayer> players;
   for (int c = 0; c < channels; ++c) players.emplace_back(bursts, c);
   auto expected = hbm_expected_reads(bursts);
-  std::unordered_map<uint32_t, uint64_t> accepted_at;
   if (commands) commands->assign(static_cast<size_t>(channels), {});
-  HbmStats s;
-  s.peak_gbps = config.peak_gbps();
-  std::vector<uint64_t> latencies;
-  uint64_t last_beat = 0, window_busy = 0;
+  HbmStatsBuilder stats(config, bursts.size(), timeline_window);
   size_t done = 0;
   const uint64_t watchdog = 1000000;
   uint64_t last_progress = 0;
@@ -712,7 +782,7 @@ HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& co
         const HbmBurst* b = player.head(w, cycle);
         if (b == nullptr || !chn.ready(w)) continue;
         chn.offer(b->request);
-        accepted_at[b->request.id] = cycle;
+        stats.accepted(b->request.id, cycle);
         player.accept(w);
         last_progress = cycle;
       }
@@ -720,63 +790,34 @@ HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& co
       for (const HbmCommand* cmd : {&r.row, &r.col}) {
         if (cmd->cmd == HbmCmd::kNone) continue;
         if (commands) (*commands)[static_cast<size_t>(c)].push_back(*cmd);
+        stats.command(*cmd);
         if (cmd->cmd == HbmCmd::kRd || cmd->cmd == HbmCmd::kWr) {
-          s.data_cycles += static_cast<uint64_t>(config.timing.bl);
-          window_busy += static_cast<uint64_t>(config.timing.bl);
-          const int lat = cmd->cmd == HbmCmd::kRd ? config.timing.cl : config.timing.cwl;
-          last_beat = std::max(last_beat, cycle + static_cast<uint64_t>(lat + config.timing.bl));
-          (cmd->cmd == HbmCmd::kRd ? s.reads : s.writes)++;
           ++done;
           last_progress = cycle;
         }
-        if (cmd->cmd == HbmCmd::kAct) ++s.acts;
-        if (cmd->cmd == HbmCmd::kRefPb || cmd->cmd == HbmCmd::kRefAb) ++s.refreshes;
       }
       if (r.has_response) {
-        const auto it = expected.find(r.response.id);
-        if (it == expected.end())
-          throw Error(fmt::format("HBM channel {}: cycle {}: a read response for id {} that was "
-                                  "never requested (or twice)", c, cycle, r.response.id));
-        if (it->second != r.response.data)
-          throw Error(fmt::format("HBM channel {}: cycle {}: read id {} returned data that is not "
-                                  "the latest write before it", c, cycle, r.response.id));
-        expected.erase(it);
-        latencies.push_back(cycle - accepted_at[r.response.id]);
+        const std::string bad = hbm_check_read(expected, r.response.id, r.response.data);
+        if (!bad.empty()) throw Error(fmt::format("HBM channel {}: cycle {}: {}", c, cycle, bad));
+        stats.response(r.response.id, cycle);
       }
       if (!player.done() || !chn.idle()) all_idle = false;
     }
-    if (timeline_window && (cycle + 1) % timeline_window == 0) {
-      s.timeline.emplace_back(cycle + 1, window_busy);
-      window_busy = 0;
-    }
+    stats.end_of_cycle(cycle);
     if (all_idle && done == bursts.size()) {
-      s.cycles = std::max(last_beat, cycle + 1);
-      break;
+      uint64_t age = 0, urgent_wait = 0;
+      for (const auto& c : ch) {
+        age = std::max(age, c.max_age());
+        urgent_wait = std::max(urgent_wait, c.max_urgent_wait());
+      }
+      if (!expected.empty())
+        throw Error(fmt::format("HBM golden model: {} reads never returned data", expected.size()));
+      return stats.finish(cycle, age, urgent_wait);
     }
     if (cycle - last_progress > watchdog)
       throw Error(fmt::format("HBM golden model: no progress for {} cycles at cycle {} ({} of {} "
                               "bursts served)", watchdog, cycle, done, bursts.size()));
   }
-  if (!expected.empty())
-    throw Error(fmt::format("HBM golden model: {} reads never returned data", expected.size()));
-  for (const auto& c : ch) {
-    s.max_age_cycles = std::max(s.max_age_cycles, c.max_age());
-    s.max_urgent_wait_cycles = std::max(s.max_urgent_wait_cycles, c.max_urgent_wait());
-  }
-  const double total = static_cast<double>(s.cycles) * channels;
-  s.utilization = total > 0 ? static_cast<double>(s.data_cycles) / total : 0;
-  s.gbps = s.utilization * s.peak_gbps;
-  const uint64_t cols = s.reads + s.writes;
-  s.row_hit_rate = cols ? 1.0 - static_cast<double>(std::min(s.acts, cols)) / cols : 0;
-  if (!latencies.empty()) {
-    double sum = 0;
-    for (auto l : latencies) sum += static_cast<double>(l);
-    s.lat_mean_ns = sum / latencies.size() * config.timing.tck_ns;
-    std::sort(latencies.begin(), latencies.end());
-    const size_t p99 = std::min(latencies.size() - 1, (latencies.size() * 99) / 100);
-    s.lat_p99_ns = static_cast<double>(latencies[p99]) * config.timing.tck_ns;
-  }
-  return s;
 }
 
 }  // namespace ncore::model

@@ -272,6 +272,29 @@ class HbmPlayer {
 // none), by read id.
 std::unordered_map<uint32_t, HbmData> hbm_expected_reads(const std::vector<HbmBurst>& bursts);
 
+// Gathers the statistics of a run, golden or RTL, from what the channels do.
+class HbmStatsBuilder {
+ public:
+  HbmStatsBuilder(const HbmConfig& config, size_t bursts, uint64_t timeline_window);
+  void accepted(uint32_t id, uint64_t cycle) { accepted_at_[id] = cycle; }
+  void command(const HbmCommand& c);
+  void response(uint32_t id, uint64_t cycle);
+  void end_of_cycle(uint64_t cycle);
+  HbmStats finish(uint64_t last_cycle, uint64_t max_age, uint64_t max_urgent_wait);
+
+ private:
+  HbmConfig config_;
+  uint64_t window_ = 0, window_busy_ = 0, last_beat_ = 0;
+  HbmStats stats_;
+  std::unordered_map<uint32_t, uint64_t> accepted_at_;
+  std::vector<uint64_t> latencies_;
+};
+
+// Checks a read response against what it must return and removes it from `expected`; returns
+// what is wrong, or an empty string.
+std::string hbm_check_read(std::unordered_map<uint32_t, HbmData>& expected, uint32_t id,
+                           const HbmData& data);
+
 // The fast model: every channel's reference controller, fed the bursts. Checks every read
 // against a reference memory updated in request order (throws Error on a difference).
 HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& config,

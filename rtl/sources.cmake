@@ -12,3 +12,8 @@ set(NC_RTL_TENSOR
   ${CMAKE_CURRENT_LIST_DIR}/tensor/nc_tensor_engine.sv
 )
 set(NC_RTL_INCLUDE ${CMAKE_CURRENT_LIST_DIR}/common)
+set(NC_RTL_HBM
+  ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
+  ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_ctrl.sv
+)

@@ -1,0 +1,53 @@
+// Types of the HBM pseudo-channel controller. Mirrors model/hbm.h (HbmCmd, HbmConfig);
+// tests/test_hbm_rtl.cpp checks the command codes agree.
+package nc_hbm_pkg;
+
+  localparam int unsigned BankGroups = 4;
+  localparam int unsigned BanksPerGroup = 4;
+  localparam int unsigned Banks = BankGroups * BanksPerGroup;
+  localparam int unsigned RowW = 14;   // 16,384 rows per bank
+  localparam int unsigned ColW = 5;    // 32 bursts of 32 bytes: a 1 KiB page
+  localparam int unsigned BankW = 4;
+  localparam int unsigned AddrW = 32;  // byte address: up to 16 channels x 256 MiB
+  localparam int unsigned DataW = 256; // one burst
+  localparam int unsigned TimeW = 16;  // timing countdowns (the largest is CWL + BL + tWR)
+
+  typedef enum logic [2:0] {
+    CmdNone  = 3'd0,
+    CmdAct   = 3'd1,
+    CmdPre   = 3'd2,
+    CmdRd    = 3'd3,
+    CmdWr    = 3'd4,
+    CmdRefPb = 3'd5,
+    CmdRefAb = 3'd6
+  } hbm_cmd_e;
+
+  // Error codes of a request the controller refused (err_code_o; the first one sticks).
+  typedef enum logic [1:0] {
+    ErrNone     = 2'd0,
+    ErrAlign    = 2'd1,  // address not a multiple of 32 bytes
+    ErrRange    = 2'd2   // address past the channels' capacity
+  } hbm_err_e;
+
+  // Run-time configuration: HBM3 timing in clock cycles and the scheduling policy.
+  typedef struct packed {
+    logic [11:0] bl, cl, cwl, rcd_rd, rcd_wr, rp, ras, rc, ccd_s, ccd_l, rrd_s, rrd_l, faw;
+    logic [11:0] wr, rtp, wtr_s, wtr_l, rtw, rfc, rfcpb, rrefd;
+    logic [15:0] refi;
+    logic        fcfs;          // 1: serve strictly the oldest request
+    logic        all_bank_ref;  // 1: REFab every tREFI; 0: flexible per-bank refresh
+    logic        xor_hash;      // fold row bits into the bank bits
+    logic [2:0]  ch_bits;       // log2 of the channels: the channel bits sit above the bank
+    logic [8:0]  wr_high, wr_low;
+    logic [15:0] age_cap;
+    logic [3:0]  max_postpone, max_pull_in;
+  } hbm_cfg_t;
+
+  // XOR of the 4-bit chunks of a row: the bank hash.
+  function automatic logic [BankW-1:0] fold4(logic [RowW-1:0] row);
+    logic [15:0] r;
+    r = 16'(row);
+    return r[3:0] ^ r[7:4] ^ r[11:8] ^ r[15:12];
+  endfunction
+
+endpackage

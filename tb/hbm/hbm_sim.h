@@ -1,0 +1,58 @@
+#pragma once
+// Lockstep co-simulation of the HBM controller RTL (Verilated) against the reference scheduler.
+//
+// Each channel runs one RTL controller and one model::HbmChannel on the same request stream.
+// Every cycle the harness compares, channel by channel: the request ports' ready, the row and
+// column commands (type, bank, row, column, request id), and the read responses (id and data).
+// The first difference stops the run with the channel, the cycle, both sides and the seed. A
+// DRAM device model answers each RD with the data of its burst CL + BL cycles later, and every
+// read response is also checked against a reference memory updated in trace order. Random
+// back-pressure: each request port holds off a new request with the --stall chance per cycle.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/hbm.h"
+
+namespace ncore::tb {
+
+// The queue depths the RTL is Verilated with (nc_hbm_ctrl_tb's RdDepth, WrDepth).
+inline constexpr int kHbmRtlRdDepth = 64;
+inline constexpr int kHbmRtlWrDepth = 128;
+
+struct HbmSimOptions {
+  uint64_t seed = 1;
+  bool check = true;          // false: the RTL alone (still the timing and data checks)
+  double stall = 0.0;         // chance a request port holds back a new request for a cycle
+  uint64_t watchdog = 200000; // cycles without progress before the run is declared hung
+  std::string waves;          // FST of channel 0; empty: none
+  uint64_t wave_from = 0, wave_to = std::numeric_limits<uint64_t>::max();
+  uint64_t timeline_window = 0;
+};
+
+struct HbmSimResult {
+  bool ok = true;
+  std::string failure;
+  model::HbmStats stats;
+  uint64_t commands_compared = 0;  // row and column commands compared with the model
+  uint64_t responses_checked = 0;  // read responses compared with the model and the memory
+  uint64_t cycles_compared = 0;
+  double wall_seconds = 0;
+};
+
+HbmSimResult run_hbm_rtl(const std::vector<model::HbmBurst>& bursts,
+                         const model::HbmConfig& config, const HbmSimOptions& options,
+                         std::vector<std::vector<model::HbmCommand>>* commands = nullptr);
+
+// A request whose address the RTL must refuse (misaligned or out of range): returns the RTL's
+// error code after offering it to an otherwise idle controller, and whether it stayed live
+// (accepted the request, came back idle, and served a legal read afterwards).
+struct HbmRefusal {
+  int err_code = 0;
+  bool live = false;
+};
+HbmRefusal hbm_rtl_refuse(const model::HbmConfig& config, bool write, uint64_t addr);
+
+}  // namespace ncore::tb
