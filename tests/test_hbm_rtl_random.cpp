@@ -1,0 +1,80 @@
+// Constrained-random co-simulation of the HBM controller RTL against the reference scheduler:
+// random configurations (policy, refresh, channels, watermarks, age cap, postponement, timing
+// scaled between 0.5x and 1.5x, frequent refresh) and random mixes of traffic patterns with random
+// back-pressure, 60 seeds. NCORE_SEED=S reruns one seed alone; NCORE_WAVES=f.fst adds waves.
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "tests/hbm_test_util.h"
+#include "tests/seed.h"
+
+namespace ncore {
+namespace {
+
+using model::HbmConfig;
+using model::HbmTraceEntry;
+using test::expect_clean;
+using test::pattern;
+using test::sim_options;
+
+// A random configuration: policy, watermarks, age cap, refresh, a tighter or looser part.
+HbmConfig random_config(model::SplitMix64& rng) {
+  HbmConfig c;
+  c.sched = rng.below(4) == 0 ? model::HbmSched::kFcfs : model::HbmSched::kReorder;
+  c.refresh = rng.below(3) == 0 ? model::HbmRefresh::kAllBank : model::HbmRefresh::kPerBank;
+  c.channels = 1 << rng.below(3);
+  c.xor_hash = rng.below(5) != 0;
+  c.wr_high = 2 + static_cast<int>(rng.below(126));
+  c.wr_low = static_cast<int>(rng.below(static_cast<uint32_t>(c.wr_high)));
+  c.age_cap = 50 + static_cast<int>(rng.below(2000));
+  c.max_postpone = 1 + static_cast<int>(rng.below(8));
+  c.max_pull_in = static_cast<int>(rng.below(9));
+  auto& t = c.timing;
+  const auto scale = [&](int& v) { v = std::max(1, v * (50 + static_cast<int>(rng.below(100))) / 100); };
+  for (int* v : {&t.rcd_rd, &t.rcd_wr, &t.rp, &t.ras, &t.rtp, &t.wr, &t.wtr_s, &t.wtr_l,
+                 &t.rrd_s, &t.rrd_l, &t.faw, &t.rfcpb, &t.rfc, &t.rrefd, &t.cl, &t.cwl})
+    scale(*v);
+  t.rc = std::max(t.rc, t.ras + t.rp);
+  t.ccd_l = std::max(t.ccd_s, t.ccd_l);
+  t.rtw = std::max(t.rtw, t.cl + t.bl - t.cwl);
+  // Refresh often, to exercise it: the shortest interval the configuration allows (or so).
+  const int forced = t.ras + t.cwl + t.bl + t.wr + t.rp + t.rc + 16;
+  const int per = forced + static_cast<int>(rng.below(400));
+  t.refi = c.refresh == model::HbmRefresh::kPerBank ? per * model::kHbmBanks : per + t.rfc;
+  c.validate();
+  return c;
+}
+
+TEST(HbmRtlRandom, RandomTrafficAndConfigurationsFromASeed) {
+  const uint64_t base = test::test_seed(40000);
+  const bool one = std::getenv("NCORE_SEED") != nullptr;
+  const int seeds = one ? 1 : 60;
+  for (int i = 0; i < seeds; ++i) {
+    const uint64_t seed = base + static_cast<uint64_t>(i);
+    model::SplitMix64 rng(seed);
+    const HbmConfig c = random_config(rng);
+    static const char* kPatterns[] = {"seq", "dma16", "random", "mixed", "conflicts"};
+    std::vector<HbmTraceEntry> trace;
+    for (int k = 0; k < 2; ++k) {
+      auto part = pattern(kPatterns[rng.below(5)], rng, c);
+      const uint64_t start = trace.empty() ? 0 : trace.back().cycle;
+      for (auto& e : part) e.cycle += start;
+      trace.insert(trace.end(), part.begin(), part.end());
+    }
+    const auto bursts = model::hbm_bursts(trace, c, seed);
+    const double stall = rng.below(3) * 0.25;
+    std::vector<std::vector<model::HbmCommand>> commands;
+    const auto r = tb::run_hbm_rtl(bursts, c, sim_options(seed, stall), &commands);
+    SCOPED_TRACE(fmt::format("seed {} (reproduce: NCORE_SEED={} "
+                             "--gtest_filter=HbmRtlRandom.*)", seed, seed));
+    expect_clean(r, bursts, commands, c);
+    if (HasFailure()) break;
+  }
+}
+
+}  // namespace
+}  // namespace ncore

@@ -1,0 +1,50 @@
+// Negative tests of the HBM controller's assertions: the harness breaks one rule on purpose
+// (tb::HbmFault) and the RTL's SVA must stop the simulation naming the assertion. The same traffic
+// without the fault runs clean and makes the read port stall, so the stop is the fault's doing.
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tests/hbm_test_util.h"
+
+namespace ncore {
+namespace {
+
+using model::HbmConfig;
+using model::HbmTraceEntry;
+using test::sim_options;
+
+// ---------------------------------------------------------------------------------------------
+// Assertions: the harness breaks a rule and the simulation must stop naming the assertion.
+
+tb::HbmSimResult run_with(tb::HbmFault fault) {
+  HbmConfig c;
+  std::vector<HbmTraceEntry> trace;
+  for (uint64_t a = 0; a < 16384; a += 32) trace.push_back({0, false, a * 17 % (1 << 20) / 32 * 32, 32});
+  auto o = sim_options(1, 0.0);
+  o.fault = fault;
+  return tb::run_hbm_rtl(model::hbm_bursts(trace, c, 1), c, o);
+}
+
+void run_expecting_stop(tb::HbmFault fault) {
+  dup2(STDERR_FILENO, STDOUT_FILENO);  // Verilator prints the assertion on stdout
+  run_with(fault);
+}
+
+TEST(HbmSva, WithoutAFaultTheTrafficRunsCleanAndTheReadPortStalls) {
+  const auto r = run_with(tb::HbmFault::kNone);
+  ASSERT_TRUE(r.ok) << r.failure;
+  EXPECT_GT(r.stats.cycles, 512u * 2) << "the read port never stalled: the fault would not bite";
+}
+
+TEST(HbmSvaDeathTest, ReadPayloadChangingWhileStalledFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::HbmFault::kRdPayloadChangesWhileStalled), "RdReqStable");
+}
+
+TEST(HbmSvaDeathTest, DramDataWithoutAReadFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::HbmFault::kDramDataWithoutRead), "DramDataOnlyWhenExpected");
+}
+
+}  // namespace
+}  // namespace ncore
