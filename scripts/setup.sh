@@ -14,7 +14,8 @@ packages=(
   libcli11-dev                        # command-line parsing for the ncore CLI
   nlohmann-json3-dev                  # JSON output and configuration files
   gtkwave                             # waveform viewer for the FST dumps
-  python3                             # scripts/mutate
+  python3                             # scripts/mutate, scripts/hbm_traces, scripts/hbm_bench
+  gnuplot-nox                         # benchmark plots (scripts/hbm_bench)
 )
 
 missing=()
