@@ -166,4 +166,34 @@ TEST(Cli, GemmTilingRunsBatchesAndRejectsWhatDoesNotFit) {
   EXPECT_NE(r.err.find("'3x1'"), std::string::npos) << r.err;
 }
 
+TEST(Cli, HbmTraceFromStdinReportsEveryFigure) {
+  std::string trace = "# two streams\n";
+  for (int i = 0; i < 64; ++i) trace += fmt::format("0 R {:x} 256\n0 W {:x} 256\n", i * 256, 0x400000 + i * 256);
+  for (const char* engine : {"golden", "cosim"}) {
+    const Result r = run(fmt::format("hbm --trace - --engine {} --json", engine), trace);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    for (const char* key : {"\"utilization\"", "\"gbps\"", "\"peak_gbps\"", "\"row_hit_rate\"",
+                            "\"lat_mean_ns\"", "\"lat_p99_ns\"", "\"max_age_cycles\"",
+                            "\"bursts\":1024", "\"peak_gbps\":25.6"})
+      EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
+  }
+  const Result cosim = run("hbm --trace - --engine cosim", trace);
+  EXPECT_NE(cosim.out.find("co-simulation compared"), std::string::npos) << cosim.out;
+}
+
+TEST(Cli, HbmBadTraceLineNamesTheLine) {
+  const Result r = run("hbm --trace -", "0 R 0 64\n\n7 Q 40 64\n");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "ncore: error: stdin:3: direction: expected R or W, found 'Q'\n");
+  const Result far = run("hbm --trace -", "0 R ffffffe0 64\n");
+  EXPECT_EQ(far.exit_code, 1);
+  EXPECT_NE(far.err.find("run past the end of HBM"), std::string::npos) << far.err;
+  const Result bad = run("hbm --trace - --channels 3", "0 R 0 64\n");
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("channels is 3"), std::string::npos) << bad.err;
+  const Result missing = run("hbm --trace /nonexistent/t.trace");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("/nonexistent/t.trace: cannot open the trace"), std::string::npos);
+}
+
 }  // namespace

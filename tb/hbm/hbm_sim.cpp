@@ -118,7 +118,7 @@ class Channel {
 
   // One clock cycle with these requests on the ports. Compares with the reference as it goes.
   Outcome cycle(uint64_t now, const HbmBurst* rd, const HbmBurst* wr, VerilatedFstC* fst,
-                bool dump) {
+                bool dump, bool spurious_data = false) {
     Outcome out;
     Vnc_hbm& t = *top_;
     t.rd_req_valid_i = rd != nullptr;
@@ -133,7 +133,7 @@ class Channel {
       to_wide(wr->request.data, t.wr_req_data_i);
     }
     const bool data_due = !device_reads_.empty() && device_reads_.front().first == now;
-    t.dram_rd_valid_i = data_due;
+    t.dram_rd_valid_i = data_due || spurious_data;
     if (data_due) to_wide(device_reads_.front().second, t.dram_rd_data_i);
     t.clk_i = 0;
     t.eval();
@@ -269,6 +269,8 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
   const auto chance = [&] { return (rng.next() >> 11) * 0x1.0p-53; };
   std::vector<std::array<const HbmBurst*, 2>> offering(static_cast<size_t>(channels), {nullptr, nullptr});
   HbmSimResult result;
+  HbmBurst changed;            // kRdPayloadChangesWhileStalled: the read, readdressed
+  bool rd_stalled = false;     // the read port's request was not taken last cycle
   size_t done = 0;
   uint64_t last_progress = 0, cycle = 0;
   for (;; ++cycle) {
@@ -281,7 +283,16 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
         if (offer[w] == nullptr && !(options.stall > 0 && chance() < options.stall))
           offer[w] = player.head(w, cycle);
       const bool dump = fst && c == 0 && cycle >= options.wave_from && cycle <= options.wave_to;
-      const auto out = ch[static_cast<size_t>(c)]->cycle(cycle, offer[0], offer[1], fst.get(), dump);
+      const HbmBurst* rd = offer[0];
+      if (options.fault == HbmFault::kRdPayloadChangesWhileStalled && rd && rd_stalled) {
+        changed = *rd;
+        changed.request.addr ^= 32;
+        rd = &changed;
+      }
+      const bool spurious = options.fault == HbmFault::kDramDataWithoutRead && cycle == 3;
+      const auto out =
+          ch[static_cast<size_t>(c)]->cycle(cycle, rd, offer[1], fst.get(), dump, spurious);
+      rd_stalled = rd != nullptr && !out.rd_accepted;
       for (bool w : {false, true})
         if (w ? out.wr_accepted : out.rd_accepted) {
           stats.accepted(offer[w]->request.id, cycle);

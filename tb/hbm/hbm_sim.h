@@ -22,6 +22,14 @@ namespace ncore::tb {
 inline constexpr int kHbmRtlRdDepth = 64;
 inline constexpr int kHbmRtlWrDepth = 128;
 
+// A protocol violation the harness commits on purpose, so that a test can see the RTL's
+// assertion fire (the process stops with the assertion's name).
+enum class HbmFault {
+  kNone,
+  kRdPayloadChangesWhileStalled,  // RdReqStable
+  kDramDataWithoutRead,           // DramDataOnlyWhenExpected
+};
+
 struct HbmSimOptions {
   uint64_t seed = 1;
   bool check = true;          // false: the RTL alone (still the timing and data checks)
@@ -30,6 +38,7 @@ struct HbmSimOptions {
   std::string waves;          // FST of channel 0; empty: none
   uint64_t wave_from = 0, wave_to = std::numeric_limits<uint64_t>::max();
   uint64_t timeline_window = 0;
+  HbmFault fault = HbmFault::kNone;
 };
 
 struct HbmSimResult {
