@@ -66,9 +66,9 @@ struct HbmConfig {
   int channels = 1;          // pseudo-channels, a power of two up to 16
   bool xor_hash = true;      // fold row bits into the bank and channel bits
   int rd_depth = 64;         // structural (RTL parameters RdDepth, WrDepth)
-  int wr_depth = 128;
-  int wr_high = 96;          // write queue fill that starts a write batch
-  int wr_low = 16;           // write batch ends at or below this fill (when reads wait)
+  int wr_depth = 256;
+  int wr_high = 224;         // write queue fill that starts a write batch
+  int wr_low = 32;           // write batch ends at or below this fill (when reads wait)
   int age_cap = 1024;        // cycles in the queue before a request becomes urgent
   int max_postpone = 8;      // refreshes owed before one is forced
   int max_pull_in = 8;       // refreshes issued ahead of time, at most

@@ -80,7 +80,7 @@ TEST(HbmConfig, BadFieldsNameTheFieldAndTheRange) {
     return std::string();
   };
   EXPECT_NE(message([](HbmConfig& c) { c.channels = 3; }).find("channels is 3"), std::string::npos);
-  EXPECT_NE(message([](HbmConfig& c) { c.wr_low = 200; }).find("wr_low is 200"), std::string::npos);
+  EXPECT_NE(message([](HbmConfig& c) { c.wr_low = 230; }).find("wr_low is 230"), std::string::npos);
   EXPECT_NE(message([](HbmConfig& c) { c.timing.rp = 0; }).find("rp is 0, expected 1 to 4095"),
             std::string::npos);
   EXPECT_NE(message([](HbmConfig& c) { c.timing.ccd_s = 1; }).find("ccd_s"), std::string::npos);

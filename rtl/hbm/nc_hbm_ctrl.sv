@@ -21,7 +21,7 @@ module nc_hbm_ctrl
   import nc_hbm_pkg::*;
 #(
   parameter int unsigned RdDepth = 64,
-  parameter int unsigned WrDepth = 128,
+  parameter int unsigned WrDepth = 256,
   parameter int unsigned IdW = 32,
   parameter int unsigned InFlight = 32   // reads between RD and data: >= (CL + BL) / tCCD_S + 1
 ) (

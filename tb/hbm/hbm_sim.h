@@ -20,7 +20,7 @@ namespace ncore::tb {
 
 // The queue depths the RTL is Verilated with (nc_hbm_ctrl_tb's RdDepth, WrDepth).
 inline constexpr int kHbmRtlRdDepth = 64;
-inline constexpr int kHbmRtlWrDepth = 128;
+inline constexpr int kHbmRtlWrDepth = 256;
 
 // A protocol violation the harness commits on purpose, so that a test can see the RTL's
 // assertion fire (the process stops with the assertion's name).

@@ -4,7 +4,7 @@ module nc_hbm_ctrl_tb
   import nc_hbm_pkg::*;
 #(
   parameter int unsigned RdDepth = 64,
-  parameter int unsigned WrDepth = 128
+  parameter int unsigned WrDepth = 256
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
