@@ -573,6 +573,19 @@ HbmChannel::StepResult HbmChannel::step() {
 // ---------------------------------------------------------------------------------------------
 // Traces and runs.
 
+namespace {
+// The whole of text as an unsigned number in this base.
+bool parse_number(const std::string& text, int base, uint64_t& value) {
+  size_t used = 0;
+  try {
+    value = std::stoull(text, &used, base);
+  } catch (...) {
+    return false;
+  }
+  return used == text.size();
+}
+}  // namespace
+
 std::vector<HbmTraceEntry> parse_hbm_trace(std::istream& in, const std::string& source) {
   std::vector<HbmTraceEntry> out;
   std::string line;
@@ -589,32 +602,16 @@ std::vector<HbmTraceEntry> parse_hbm_trace(std::istream& in, const std::string& 
       throw bad("expected '<issue_cycle> <R|W> <hex byte address> <bytes>', found too few fields");
     if (fields >> extra) throw bad(fmt::format("expected 4 fields, found more ('{}')", extra));
     HbmTraceEntry e;
-    size_t used = 0;
-    try {
-      e.cycle = std::stoull(cycle, &used, 10);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != cycle.size() || cycle[0] == '-')
+    if (cycle[0] == '-' || !parse_number(cycle, 10, e.cycle))
       throw bad(fmt::format("issue cycle: expected a decimal number, found '{}'", cycle));
     if (dir != "R" && dir != "W" && dir != "r" && dir != "w")
       throw bad(fmt::format("direction: expected R or W, found '{}'", dir));
     e.write = dir == "W" || dir == "w";
     std::string hex = addr;
     if (hex.rfind("0x", 0) == 0 || hex.rfind("0X", 0) == 0) hex = hex.substr(2);
-    try {
-      e.addr = std::stoull(hex, &used, 16);
-    } catch (...) {
-      used = 0;
-    }
-    if (hex.empty() || used != hex.size())
+    if (hex.empty() || hex[0] == '-' || !parse_number(hex, 16, e.addr))
       throw bad(fmt::format("address: expected a hex byte address, found '{}'", addr));
-    try {
-      e.bytes = std::stoull(bytes, &used, 10);
-    } catch (...) {
-      used = 0;
-    }
-    if (used != bytes.size() || bytes[0] == '-')
+    if (bytes[0] == '-' || !parse_number(bytes, 10, e.bytes))
       throw bad(fmt::format("bytes: expected a decimal number, found '{}'", bytes));
     if (e.addr % kHbmBurstBytes != 0)
       throw bad(fmt::format("address: expected a multiple of {} bytes, found 0x{:x}",
