@@ -179,6 +179,22 @@ bool HbmChannel::ready(bool write) const {
   return queued(write) < static_cast<int>(queue(write).size());
 }
 
+namespace {
+uint64_t store_key(const HbmAddress& a) {
+  return (static_cast<uint64_t>(a.row) << 9) | (static_cast<uint64_t>(a.bank) << 5) |
+         static_cast<uint64_t>(a.col);
+}
+}  // namespace
+
+void HbmChannel::preload(uint64_t byte_addr, const HbmData& data) {
+  store_[store_key(hbm_map(byte_addr, config_.channels, config_.xor_hash))] = data;
+}
+
+HbmData HbmChannel::peek(uint64_t byte_addr) const {
+  const auto it = store_.find(store_key(hbm_map(byte_addr, config_.channels, config_.xor_hash)));
+  return it == store_.end() ? HbmData{} : it->second;
+}
+
 bool HbmChannel::idle() const {
   return queued(false) == 0 && queued(true) == 0 && in_flight_.empty() && !pending_[0] && !pending_[1];
 }
@@ -536,8 +552,7 @@ HbmChannel::StepResult HbmChannel::step() {
     n.col = a.col;
     n.id = r.id;
     n.arrival = now_;
-    n.burst = (static_cast<uint64_t>(a.row) << 9) | (static_cast<uint64_t>(a.bank) << 5) |
-              static_cast<uint64_t>(a.col);
+    n.burst = store_key(a);
     n.data = r.data;
     for (bool qw : {false, true}) {
       if (!qw && !w) continue;  // a read waits for no older read

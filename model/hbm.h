@@ -151,6 +151,9 @@ class HbmChannel {
   uint64_t max_urgent_wait() const { return max_urgent_wait_; }
   bool write_mode() const { return write_mode_; }
   int refresh_debt() const { return ref_debt_; }
+  // Backdoor access to the backing store (as TLM's transport_dbg): no timing, no commands.
+  void preload(uint64_t byte_addr, const HbmData& data);
+  HbmData peek(uint64_t byte_addr) const;
   // The controller's view of memory (the backing store its RD/WR commands act on).
   const std::unordered_map<uint64_t, HbmData>& store() const { return store_; }
 

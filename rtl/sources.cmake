@@ -17,3 +17,8 @@ set(NC_RTL_HBM
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
   ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_ctrl.sv
 )
+set(NC_RTL_DMA
+  ${CMAKE_CURRENT_LIST_DIR}/dma/nc_dma_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
+  ${CMAKE_CURRENT_LIST_DIR}/dma/nc_dma.sv
+)

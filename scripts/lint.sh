@@ -16,6 +16,13 @@ for params in "" "-GRdDepth=8 -GWrDepth=16" "-GRdDepth=256 -GWrDepth=256"; do
 done
 verilator --lint-only -Wall --assert -Irtl/common "${hbm[@]}" tb/hbm/nc_hbm_ctrl_tb.sv \
   --top-module nc_hbm_ctrl_tb
+dma=(rtl/lint.vlt rtl/dma/nc_dma_pkg.sv rtl/common/nc_fifo.sv rtl/dma/nc_dma.sv)
+for params in "" "-GEngines=4 -GTags=4" "-GEngines=2 -GTags=32 -GStageDepth=8"; do
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" --top-module nc_dma $params
+done
+verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" tb/dma/nc_dma_tb.sv \
+  --top-module nc_dma_tb
 verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
   tb/common/nc_fp_probe.sv --top-module nc_fp_probe
 echo "lint: clean"

@@ -1,0 +1,61 @@
+#include "model/dma.h"
+
+#include <fmt/format.h>
+
+namespace ncore::model {
+
+const char* dma_error_name(DmaError e) {
+  switch (e) {
+    case DmaError::kNone: return "none";
+    case DmaError::kZero: return "zero size";
+    case DmaError::kAlign: return "misaligned";
+    case DmaError::kHbmRange: return "past the end of HBM";
+    case DmaError::kSbufRange: return "past the end of SBUF";
+  }
+  return "?";
+}
+
+DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes) {
+  if (d.bytes == 0 || d.count1 == 0 || d.count2 == 0) return DmaError::kZero;
+  for (uint64_t v : {d.hbm_addr, d.sbuf_addr, d.bytes, d.hbm_stride1, d.hbm_stride2,
+                     d.sbuf_stride1, d.sbuf_stride2})
+    if (v % kDmaBurstBytes != 0) return DmaError::kAlign;
+  const uint64_t hbm_end = d.hbm_addr + (d.count2 - 1) * d.hbm_stride2 +
+                           (d.count1 - 1) * d.hbm_stride1 + d.bytes;
+  if (hbm_end > hbm_bytes) return DmaError::kHbmRange;
+  const uint64_t sbuf_end = d.sbuf_addr + (d.count2 - 1) * d.sbuf_stride2 +
+                            (d.count1 - 1) * d.sbuf_stride1 + d.bytes;
+  if (sbuf_end > kDmaSbufBytes) return DmaError::kSbufRange;
+  return DmaError::kNone;
+}
+
+bool dma_fields_fit(const DmaDescriptor& d, std::string* why) {
+  const std::pair<const char*, std::pair<uint64_t, int>> fields[] = {
+      {"hbm_addr", {d.hbm_addr, 32}},       {"sbuf_addr", {d.sbuf_addr, 25}},
+      {"bytes", {d.bytes, 17}},             {"count1", {d.count1, 12}},
+      {"count2", {d.count2, 12}},           {"hbm_stride1", {d.hbm_stride1, 32}},
+      {"hbm_stride2", {d.hbm_stride2, 32}}, {"sbuf_stride1", {d.sbuf_stride1, 25}},
+      {"sbuf_stride2", {d.sbuf_stride2, 25}}};
+  for (const auto& [name, f] : fields)
+    if (f.first >= (1ull << f.second) || (std::string(name) == "bytes" && f.first > 65536)) {
+      if (why)
+        *why = fmt::format("DMA descriptor: {} is {}, expected below 2^{}{}", name, f.first,
+                           f.second, std::string(name) == "bytes" ? " and at most 65536" : "");
+      return false;
+    }
+  return true;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> dma_bursts(const DmaDescriptor& d) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  out.reserve(d.count2 * d.count1 * d.bytes / kDmaBurstBytes);
+  for (uint64_t p = 0; p < d.count2; ++p)
+    for (uint64_t r = 0; r < d.count1; ++r)
+      for (uint64_t o = 0; o < d.bytes; o += kDmaBurstBytes)
+        out.emplace_back((d.hbm_addr + p * d.hbm_stride2 + r * d.hbm_stride1 + o) & 0xFFFFFFFFull,
+                         (d.sbuf_addr + p * d.sbuf_stride2 + r * d.sbuf_stride1 + o) &
+                             ((1ull << 25) - 1));
+  return out;
+}
+
+}  // namespace ncore::model

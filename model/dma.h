@@ -1,0 +1,40 @@
+#pragma once
+// DMA descriptors between HBM and SBUF: what one moves, and whether it is legal. Mirrors
+// rtl/dma/nc_dma_pkg.sv (dma_desc_t, dma_err_e); the RTL engines are checked against
+// dma_bursts() applied in order, engine by engine.
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace ncore::model {
+
+inline constexpr uint64_t kDmaSbufBytes = 128ull * 229376;  // SBUF: 128 partitions x 224 KiB
+inline constexpr int kDmaBurstBytes = 32;
+
+// count2 planes x count1 rows x bytes; row r of plane p starts at addr + p * stride2 +
+// r * stride1 on each side. SBUF addresses are partition * 229376 + offset.
+struct DmaDescriptor {
+  bool to_hbm = false;        // false: HBM -> SBUF
+  bool last = true;           // ends a scatter/gather list
+  uint64_t hbm_addr = 0;      // 32 bits
+  uint64_t sbuf_addr = 0;     // 25 bits
+  uint64_t bytes = 32;        // 17 bits: 32 .. 65536
+  uint64_t count1 = 1, count2 = 1;                // 12 bits each
+  uint64_t hbm_stride1 = 0, hbm_stride2 = 0;      // 32 bits
+  uint64_t sbuf_stride1 = 0, sbuf_stride2 = 0;    // 25 bits
+};
+
+enum class DmaError : uint8_t { kNone = 0, kZero = 1, kAlign = 2, kHbmRange = 3, kSbufRange = 4 };
+const char* dma_error_name(DmaError e);
+
+// Why the engines refuse a descriptor (kNone: they execute it). Field widths are the encoder's
+// business: dma_fields_fit() says whether a descriptor can be encoded at all.
+DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes);
+bool dma_fields_fit(const DmaDescriptor& d, std::string* why = nullptr);
+
+// The bursts of a legal descriptor in the order an engine issues them: (HBM, SBUF) addresses.
+std::vector<std::pair<uint64_t, uint64_t>> dma_bursts(const DmaDescriptor& d);
+
+}  // namespace ncore::model

@@ -1,0 +1,415 @@
+// DMA engines between HBM and SBUF (rtl/dma/README.md).
+//
+// Engines independent engines, each with a queue of descriptors. An engine walks its descriptor
+// (planes x rows x bytes, 32-byte bursts, a stride per dimension on each side) and moves one
+// burst at a time: HBM -> SBUF as an HBM read whose response is written to SBUF (reads in flight
+// are matched by tag, so the HBM controller may return them in any order); SBUF -> HBM as an
+// SBUF read whose data goes out as an HBM write. Engines share the ports round-robin. A
+// descriptor starts when the engine's previous one has completed (every read written, every write
+// taken), so descriptors of one engine are ordered; engines are not ordered with each other.
+// An illegal descriptor is refused (not executed): err_o rises with the first code, and the
+// completion of its list is reported with the error flag.
+`include "nc_assert.svh"
+
+module nc_dma
+  import nc_dma_pkg::*;
+#(
+  parameter int unsigned Engines = 16,
+  parameter int unsigned QueueDepth = 4,
+  parameter int unsigned Tags = 16,        // HBM reads in flight per engine
+  parameter int unsigned StageDepth = 4    // SBUF -> HBM writes staged
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic [5:0]             hbm_bytes_log2_i,  // HBM capacity: 2^n bytes
+  // descriptors
+  input  logic                   desc_valid_i,
+  output logic                   desc_ready_o,
+  input  logic [3:0]             desc_engine_i,
+  input  dma_desc_t              desc_i,
+  // a list finished (its last descriptor completed or was refused)
+  output logic                   done_valid_o,
+  output logic [3:0]             done_engine_o,
+  output logic                   done_error_o,
+  // HBM request ports (nc_hbm_ctrl's) and read responses
+  output logic                   hbm_rd_valid_o,
+  input  logic                   hbm_rd_ready_i,
+  output logic [31:0]            hbm_rd_addr_o,
+  output logic [31:0]            hbm_rd_id_o,
+  output logic                   hbm_wr_valid_o,
+  input  logic                   hbm_wr_ready_i,
+  output logic [31:0]            hbm_wr_addr_o,
+  output logic [31:0]            hbm_wr_id_o,
+  output logic [255:0]           hbm_wr_data_o,
+  input  logic                   hbm_rsp_valid_i,
+  input  logic [31:0]            hbm_rsp_id_i,
+  input  logic [255:0]           hbm_rsp_data_i,
+  // SBUF: writes always taken; read data the next cycle
+  output logic                   sbuf_wr_valid_o,
+  output logic [SbufAddrW-1:0]   sbuf_wr_addr_o,
+  output logic [255:0]           sbuf_wr_data_o,
+  output logic                   sbuf_rd_valid_o,
+  output logic [SbufAddrW-1:0]   sbuf_rd_addr_o,
+  input  logic [255:0]           sbuf_rd_data_i,
+  // status
+  output logic                   err_o,
+  output dma_err_e               err_code_o,
+  output logic                   idle_o,
+  output logic [31:0]            cnt_bursts_o
+);
+  localparam int unsigned EngW = $clog2(Engines);
+  localparam int unsigned TagW = $clog2(Tags);
+  localparam int unsigned OutW = $clog2(Tags + StageDepth + 2) + 1;
+
+  // ------------------------------------------------------------------------------------------
+  // Descriptor queues, one per engine
+
+  logic [Engines-1:0] q_in_ready, q_out_valid, q_pop;
+  dma_desc_t          q_out [Engines];
+
+  for (genvar e = 0; e < Engines; e++) begin : g_queue
+    nc_fifo #(.T(dma_desc_t), .Depth(QueueDepth)) u_queue (
+      .clk_i, .rst_ni,
+      .in_valid_i (desc_valid_i && desc_engine_i == 4'(e)),
+      .in_ready_o (q_in_ready[e]),
+      .in_data_i  (desc_i),
+      .out_valid_o(q_out_valid[e]),
+      .out_ready_i(q_pop[e]),
+      .out_data_o (q_out[e])
+    );
+  end
+  assign desc_ready_o = q_in_ready[EngW'(desc_engine_i)];
+
+  // What is wrong with a descriptor, if anything.
+  function automatic dma_err_e check(input dma_desc_t d, input logic [5:0] hbm_log2);
+    logic [47:0] hbm_end, sbuf_end;
+    if (d.bytes == '0 || d.count1 == '0 || d.count2 == '0) return DmaErrZero;
+    if (d.hbm_addr[4:0] != '0 || d.sbuf_addr[4:0] != '0 || d.bytes[4:0] != '0 ||
+        d.hbm_stride1[4:0] != '0 || d.hbm_stride2[4:0] != '0 || d.sbuf_stride1[4:0] != '0 ||
+        d.sbuf_stride2[4:0] != '0)
+      return DmaErrAlign;
+    hbm_end = 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
+              (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
+    if (hbm_end > (48'd1 << hbm_log2)) return DmaErrHbmRange;
+    sbuf_end = 48'(d.sbuf_addr) + (48'(d.count2) - 48'd1) * 48'(d.sbuf_stride2) +
+               (48'(d.count1) - 48'd1) * 48'(d.sbuf_stride1) + 48'(d.bytes);
+    if (sbuf_end > 48'(SbufBytes)) return DmaErrSbufRange;
+    return DmaErrNone;
+  endfunction
+
+  // ------------------------------------------------------------------------------------------
+  // Engine state
+
+  typedef struct packed {
+    logic                 busy;        // a descriptor is loaded
+    logic                 issued;      // all its bursts have gone out
+    logic                 report;      // a list's completion waits to be reported
+    logic                 list_err;    // a descriptor of the current list was refused
+    dma_desc_t            desc;
+    logic [16:0]          off;         // byte offset in the row
+    logic [11:0]          i1, i2;
+    logic [31:0]          row_hbm, plane_hbm;
+    logic [SbufAddrW-1:0] row_sbuf, plane_sbuf;
+    logic [OutW-1:0]      outstanding; // reads not yet written, writes not yet taken
+  } engine_t;
+
+  engine_t                eng_q [Engines], eng_d [Engines];
+  logic [Tags-1:0]        tag_busy_q [Engines], tag_busy_d [Engines];
+  logic [SbufAddrW-1:0]   tag_addr_q [Engines][Tags];
+  logic [EngW-1:0]        rr_rd_q, rr_rd_d, rr_srd_q, rr_srd_d;
+  logic                   err_q, err_d;
+  dma_err_e               err_code_q, err_code_d;
+  logic [31:0]            cnt_bursts_q;
+
+  // HBM read request register (held until taken) and the SBUF read in flight.
+  logic                   rd_out_valid_q, rd_out_valid_d;
+  logic [31:0]            rd_out_addr_q, rd_out_addr_d;
+  logic [EngW-1:0]        rd_out_eng_q, rd_out_eng_d;
+  logic [TagW-1:0]        rd_out_tag_q, rd_out_tag_d;
+  logic                   srd_valid_q, srd_valid_d;
+  logic [31:0]            srd_hbm_q, srd_hbm_d;
+  logic [EngW-1:0]        srd_eng_q, srd_eng_d;
+
+  // Write staging: SBUF data on its way to the HBM write port.
+  typedef struct packed {
+    logic [EngW-1:0] eng;
+    logic [31:0]     addr;
+    logic [255:0]    data;
+  } stage_t;
+  logic   stage_in_ready, stage_out_valid, stage_pop;
+  stage_t stage_in, stage_out;
+  logic [$clog2(StageDepth+1):0] stage_count_q, stage_count_d;
+
+  // ------------------------------------------------------------------------------------------
+  // Arbitration: the next engine (round-robin) that wants the HBM read port / the SBUF read port
+
+  logic [Engines-1:0] want_rd, want_srd;
+  logic [TagW-1:0]    free_tag [Engines];
+  logic               grant_rd_valid, grant_srd_valid, load_rd;
+  logic [EngW-1:0]    grant_rd, grant_srd;
+
+  always_comb begin
+    for (int unsigned e = 0; e < Engines; e++) begin
+      free_tag[e] = '0;
+      for (int t = Tags - 1; t >= 0; t--) if (!tag_busy_q[e][t]) free_tag[e] = TagW'(t);
+      want_rd[e] = eng_q[e].busy && !eng_q[e].issued && !eng_q[e].desc.to_hbm &&
+                   !(&tag_busy_q[e]);
+      want_srd[e] = eng_q[e].busy && !eng_q[e].issued && eng_q[e].desc.to_hbm;
+    end
+    // The read register takes a new request when it is empty or its request is taken now.
+    load_rd = !rd_out_valid_q || hbm_rd_ready_i;
+    grant_rd_valid = 1'b0;
+    grant_rd = '0;
+    for (int unsigned k = 0; k < Engines; k++)
+      if (!grant_rd_valid && load_rd && want_rd[EngW'(32'(rr_rd_q) + k)]) begin
+        grant_rd_valid = 1'b1;
+        grant_rd = EngW'(32'(rr_rd_q) + k);
+      end
+    // An SBUF read only when its data will find room in the staging FIFO.
+    grant_srd_valid = 1'b0;
+    grant_srd = '0;
+    for (int unsigned k = 0; k < Engines; k++)
+      if (!grant_srd_valid && 32'(stage_count_q) + 32'(srd_valid_q) < StageDepth &&
+          want_srd[EngW'(32'(rr_srd_q) + k)]) begin
+        grant_srd_valid = 1'b1;
+        grant_srd = EngW'(32'(rr_srd_q) + k);
+      end
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Next state
+
+  logic             rsp_write;
+  logic [EngW-1:0]  rsp_eng;
+  logic [TagW-1:0]  rsp_tag;
+  logic             done_found;
+  logic [EngW-1:0]  done_eng;
+
+  assign rsp_write = hbm_rsp_valid_i;
+  assign rsp_eng = hbm_rsp_id_i[8 +: EngW];
+  assign rsp_tag = hbm_rsp_id_i[0 +: TagW];
+  assign stage_pop = stage_out_valid && hbm_wr_ready_i;
+
+  always_comb begin
+    done_found = 1'b0;
+    done_eng = '0;
+    for (int e = Engines - 1; e >= 0; e--)
+      if (eng_q[e].report) begin
+        done_found = 1'b1;
+        done_eng = EngW'(e);
+      end
+  end
+
+  // Advances an engine's walk past the burst it just issued.
+  function automatic engine_t advance(input engine_t s);
+    engine_t n;
+    n = s;
+    n.off = s.off + 17'd32;
+    if (n.off == s.desc.bytes) begin
+      n.off = '0;
+      if (s.i1 + 1'b1 == s.desc.count1) begin
+        n.i1 = '0;
+        if (s.i2 + 1'b1 == s.desc.count2) begin
+          n.issued = 1'b1;
+        end else begin
+          n.i2 = s.i2 + 1'b1;
+          n.plane_hbm = s.plane_hbm + s.desc.hbm_stride2;
+          n.plane_sbuf = s.plane_sbuf + s.desc.sbuf_stride2;
+          n.row_hbm = s.plane_hbm + s.desc.hbm_stride2;
+          n.row_sbuf = s.plane_sbuf + s.desc.sbuf_stride2;
+        end
+      end else begin
+        n.i1 = s.i1 + 1'b1;
+        n.row_hbm = s.row_hbm + s.desc.hbm_stride1;
+        n.row_sbuf = s.row_sbuf + s.desc.sbuf_stride1;
+      end
+    end
+    return n;
+  endfunction
+
+  always_comb begin
+    dma_err_e code;
+    for (int unsigned e = 0; e < Engines; e++) begin
+      eng_d[e] = eng_q[e];
+      tag_busy_d[e] = tag_busy_q[e];
+      q_pop[e] = 1'b0;
+    end
+    rr_rd_d = rr_rd_q;
+    rr_srd_d = rr_srd_q;
+    err_d = err_q;
+    err_code_d = err_code_q;
+    code = DmaErrNone;
+
+    // HBM read request register.
+    rd_out_valid_d = rd_out_valid_q && !hbm_rd_ready_i;
+    rd_out_addr_d = rd_out_addr_q;
+    rd_out_eng_d = rd_out_eng_q;
+    rd_out_tag_d = rd_out_tag_q;
+    if (grant_rd_valid) begin
+      rd_out_valid_d = 1'b1;
+      rd_out_addr_d = eng_q[grant_rd].row_hbm + 32'(eng_q[grant_rd].off);
+      rd_out_eng_d = grant_rd;
+      rd_out_tag_d = free_tag[grant_rd];
+      tag_busy_d[grant_rd][free_tag[grant_rd]] = 1'b1;
+      eng_d[grant_rd] = advance(eng_q[grant_rd]);
+      eng_d[grant_rd].outstanding = eng_q[grant_rd].outstanding + 1'b1;
+      rr_rd_d = grant_rd + 1'b1;
+    end
+
+    // SBUF read for an HBM write.
+    srd_valid_d = grant_srd_valid;
+    srd_hbm_d = srd_hbm_q;
+    srd_eng_d = srd_eng_q;
+    if (grant_srd_valid) begin
+      srd_hbm_d = eng_q[grant_srd].row_hbm + 32'(eng_q[grant_srd].off);
+      srd_eng_d = grant_srd;
+      eng_d[grant_srd] = advance(eng_q[grant_srd]);
+      eng_d[grant_srd].outstanding = eng_q[grant_srd].outstanding + 1'b1;
+      rr_srd_d = grant_srd + 1'b1;
+    end
+
+    // Completions: a read's data written to SBUF, a write taken by HBM.
+    if (rsp_write) begin
+      tag_busy_d[rsp_eng][rsp_tag] = 1'b0;
+      eng_d[rsp_eng].outstanding = eng_d[rsp_eng].outstanding - 1'b1;
+    end
+    if (stage_pop)
+      eng_d[stage_out.eng].outstanding = eng_d[stage_out.eng].outstanding - 1'b1;
+
+    for (int unsigned e = 0; e < Engines; e++) begin
+      // A descriptor completes when all its bursts went out and came back.
+      if (eng_q[e].busy && eng_q[e].issued && eng_q[e].outstanding == '0) begin
+        eng_d[e].busy = 1'b0;
+        eng_d[e].report = eng_q[e].desc.last;
+      end
+      // The next descriptor: refused, or loaded.
+      if (!eng_q[e].busy && !eng_q[e].report && q_out_valid[e]) begin
+        q_pop[e] = 1'b1;
+        code = check(q_out[e], hbm_bytes_log2_i);
+        if (code != DmaErrNone) begin
+          eng_d[e].list_err = 1'b1;
+          eng_d[e].report = q_out[e].last;
+          if (!err_d) begin
+            err_d = 1'b1;
+            err_code_d = code;
+          end
+        end else begin
+          eng_d[e].busy = 1'b1;
+          eng_d[e].issued = 1'b0;
+          eng_d[e].desc = q_out[e];
+          eng_d[e].off = '0;
+          eng_d[e].i1 = '0;
+          eng_d[e].i2 = '0;
+          eng_d[e].row_hbm = q_out[e].hbm_addr;
+          eng_d[e].plane_hbm = q_out[e].hbm_addr;
+          eng_d[e].row_sbuf = q_out[e].sbuf_addr;
+          eng_d[e].plane_sbuf = q_out[e].sbuf_addr;
+        end
+      end
+    end
+    // One list completion reported per cycle; its error flag clears with it.
+    if (done_found) begin
+      eng_d[done_eng].report = 1'b0;
+      eng_d[done_eng].list_err = 1'b0;
+    end
+  end
+
+  // Staging FIFO: SBUF read data, one cycle after the read.
+  assign stage_in = '{eng: srd_eng_q, addr: srd_hbm_q, data: sbuf_rd_data_i};
+  nc_fifo #(.T(stage_t), .Depth(StageDepth)) u_stage (
+    .clk_i, .rst_ni,
+    .in_valid_i (srd_valid_q),
+    .in_ready_o (stage_in_ready),
+    .in_data_i  (stage_in),
+    .out_valid_o(stage_out_valid),
+    .out_ready_i(hbm_wr_ready_i),
+    .out_data_o (stage_out)
+  );
+  assign stage_count_d = stage_count_q + ($clog2(StageDepth+1)+1)'(srd_valid_q) -
+                         ($clog2(StageDepth+1)+1)'(stage_pop);
+
+  // ------------------------------------------------------------------------------------------
+  // Outputs
+
+  assign hbm_rd_valid_o = rd_out_valid_q;
+  assign hbm_rd_addr_o = rd_out_addr_q;
+  assign hbm_rd_id_o = {16'd0, 8'(rd_out_eng_q), 8'(rd_out_tag_q)};
+  assign hbm_wr_valid_o = stage_out_valid;
+  assign hbm_wr_addr_o = stage_out.addr;
+  assign hbm_wr_id_o = {16'd0, 8'(stage_out.eng), 8'd0};
+  assign hbm_wr_data_o = stage_out.data;
+  assign sbuf_wr_valid_o = rsp_write;
+  assign sbuf_wr_addr_o = tag_addr_q[rsp_eng][rsp_tag];
+  assign sbuf_wr_data_o = hbm_rsp_data_i;
+  assign sbuf_rd_valid_o = grant_srd_valid;
+  assign sbuf_rd_addr_o = eng_q[grant_srd].row_sbuf + SbufAddrW'(eng_q[grant_srd].off);
+  assign done_valid_o = done_found;
+  assign done_engine_o = 4'(done_eng);
+  assign done_error_o = eng_q[done_eng].list_err;
+  assign err_o = err_q;
+  assign err_code_o = err_code_q;
+
+  always_comb begin
+    idle_o = !rd_out_valid_q && !srd_valid_q && !stage_out_valid;
+    for (int unsigned e = 0; e < Engines; e++)
+      idle_o &= !eng_q[e].busy && !eng_q[e].report && !q_out_valid[e];
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Registers
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      eng_q <= '{default: '0};
+      tag_busy_q <= '{default: '0};
+      rr_rd_q <= '0;
+      rr_srd_q <= '0;
+      err_q <= 1'b0;
+      err_code_q <= DmaErrNone;
+      rd_out_valid_q <= 1'b0;
+      rd_out_addr_q <= '0;
+      rd_out_eng_q <= '0;
+      rd_out_tag_q <= '0;
+      srd_valid_q <= 1'b0;
+      srd_hbm_q <= '0;
+      srd_eng_q <= '0;
+      stage_count_q <= '0;
+      cnt_bursts_q <= '0;
+    end else begin
+      eng_q <= eng_d;
+      tag_busy_q <= tag_busy_d;
+      rr_rd_q <= rr_rd_d;
+      rr_srd_q <= rr_srd_d;
+      err_q <= err_d;
+      err_code_q <= err_code_d;
+      rd_out_valid_q <= rd_out_valid_d;
+      rd_out_addr_q <= rd_out_addr_d;
+      rd_out_eng_q <= rd_out_eng_d;
+      rd_out_tag_q <= rd_out_tag_d;
+      srd_valid_q <= srd_valid_d;
+      srd_hbm_q <= srd_hbm_d;
+      srd_eng_q <= srd_eng_d;
+      stage_count_q <= stage_count_d;
+      cnt_bursts_q <= cnt_bursts_q + 32'(rsp_write) + 32'(stage_pop);
+    end
+  end
+  assign cnt_bursts_o = cnt_bursts_q;
+
+  // The SBUF address of each read in flight, by engine and tag. No reset: read only after set.
+  always_ff @(posedge clk_i) begin
+    if (grant_rd_valid)
+      tag_addr_q[grant_rd][free_tag[grant_rd]] <=
+          eng_q[grant_rd].row_sbuf + SbufAddrW'(eng_q[grant_rd].off);
+  end
+
+  // ------------------------------------------------------------------------------------------
+  // Assertions
+
+  `NC_ASSERT_HANDSHAKE(HbmRdReqStable, hbm_rd_valid_o, hbm_rd_ready_i,
+                       {hbm_rd_addr_o, hbm_rd_id_o})
+  // A response names a read in flight; staged data always finds room.
+  logic rsp_tag_busy;
+  assign rsp_tag_busy = tag_busy_q[rsp_eng][rsp_tag];
+  `NC_ASSERT(RspMatchesAReadInFlight, hbm_rsp_valid_i |-> rsp_tag_busy)
+  `NC_ASSERT(StageNeverOverflows, srd_valid_q |-> stage_in_ready)
+endmodule

@@ -1,0 +1,69 @@
+// Top of the DMA harness for Verilator: nc_dma with its descriptor spread over flat ports, so
+// that C++ sets fields by name. Adds nothing else.
+module nc_dma_tb
+  import nc_dma_pkg::*;
+(
+  input  logic                 clk_i,
+  input  logic                 rst_ni,
+  input  logic [5:0]           hbm_bytes_log2_i,
+  input  logic                 desc_valid_i,
+  output logic                 desc_ready_o,
+  input  logic [3:0]           desc_engine_i,
+  input  logic                 desc_to_hbm_i,
+  input  logic                 desc_last_i,
+  input  logic [31:0]          desc_hbm_addr_i,
+  input  logic [SbufAddrW-1:0] desc_sbuf_addr_i,
+  input  logic [16:0]          desc_bytes_i,
+  input  logic [11:0]          desc_count1_i,
+  input  logic [11:0]          desc_count2_i,
+  input  logic [31:0]          desc_hbm_stride1_i,
+  input  logic [31:0]          desc_hbm_stride2_i,
+  input  logic [SbufAddrW-1:0] desc_sbuf_stride1_i,
+  input  logic [SbufAddrW-1:0] desc_sbuf_stride2_i,
+  output logic                 done_valid_o,
+  output logic [3:0]           done_engine_o,
+  output logic                 done_error_o,
+  output logic                 hbm_rd_valid_o,
+  input  logic                 hbm_rd_ready_i,
+  output logic [31:0]          hbm_rd_addr_o,
+  output logic [31:0]          hbm_rd_id_o,
+  output logic                 hbm_wr_valid_o,
+  input  logic                 hbm_wr_ready_i,
+  output logic [31:0]          hbm_wr_addr_o,
+  output logic [31:0]          hbm_wr_id_o,
+  output logic [255:0]         hbm_wr_data_o,
+  input  logic                 hbm_rsp_valid_i,
+  input  logic [31:0]          hbm_rsp_id_i,
+  input  logic [255:0]         hbm_rsp_data_i,
+  output logic                 sbuf_wr_valid_o,
+  output logic [SbufAddrW-1:0] sbuf_wr_addr_o,
+  output logic [255:0]         sbuf_wr_data_o,
+  output logic                 sbuf_rd_valid_o,
+  output logic [SbufAddrW-1:0] sbuf_rd_addr_o,
+  input  logic [255:0]         sbuf_rd_data_i,
+  output logic                 err_o,
+  output logic [2:0]           err_code_o,
+  output logic                 idle_o,
+  output logic [31:0]          cnt_bursts_o
+);
+  dma_desc_t desc;
+  dma_err_e  err_code;
+  assign desc = '{to_hbm: desc_to_hbm_i, last: desc_last_i, hbm_addr: desc_hbm_addr_i,
+                  sbuf_addr: desc_sbuf_addr_i, bytes: desc_bytes_i, count1: desc_count1_i,
+                  count2: desc_count2_i, hbm_stride1: desc_hbm_stride1_i,
+                  hbm_stride2: desc_hbm_stride2_i, sbuf_stride1: desc_sbuf_stride1_i,
+                  sbuf_stride2: desc_sbuf_stride2_i};
+
+  nc_dma #(.Engines(16)) u_dma (
+    .clk_i, .rst_ni, .hbm_bytes_log2_i,
+    .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i(desc),
+    .done_valid_o, .done_engine_o, .done_error_o,
+    .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,
+    .hbm_wr_valid_o, .hbm_wr_ready_i, .hbm_wr_addr_o, .hbm_wr_id_o, .hbm_wr_data_o,
+    .hbm_rsp_valid_i, .hbm_rsp_id_i, .hbm_rsp_data_i,
+    .sbuf_wr_valid_o, .sbuf_wr_addr_o, .sbuf_wr_data_o,
+    .sbuf_rd_valid_o, .sbuf_rd_addr_o, .sbuf_rd_data_i,
+    .err_o, .err_code_o(err_code), .idle_o, .cnt_bursts_o
+  );
+  assign err_code_o = err_code;
+endmodule
