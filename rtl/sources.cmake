@@ -3,7 +3,7 @@ set(NC_RTL_COMMON
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fp_pkg.sv
 )
-set(NC_RTL_LINT_WAIVERS ${CMAKE_CURRENT_LIST_DIR}/lint.vlt)
+set(NC_RTL_LINT_WAIVERS ${CMAKE_CURRENT_LIST_DIR}/common/lint.vlt)
 set(NC_RTL_TENSOR
   ${CMAKE_CURRENT_LIST_DIR}/tensor/nc_tensor_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv

@@ -2,21 +2,21 @@
 # verilator --lint-only -Wall over the RTL, at the default size and at a small one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-srcs=(rtl/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
+srcs=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
       rtl/common/nc_fifo.sv rtl/tensor/nc_systolic_array.sv rtl/tensor/nc_psum.sv
       rtl/tensor/nc_tensor_engine.sv)
 for params in "" "-GRows=8 -GCols=8" "-GRows=12 -GCols=8"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" --top-module nc_tensor_engine $params
 done
-hbm=(rtl/lint.vlt rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_ctrl.sv)
+hbm=(rtl/common/lint.vlt rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_ctrl.sv)
 for params in "" "-GRdDepth=8 -GWrDepth=16" "-GRdDepth=256 -GWrDepth=256"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${hbm[@]}" --top-module nc_hbm_ctrl $params
 done
 verilator --lint-only -Wall --assert -Irtl/common "${hbm[@]}" tb/hbm/nc_hbm_ctrl_tb.sv \
   --top-module nc_hbm_ctrl_tb
-dma=(rtl/lint.vlt rtl/dma/nc_dma_pkg.sv rtl/common/nc_fifo.sv rtl/dma/nc_dma.sv)
+dma=(rtl/common/lint.vlt rtl/dma/nc_dma_pkg.sv rtl/common/nc_fifo.sv rtl/dma/nc_dma.sv)
 for params in "" "-GEngines=4 -GTags=4" "-GEngines=2 -GTags=32 -GStageDepth=8"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" --top-module nc_dma $params
