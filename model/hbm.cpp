@@ -790,8 +790,10 @@ HbmStats run_hbm_golden(const std::vector<HbmBurst>& bursts, const HbmConfig& co
     for (int c = 0; c < channels; ++c) {
       auto& chn = ch[static_cast<size_t>(c)];
       auto& player = players[static_cast<size_t>(c)];
+      // Both ports' heads are decided before either is taken (as the RTL harness drives them).
+      const std::array<const HbmBurst*, 2> heads{player.head(false, cycle), player.head(true, cycle)};
       for (bool w : {false, true}) {
-        const HbmBurst* b = player.head(w, cycle);
+        const HbmBurst* b = heads[w];
         if (b == nullptr || !chn.ready(w)) continue;
         chn.offer(b->request);
         stats.accepted(b->request.id, cycle);

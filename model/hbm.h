@@ -69,7 +69,7 @@ struct HbmConfig {
   int wr_depth = 256;
   int wr_high = 224;         // write queue fill that starts a write batch
   int wr_low = 32;           // write batch ends at or below this fill (when reads wait)
-  int age_cap = 1024;        // cycles in the queue before a request becomes urgent
+  int age_cap = 4096;        // cycles in the queue before a request becomes urgent
   int max_postpone = 8;      // refreshes owed before one is forced
   int max_pull_in = 8;       // refreshes issued ahead of time, at most
   // Peak bandwidth of all channels in GB/s: burst bytes per BL cycles.
