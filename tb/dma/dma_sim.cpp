@@ -12,6 +12,7 @@
 
 #include "Vnc_dma.h"
 #include "model/error.h"
+#include "tb/common/wide.h"
 #include "model/numerics.h"
 #include "tb/hbm/hbm_checker.h"
 
@@ -21,20 +22,6 @@ namespace {
 using model::DmaDescriptor;
 using model::HbmData;
 
-template <class W>
-void to_wide(const HbmData& d, W& w) {
-  for (int i = 0; i < 4; ++i) {
-    w[2 * i] = static_cast<uint32_t>(d[i]);
-    w[2 * i + 1] = static_cast<uint32_t>(d[i] >> 32);
-  }
-}
-
-template <class W>
-HbmData from_wide(const W& w) {
-  HbmData d;
-  for (int i = 0; i < 4; ++i) d[i] = (static_cast<uint64_t>(w[2 * i + 1]) << 32) | w[2 * i];
-  return d;
-}
 
 HbmData random_data(model::SplitMix64& rng) {
   return {rng.next(), rng.next(), rng.next(), rng.next()};

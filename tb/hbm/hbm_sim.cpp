@@ -12,6 +12,7 @@
 
 #include "Vnc_hbm.h"
 #include "model/error.h"
+#include "tb/common/wide.h"
 #include "model/numerics.h"
 
 namespace ncore::tb {
@@ -60,20 +61,6 @@ void configure(Vnc_hbm& top, const HbmConfig& c) {
   top.cfg_max_pull_in_i = c.max_pull_in;
 }
 
-template <class W>
-void to_wide(const HbmData& d, W& w) {
-  for (int i = 0; i < 4; ++i) {
-    w[2 * i] = static_cast<uint32_t>(d[i]);
-    w[2 * i + 1] = static_cast<uint32_t>(d[i] >> 32);
-  }
-}
-
-template <class W>
-HbmData from_wide(const W& w) {
-  HbmData d;
-  for (int i = 0; i < 4; ++i) d[i] = (static_cast<uint64_t>(w[2 * i + 1]) << 32) | w[2 * i];
-  return d;
-}
 
 std::string show(const HbmCommand& c) {
   return c.cmd == HbmCmd::kNone ? std::string("nothing") : model::describe(c);
