@@ -35,7 +35,7 @@ void run_expecting_stop(tb::HbmFault fault) {
 TEST(HbmSva, WithoutAFaultTheTrafficRunsCleanAndTheReadPortStalls) {
   const auto r = run_with(tb::HbmFault::kNone);
   ASSERT_TRUE(r.ok) << r.failure;
-  EXPECT_GT(r.stats.cycles, 512u * 2) << "the read port never stalled: the fault would not bite";
+  EXPECT_GT(r.rd_port_stalls, 0u) << "the read port never stalled: the fault would not bite";
 }
 
 TEST(HbmSvaDeathTest, ReadPayloadChangingWhileStalledFires) {

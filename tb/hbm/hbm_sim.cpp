@@ -257,7 +257,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
   std::vector<std::array<const HbmBurst*, 2>> offering(static_cast<size_t>(channels), {nullptr, nullptr});
   HbmSimResult result;
   HbmBurst changed;            // kRdPayloadChangesWhileStalled: the read, readdressed
-  bool rd_stalled = false;     // the read port's request was not taken last cycle
+  std::vector<bool> rd_stalled(static_cast<size_t>(channels), false);  // not taken last cycle
   size_t done = 0;
   uint64_t last_progress = 0, cycle = 0;
   for (;; ++cycle) {
@@ -271,7 +271,8 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
           offer[w] = player.head(w, cycle);
       const bool dump = fst && c == 0 && cycle >= options.wave_from && cycle <= options.wave_to;
       const HbmBurst* rd = offer[0];
-      if (options.fault == HbmFault::kRdPayloadChangesWhileStalled && rd && rd_stalled) {
+      if (options.fault == HbmFault::kRdPayloadChangesWhileStalled && rd &&
+          rd_stalled[static_cast<size_t>(c)]) {
         changed = *rd;
         changed.request.addr ^= 32;
         rd = &changed;
@@ -279,7 +280,8 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
       const bool spurious = options.fault == HbmFault::kDramDataWithoutRead && cycle == 3;
       const auto out =
           ch[static_cast<size_t>(c)]->cycle(cycle, rd, offer[1], fst.get(), dump, spurious);
-      rd_stalled = rd != nullptr && !out.rd_accepted;
+      rd_stalled[static_cast<size_t>(c)] = rd != nullptr && !out.rd_accepted;
+      result.rd_port_stalls += rd_stalled[static_cast<size_t>(c)];
       for (bool w : {false, true})
         if (w ? out.wr_accepted : out.rd_accepted) {
           stats.accepted(offer[w]->request.id, cycle);

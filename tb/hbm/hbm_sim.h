@@ -48,6 +48,7 @@ struct HbmSimResult {
   uint64_t commands_compared = 0;  // row and column commands compared with the model
   uint64_t responses_checked = 0;  // read responses compared with the model and the memory
   uint64_t cycles_compared = 0;
+  uint64_t rd_port_stalls = 0;     // cycles a read request was offered and not taken
   double wall_seconds = 0;
 };
 
