@@ -219,4 +219,170 @@ package nc_fp_pkg;
                       sum[1] | sum[0]);
   endfunction
 
+  // ---- Casts out of FP32 and in from integers (the vector and scalar engines' edges) ----
+
+  // Position of the highest set bit of a 32-bit value (0 when none is set).
+  function automatic logic [4:0] lead_one32(logic [31:0] x);
+    logic [4:0] pos;
+    pos = '0;
+    for (int i = 0; i < 32; i++) begin
+      if (x[i]) pos = 5'(i);
+    end
+    return pos;
+  endfunction
+
+  // A signed 32-bit integer to FP32, round-to-nearest-even (exact below 2^24).
+  function automatic logic [31:0] int32_to_fp32(logic [31:0] v);
+    logic        sign;
+    logic [31:0] mag;
+    logic [4:0]  lead;
+    logic [55:0] aligned;   // mag with its leading one at bit 55
+    logic [24:0] rounded;   // 24-bit significand plus a carry
+    logic        round_up;
+    logic [7:0]  exp32;
+    sign = v[31];
+    mag = sign ? 32'(-v) : v;  // -2^31 stays 2^31 as an unsigned magnitude
+    if (mag == '0) return 32'd0;
+    lead = lead_one32(mag);
+    aligned = {24'd0, mag} << (6'd55 - 6'(lead));
+    round_up = aligned[31] && (aligned[30:0] != '0 || aligned[32]);
+    rounded = {1'b0, aligned[55:32]} + 25'(round_up);
+    exp32 = 8'(lead) + 8'd127 + 8'(rounded[24]);
+    return {sign, exp32, rounded[24] ? rounded[23:1] : rounded[22:0]};
+  endfunction
+
+  // FP32 to a narrow float pattern (no container shift); the contract of model/numerics.h
+  // from_fp32: one rounding (RNE, or stochastic: round away from zero iff the 32-bit truncated
+  // discarded fraction plus `random` carries out), saturation or Inf/NaN on overflow, every
+  // NaN the target's canonical NaN.
+  function automatic logic [31:0] fp32_to_narrow(logic [31:0] x, int ExpBits, int ManBits,
+                                                 int Bias, logic HasInf, logic stochastic,
+                                                 logic saturate, logic [31:0] random);
+    logic [31:0]       out_sign, emax, man_ones, max_pattern, nan_pattern, overflow_pattern;
+    logic [7:0]        x_exp;
+    logic [23:0]       sig;
+    logic signed [11:0] lsb_exp, top_exp, min_normal_exp, target_lsb_exp, drop;
+    logic [55:0]       wide, shifted;
+    logic [6:0]        sh;
+    logic [24:0]       q;
+    logic [31:0]       frac32;
+    logic              sticky, round_up;
+    logic signed [11:0] biased_minus_one;
+    logic [31:0]       pattern;
+    out_sign = 32'(x[31]) << (ExpBits + ManBits);
+    emax = (32'd1 << ExpBits) - 32'd1;
+    man_ones = (32'd1 << ManBits) - 32'd1;
+    max_pattern = HasInf ? (((emax - 32'd1) << ManBits) | man_ones)
+                         : ((emax << ManBits) | (man_ones - 32'd1));
+    nan_pattern = HasInf ? ((emax << ManBits) | (32'd1 << (ManBits - 1)))
+                         : ((emax << ManBits) | man_ones);
+    overflow_pattern = saturate ? (out_sign | max_pattern)
+                                : (HasInf ? (out_sign | (emax << ManBits)) : nan_pattern);
+    x_exp = x[30:23];
+    if (x_exp == 8'hFF) return x[22:0] != '0 ? nan_pattern : overflow_pattern;
+    if (x[30:0] == '0) return out_sign;
+    sig = {x_exp != '0, x[22:0]};
+    lsb_exp = (x_exp == '0 ? 12'sd1 : 12'($unsigned(x_exp))) - 12'sd150;
+    top_exp = lsb_exp + (sig[23] ? 12'sd23 : 12'($unsigned(lead_one23(sig[22:0]))));
+    min_normal_exp = 12'(1 - Bias);
+    target_lsb_exp = (top_exp > min_normal_exp ? top_exp : min_normal_exp) - 12'(ManBits);
+    drop = target_lsb_exp - lsb_exp;  // > 0 for every narrower target
+    wide = {sig, 32'd0};
+    sh = drop > 12'sd56 ? 7'd56 : 7'(drop);
+    shifted = wide >> sh;
+    sticky = (wide & ~({56{1'b1}} << sh)) != '0;
+    q = {1'b0, shifted[55:32]};
+    frac32 = shifted[31:0];
+    // frac32 + random carries out of 32 bits exactly when frac32 > ~random
+    round_up = stochastic ? (frac32 > ~random)
+                          : (frac32[31] && (frac32[30:0] != '0 || sticky || q[0]));
+    q = q + 25'(round_up);
+    biased_minus_one = target_lsb_exp + 12'(ManBits) - min_normal_exp;
+    pattern = top_exp >= min_normal_exp ? (32'(biased_minus_one) << ManBits) + 32'(q) : 32'(q);
+    if (pattern > max_pattern) return overflow_pattern;
+    return out_sign | pattern;
+  endfunction
+
+  // FP32 to an integer type (sign-extended patterns masked to the storage width): the
+  // magnitude rounds (RNE or stochastic as above), then the sign, then clamping. NaN -> 0.
+  function automatic logic [31:0] fp32_to_int(logic [31:0] x, int Bits, logic stochastic,
+                                              logic [31:0] random);
+    logic signed [33:0] lo, hi, r;
+    logic [7:0]         x_exp;
+    logic [23:0]        sig;
+    logic signed [11:0] shift;   // fixed = |x| * 2^32 = sig * 2^shift
+    logic [63:0]        fixed;
+    logic               sticky, round_up;
+    logic [32:0]        mag;
+    logic [31:0]        mask;
+    lo = -(34'sd1 <<< (Bits - 1));
+    hi = (34'sd1 <<< (Bits - 1)) - 34'sd1;
+    x_exp = x[30:23];
+    if (x_exp == 8'hFF && x[22:0] != '0) return 32'd0;
+    mask = Bits == 32 ? 32'hFFFF_FFFF : (32'd1 << Bits) - 32'd1;
+    if (x_exp >= 8'd158) return 32'(x[31] ? lo : hi) & mask;  // |x| >= 2^31, Inf included
+    sig = {x_exp != '0, x[22:0]};
+    shift = (x_exp == '0 ? 12'sd1 : 12'($unsigned(x_exp))) - 12'sd150 + 12'sd32;
+    if (shift >= 0) begin
+      fixed = {40'd0, sig} << shift[5:0];
+      sticky = 1'b0;
+    end else if (shift > -12'sd25) begin
+      fixed = {40'd0, sig} >> (-shift);
+      sticky = ({40'd0, sig} & ~({64{1'b1}} << (-shift))) != '0;
+    end else begin
+      fixed = '0;
+      sticky = sig != '0;
+    end
+    round_up = stochastic ? (fixed[31:0] > ~random)
+                          : (fixed[31] && (fixed[30:0] != '0 || sticky || fixed[32]));
+    mag = {1'b0, fixed[63:32]} + 33'(round_up);
+    r = x[31] ? -$signed({1'b0, mag}) : $signed({1'b0, mag});
+    if (r < lo) r = lo;
+    if (r > hi) r = hi;
+    return 32'(r) & mask;
+  endfunction
+
+  // FP32 to any type (nc_pkg::dtype_e numbering), storage bits in the low bits.
+  function automatic logic [31:0] fp32_to_dtype(logic [31:0] x, logic [3:0] dtype,
+                                                logic stochastic, logic saturate,
+                                                logic [31:0] random);
+    unique case (dtype)
+      4'd0: begin  // fp32: NaN canonicalises, Inf saturates when asked to
+        if (x[30:23] == 8'hFF && x[22:0] != '0) return Fp32CanonicalNan;
+        if (x[30:0] == 31'h7F80_0000 && saturate) return {x[31], 31'h7F7F_FFFF};
+        return x;
+      end
+      4'd1: return fp32_to_narrow(x, 8, 10, 127, 1'b1, stochastic, saturate, random) << 13;
+      4'd2: return fp32_to_narrow(x, 8, 7, 127, 1'b1, stochastic, saturate, random);
+      4'd3: return fp32_to_narrow(x, 5, 10, 15, 1'b1, stochastic, saturate, random);
+      4'd4: return fp32_to_narrow(x, 4, 3, 7, 1'b0, stochastic, saturate, random);
+      4'd5: return fp32_to_narrow(x, 5, 2, 15, 1'b1, stochastic, saturate, random);
+      4'd6: return fp32_to_int(x, 8, stochastic, random);
+      4'd7: return fp32_to_int(x, 16, stochastic, random);
+      4'd8: return fp32_to_int(x, 32, stochastic, random);
+      default: return '0;
+    endcase
+  endfunction
+
+  // Any type to FP32: the floats exactly (decode_to_fp32), the integers sign-extended and
+  // converted (INT32 rounds to nearest even above 2^24).
+  function automatic logic [31:0] any_to_fp32(logic [3:0] dtype, logic [31:0] bits);
+    unique case (dtype)
+      4'd6: return int32_to_fp32({{24{bits[7]}}, bits[7:0]});
+      4'd7: return int32_to_fp32({{16{bits[15]}}, bits[15:0]});
+      4'd8: return int32_to_fp32(bits);
+      default: return decode_to_fp32(dtype, bits);
+    endcase
+  endfunction
+
+  // FP32 max and min: a NaN operand gives the canonical NaN; -0 orders below +0.
+  function automatic logic [31:0] fp32_order_key(logic [31:0] b);
+    return b[31] ? ~b : {1'b1, b[30:0]};
+  endfunction
+  function automatic logic [31:0] fp32_max_min(logic [31:0] a, logic [31:0] b, logic is_max);
+    if ((a[30:23] == 8'hFF && a[22:0] != '0) || (b[30:23] == 8'hFF && b[22:0] != '0))
+      return Fp32CanonicalNan;
+    return ((fp32_order_key(a) >= fp32_order_key(b)) == is_max) ? a : b;
+  endfunction
+
 endpackage

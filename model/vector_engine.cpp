@@ -1,0 +1,377 @@
+#include "model/vector_engine.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "model/error.h"
+
+namespace ncore::model {
+namespace {
+
+constexpr std::array<std::string_view, kNumAluOps> kAluNames{
+    "bypass", "add", "subtract", "multiply", "max", "min",
+    "and",    "or",  "xor",      "shl",      "lshr", "ashr"};
+constexpr std::array<std::string_view, kNumVeOpcodes> kOpcodeNames{
+    "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy",
+    "tensor_tensor_scan", "transpose", "shuffle"};
+constexpr std::array<std::string_view, kNumVeErrors> kErrorNames{
+    "none", "opcode", "dtype", "alu_op", "partitions", "shape", "address"};
+
+bool uses_src1(VeOpcode op) {
+  return op == VeOpcode::kTensorTensor || op == VeOpcode::kTensorTensorScan;
+}
+bool uses_op0(VeOpcode op) {
+  return op == VeOpcode::kTensorTensor || op == VeOpcode::kTensorScalar ||
+         op == VeOpcode::kTensorReduce || op == VeOpcode::kTensorTensorScan;
+}
+bool uses_op1(VeOpcode op) {
+  return op == VeOpcode::kTensorScalar || op == VeOpcode::kTensorTensorScan;
+}
+bool moves_bits(VeOpcode op) { return op == VeOpcode::kTranspose || op == VeOpcode::kShuffle; }
+
+bool is_nan32(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
+// Sign-magnitude FP32 bits to an unsigned key whose order is the numeric order (-0 < +0).
+uint32_t order_key(uint32_t b) { return (b & 0x80000000u) ? ~b : (b | 0x80000000u); }
+
+int32_t sign_extend_to_int32(DType t, uint32_t bits) {
+  const int n = storage_bits(t);
+  const uint32_t masked = bits & storage_mask(t);
+  const uint32_t sign_bit = 1u << (n - 1);
+  return static_cast<int32_t>((masked ^ sign_bit) - sign_bit);
+}
+
+uint32_t clamp_int32(DType t, int32_t v) {
+  const int n = storage_bits(t);
+  const int64_t lo = -(int64_t{1} << (n - 1)), hi = (int64_t{1} << (n - 1)) - 1;
+  return static_cast<uint32_t>(std::clamp<int64_t>(v, lo, hi)) & storage_mask(t);
+}
+
+int dtype_bytes(DType t) { return storage_bits(t) / 8; }
+
+uint32_t space_bytes(const VeConfig& cfg, MemSpace s) {
+  return s == MemSpace::kSbuf ? cfg.sbuf_bytes : cfg.psum_bytes;
+}
+
+// Offset in elements of element e of the pattern.
+int64_t element_offset(const VeAccess& a, uint32_t e) {
+  int64_t off = 0;
+  for (int d = 0; d < kVeDims; ++d) {
+    off += static_cast<int64_t>(a.stride[d]) * (e % a.count[d]);
+    e /= a.count[d];
+  }
+  return off;
+}
+uint32_t element_addr(const VeAccess& a, int bytes, uint32_t e) {
+  return static_cast<uint32_t>(a.addr + bytes * element_offset(a, e));
+}
+
+bool access_in_range(const VeAccess& a, int bytes, uint32_t limit) {
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < kVeDims; ++d) {
+    const int64_t span = static_cast<int64_t>(a.stride[d]) * (a.count[d] - 1);
+    (span < 0 ? lo : hi) += span;
+  }
+  return a.addr % bytes == 0 && static_cast<int64_t>(a.addr) + bytes * lo >= 0 &&
+         static_cast<int64_t>(a.addr) + bytes * (hi + 1) <= limit;
+}
+
+bool shape_ok(const VeAccess& a, const VeConfig& cfg) {
+  for (uint16_t c : a.count) {
+    if (c == 0) return false;
+  }
+  const uint32_t limit =
+      a.space == MemSpace::kSbuf ? VeConfig::kMaxSbufFree : VeConfig::kMaxPsumFree;
+  return a.elements() <= limit;
+}
+
+// One tensor_scalar stage: bypass passes the tensor-side value x whatever `reverse` says.
+uint32_t scalar_stage(AluOp op, bool reverse, uint32_t x, uint32_t s, bool integer) {
+  if (op == AluOp::kBypass) return x;
+  return reverse ? ve_alu(op, s, x, integer) : ve_alu(op, x, s, integer);
+}
+
+}  // namespace
+
+uint32_t VeAccess::elements() const {
+  uint64_t n = 1;
+  for (uint16_t c : count) n *= c;
+  return static_cast<uint32_t>(std::min<uint64_t>(n, 0xFFFFFFFFu));
+}
+
+bool is_bitwise(AluOp op) { return static_cast<int>(op) >= static_cast<int>(AluOp::kAnd); }
+std::string_view alu_op_name(AluOp op) {
+  const auto i = static_cast<size_t>(op);
+  return i < kAluNames.size() ? kAluNames[i] : "?";
+}
+std::string_view ve_opcode_name(VeOpcode op) {
+  const auto i = static_cast<size_t>(op);
+  return i < kOpcodeNames.size() ? kOpcodeNames[i] : "?";
+}
+std::string_view ve_error_name(VeError e) {
+  const auto i = static_cast<size_t>(e);
+  return i < kErrorNames.size() ? kErrorNames[i] : "?";
+}
+
+AluOp parse_alu_op(std::string_view name) {
+  for (size_t i = 0; i < kAluNames.size(); ++i) {
+    if (kAluNames[i] == name) return static_cast<AluOp>(i);
+  }
+  throw Error(fmt::format("unknown ALU operation '{}': expected one of {}", name,
+                          fmt::join(kAluNames, ", ")));
+}
+VeOpcode parse_ve_opcode(std::string_view name) {
+  for (size_t i = 0; i < kOpcodeNames.size(); ++i) {
+    if (kOpcodeNames[i] == name) return static_cast<VeOpcode>(i);
+  }
+  throw Error(fmt::format("unknown vector-engine operation '{}': expected one of {}", name,
+                          fmt::join(kOpcodeNames, ", ")));
+}
+
+bool ve_integer_class(const VeInstruction& in) {
+  return (uses_op0(in.opcode) && is_bitwise(in.op0)) ||
+         (uses_op1(in.opcode) && is_bitwise(in.op1));
+}
+
+VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* detail) {
+  auto fail = [&](VeError e, std::string why) {
+    if (detail) *detail = std::move(why);
+    return e;
+  };
+  const auto op_code = static_cast<int>(in.opcode);
+  if (op_code >= kNumVeOpcodes) return fail(VeError::kOpcode, fmt::format("opcode {}", op_code));
+  const bool src1 = uses_src1(in.opcode);
+  for (DType t : {in.in0, in.in1, in.out}) {
+    if (static_cast<int>(t) >= kNumDTypes)
+      return fail(VeError::kDtype, fmt::format("dtype code {}", static_cast<int>(t)));
+  }
+  if (moves_bits(in.opcode) && in.in0 != in.out)
+    return fail(VeError::kDtype, "transpose/shuffle move bits: dtype_out must equal dtype_in0");
+  const bool integer = ve_integer_class(in);
+  if (integer && (is_float(in.in0) || is_float(in.out) || (src1 && is_float(in.in1))))
+    return fail(VeError::kDtype, "a bitwise/shift operation needs integer types throughout");
+
+  auto op_ok = [&](AluOp op) {
+    if (static_cast<int>(op) >= kNumAluOps) return false;
+    return !integer || op == AluOp::kBypass || is_bitwise(op);
+  };
+  if (uses_op0(in.opcode) && !op_ok(in.op0))
+    return fail(VeError::kAluOp, fmt::format("op0 {}", static_cast<int>(in.op0)));
+  if (uses_op1(in.opcode) && !op_ok(in.op1))
+    return fail(VeError::kAluOp, fmt::format("op1 {}", static_cast<int>(in.op1)));
+  if (in.opcode == VeOpcode::kTensorTensor && in.op0 == AluOp::kBypass)
+    return fail(VeError::kAluOp, "tensor_tensor needs an operation");
+  if (in.opcode == VeOpcode::kTensorReduce) {
+    const AluOp op = in.op0;
+    const bool ok = integer ? (op == AluOp::kAnd || op == AluOp::kOr || op == AluOp::kXor)
+                            : (op == AluOp::kAdd || op == AluOp::kMax || op == AluOp::kMin);
+    if (!ok) return fail(VeError::kAluOp, "tensor_reduce takes add/max/min (and/or/xor on ints)");
+  }
+
+  const int q = cfg.quadrant();
+  const int p = in.partitions, s = in.start_partition;
+  if (p < 1 || p > cfg.lanes || s < 0 || s + p > cfg.lanes)
+    return fail(VeError::kPartitions, fmt::format("partitions [{}, {}) of {}", s, s + p, cfg.lanes));
+  const bool start_ok = p > 2 * q ? s == 0 : p > q ? (s == 0 || s == 2 * q) : s % q == 0;
+  if (!start_ok)
+    return fail(VeError::kPartitions, fmt::format("{} partitions cannot start at {}", p, s));
+  if (moves_bits(in.opcode) && p % q != 0)
+    return fail(VeError::kPartitions, fmt::format("transpose/shuffle: whole quadrants of {}", q));
+  if (in.opcode == VeOpcode::kShuffle) {
+    for (int i = 0; i < q; ++i) {
+      if (in.shuffle[i] >= q)
+        return fail(VeError::kPartitions, fmt::format("shuffle[{}] = {} >= {}", i, in.shuffle[i], q));
+    }
+  }
+
+  if (!shape_ok(in.src0, cfg) || (src1 && !shape_ok(in.src1, cfg)) || !shape_ok(in.dst, cfg))
+    return fail(VeError::kShape, "a zero count, or a free size over 64K (SBUF) / 4K (PSUM)");
+  const uint32_t n = in.src0.elements();
+  if (src1 && in.src1.elements() != n)
+    return fail(VeError::kShape, fmt::format("src1 has {} elements, src0 {}", in.src1.elements(), n));
+  const uint32_t expect = in.opcode == VeOpcode::kTensorReduce ? n / in.src0.count[0] : n;
+  if (in.dst.elements() != expect)
+    return fail(VeError::kShape, fmt::format("dst has {} elements, expected {}", in.dst.elements(), expect));
+  if (in.opcode == VeOpcode::kTranspose && n % q != 0)
+    return fail(VeError::kShape, fmt::format("transpose: {} elements, not a multiple of {}", n, q));
+
+  if (!access_in_range(in.src0, dtype_bytes(in.in0), space_bytes(cfg, in.src0.space)))
+    return fail(VeError::kAddress, "src0 misaligned or out of range");
+  if (src1 && !access_in_range(in.src1, dtype_bytes(in.in1), space_bytes(cfg, in.src1.space)))
+    return fail(VeError::kAddress, "src1 misaligned or out of range");
+  if (!access_in_range(in.dst, dtype_bytes(in.out), space_bytes(cfg, in.dst.space)))
+    return fail(VeError::kAddress, "dst misaligned or out of range");
+  const bool scalars = in.opcode == VeOpcode::kTensorScalar;
+  for (const VeScalar* sc : {&in.scalar0, &in.scalar1}) {
+    const bool used = scalars || (in.opcode == VeOpcode::kTensorTensorScan && sc == &in.scalar0);
+    if (used && sc->per_partition && (sc->value % 4 != 0 || sc->value + 4 > cfg.sbuf_bytes))
+      return fail(VeError::kAddress, "per-partition scalar misaligned or out of range");
+  }
+  return VeError::kNone;
+}
+
+uint32_t ve_alu(AluOp op, uint32_t a, uint32_t b, bool integer_class) {
+  if (integer_class) {
+    const uint32_t sh = b & 31u;
+    switch (op) {
+      case AluOp::kAnd: return a & b;
+      case AluOp::kOr: return a | b;
+      case AluOp::kXor: return a ^ b;
+      case AluOp::kShiftLeft: return a << sh;
+      case AluOp::kShiftRightLogical: return a >> sh;
+      case AluOp::kShiftRightArith: return static_cast<uint32_t>(static_cast<int32_t>(a) >> sh);
+      default: return a;
+    }
+  }
+  switch (op) {
+    case AluOp::kAdd: return fp32_add(a, b);
+    case AluOp::kSubtract: return fp32_add(a, b ^ 0x80000000u);
+    case AluOp::kMultiply: return fp32_mul(a, b);
+    case AluOp::kMax:
+    case AluOp::kMin: {
+      if (is_nan32(a) || is_nan32(b)) return kFp32CanonicalNan;
+      const bool a_wins = (order_key(a) >= order_key(b)) == (op == AluOp::kMax);
+      return a_wins ? a : b;
+    }
+    default: return a;
+  }
+}
+
+uint32_t ve_sr_init(uint32_t seed, int lane) {
+  const uint32_t s = seed ^ (static_cast<uint32_t>(lane + 1) * 0x9E3779B9u);
+  return s == 0 ? 1u : s;
+}
+uint32_t ve_sr_next(uint32_t x) {
+  x ^= x << 13;
+  x ^= x >> 17;
+  x ^= x << 5;
+  return x;
+}
+
+std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, const VeMemory& mem) {
+  std::string why;
+  if (const VeError e = ve_check(in, cfg, &why); e != VeError::kNone)
+    throw Error(fmt::format("vector instruction refused ({}): {}", ve_error_name(e), why));
+  const int lanes = cfg.lanes, first = in.start_partition, last = first + in.partitions;
+  const bool integer = ve_integer_class(in);
+  const int b0 = dtype_bytes(in.in0), b1 = dtype_bytes(in.in1), bo = dtype_bytes(in.out);
+  const uint32_t n = in.src0.elements();
+
+  auto raw = [&](const VeAccess& a, int bytes, uint32_t e, int lane) {
+    return mem.space(a.space).read(lane, element_addr(a, bytes, e), bytes);
+  };
+  auto value = [&](DType t, uint32_t bits) {
+    return integer ? static_cast<uint32_t>(sign_extend_to_int32(t, bits)) : to_fp32_bits(t, bits);
+  };
+  auto scalar = [&](const VeScalar& s, int lane) {
+    return s.per_partition ? mem.sbuf.read(lane, s.value, 4) : s.value;
+  };
+
+  std::vector<uint32_t> sr(lanes);
+  for (int l = 0; l < lanes; ++l) sr[l] = ve_sr_init(in.seed, l);
+  std::vector<VeWrite> writes;
+  // Emits the element-e write of dst from per-lane results (32-bit values to cast, or raw bits).
+  auto emit = [&](uint32_t e, const std::vector<uint32_t>& result, bool cast) {
+    VeWrite w{in.dst.space, element_addr(in.dst, bo, e), bo, std::vector<uint32_t>(lanes, 0)};
+    for (int l = 0; l < lanes; ++l) {
+      sr[l] = ve_sr_next(sr[l]);
+      if (l < first || l >= last) continue;
+      if (!cast) {
+        w.data[l] = result[l] & storage_mask(in.out);
+      } else if (integer) {
+        w.data[l] = clamp_int32(in.out, static_cast<int32_t>(result[l]));
+      } else {
+        w.data[l] = from_fp32(result[l], in.out, in.cast, sr[l]);
+      }
+    }
+    writes.push_back(std::move(w));
+  };
+
+  std::vector<uint32_t> result(lanes, 0), acc(lanes, 0);
+  const int q = cfg.quadrant();
+  switch (in.opcode) {
+    case VeOpcode::kTensorTensor:
+    case VeOpcode::kTensorScalar:
+    case VeOpcode::kTensorCopy:
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) {
+          const uint32_t x = value(in.in0, raw(in.src0, b0, e, l));
+          if (in.opcode == VeOpcode::kTensorCopy) {
+            result[l] = x;
+          } else if (in.opcode == VeOpcode::kTensorTensor) {
+            result[l] = ve_alu(in.op0, x, value(in.in1, raw(in.src1, b1, e, l)), integer);
+          } else {
+            const uint32_t s0 = scalar(in.scalar0, l), s1 = scalar(in.scalar1, l);
+            const uint32_t y = scalar_stage(in.op0, in.reverse0, x, s0, integer);
+            result[l] = scalar_stage(in.op1, in.reverse1, y, s1, integer);
+          }
+        }
+        emit(e, result, true);
+      }
+      break;
+    case VeOpcode::kTensorReduce: {
+      const uint32_t row = in.src0.count[0];
+      for (uint32_t r = 0; r < n / row; ++r) {
+        for (int l = first; l < last; ++l) {
+          acc[l] = value(in.in0, raw(in.src0, b0, r * row, l));
+          for (uint32_t i = 1; i < row; ++i)
+            acc[l] = ve_alu(in.op0, acc[l], value(in.in0, raw(in.src0, b0, r * row + i, l)), integer);
+        }
+        emit(r, acc, true);
+      }
+      break;
+    }
+    case VeOpcode::kTensorTensorScan: {
+      const uint32_t row = in.src0.count[0];
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) {
+          if (e % row == 0) acc[l] = scalar(in.scalar0, l);
+          const uint32_t y = ve_alu(in.op0, acc[l], value(in.in0, raw(in.src0, b0, e, l)), integer);
+          acc[l] = ve_alu(in.op1, y, value(in.in1, raw(in.src1, b1, e, l)), integer);
+        }
+        emit(e, acc, true);
+      }
+      break;
+    }
+    case VeOpcode::kTranspose:
+      for (uint32_t block = 0; block < n / q; ++block) {
+        for (int j = 0; j < q; ++j) {
+          for (int l = first; l < last; ++l) {
+            const int base = l - l % q, p = l % q;
+            result[l] = raw(in.src0, b0, block * q + p, base + j);
+          }
+          emit(block * q + j, result, false);
+        }
+      }
+      break;
+    case VeOpcode::kShuffle:
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) {
+          result[l] = raw(in.src0, b0, e, l - l % q + in.shuffle[l % q]);
+        }
+        emit(e, result, false);
+      }
+      break;
+  }
+  return writes;
+}
+
+void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMemory& mem) {
+  for (const VeWrite& w : writes) {
+    for (int l = in.start_partition; l < in.start_partition + in.partitions; ++l)
+      mem.space(w.space).write(l, w.addr, w.bytes, w.data[l]);
+  }
+}
+
+uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
+  (void)cfg;
+  const uint64_t n = in.src0.elements();
+  uint64_t reads = uses_src1(in.opcode) ? 2 * n : n;
+  if (in.opcode == VeOpcode::kTensorScalar)
+    reads += (in.scalar0.per_partition ? 1 : 0) + (in.scalar1.per_partition ? 1 : 0);
+  if (in.opcode == VeOpcode::kTensorTensorScan && in.scalar0.per_partition) ++reads;
+  const uint64_t writes_stalled = in.opcode == VeOpcode::kTranspose ? n : 0;
+  return reads + writes_stalled;
+}
+
+}  // namespace ncore::model

@@ -1,0 +1,150 @@
+#pragma once
+// The vector engine's instructions and their golden semantics. Mirrors
+// rtl/vector/nc_vector_pkg.sv field for field; rtl/vector/README.md documents the arithmetic.
+//
+// Each of Lanes lanes streams one partition. A value read from SBUF or PSUM is decoded to
+// FP32 (float class) or sign-extended to int32 (integer class: an instruction that uses a
+// bitwise or shift operation); the ALUs work on those 32-bit values; the result is cast to
+// the output type once, with the instruction's rounding and saturation.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/numerics.h"
+#include "model/sbuf.h"
+
+namespace ncore::model {
+
+enum class VeOpcode : uint8_t {
+  kTensorTensor = 0,      // out = op0(in0, in1)
+  kTensorScalar = 1,      // out = op1(op0(in0, s0), s1), either side reversible
+  kTensorReduce = 2,      // out = op0-fold of in0 along the innermost axis
+  kTensorCopy = 3,        // out = in0, cast
+  kTensorTensorScan = 4,  // acc = op1(op0(acc, in0), in1), acc starts at s0 on each row
+  kTranspose = 5,         // 32x32 (Lanes/4 square) transpose inside each partition quadrant
+  kShuffle = 6,           // out partition p = in partition shuffle[p] of its quadrant
+};
+inline constexpr int kNumVeOpcodes = 7;
+
+enum class AluOp : uint8_t {
+  kBypass = 0,  // the tensor-side operand unchanged
+  kAdd = 1,
+  kSubtract = 2,
+  kMultiply = 3,
+  kMax = 4,
+  kMin = 5,
+  kAnd = 6,     // bitwise and shifts: integer class only
+  kOr = 7,
+  kXor = 8,
+  kShiftLeft = 9,
+  kShiftRightLogical = 10,
+  kShiftRightArith = 11,
+};
+inline constexpr int kNumAluOps = 12;
+bool is_bitwise(AluOp op);
+std::string_view alu_op_name(AluOp op);
+AluOp parse_alu_op(std::string_view name);
+std::string_view ve_opcode_name(VeOpcode op);
+VeOpcode parse_ve_opcode(std::string_view name);
+
+enum class MemSpace : uint8_t { kSbuf = 0, kPsum = 1 };
+
+// Why an instruction was refused. A refused instruction reads and writes nothing.
+enum class VeError : uint8_t {
+  kNone = 0,
+  kOpcode = 1,      // opcode not one of VeOpcode
+  kDtype = 2,       // dtype code > 8; integer class with a float type; transpose/shuffle cast
+  kAluOp = 3,       // op code > 11; a required op is bypass; a reduce op that is not add/max/
+                    // min (float) or and/or/xor/max/min (integer); float and bitwise mixed
+  kPartitions = 4,  // count 0 or > Lanes; start-partition rule; quadrant rule; shuffle entry
+  kShape = 5,       // a zero count; free size over the limit; operand/result sizes disagree
+  kAddress = 6,     // misaligned, or the pattern leaves its space; per-partition scalar too
+};
+inline constexpr int kNumVeErrors = 7;
+std::string_view ve_error_name(VeError e);
+
+inline constexpr int kVeDims = 4;
+// Free-axis access pattern: element i0 + c0*(i1 + c1*(i2 + c2*i3)) (dim 0 innermost) lies at
+// byte addr + elem_bytes * (s0*i0 + s1*i1 + s2*i2 + s3*i3) of each active partition.
+struct VeAccess {
+  MemSpace space = MemSpace::kSbuf;
+  uint32_t addr = 0;                           // 18 bits, byte address in a partition
+  std::array<uint16_t, kVeDims> count{1, 1, 1, 1};
+  std::array<int16_t, kVeDims> stride{1, 0, 0, 0};  // in elements
+  uint32_t elements() const;
+};
+
+// s0/s1 of tensor_scalar and the scan's initial value: an immediate (FP32 bits, or int32 in
+// the integer class) or, per partition, the 32-bit word at SBUF byte address `value`.
+struct VeScalar {
+  bool per_partition = false;
+  uint32_t value = 0;
+};
+
+struct VeInstruction {
+  VeOpcode opcode = VeOpcode::kTensorCopy;
+  DType in0 = DType::kFp32, in1 = DType::kFp32, out = DType::kFp32;
+  AluOp op0 = AluOp::kBypass, op1 = AluOp::kBypass;
+  bool reverse0 = false, reverse1 = false;  // tensor_scalar: op(s, x) instead of op(x, s)
+  VeScalar scalar0, scalar1;
+  CastMode cast;
+  uint32_t seed = 0;                        // stochastic rounding
+  int start_partition = 0;                  // 7 bits
+  int partitions = 1;                       // 8 bits, 1..Lanes
+  VeAccess src0, src1, dst;
+  std::array<uint8_t, 32> shuffle{};        // 5 bits each, within a quadrant
+  uint8_t tag = 0;                          // echoed on completion
+};
+
+struct VeConfig {
+  int lanes = 128;
+  uint32_t sbuf_bytes = 229376;  // per partition (224 KiB)
+  uint32_t psum_bytes = 16384;   // per partition (16 KiB)
+  static constexpr uint32_t kMaxSbufFree = 65536;
+  static constexpr uint32_t kMaxPsumFree = 4096;
+  int quadrant() const { return lanes / 4; }
+};
+
+// Whether the instruction's values are int32 (a bitwise op in use) rather than FP32.
+bool ve_integer_class(const VeInstruction& in);
+// The refusal code the RTL gives, or kNone. `detail` (optional) says which field and why.
+VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* detail = nullptr);
+
+// One write the engine makes: the same byte address in partitions [first, first + count),
+// one element (1, 2 or 4 bytes, in data[lane]) each. lanes outside the range hold 0.
+struct VeWrite {
+  MemSpace space = MemSpace::kSbuf;
+  uint32_t addr = 0;
+  int bytes = 4;
+  std::vector<uint32_t> data;  // Lanes entries
+};
+
+// The engine's memories as it sees them: SBUF and PSUM, each Lanes partitions of bytes.
+struct VeMemory {
+  explicit VeMemory(const VeConfig& cfg)
+      : sbuf(cfg.lanes, cfg.sbuf_bytes), psum(cfg.lanes, cfg.psum_bytes) {}
+  Sbuf& space(MemSpace s) { return s == MemSpace::kSbuf ? sbuf : psum; }
+  const Sbuf& space(MemSpace s) const { return s == MemSpace::kSbuf ? sbuf : psum; }
+  Sbuf sbuf, psum;
+};
+
+// The golden vector engine: an accepted instruction's writes, in the order the RTL makes
+// them, computed from the memory as it was when the instruction started; execute() applies
+// them. Throws ncore::Error for an instruction ve_check() refuses.
+std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, const VeMemory& mem);
+void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMemory& mem);
+
+// The ALU both engines use (exposed for unit tests): FP32 bits, or int32 in the integer class.
+uint32_t ve_alu(AluOp op, uint32_t a, uint32_t b, bool integer_class);
+// The stochastic-rounding bits of one lane: a 32-bit xorshift per lane, seeded from the
+// instruction's seed and the lane number, stepped once per element written.
+uint32_t ve_sr_init(uint32_t seed, int lane);
+uint32_t ve_sr_next(uint32_t state);
+
+// The engine's timing in cycles (rtl/vector/README.md, "Timing"), for the benchmark.
+uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg);
+
+}  // namespace ncore::model
