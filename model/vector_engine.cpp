@@ -238,8 +238,15 @@ uint32_t ve_alu(AluOp op, uint32_t a, uint32_t b, bool integer_class) {
 }
 
 uint32_t ve_sr_init(uint32_t seed, int lane) {
-  const uint32_t s = seed ^ (static_cast<uint32_t>(lane + 1) * 0x9E3779B9u);
-  return s == 0 ? 1u : s;
+  // MurmurHash3's 32-bit finaliser over seed and lane: neighbouring seeds and lanes start from
+  // unrelated states (xorshift alone would keep a one-bit difference for many steps).
+  uint32_t h = seed ^ (static_cast<uint32_t>(lane + 1) * 0x9E3779B9u);
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h == 0 ? 1u : h;
 }
 uint32_t ve_sr_next(uint32_t x) {
   x ^= x << 13;

@@ -139,8 +139,8 @@ void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMem
 
 // The ALU both engines use (exposed for unit tests): FP32 bits, or int32 in the integer class.
 uint32_t ve_alu(AluOp op, uint32_t a, uint32_t b, bool integer_class);
-// The stochastic-rounding bits of one lane: a 32-bit xorshift per lane, seeded from the
-// instruction's seed and the lane number, stepped once per element written.
+// The stochastic-rounding bits of one lane: a 32-bit xorshift per lane, started from a hash
+// of the instruction's seed and the lane number, stepped once per element written.
 uint32_t ve_sr_init(uint32_t seed, int lane);
 uint32_t ve_sr_next(uint32_t state);
 

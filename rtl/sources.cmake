@@ -22,3 +22,8 @@ set(NC_RTL_DMA
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
   ${CMAKE_CURRENT_LIST_DIR}/dma/nc_dma.sv
 )
+set(NC_RTL_VECTOR
+  ${CMAKE_CURRENT_LIST_DIR}/vector/nc_vector_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
+  ${CMAKE_CURRENT_LIST_DIR}/vector/nc_vector_engine.sv
+)

@@ -1,0 +1,561 @@
+// The vector engine: Lanes lanes, lane l streams partition l of SBUF or PSUM. One instruction
+// at a time: checked in one cycle (refused with a code, or run), then a read sequencer walks
+// the source patterns through one read port (one element of every partition per request) and a
+// lane sequencer consumes the responses in order, computes, and pushes writes. Theory of
+// operation, timing and arithmetic: rtl/vector/README.md.
+`include "nc_assert.svh"
+
+module nc_vector_engine
+  import nc_vector_pkg::*;
+  import nc_fp_pkg::*;
+#(
+  parameter int unsigned Lanes = 128,
+  parameter int unsigned SbufBytes = 229376,
+  parameter int unsigned PsumBytes = 16384,
+  parameter int unsigned RspDepth = 4   // read responses in flight (the response buffer)
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  // instructions
+  input  logic                   cmd_valid_i,
+  output logic                   cmd_ready_o,
+  input  ve_instr_t              cmd_i,
+  output logic                   done_valid_o,  // one per instruction: completed or refused
+  output logic [7:0]             done_tag_o,
+  output ve_error_e              done_error_o,
+  // read port: the element at rd_addr_o of every partition; responses in order, any latency
+  // of at least a cycle, never back-pressured (the engine never has more than RspDepth out)
+  output logic                   rd_valid_o,
+  input  logic                   rd_ready_i,
+  output logic                   rd_space_o,
+  output logic [AddrW-1:0]       rd_addr_o,
+  output logic [2:0]             rd_bytes_o,
+  input  logic                   rd_rsp_valid_i,
+  input  logic [Lanes-1:0][31:0] rd_rsp_data_i,   // element bits, zero-extended
+  // write port: one element into every partition of wr_mask_o
+  output logic                   wr_valid_o,
+  input  logic                   wr_ready_i,
+  output logic                   wr_space_o,
+  output logic [AddrW-1:0]       wr_addr_o,
+  output logic [2:0]             wr_bytes_o,
+  output logic [Lanes-1:0]       wr_mask_o,
+  output logic [Lanes-1:0][31:0] wr_data_o,
+  // status
+  output logic                   idle_o,
+  output ve_error_e              err_o,         // first refusal since reset (sticky)
+  output ve_counters_t           counters_o
+);
+  localparam int unsigned Quad = Lanes / 4;  // partitions of a quadrant (32 at 128 lanes)
+  localparam int unsigned QuadW = $clog2(Quad);
+  localparam int unsigned InflightW = $clog2(RspDepth + 1);
+  localparam logic [31:0] MaxSbufFree = 32'd65536;
+  localparam logic [31:0] MaxPsumFree = 32'd4096;
+
+  typedef logic [Lanes-1:0][31:0] lanes_t;
+  typedef logic [3:0][15:0] idx_t;
+  typedef struct packed {
+    logic [AddrW-1:0] addr;
+    lanes_t           data;
+  } wr_entry_t;
+
+  typedef enum logic [1:0] { StIdle, StCheck, StRun } state_e;
+  // What the next read (and the next response consumed) is.
+  typedef enum logic [1:0] { PhScalar0, PhScalar1, PhElements, PhDone } phase_e;
+
+  // ---------------------------------------------------------------------------------------
+  // Instruction check (mirrors model/vector_engine.cpp ve_check, in the same order)
+  // ---------------------------------------------------------------------------------------
+  function automatic logic [2:0] dtype_bytes(logic [3:0] t);
+    return 3'(nc_pkg::dtype_bytes(nc_pkg::dtype_e'(t)));
+  endfunction
+  function automatic logic uses_src1(logic [3:0] op);
+    return op == 4'(OpTensorTensor) || op == 4'(OpTensorTensorScan);
+  endfunction
+  function automatic logic uses_op0(logic [3:0] op);
+    return op == 4'(OpTensorTensor) || op == 4'(OpTensorScalar) || op == 4'(OpTensorReduce)
+        || op == 4'(OpTensorTensorScan);
+  endfunction
+  function automatic logic uses_op1(logic [3:0] op);
+    return op == 4'(OpTensorScalar) || op == 4'(OpTensorTensorScan);
+  endfunction
+  function automatic logic moves_bits(logic [3:0] op);
+    return op == 4'(OpTranspose) || op == 4'(OpShuffle);
+  endfunction
+  function automatic logic integer_class(ve_instr_t i);
+    return (uses_op0(i.opcode) && is_bitwise(i.op0)) || (uses_op1(i.opcode) && is_bitwise(i.op1));
+  endfunction
+  function automatic logic [31:0] elements(ve_access_t a);
+    logic [63:0] n;
+    n = 64'(a.count[0]) * 64'(a.count[1]) * 64'(a.count[2]) * 64'(a.count[3]);
+    return n > 64'hFFFF_FFFF ? 32'hFFFF_FFFF : n[31:0];
+  endfunction
+  function automatic logic shape_ok(ve_access_t a);
+    for (int d = 0; d < 4; d++) begin
+      if (a.count[d] == '0) return 1'b0;
+    end
+    return elements(a) <= (a.space ? MaxPsumFree : MaxSbufFree);
+  endfunction
+  function automatic logic access_ok(ve_access_t a, logic [2:0] bytes);
+    logic signed [39:0] lo, hi, span, limit, base, eb;
+    base = 40'(a.addr);
+    eb = 40'(bytes);
+    lo = '0;
+    hi = '0;
+    for (int d = 0; d < 4; d++) begin
+      span = 40'($signed(a.stride[d])) * 40'($signed({1'b0, a.count[d]} - 17'd1));
+      if (span < 0) lo = lo + span;
+      else hi = hi + span;
+    end
+    limit = a.space ? 40'(PsumBytes) : 40'(SbufBytes);
+    return (a.addr[1:0] & 2'(bytes - 3'd1)) == '0
+        && base + eb * lo >= 40'sd0
+        && base + eb * (hi + 40'sd1) <= limit;
+  endfunction
+  function automatic logic scalar_ok(ve_scalar_t s);
+    return !s.per_partition || (s.value[1:0] == '0 && s.value + 32'd4 <= 32'(SbufBytes));
+  endfunction
+
+  function automatic ve_error_e check(ve_instr_t i);
+    logic        src1, intc, start_ok;
+    logic [31:0] n, expect_n;
+    logic [7:0]  p, s;
+    if (i.opcode > 4'(OpShuffle)) return ErrOpcode;
+    src1 = uses_src1(i.opcode);
+    intc = integer_class(i);
+    if (i.dtype_in0 > 4'd8 || i.dtype_in1 > 4'd8 || i.dtype_out > 4'd8) return ErrDtype;
+    if (moves_bits(i.opcode) && i.dtype_in0 != i.dtype_out) return ErrDtype;
+    if (intc && (nc_pkg::is_float_dtype(i.dtype_in0) || nc_pkg::is_float_dtype(i.dtype_out)
+                 || (src1 && nc_pkg::is_float_dtype(i.dtype_in1)))) return ErrDtype;
+    if (uses_op0(i.opcode) && (i.op0 > 4'(AluAshr) || (intc && i.op0 != 4'(AluBypass)
+                                                        && !is_bitwise(i.op0)))) return ErrAluOp;
+    if (uses_op1(i.opcode) && (i.op1 > 4'(AluAshr) || (intc && i.op1 != 4'(AluBypass)
+                                                        && !is_bitwise(i.op1)))) return ErrAluOp;
+    if (i.opcode == 4'(OpTensorTensor) && i.op0 == 4'(AluBypass)) return ErrAluOp;
+    if (i.opcode == 4'(OpTensorReduce)) begin
+      if (intc ? !(i.op0 == 4'(AluAnd) || i.op0 == 4'(AluOr) || i.op0 == 4'(AluXor))
+               : !(i.op0 == 4'(AluAdd) || i.op0 == 4'(AluMax) || i.op0 == 4'(AluMin)))
+        return ErrAluOp;
+    end
+    p = i.partitions;
+    s = {1'b0, i.start_partition};
+    if (p == '0 || 32'(p) > Lanes || 32'(s) + 32'(p) > Lanes) return ErrPartitions;
+    if (32'(p) > 2 * Quad) start_ok = s == '0;
+    else if (32'(p) > Quad) start_ok = s == '0 || 32'(s) == 2 * Quad;
+    else start_ok = 32'(s) % Quad == 0;
+    if (!start_ok) return ErrPartitions;
+    if (moves_bits(i.opcode) && 32'(p) % Quad != 0) return ErrPartitions;
+    if (i.opcode == 4'(OpShuffle)) begin
+      for (int q = 0; q < int'(Quad); q++) begin
+        if (32'(i.shuffle[q]) >= Quad) return ErrPartitions;
+      end
+    end
+    if (!shape_ok(i.src0) || (src1 && !shape_ok(i.src1)) || !shape_ok(i.dst)) return ErrShape;
+    n = elements(i.src0);
+    if (src1 && elements(i.src1) != n) return ErrShape;
+    expect_n = i.opcode == 4'(OpTensorReduce) ? n / 32'(i.src0.count[0]) : n;
+    if (elements(i.dst) != expect_n) return ErrShape;
+    if (i.opcode == 4'(OpTranspose) && n % Quad != 0) return ErrShape;
+    if (!access_ok(i.src0, dtype_bytes(i.dtype_in0))) return ErrAddress;
+    if (src1 && !access_ok(i.src1, dtype_bytes(i.dtype_in1))) return ErrAddress;
+    if (!access_ok(i.dst, dtype_bytes(i.dtype_out))) return ErrAddress;
+    if (i.opcode == 4'(OpTensorScalar) && (!scalar_ok(i.scalar0) || !scalar_ok(i.scalar1)))
+      return ErrAddress;
+    if (i.opcode == 4'(OpTensorTensorScan) && !scalar_ok(i.scalar0)) return ErrAddress;
+    return ErrNone;
+  endfunction
+
+  function automatic phase_e first_phase(ve_instr_t i);
+    logic scalar_op;
+    scalar_op = i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpTensorTensorScan);
+    if (scalar_op && i.scalar0.per_partition) return PhScalar0;
+    return after_scalar0(i);
+  endfunction
+  function automatic phase_e after_scalar0(ve_instr_t i);
+    return (i.opcode == 4'(OpTensorScalar) && i.scalar1.per_partition) ? PhScalar1 : PhElements;
+  endfunction
+
+  // ---------------------------------------------------------------------------------------
+  // Access-pattern walkers: a 4-D index and the byte address it names
+  // ---------------------------------------------------------------------------------------
+  function automatic idx_t next_idx(idx_t idx, ve_access_t a);
+    idx_t n;
+    logic carry;
+    n = idx;
+    carry = 1'b1;
+    for (int d = 0; d < 4; d++) begin
+      if (carry) begin
+        if (n[d] == a.count[d] - 16'd1) n[d] = '0;
+        else begin
+          n[d] = n[d] + 16'd1;
+          carry = 1'b0;
+        end
+      end
+    end
+    return n;
+  endfunction
+  function automatic logic [AddrW-1:0] walk_addr(idx_t idx, ve_access_t a, logic [2:0] bytes);
+    logic signed [39:0] off;
+    off = '0;
+    for (int d = 0; d < 4; d++) begin
+      off = off + 40'($signed(a.stride[d])) * 40'($signed({1'b0, idx[d]}));
+    end
+    return AddrW'(40'(a.addr) + 40'(bytes) * off);
+  endfunction
+
+  // ---------------------------------------------------------------------------------------
+  // State
+  // ---------------------------------------------------------------------------------------
+  state_e            state_q;
+  ve_instr_t         in_q;            // the instruction being executed
+  logic              intc_q, two_q;   // integer class; two tensor inputs
+  logic [31:0]       n_src_q, n_dst_q;
+  lanes_t            s0_q, s1_q;      // scalar operands per lane
+  // read sequencer
+  phase_e            rd_phase_q;
+  logic              rd_second_q;     // next element read is src1
+  logic [31:0]       rd_elem_q;
+  idx_t              rd_idx0_q, rd_idx1_q;
+  logic [InflightW-1:0] inflight_q;   // reads accepted and not yet consumed
+  // lane sequencer
+  phase_e            cn_phase_q;
+  logic              cn_second_q;     // src0 of this element captured in a_q, src1 next
+  lanes_t            a_q;
+  logic [31:0]       cn_elem_q;
+  logic [15:0]       row_pos_q;       // position in the innermost row (reduce, scan)
+  lanes_t            acc_q;
+  logic [Lanes-1:0][Quad-1:0][31:0] tbuf_q;  // transpose block: [lane][element in block]
+  logic [QuadW-1:0]  tp_pos_q;        // element of the block being captured
+  logic              emit_q;          // emitting a transposed block
+  logic [QuadW-1:0]  emit_j_q;
+  logic [31:0]       produced_q;      // dst elements pushed
+  idx_t              wr_idx_q;
+  lanes_t            sr_q;            // stochastic-rounding state per lane
+  ve_error_e         err_q;
+  ve_counters_t      cnt_q;
+
+  // response buffer and write buffer
+  logic   rsp_valid, rsp_pop, rsp_in_ready;
+  lanes_t rsp_data;
+  logic   wrf_push, wrf_ready, wrf_valid;
+  wr_entry_t wrf_in, wrf_out;
+
+  nc_fifo #(.T(lanes_t), .Depth(RspDepth)) u_rsp_fifo (
+    .clk_i, .rst_ni,
+    .in_valid_i(rd_rsp_valid_i), .in_ready_o(rsp_in_ready), .in_data_i(rd_rsp_data_i),
+    .out_valid_o(rsp_valid), .out_ready_i(rsp_pop), .out_data_o(rsp_data));
+
+  nc_fifo #(.T(wr_entry_t), .Depth(2)) u_wr_fifo (
+    .clk_i, .rst_ni,
+    .in_valid_i(wrf_push), .in_ready_o(wrf_ready), .in_data_i(wrf_in),
+    .out_valid_o(wrf_valid), .out_ready_i(wr_ready_i), .out_data_o(wrf_out));
+
+  // ---------------------------------------------------------------------------------------
+  // Read sequencer
+  // ---------------------------------------------------------------------------------------
+  logic rd_fire;
+  always_comb begin
+    rd_valid_o = state_q == StRun && rd_phase_q != PhDone && 32'(inflight_q) < RspDepth;
+    rd_space_o = 1'b0;
+    rd_bytes_o = 3'd4;
+    rd_addr_o = '0;
+    unique case (rd_phase_q)
+      PhScalar0: rd_addr_o = AddrW'(in_q.scalar0.value);
+      PhScalar1: rd_addr_o = AddrW'(in_q.scalar1.value);
+      default: begin
+        if (rd_second_q) begin
+          rd_space_o = in_q.src1.space;
+          rd_bytes_o = dtype_bytes(in_q.dtype_in1);
+          rd_addr_o = walk_addr(rd_idx1_q, in_q.src1, rd_bytes_o);
+        end else begin
+          rd_space_o = in_q.src0.space;
+          rd_bytes_o = dtype_bytes(in_q.dtype_in0);
+          rd_addr_o = walk_addr(rd_idx0_q, in_q.src0, rd_bytes_o);
+        end
+      end
+    endcase
+  end
+  assign rd_fire = rd_valid_o && rd_ready_i;
+
+  // ---------------------------------------------------------------------------------------
+  // Lane sequencer: what the response at the head means and what it produces
+  // ---------------------------------------------------------------------------------------
+  logic   row_first, row_last, block_last, cn_produce, cn_step;
+  lanes_t raw0, raw1, result, wdata;
+  always_comb begin
+    row_first = row_pos_q == '0;
+    row_last = row_pos_q == in_q.src0.count[0] - 16'd1;
+    block_last = tp_pos_q == QuadW'(Quad - 1);
+    // Consume the head response when it is there and a write, if this step makes one, fits.
+    cn_step = state_q == StRun && !emit_q && rsp_valid && wrf_ready;
+    cn_produce = 1'b0;
+    if (cn_phase_q == PhElements) begin
+      unique case (in_q.opcode)
+        4'(OpTensorTensor), 4'(OpTensorTensorScan): cn_produce = cn_second_q;
+        4'(OpTensorReduce): cn_produce = row_last;
+        4'(OpTranspose):    cn_produce = 1'b0;
+        default:            cn_produce = 1'b1;
+      endcase
+    end
+    raw0 = two_q ? a_q : rsp_data;
+    raw1 = rsp_data;
+  end
+  assign rsp_pop = cn_step;
+
+  // The lanes: decode, two ALUs, the output cast. Each lane is the same function of its
+  // operands (written as a loop so that Verilator builds Lanes copies of one block).
+  always_comb begin
+    for (int l = 0; l < int'(Lanes); l++) begin
+      logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd;
+      logic        active;
+      v0 = lane_value(in_q.dtype_in0, raw0[l] & storage_mask(in_q.dtype_in0), intc_q);
+      v1 = lane_value(in_q.dtype_in1, raw1[l] & storage_mask(in_q.dtype_in1), intc_q);
+      start = row_first ? s0_q[l] : acc_q[l];
+      ax = v0;
+      ay = v1;
+      bx = '0;
+      by = '0;
+      unique case (in_q.opcode)
+        4'(OpTensorScalar): begin
+          ax = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? s0_q[l] : v0;
+          ay = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? v0 : s0_q[l];
+        end
+        4'(OpTensorReduce): begin
+          ax = acc_q[l];
+          ay = v0;
+        end
+        4'(OpTensorTensorScan): begin
+          ax = start;
+          ay = v0;
+        end
+        default: ;
+      endcase
+      a_res = ve_alu(in_q.op0, ax, ay, intc_q);
+      if (in_q.opcode == 4'(OpTensorScalar)) begin
+        bx = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? s1_q[l] : a_res;
+        by = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? a_res : s1_q[l];
+      end else begin
+        bx = a_res;
+        by = v1;
+      end
+      b_res = ve_alu(in_q.op1, bx, by, intc_q);
+      unique case (in_q.opcode)
+        4'(OpTensorTensor):                    r = a_res;
+        4'(OpTensorScalar), 4'(OpTensorTensorScan): r = b_res;
+        4'(OpTensorReduce):                    r = row_first ? v0 : a_res;
+        default:                               r = v0;
+      endcase
+      result[l] = r;
+      active = 32'(l) >= 32'(in_q.start_partition)
+            && 32'(l) < 32'(in_q.start_partition) + 32'(in_q.partitions);
+      rnd = sr_next(sr_q[l]);
+      if (!active) wdata[l] = '0;
+      else if (in_q.opcode == 4'(OpShuffle))
+        wdata[l] = rsp_data[(l / int'(Quad)) * int'(Quad) + int'(in_q.shuffle[l % int'(Quad)])]
+                   & storage_mask(in_q.dtype_out);
+      else if (in_q.opcode == 4'(OpTranspose))
+        wdata[l] = tbuf_q[(l / int'(Quad)) * int'(Quad) + int'(emit_j_q)][l % int'(Quad)];
+      else if (intc_q) wdata[l] = clamp_int(r, in_q.dtype_out);
+      else wdata[l] = fp32_to_dtype(r, in_q.dtype_out, in_q.stochastic, in_q.saturate, rnd);
+    end
+  end
+
+  assign wrf_push = (cn_step && cn_produce) || (emit_q && wrf_ready);
+  assign wrf_in = '{addr: walk_addr(wr_idx_q, in_q.dst, dtype_bytes(in_q.dtype_out)),
+                    data: wdata};
+
+  // ---------------------------------------------------------------------------------------
+  // Sequential logic
+  // ---------------------------------------------------------------------------------------
+  ve_error_e check_err;
+  logic      finish;
+  assign check_err = check(in_q);
+  assign finish = state_q == StRun && produced_q == n_dst_q && !wrf_valid;
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q <= StIdle;
+      in_q <= '0;
+      intc_q <= 1'b0;
+      two_q <= 1'b0;
+      n_src_q <= '0;
+      n_dst_q <= '0;
+      rd_phase_q <= PhDone;
+      rd_second_q <= 1'b0;
+      rd_elem_q <= '0;
+      rd_idx0_q <= '0;
+      rd_idx1_q <= '0;
+      inflight_q <= '0;
+      cn_phase_q <= PhDone;
+      cn_second_q <= 1'b0;
+      cn_elem_q <= '0;
+      row_pos_q <= '0;
+      tp_pos_q <= '0;
+      emit_q <= 1'b0;
+      emit_j_q <= '0;
+      produced_q <= '0;
+      wr_idx_q <= '0;
+      err_q <= ErrNone;
+      cnt_q <= '0;
+    end else begin
+      inflight_q <= inflight_q + InflightW'(rd_fire) - InflightW'(rsp_pop);
+      if (state_q != StIdle) cnt_q.busy <= cnt_q.busy + 32'd1;
+      if (rd_valid_o && !rd_ready_i) cnt_q.rd_stall <= cnt_q.rd_stall + 32'd1;
+      if (wr_valid_o && !wr_ready_i) cnt_q.wr_stall <= cnt_q.wr_stall + 32'd1;
+      if (state_q == StRun && rd_phase_q != PhDone && 32'(inflight_q) >= RspDepth)
+        cnt_q.credit_stall <= cnt_q.credit_stall + 32'd1;
+      if (wr_valid_o && wr_ready_i) cnt_q.elements <= cnt_q.elements + 32'd1;
+
+      unique case (state_q)
+        StIdle: if (cmd_valid_i) begin
+          in_q <= cmd_i;
+          state_q <= StCheck;
+        end
+        StCheck: begin
+          intc_q <= integer_class(in_q);
+          two_q <= uses_src1(in_q.opcode);
+          n_src_q <= elements(in_q.src0);
+          n_dst_q <= in_q.opcode == 4'(OpTensorReduce)
+                     ? elements(in_q.src0) / 32'(in_q.src0.count[0]) : elements(in_q.src0);
+          if (check_err != ErrNone) begin
+            state_q <= StIdle;
+            cnt_q.refused <= cnt_q.refused + 32'd1;
+            if (err_q == ErrNone) err_q <= check_err;
+          end else begin
+            state_q <= StRun;
+            // Per-partition scalars are read first, in order, then the elements.
+            rd_phase_q <= first_phase(in_q);
+            cn_phase_q <= first_phase(in_q);
+            rd_second_q <= 1'b0;
+            rd_elem_q <= '0;
+            rd_idx0_q <= '0;
+            rd_idx1_q <= '0;
+            cn_second_q <= 1'b0;
+            cn_elem_q <= '0;
+            row_pos_q <= '0;
+            tp_pos_q <= '0;
+            emit_q <= 1'b0;
+            emit_j_q <= '0;
+            produced_q <= '0;
+            wr_idx_q <= '0;
+          end
+        end
+        StRun: begin
+          // read sequencer
+          if (rd_fire) begin
+            unique case (rd_phase_q)
+              PhScalar0: rd_phase_q <= after_scalar0(in_q);
+              PhScalar1: rd_phase_q <= PhElements;
+              default: begin
+                if (two_q && !rd_second_q) begin
+                  rd_second_q <= 1'b1;
+                end else begin
+                  rd_second_q <= 1'b0;
+                  rd_idx0_q <= next_idx(rd_idx0_q, in_q.src0);
+                  rd_idx1_q <= next_idx(rd_idx1_q, in_q.src1);
+                  rd_elem_q <= rd_elem_q + 32'd1;
+                  if (rd_elem_q + 32'd1 == n_src_q) rd_phase_q <= PhDone;
+                end
+              end
+            endcase
+          end
+          // lane sequencer
+          if (cn_step) begin
+            unique case (cn_phase_q)
+              PhScalar0: cn_phase_q <= after_scalar0(in_q);
+              PhScalar1: cn_phase_q <= PhElements;
+              default: begin
+                if (two_q && !cn_second_q) begin
+                  cn_second_q <= 1'b1;
+                end else begin
+                  cn_second_q <= 1'b0;
+                  cn_elem_q <= cn_elem_q + 32'd1;
+                  row_pos_q <= row_last ? '0 : row_pos_q + 16'd1;
+                  if (in_q.opcode == 4'(OpTranspose)) begin
+                    tp_pos_q <= block_last ? '0 : tp_pos_q + QuadW'(1);
+                    if (block_last) emit_q <= 1'b1;
+                  end
+                end
+              end
+            endcase
+          end
+          if (emit_q && wrf_ready) begin
+            emit_j_q <= emit_j_q + QuadW'(1);
+            if (emit_j_q == QuadW'(Quad - 1)) emit_q <= 1'b0;
+          end
+          if (wrf_push) begin
+            produced_q <= produced_q + 32'd1;
+            wr_idx_q <= next_idx(wr_idx_q, in_q.dst);
+          end
+          if (finish) begin
+            state_q <= StIdle;
+            rd_phase_q <= PhDone;
+            cn_phase_q <= PhDone;
+            cnt_q.executed <= cnt_q.executed + 32'd1;
+          end
+        end
+        default: state_q <= StIdle;
+      endcase
+    end
+  end
+
+  // Lane registers without reset (loaded before use in every instruction).
+  always_ff @(posedge clk_i) begin
+    if (state_q == StCheck) begin
+      for (int l = 0; l < int'(Lanes); l++) begin
+        s0_q[l] <= in_q.scalar0.value;
+        s1_q[l] <= in_q.scalar1.value;
+        sr_q[l] <= sr_init(in_q.seed, l);
+      end
+    end
+    if (cn_step) begin
+      if (cn_phase_q == PhScalar0) s0_q <= rsp_data;
+      if (cn_phase_q == PhScalar1) s1_q <= rsp_data;
+      if (cn_phase_q == PhElements) begin
+        if (two_q && !cn_second_q) a_q <= rsp_data;
+        else acc_q <= result;
+        if (in_q.opcode == 4'(OpTranspose)) begin
+          for (int l = 0; l < int'(Lanes); l++) tbuf_q[l][tp_pos_q] <= rsp_data[l];
+        end
+      end
+    end
+    if (wrf_push) begin
+      for (int l = 0; l < int'(Lanes); l++) sr_q[l] <= sr_next(sr_q[l]);
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Outputs
+  // ---------------------------------------------------------------------------------------
+  assign cmd_ready_o = state_q == StIdle;
+  assign done_valid_o = (state_q == StCheck && check_err != ErrNone) || finish;
+  assign done_tag_o = in_q.tag;
+  assign done_error_o = state_q == StCheck ? check_err : ErrNone;
+  assign wr_valid_o = wrf_valid;
+  assign wr_space_o = in_q.dst.space;
+  assign wr_addr_o = wrf_out.addr;
+  assign wr_bytes_o = dtype_bytes(in_q.dtype_out);
+  assign wr_data_o = wrf_out.data;
+  always_comb begin
+    for (int l = 0; l < int'(Lanes); l++) begin
+      wr_mask_o[l] = 32'(l) >= 32'(in_q.start_partition)
+                  && 32'(l) < 32'(in_q.start_partition) + 32'(in_q.partitions);
+    end
+  end
+  assign idle_o = state_q == StIdle;
+  assign err_o = err_q;
+  assign counters_o = cnt_q;
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------
+  `NC_ASSERT_HANDSHAKE(VeCmdStable, cmd_valid_i, cmd_ready_o, cmd_i)
+  `NC_ASSERT_HANDSHAKE(VeRdReqStable, rd_valid_o, rd_ready_i,
+                       {rd_space_o, rd_addr_o, rd_bytes_o})
+  `NC_ASSERT_HANDSHAKE(VeWrStable, wr_valid_o, wr_ready_i,
+                       {wr_space_o, wr_addr_o, wr_bytes_o, wr_data_o})
+  // A response only for a request in flight; the response buffer then always has room.
+  `NC_ASSERT(VeRspHasRequest, rd_rsp_valid_i |-> inflight_q != '0 && rsp_in_ready)
+  `NC_ASSERT(VeInflightBound, 32'(inflight_q) <= RspDepth)
+  `NC_ASSERT(VeNoWriteWhenIdle, state_q == StIdle |-> !wrf_valid && !rd_valid_o)
+  `NC_ASSERT(VeProducedBound, state_q == StRun |-> produced_q <= n_dst_q)
+endmodule

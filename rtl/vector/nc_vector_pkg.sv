@@ -1,0 +1,163 @@
+// The vector engine's instruction, refusal codes and lane arithmetic. Mirrors
+// model/vector_engine.h field for field (rtl/vector/README.md has the semantics).
+package nc_vector_pkg;
+  import nc_fp_pkg::*;
+
+  localparam int AddrW = 18;  // byte address within a partition (SBUF up to 256 KiB)
+
+  typedef enum logic [3:0] {
+    OpTensorTensor     = 4'd0,
+    OpTensorScalar     = 4'd1,
+    OpTensorReduce     = 4'd2,
+    OpTensorCopy       = 4'd3,
+    OpTensorTensorScan = 4'd4,
+    OpTranspose        = 4'd5,
+    OpShuffle          = 4'd6
+  } ve_opcode_e;
+
+  typedef enum logic [3:0] {
+    AluBypass = 4'd0,
+    AluAdd    = 4'd1,
+    AluSub    = 4'd2,
+    AluMul    = 4'd3,
+    AluMax    = 4'd4,
+    AluMin    = 4'd5,
+    AluAnd    = 4'd6,
+    AluOr     = 4'd7,
+    AluXor    = 4'd8,
+    AluShl    = 4'd9,
+    AluLshr   = 4'd10,
+    AluAshr   = 4'd11
+  } alu_op_e;
+
+  typedef enum logic [2:0] {
+    ErrNone       = 3'd0,
+    ErrOpcode     = 3'd1,
+    ErrDtype      = 3'd2,
+    ErrAluOp      = 3'd3,
+    ErrPartitions = 3'd4,
+    ErrShape      = 3'd5,
+    ErrAddress    = 3'd6
+  } ve_error_e;
+
+  // A free-axis access pattern: dimension 0 innermost, strides in elements (signed).
+  typedef struct packed {
+    logic                    space;   // 0 SBUF, 1 PSUM
+    logic [AddrW-1:0]        addr;
+    logic [3:0][15:0]        count;
+    logic [3:0][15:0]        stride;
+  } ve_access_t;
+
+  typedef struct packed {
+    logic        per_partition;  // value is an SBUF byte address of one 32-bit word per lane
+    logic [31:0] value;          // else the immediate (FP32 bits, or int32)
+  } ve_scalar_t;
+
+  typedef struct packed {
+    logic [3:0]       opcode;
+    logic [3:0]       dtype_in0, dtype_in1, dtype_out;
+    logic [3:0]       op0, op1;
+    logic             reverse0, reverse1;
+    ve_scalar_t       scalar0, scalar1;
+    logic             stochastic, saturate;
+    logic [31:0]      seed;
+    logic [6:0]       start_partition;
+    logic [7:0]       partitions;
+    ve_access_t       src0, src1, dst;
+    logic [31:0][4:0] shuffle;  // [p]: source partition of destination p in its quadrant
+    logic [7:0]       tag;
+  } ve_instr_t;
+
+  typedef struct packed {
+    logic [31:0] busy;          // cycles with an instruction in the engine
+    logic [31:0] rd_stall;      // cycles a read request waited for the port
+    logic [31:0] wr_stall;      // cycles a write waited for the port
+    logic [31:0] credit_stall;  // cycles reads waited for response buffer space
+    logic [31:0] elements;      // elements written
+    logic [31:0] executed;      // instructions completed
+    logic [31:0] refused;       // instructions refused
+  } ve_counters_t;
+
+  function automatic logic is_bitwise(logic [3:0] op);
+    return op >= 4'(AluAnd);
+  endfunction
+
+  // The lane ALU: FP32 (float class) or int32 (integer class) operands.
+  function automatic logic [31:0] ve_alu(logic [3:0] op, logic [31:0] a, logic [31:0] b,
+                                         logic integer_class);
+    if (integer_class) begin
+      unique case (op)
+        4'(AluAnd):  return a & b;
+        4'(AluOr):   return a | b;
+        4'(AluXor):  return a ^ b;
+        4'(AluShl):  return a << b[4:0];
+        4'(AluLshr): return a >> b[4:0];
+        4'(AluAshr): return 32'($signed(a) >>> b[4:0]);
+        default:     return a;
+      endcase
+    end
+    unique case (op)
+      4'(AluAdd): return fp32_add(a, b);
+      4'(AluSub): return fp32_add(a, {~b[31], b[30:0]});
+      4'(AluMul): return fp32_mul(unpack_fp32(a), unpack_fp32(b));
+      4'(AluMax): return fp32_max_min(a, b, 1'b1);
+      4'(AluMin): return fp32_max_min(a, b, 1'b0);
+      default:    return a;
+    endcase
+  endfunction
+
+  // An element as the lane sees it: FP32, or sign-extended int32 in the integer class.
+  function automatic logic [31:0] lane_value(logic [3:0] dtype, logic [31:0] raw,
+                                             logic integer_class);
+    if (!integer_class) return any_to_fp32(dtype, raw);
+    unique case (dtype)
+      4'd6:    return {{24{raw[7]}}, raw[7:0]};
+      4'd7:    return {{16{raw[15]}}, raw[15:0]};
+      default: return raw;
+    endcase
+  endfunction
+
+  // An int32 result clamped to an integer output type.
+  function automatic logic [31:0] clamp_int(logic [31:0] v, logic [3:0] dtype);
+    unique case (dtype)
+      4'd6: begin
+        if ($signed(v) > 32'sd127) return 32'h7F;
+        if ($signed(v) < -32'sd128) return 32'h80;
+        return {24'd0, v[7:0]};
+      end
+      4'd7: begin
+        if ($signed(v) > 32'sd32767) return 32'h7FFF;
+        if ($signed(v) < -32'sd32768) return 32'h8000;
+        return {16'd0, v[15:0]};
+      end
+      default: return v;
+    endcase
+  endfunction
+
+  function automatic logic [31:0] storage_mask(logic [3:0] dtype);
+    unique case (dtype)
+      4'd0, 4'd1, 4'd8: return 32'hFFFF_FFFF;
+      4'd2, 4'd3, 4'd7: return 32'h0000_FFFF;
+      default:          return 32'h0000_00FF;
+    endcase
+  endfunction
+
+  // The per-lane stochastic-rounding generator (model/vector_engine.h ve_sr_init/next).
+  function automatic logic [31:0] sr_init(logic [31:0] seed, int lane);
+    logic [31:0] s;
+    s = seed ^ (32'(lane + 1) * 32'h9E37_79B9);
+    s = s ^ (s >> 16);        // MurmurHash3's finaliser: unrelated states for
+    s = s * 32'h85EB_CA6B;    // neighbouring seeds and lanes
+    s = s ^ (s >> 13);
+    s = s * 32'hC2B2_AE35;
+    s = s ^ (s >> 16);
+    return s == '0 ? 32'd1 : s;
+  endfunction
+  function automatic logic [31:0] sr_next(logic [31:0] x);
+    logic [31:0] y;
+    y = x ^ (x << 13);
+    y = y ^ (y >> 17);
+    return y ^ (y << 5);
+  endfunction
+
+endpackage

@@ -1,0 +1,107 @@
+// Top of the vector-engine harness for Verilator: nc_vector_engine with its instruction spread
+// over flat ports (so that C++ sets fields by name) and its lane arrays flattened. Adds nothing.
+module nc_vector_engine_tb
+  import nc_vector_pkg::*;
+#(
+  parameter int unsigned Lanes = 128
+) (
+  input  logic                   clk_i,
+  input  logic                   rst_ni,
+  input  logic                   cmd_valid_i,
+  output logic                   cmd_ready_o,
+  input  logic [3:0]             cmd_opcode_i,
+  input  logic [3:0]             cmd_dtype_in0_i,
+  input  logic [3:0]             cmd_dtype_in1_i,
+  input  logic [3:0]             cmd_dtype_out_i,
+  input  logic [3:0]             cmd_op0_i,
+  input  logic [3:0]             cmd_op1_i,
+  input  logic                   cmd_reverse0_i,
+  input  logic                   cmd_reverse1_i,
+  input  logic                   cmd_scalar0_pp_i,
+  input  logic [31:0]            cmd_scalar0_i,
+  input  logic                   cmd_scalar1_pp_i,
+  input  logic [31:0]            cmd_scalar1_i,
+  input  logic                   cmd_stochastic_i,
+  input  logic                   cmd_saturate_i,
+  input  logic [31:0]            cmd_seed_i,
+  input  logic [6:0]             cmd_start_partition_i,
+  input  logic [7:0]             cmd_partitions_i,
+  input  logic [2:0]             cmd_space_i,       // [0] src0, [1] src1, [2] dst
+  input  logic [AddrW-1:0]       cmd_src0_addr_i,
+  input  logic [63:0]            cmd_src0_count_i,
+  input  logic [63:0]            cmd_src0_stride_i,
+  input  logic [AddrW-1:0]       cmd_src1_addr_i,
+  input  logic [63:0]            cmd_src1_count_i,
+  input  logic [63:0]            cmd_src1_stride_i,
+  input  logic [AddrW-1:0]       cmd_dst_addr_i,
+  input  logic [63:0]            cmd_dst_count_i,
+  input  logic [63:0]            cmd_dst_stride_i,
+  input  logic [159:0]           cmd_shuffle_i,
+  input  logic [7:0]             cmd_tag_i,
+  output logic                   done_valid_o,
+  output logic [7:0]             done_tag_o,
+  output logic [2:0]             done_error_o,
+  output logic                   rd_valid_o,
+  input  logic                   rd_ready_i,
+  output logic                   rd_space_o,
+  output logic [AddrW-1:0]       rd_addr_o,
+  output logic [2:0]             rd_bytes_o,
+  input  logic                   rd_rsp_valid_i,
+  input  logic [Lanes*32-1:0]    rd_rsp_data_i,
+  output logic                   wr_valid_o,
+  input  logic                   wr_ready_i,
+  output logic                   wr_space_o,
+  output logic [AddrW-1:0]       wr_addr_o,
+  output logic [2:0]             wr_bytes_o,
+  output logic [Lanes-1:0]       wr_mask_o,
+  output logic [Lanes*32-1:0]    wr_data_o,
+  output logic                   idle_o,
+  output logic [2:0]             err_o,
+  output logic [31:0]            cnt_busy_o,
+  output logic [31:0]            cnt_rd_stall_o,
+  output logic [31:0]            cnt_wr_stall_o,
+  output logic [31:0]            cnt_credit_stall_o,
+  output logic [31:0]            cnt_elements_o,
+  output logic [31:0]            cnt_executed_o,
+  output logic [31:0]            cnt_refused_o
+);
+  ve_instr_t    cmd;
+  ve_error_e    done_error, err;
+  ve_counters_t cnt;
+
+  assign cmd = '{
+    opcode: cmd_opcode_i, dtype_in0: cmd_dtype_in0_i, dtype_in1: cmd_dtype_in1_i,
+    dtype_out: cmd_dtype_out_i, op0: cmd_op0_i, op1: cmd_op1_i, reverse0: cmd_reverse0_i,
+    reverse1: cmd_reverse1_i,
+    scalar0: '{per_partition: cmd_scalar0_pp_i, value: cmd_scalar0_i},
+    scalar1: '{per_partition: cmd_scalar1_pp_i, value: cmd_scalar1_i},
+    stochastic: cmd_stochastic_i, saturate: cmd_saturate_i, seed: cmd_seed_i,
+    start_partition: cmd_start_partition_i, partitions: cmd_partitions_i,
+    src0: '{space: cmd_space_i[0], addr: cmd_src0_addr_i, count: cmd_src0_count_i,
+            stride: cmd_src0_stride_i},
+    src1: '{space: cmd_space_i[1], addr: cmd_src1_addr_i, count: cmd_src1_count_i,
+            stride: cmd_src1_stride_i},
+    dst: '{space: cmd_space_i[2], addr: cmd_dst_addr_i, count: cmd_dst_count_i,
+           stride: cmd_dst_stride_i},
+    shuffle: cmd_shuffle_i, tag: cmd_tag_i};
+
+  nc_vector_engine #(.Lanes(Lanes)) u_ve (
+    .clk_i, .rst_ni,
+    .cmd_valid_i, .cmd_ready_o, .cmd_i(cmd),
+    .done_valid_o, .done_tag_o, .done_error_o(done_error),
+    .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
+    .rd_rsp_valid_i, .rd_rsp_data_i(rd_rsp_data_i),
+    .wr_valid_o, .wr_ready_i, .wr_space_o, .wr_addr_o, .wr_bytes_o, .wr_mask_o,
+    .wr_data_o(wr_data_o),
+    .idle_o, .err_o(err), .counters_o(cnt));
+
+  assign done_error_o = done_error;
+  assign err_o = err;
+  assign cnt_busy_o = cnt.busy;
+  assign cnt_rd_stall_o = cnt.rd_stall;
+  assign cnt_wr_stall_o = cnt.wr_stall;
+  assign cnt_credit_stall_o = cnt.credit_stall;
+  assign cnt_elements_o = cnt.elements;
+  assign cnt_executed_o = cnt.executed;
+  assign cnt_refused_o = cnt.refused;
+endmodule

@@ -1,0 +1,242 @@
+#include "tb/vector/ve_random.h"
+
+#include <algorithm>
+
+namespace ncore::tb {
+namespace {
+
+using model::AluOp;
+using model::DType;
+using model::MemSpace;
+using model::VeAccess;
+using model::VeInstruction;
+using model::VeOpcode;
+
+constexpr DType kTypes[] = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16, DType::kE4m3,
+                            DType::kE5m2, DType::kInt8, DType::kInt16, DType::kInt32};
+constexpr DType kIntTypes[] = {DType::kInt8, DType::kInt16, DType::kInt32};
+constexpr AluOp kFloatOps[] = {AluOp::kAdd, AluOp::kSubtract, AluOp::kMultiply, AluOp::kMax,
+                               AluOp::kMin};
+constexpr AluOp kBitOps[] = {AluOp::kAnd, AluOp::kOr, AluOp::kXor, AluOp::kShiftLeft,
+                             AluOp::kShiftRightLogical, AluOp::kShiftRightArith};
+
+int bytes_of(DType t) { return model::storage_bits(t) / 8; }
+
+template <class T, size_t N>
+T pick(model::SplitMix64& rng, const T (&a)[N]) {
+  return a[rng.below(N)];
+}
+
+// Where operands go: a bump allocator per space that wraps around (a wrapped area holds older
+// results, which is fine: both engines see the same memory).
+struct Arena {
+  uint32_t base, size, next;
+  uint32_t take(uint32_t bytes) {
+    bytes = (bytes + 63) / 64 * 64;
+    if (next + bytes > base + size) next = base;
+    const uint32_t a = next;
+    next += bytes;
+    return a;
+  }
+};
+
+// Counts with product n (n's factors spread over up to 4 dimensions, innermost first).
+std::array<uint16_t, 4> split_counts(uint32_t n, model::SplitMix64& rng) {
+  std::array<uint16_t, 4> c{1, 1, 1, 1};
+  int d = 0;
+  for (uint32_t f = 2; n > 1 && d < 3;) {
+    if (n % f == 0 && rng.below(2)) {
+      c[d + 1] = static_cast<uint16_t>(c[d + 1] * f);
+      n /= f;
+      if (rng.below(2)) ++d;
+    } else {
+      ++f;
+      if (f > n) break;
+    }
+  }
+  c[0] = static_cast<uint16_t>(n);
+  return c;
+}
+
+// A pattern with these counts and random strides (some negative, some zero in outer
+// dimensions: re-reading is legal for sources), placed in the arena.
+VeAccess place(const std::array<uint16_t, 4>& counts, DType t, MemSpace space, Arena& arena,
+               bool allow_zero_stride, model::SplitMix64& rng) {
+  VeAccess a;
+  a.space = space;
+  a.count = counts;
+  int64_t span = 1;  // elements spanned so far, so outer strides can avoid overlap
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < 4; ++d) {
+    int64_t s;
+    if (counts[d] == 1) {
+      s = static_cast<int64_t>(rng.below(5)) - 2;
+    } else if (allow_zero_stride && d > 0 && rng.below(6) == 0) {
+      s = 0;
+    } else {
+      s = span + rng.below(3);
+      if (rng.below(4) == 0) s = -s;
+    }
+    a.stride[d] = static_cast<int16_t>(s);
+    const int64_t extent = s * (counts[d] - 1);
+    (extent < 0 ? lo : hi) += extent;
+    span = std::max<int64_t>(span, (hi - lo) + 1);
+  }
+  const int b = bytes_of(t);
+  const uint32_t bytes = static_cast<uint32_t>((hi - lo + 1) * b);
+  a.addr = arena.take(bytes + 8) + static_cast<uint32_t>(-lo * b);
+  return a;
+}
+
+void fill(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::SplitMix64& rng) {
+  const int b = bytes_of(t);
+  for (uint32_t e = 0; e < a.elements(); ++e) {
+    int64_t off = 0;
+    uint32_t rest = e;
+    for (int d = 0; d < 4; ++d) {
+      off += static_cast<int64_t>(a.stride[d]) * (rest % a.count[d]);
+      rest /= a.count[d];
+    }
+    const auto addr = static_cast<uint32_t>(a.addr + off * b);
+    for (int l = 0; l < lanes; ++l)
+      mem.space(a.space).write(l, addr, b, model::random_value(t, rng));
+  }
+}
+
+// One illegal field, chosen at random (the refusal-code tests see every code this way).
+void break_one_field(VeInstruction& in, const model::VeConfig& cfg, model::SplitMix64& rng) {
+  switch (rng.below(8)) {
+    case 0: in.opcode = static_cast<VeOpcode>(7 + rng.below(9)); break;
+    case 1: in.out = static_cast<DType>(9 + rng.below(7)); break;
+    case 2: in.op0 = static_cast<AluOp>(12 + rng.below(4));
+            in.opcode = VeOpcode::kTensorTensor; break;
+    case 3: in.partitions = 0; break;
+    case 4: in.start_partition = 1; in.partitions = cfg.lanes - 1; break;
+    case 5: in.src0.count[1 + rng.below(3)] = 0; break;
+    case 6: in.dst.count[0] = static_cast<uint16_t>(in.dst.count[0] + 1); break;
+    default: in.src0.addr = cfg.sbuf_bytes - 2; in.src0.space = MemSpace::kSbuf; break;
+  }
+}
+
+}  // namespace
+
+void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::SplitMix64& rng,
+                       int count, const VeGenOptions& gen, std::vector<VeInstruction>& program) {
+  Arena sbuf_src{0, cfg.sbuf_bytes / 2, 0}, sbuf_dst{cfg.sbuf_bytes / 2, cfg.sbuf_bytes / 2 - 4096,
+                                                     cfg.sbuf_bytes / 2};
+  Arena psum_src{0, cfg.psum_bytes / 2, 0}, psum_dst{cfg.psum_bytes / 2, cfg.psum_bytes / 2,
+                                                     cfg.psum_bytes / 2};
+  const uint32_t scalar_area = cfg.sbuf_bytes - 4096;
+  const int q = cfg.quadrant();
+  for (int k = 0; k < count; ++k) {
+    VeInstruction in;
+    in.tag = static_cast<uint8_t>(program.size());
+    in.opcode = gen.opcode ? *gen.opcode : static_cast<VeOpcode>(rng.below(model::kNumVeOpcodes));
+    const bool moves = in.opcode == VeOpcode::kTranspose || in.opcode == VeOpcode::kShuffle;
+    const bool has_ops = !moves && in.opcode != VeOpcode::kTensorCopy;
+    const bool integer = has_ops && !gen.in_type && rng.below(5) == 0;
+    const DType any_in = gen.in_type ? *gen.in_type : pick(rng, kTypes);
+    in.in0 = integer ? pick(rng, kIntTypes) : any_in;
+    in.in1 = integer ? pick(rng, kIntTypes) : gen.in_type ? *gen.in_type : pick(rng, kTypes);
+    in.out = moves ? in.in0 : integer ? pick(rng, kIntTypes) : gen.out_type ? *gen.out_type
+                                                                           : pick(rng, kTypes);
+    auto op = [&](bool allow_bypass) {
+      if (allow_bypass && rng.below(6) == 0) return AluOp::kBypass;
+      return integer ? pick(rng, kBitOps) : pick(rng, kFloatOps);
+    };
+    in.op0 = op(in.opcode == VeOpcode::kTensorScalar || in.opcode == VeOpcode::kTensorTensorScan);
+    in.op1 = op(true);
+    if (integer && !model::is_bitwise(in.op0) && !model::is_bitwise(in.op1)) in.op0 = pick(rng, kBitOps);
+    if (in.opcode == VeOpcode::kTensorReduce) {
+      const AluOp float_reduce[] = {AluOp::kAdd, AluOp::kMax, AluOp::kMin};
+      const AluOp int_reduce[] = {AluOp::kAnd, AluOp::kOr, AluOp::kXor};
+      in.op0 = integer ? pick(rng, int_reduce) : pick(rng, float_reduce);
+    }
+    in.reverse0 = rng.below(2);
+    in.reverse1 = rng.below(2);
+    auto scalar = [&](model::VeScalar& s) {
+      if (rng.below(3) == 0) {
+        s.per_partition = true;
+        s.value = scalar_area + 4 * rng.below(1000);
+        for (int l = 0; l < cfg.lanes; ++l)
+          mem.sbuf.write(l, s.value, 4, integer ? rng.next32()
+                                                : model::random_value(DType::kFp32, rng));
+      } else {
+        s.value = integer ? rng.below(40) : model::random_value(DType::kFp32, rng);
+      }
+    };
+    scalar(in.scalar0);
+    scalar(in.scalar1);
+    in.cast.rounding = rng.below(2) ? model::Rounding::kStochastic : model::Rounding::kNearestEven;
+    in.cast.saturate = rng.below(2);
+    in.seed = rng.next32();
+    // Partitions: all, half, a quadrant, or fewer, at a legal start.
+    switch (rng.below(moves ? 3 : 4)) {
+      case 0: in.partitions = cfg.lanes - static_cast<int>(moves ? 0 : rng.below(q)); break;
+      case 1: in.partitions = 2 * q; in.start_partition = rng.below(2) * 2 * q; break;
+      case 2: in.partitions = q; in.start_partition = static_cast<int>(rng.below(4)) * q; break;
+      default:
+        in.partitions = 1 + static_cast<int>(rng.below(q));
+        in.start_partition = static_cast<int>(rng.below(4)) * q;
+    }
+    for (int p = 0; p < 32; ++p) in.shuffle[p] = static_cast<uint8_t>(rng.below(q));
+    // Shapes.
+    uint32_t n = 1 + rng.below(gen.max_elements);
+    if (in.opcode == VeOpcode::kTranspose) n = q * (1 + rng.below(std::max(1, gen.max_elements / q)));
+    const auto counts = split_counts(n, rng);
+    auto space = [&]() { return rng.next() % 1000 < gen.psum_share * 1000 ? MemSpace::kPsum : MemSpace::kSbuf; };
+    auto src_arena = [&](MemSpace s) -> Arena& { return s == MemSpace::kSbuf ? sbuf_src : psum_src; };
+    auto dst_arena = [&](MemSpace s) -> Arena& { return s == MemSpace::kSbuf ? sbuf_dst : psum_dst; };
+    MemSpace s0 = space(), s1 = space(), sd = space();
+    in.src0 = place(counts, in.in0, s0, src_arena(s0), true, rng);
+    fill(mem, in.src0, in.in0, cfg.lanes, rng);
+    if (in.opcode == VeOpcode::kTensorTensor || in.opcode == VeOpcode::kTensorTensorScan) {
+      in.src1 = place(split_counts(n, rng), in.in1, s1, src_arena(s1), true, rng);
+      fill(mem, in.src1, in.in1, cfg.lanes, rng);
+    }
+    std::array<uint16_t, 4> dcounts = counts;
+    if (in.opcode == VeOpcode::kTensorReduce) dcounts = {counts[1], counts[2], counts[3], 1};
+    in.dst = place(dcounts, in.out, sd, dst_arena(sd), false, rng);
+    if (gen.illegal > 0 && rng.next() % 1000 < gen.illegal * 1000) break_one_field(in, cfg, rng);
+    program.push_back(in);
+  }
+}
+
+VeInstruction simple_ve_instruction(const model::VeConfig& cfg, VeOpcode op, DType in, DType out,
+                                    uint32_t elements) {
+  VeInstruction i;
+  i.opcode = op;
+  i.in0 = i.in1 = in;
+  i.out = (op == VeOpcode::kTranspose || op == VeOpcode::kShuffle) ? in : out;
+  const bool integer = !model::is_float(in) && !model::is_float(i.out);
+  i.op0 = op == VeOpcode::kTensorReduce ? AluOp::kAdd : AluOp::kMultiply;
+  i.op1 = AluOp::kAdd;
+  if (integer && op != VeOpcode::kTensorReduce) i.op0 = AluOp::kXor;
+  if (integer && op == VeOpcode::kTensorReduce) i.op0 = AluOp::kXor;
+  i.scalar0.value = integer ? 3 : model::float_to_bits(1.5f);
+  i.scalar1.value = integer ? 1 : model::float_to_bits(-0.25f);
+  i.partitions = cfg.lanes;
+  const uint32_t region = 65536;
+  auto contiguous = [&](uint32_t addr, uint32_t n) {
+    model::VeAccess a;
+    a.addr = addr;
+    uint32_t c0 = n, c1 = 1;
+    while (c0 > 65535) { c0 /= 2; c1 *= 2; }
+    a.count = {static_cast<uint16_t>(c0), static_cast<uint16_t>(c1), 1, 1};
+    a.stride = {1, static_cast<int16_t>(std::min<uint32_t>(c0, 32767)), 0, 0};
+    return a;
+  };
+  i.src0 = contiguous(0, elements);
+  i.src1 = contiguous(region, elements);
+  if (op == VeOpcode::kTensorReduce) {
+    i.src0.count = {static_cast<uint16_t>(std::min<uint32_t>(elements, 512)),
+                    static_cast<uint16_t>(std::max<uint32_t>(1, elements / 512)), 1, 1};
+    i.src0.stride = {1, static_cast<int16_t>(i.src0.count[0]), 0, 0};
+    i.dst = contiguous(2 * region, i.src0.count[1]);
+  } else {
+    i.dst = contiguous(2 * region, elements);
+  }
+  return i;
+}
+
+}  // namespace ncore::tb

@@ -1,0 +1,368 @@
+#include "tb/vector/ve_sim.h"
+
+#include <deque>
+#include <filesystem>
+#include <memory>
+#include <type_traits>
+
+#include <fmt/format.h>
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include "model/error.h"
+#include "ve_models.h"
+
+namespace ncore::tb {
+namespace {
+
+using model::VeInstruction;
+
+bool chance(model::SplitMix64& rng, double p) {
+  return p > 0 && static_cast<double>(rng.next() >> 11) * 0x1.0p-53 < p;
+}
+
+uint64_t pack16(const std::array<uint16_t, model::kVeDims>& v) {
+  uint64_t r = 0;
+  for (int d = 0; d < model::kVeDims; ++d) r |= static_cast<uint64_t>(v[d]) << (16 * d);
+  return r;
+}
+uint64_t pack16(const std::array<int16_t, model::kVeDims>& v) {
+  std::array<uint16_t, model::kVeDims> u{};
+  for (int d = 0; d < model::kVeDims; ++d) u[d] = static_cast<uint16_t>(v[d]);
+  return pack16(u);
+}
+
+// A value for a mismatch report: hex and, for a float type, the number.
+std::string show(model::DType t, uint32_t bits) {
+  if (!model::is_float(t)) return fmt::format("0x{:08x} ({})", bits, static_cast<int32_t>(bits));
+  return fmt::format("0x{:08x} ({})", bits, model::to_float(t, bits));
+}
+
+std::string describe(const VeInstruction& in) {
+  return fmt::format("{} {}->{} op0 {} op1 {} partitions [{}, {}) src0 {}@0x{:x} dst {}@0x{:x}",
+                     model::ve_opcode_name(in.opcode), model::dtype_name(in.in0),
+                     model::dtype_name(in.out), model::alu_op_name(in.op0),
+                     model::alu_op_name(in.op1), in.start_partition,
+                     in.start_partition + in.partitions,
+                     in.src0.space == model::MemSpace::kSbuf ? "sbuf" : "psum", in.src0.addr,
+                     in.dst.space == model::MemSpace::kSbuf ? "sbuf" : "psum", in.dst.addr);
+}
+
+template <class V>
+void drive(V& t, const VeInstruction& in) {
+  t.cmd_opcode_i = static_cast<uint8_t>(in.opcode);
+  t.cmd_dtype_in0_i = static_cast<uint8_t>(in.in0);
+  t.cmd_dtype_in1_i = static_cast<uint8_t>(in.in1);
+  t.cmd_dtype_out_i = static_cast<uint8_t>(in.out);
+  t.cmd_op0_i = static_cast<uint8_t>(in.op0);
+  t.cmd_op1_i = static_cast<uint8_t>(in.op1);
+  t.cmd_reverse0_i = in.reverse0;
+  t.cmd_reverse1_i = in.reverse1;
+  t.cmd_scalar0_pp_i = in.scalar0.per_partition;
+  t.cmd_scalar0_i = in.scalar0.value;
+  t.cmd_scalar1_pp_i = in.scalar1.per_partition;
+  t.cmd_scalar1_i = in.scalar1.value;
+  t.cmd_stochastic_i = in.cast.rounding == model::Rounding::kStochastic;
+  t.cmd_saturate_i = in.cast.saturate;
+  t.cmd_seed_i = in.seed;
+  t.cmd_start_partition_i = static_cast<uint8_t>(in.start_partition & 0x7F);
+  t.cmd_partitions_i = static_cast<uint8_t>(in.partitions & 0xFF);
+  t.cmd_space_i = static_cast<uint8_t>(static_cast<int>(in.src0.space) |
+                                       static_cast<int>(in.src1.space) << 1 |
+                                       static_cast<int>(in.dst.space) << 2);
+  t.cmd_src0_addr_i = in.src0.addr;
+  t.cmd_src0_count_i = pack16(in.src0.count);
+  t.cmd_src0_stride_i = pack16(in.src0.stride);
+  t.cmd_src1_addr_i = in.src1.addr;
+  t.cmd_src1_count_i = pack16(in.src1.count);
+  t.cmd_src1_stride_i = pack16(in.src1.stride);
+  t.cmd_dst_addr_i = in.dst.addr;
+  t.cmd_dst_count_i = pack16(in.dst.count);
+  t.cmd_dst_stride_i = pack16(in.dst.stride);
+  for (int w = 0; w < 5; ++w) t.cmd_shuffle_i[w] = 0;
+  for (int p = 0; p < 32; ++p) {
+    const uint64_t bit = 5ull * p, v = in.shuffle[p] & 31u;
+    t.cmd_shuffle_i[bit / 32] |= static_cast<uint32_t>(v << (bit % 32));
+    if (bit % 32 > 27) t.cmd_shuffle_i[bit / 32 + 1] |= static_cast<uint32_t>(v >> (32 - bit % 32));
+  }
+  t.cmd_tag_i = in.tag;
+}
+
+// Bit i of a Verilated port: an integer up to 64 bits, or a VlWide array of 32-bit words.
+template <class T>
+bool port_bit(const T& v, int i) {
+  if constexpr (std::is_integral_v<T>) {
+    return (static_cast<uint64_t>(v) >> i) & 1u;
+  } else {
+    return (v[i / 32] >> (i % 32)) & 1u;
+  }
+}
+
+struct PendingRead {
+  uint64_t due;
+  std::vector<uint32_t> data;
+};
+
+template <class V>
+VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model::VeMemory& mem,
+                      const std::vector<VeInstruction>& program) {
+  const int lanes = cfg.lanes;
+  model::SplitMix64 rng(opt.seed ^ 0x5EC0DE5EEDull);
+  model::VeMemory golden = mem;
+  VeSimResult r;
+
+  auto context = std::make_unique<VerilatedContext>();
+  context->randSeed(static_cast<int>(opt.seed & 0x7FFFFFFF));
+  if (!opt.waves.empty()) context->traceEverOn(true);
+  auto top = std::make_unique<V>(context.get(), "ve");
+  std::unique_ptr<VerilatedFstC> fst;
+  if (!opt.waves.empty()) {
+    const auto parent = std::filesystem::path(opt.waves).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+    fst = std::make_unique<VerilatedFstC>();
+    top->trace(fst.get(), 99);
+    fst->open(opt.waves.c_str());
+    if (!fst->isOpen()) throw Error(fmt::format("{}: cannot open the waves file", opt.waves));
+  }
+  V& t = *top;
+  auto dump = [&](uint64_t time) {
+    if (fst && time / 2 >= opt.wave_from && time / 2 <= opt.wave_to) fst->dump(time);
+  };
+  t.rst_ni = 0;
+  t.clk_i = 0;
+  t.cmd_valid_i = 0;
+  t.rd_rsp_valid_i = 0;
+  for (int i = 0; i < 4; ++i) {
+    t.eval();
+    t.clk_i = 1;
+    t.eval();
+    t.clk_i = 0;
+  }
+  t.rst_ni = 1;
+
+  uint64_t cycle = 0, last_progress = 0, accepted_at = 0;
+  size_t next = 0;          // next instruction to offer
+  bool offering = false;
+  int running = -1;         // instruction in the engine
+  model::VeError expect_error = model::VeError::kNone;
+  std::deque<model::VeWrite> expect;
+  uint32_t expect_index = 0;  // element of the running instruction's writes
+  std::deque<PendingRead> reads;
+  uint64_t last_due = 0;
+  bool fault_done = false;
+
+  const auto fail = [&](const std::string& why) {
+    if (!r.ok) return;
+    r.ok = false;
+    r.failure = fmt::format("cycle {}: {} (seed {})", cycle, why, opt.seed);
+    if (!opt.reproduce.empty()) r.failure += "\n  reproduce: " + opt.reproduce;
+    if (!opt.waves.empty()) r.failure += "\n  waves: " + opt.waves;
+  };
+
+  for (; r.ok; ++cycle) {
+    if (!offering && next < program.size() && !chance(rng, opt.cmd_stall)) offering = true;
+    t.cmd_valid_i = offering;
+    if (offering) drive(t, program[next]);
+    t.rd_ready_i = !chance(rng, opt.rd_stall);
+    t.wr_ready_i = !chance(rng, opt.wr_stall);
+    const bool rsp = !reads.empty() && reads.front().due <= cycle;
+    t.rd_rsp_valid_i = rsp;
+    for (int l = 0; l < lanes; ++l) t.rd_rsp_data_i[l] = rsp ? reads.front().data[l] : 0xDEADBEEFu;
+    if (opt.fault == VeFault::kResponseWithoutRequest && !fault_done && cycle == 10) {
+      t.rd_rsp_valid_i = 1;
+      fault_done = true;
+    }
+    t.clk_i = 0;
+    t.eval();
+    dump(2 * cycle);
+
+    if (rsp) reads.pop_front();
+    if (offering && t.cmd_ready_o) {
+      const VeInstruction& in = program[next];
+      running = static_cast<int>(next);
+      accepted_at = cycle;
+      expect_index = 0;
+      if (opt.check) {
+        expect_error = model::ve_check(in, cfg);
+        if (expect_error == model::VeError::kNone) {
+          auto w = model::ve_writes(in, cfg, golden);
+          model::ve_apply(w, in, golden);
+          expect.assign(w.begin(), w.end());
+        }
+      }
+      ++next;
+      offering = false;
+      last_progress = cycle;
+    } else if (offering && opt.fault == VeFault::kCmdChangesWhileStalled && !fault_done) {
+      // Change the offered instruction's tag while the engine has not taken it.
+      t.cmd_tag_i = static_cast<uint8_t>(t.cmd_tag_i + 1);
+      fault_done = true;
+    }
+    if (t.rd_valid_o && t.rd_ready_i) {
+      const auto space = static_cast<model::MemSpace>(t.rd_space_o);
+      const int bytes = t.rd_bytes_o;
+      const uint32_t addr = t.rd_addr_o;
+      PendingRead p;
+      p.due = std::max(last_due + 1, cycle + 1 + (opt.rsp_extra_latency > 0
+                                                       ? rng.below(opt.rsp_extra_latency + 1)
+                                                       : 0));
+      last_due = p.due;
+      const model::Sbuf& m = mem.space(space);
+      if (bytes != 1 && bytes != 2 && bytes != 4) {
+        fail(fmt::format("read of {} bytes", bytes));
+        break;
+      }
+      if (addr % bytes != 0 || addr + bytes > m.bytes_per_partition()) {
+        fail(fmt::format("read of {} bytes at 0x{:x} outside {}", bytes, addr,
+                         space == model::MemSpace::kSbuf ? "SBUF" : "PSUM"));
+        break;
+      }
+      for (int l = 0; l < lanes; ++l) p.data.push_back(m.read(l, addr, bytes));
+      reads.push_back(std::move(p));
+    }
+    if (t.wr_valid_o && t.wr_ready_i) {
+      last_progress = cycle;
+      const auto space = static_cast<model::MemSpace>(t.wr_space_o);
+      const int bytes = t.wr_bytes_o;
+      const uint32_t addr = t.wr_addr_o;
+      if (running < 0) {
+        fail("a write with no instruction running");
+        break;
+      }
+      const VeInstruction& in = program[static_cast<size_t>(running)];
+      if (addr % bytes != 0 || addr + bytes > mem.space(space).bytes_per_partition()) {
+        fail(fmt::format("write of {} bytes at 0x{:x} out of range", bytes, addr));
+        break;
+      }
+      for (int l = 0; l < lanes; ++l) {
+        const bool masked = port_bit(t.wr_mask_o, l);
+        const bool active = l >= in.start_partition && l < in.start_partition + in.partitions;
+        if (masked != active) {
+          fail(fmt::format("instruction {} ({}): write mask of partition {} is {}, expected {}",
+                           running, describe(in), l, masked, active));
+          break;
+        }
+        if (active) mem.space(space).write(l, addr, bytes, t.wr_data_o[l]);
+      }
+      if (opt.check && r.ok) {
+        if (expect.empty()) {
+          fail(fmt::format("instruction {} ({}): an extra write to 0x{:x}", running,
+                           describe(in), addr));
+          break;
+        }
+        const model::VeWrite& w = expect.front();
+        if (w.space != space || w.addr != addr || w.bytes != bytes) {
+          fail(fmt::format("instruction {} ({}), element {}: write to {} 0x{:x} ({} bytes), "
+                           "expected {} 0x{:x} ({} bytes)", running, describe(in), expect_index,
+                           static_cast<int>(space), addr, bytes, static_cast<int>(w.space),
+                           w.addr, w.bytes));
+          break;
+        }
+        for (int l = 0; l < lanes; ++l) {
+          const uint32_t got = t.wr_data_o[l];
+          if (got != w.data[l]) {
+            fail(fmt::format("instruction {} ({}), element {}, partition {}: RTL wrote {}, "
+                             "golden {}", running, describe(in), expect_index, l,
+                             show(in.out, got), show(in.out, w.data[l])));
+            break;
+          }
+          if (l >= in.start_partition && l < in.start_partition + in.partitions)
+            ++r.lanes_compared;
+        }
+        expect.pop_front();
+        ++expect_index;
+        ++r.writes_compared;
+      }
+    }
+    if (t.done_valid_o) {
+      last_progress = cycle;
+      if (running < 0) {
+        fail("a completion with no instruction running");
+        break;
+      }
+      const VeInstruction& in = program[static_cast<size_t>(running)];
+      const auto code = static_cast<model::VeError>(t.done_error_o);
+      if (t.done_tag_o != in.tag)
+        fail(fmt::format("instruction {}: completion tag {}, expected {}", running, t.done_tag_o, in.tag));
+      if (opt.check) {
+        if (code != expect_error) {
+          fail(fmt::format("instruction {} ({}): RTL says '{}', golden '{}'", running,
+                           describe(in), model::ve_error_name(code),
+                           model::ve_error_name(expect_error)));
+        } else if (!expect.empty()) {
+          fail(fmt::format("instruction {} ({}): done with {} writes still expected", running,
+                           describe(in), expect.size()));
+        }
+        if (code != model::VeError::kNone) ++r.refusals_compared;
+      }
+      r.instr_cycles.push_back(cycle - accepted_at + 1);
+      running = -1;
+    }
+    t.clk_i = 1;
+    t.eval();
+    dump(2 * cycle + 1);
+    if (next == program.size() && running < 0 && !offering && t.idle_o && reads.empty()) break;
+    if (cycle - last_progress > opt.watchdog) {
+      fail(fmt::format("watchdog: no progress for {} cycles (instruction {} running)",
+                       opt.watchdog, running));
+    }
+  }
+  if (fst) fst->close();
+  r.cycles = cycle;
+  r.counters = {t.cnt_busy_o,     t.cnt_rd_stall_o, t.cnt_wr_stall_o, t.cnt_credit_stall_o,
+                t.cnt_elements_o, t.cnt_executed_o, t.cnt_refused_o};
+  if (opt.check && r.ok) {
+    // Nothing else changed: every byte of both memories equals the golden model's.
+    for (auto space : {model::MemSpace::kSbuf, model::MemSpace::kPsum}) {
+      const model::Sbuf& a = mem.space(space);
+      const model::Sbuf& b = golden.space(space);
+      for (int l = 0; l < lanes && r.ok; ++l) {
+        for (uint32_t addr = 0; addr < a.bytes_per_partition(); addr += 4) {
+          if (a.read(l, addr, 4) != b.read(l, addr, 4)) {
+            fail(fmt::format("after the run: {} partition {} word 0x{:x} is 0x{:08x}, golden 0x{:08x}",
+                             space == model::MemSpace::kSbuf ? "SBUF" : "PSUM", l, addr,
+                             a.read(l, addr, 4), b.read(l, addr, 4)));
+            break;
+          }
+        }
+      }
+    }
+    if (r.ok && r.writes_compared + r.refusals_compared == 0 && !program.empty())
+      fail("the co-simulation compared nothing");
+  }
+  return r;
+}
+
+}  // namespace
+
+bool ve_sim_has_lanes(int lanes) {
+#define NC_HAS(L, CLASS) if (lanes == L) return true;
+  NC_VE_MODELS(NC_HAS)
+#undef NC_HAS
+  return false;
+}
+
+VeSim::VeSim(int lanes, VeSimOptions options)
+    : cfg_{lanes, 229376, 16384}, opt_(std::move(options)), mem_(cfg_) {
+  if (!ve_sim_has_lanes(lanes))
+    throw Error(fmt::format("vector engine: no RTL model with {} lanes (built: see ve_models.h)", lanes));
+}
+
+VeSimResult VeSim::run(const std::vector<VeInstruction>& program) {
+#define NC_RUN(L, CLASS) \
+  if (cfg_.lanes == L) return run_model<CLASS>(cfg_, opt_, mem_, program);
+  NC_VE_MODELS(NC_RUN)
+#undef NC_RUN
+  throw Error("unreachable");
+}
+
+void fill_random(model::VeMemory& mem, model::MemSpace space, uint32_t addr, uint32_t elements,
+                 model::DType t, model::SplitMix64& rng) {
+  model::Sbuf& m = mem.space(space);
+  const int bytes = model::storage_bits(t) / 8;
+  for (int l = 0; l < m.partitions(); ++l)
+    for (uint32_t e = 0; e < elements; ++e) m.write(l, addr + e * bytes, bytes, model::random_value(t, rng));
+}
+
+}  // namespace ncore::tb

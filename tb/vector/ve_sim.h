@@ -1,0 +1,81 @@
+#pragma once
+// Lockstep co-simulation of the vector-engine RTL (Verilated) against the golden model.
+//
+// One instruction stream drives both. When the RTL accepts an instruction the golden model
+// checks it (the refusal code must match the RTL's) and computes its writes from the golden
+// memory; each write the RTL makes is compared, as it happens, with the next expected one
+// (address, bytes, partitions and every lane's bits). The first difference stops the run with
+// the instruction, the element, the partition, the cycle, both values in hex and decoded, and
+// the command that reproduces it. At the end the RTL-side memories must equal the golden ones
+// (no stray writes). SBUF/PSUM ports get random back-pressure and random read latency.
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "model/vector_engine.h"
+
+namespace ncore::tb {
+
+// A protocol violation the harness commits on purpose, so that a test can see the RTL's
+// interface assertion fire.
+enum class VeFault { kNone, kCmdChangesWhileStalled, kResponseWithoutRequest };
+
+struct VeSimOptions {
+  bool check = true;            // false: RTL alone, no golden model and no comparison
+  uint64_t seed = 1;
+  double cmd_stall = 0.0;       // chance the driver holds back the next instruction a cycle
+  double rd_stall = 0.0;        // chance the read port is not ready in a cycle
+  double wr_stall = 0.0;        // chance the write port is not ready in a cycle
+  int rsp_extra_latency = 0;    // read responses come 1 + [0, this] cycles after the request
+  uint64_t watchdog = 100000;   // cycles without progress before the run is declared hung
+  std::string waves;            // FST file; empty: none
+  uint64_t wave_from = 0;
+  uint64_t wave_to = std::numeric_limits<uint64_t>::max();
+  std::string reproduce;        // printed on failure
+  VeFault fault = VeFault::kNone;
+};
+
+struct VeCounters {
+  uint64_t busy = 0, rd_stall = 0, wr_stall = 0, credit_stall = 0, elements = 0, executed = 0,
+           refused = 0;
+};
+
+struct VeSimResult {
+  bool ok = true;
+  std::string failure;            // the first mismatch or protocol problem
+  uint64_t cycles = 0;
+  uint64_t writes_compared = 0;   // lane-writes (one element of every active partition)
+  uint64_t lanes_compared = 0;    // element values compared
+  uint64_t refusals_compared = 0;
+  std::vector<uint64_t> instr_cycles;  // cycles from acceptance to done, per instruction
+  VeCounters counters;
+};
+
+// Lanes the harness has a Verilated model for.
+bool ve_sim_has_lanes(int lanes);
+
+class VeSim {
+ public:
+  VeSim(int lanes, VeSimOptions options);
+  const model::VeConfig& config() const { return cfg_; }
+  // The memories as the program starts; both engines begin from these.
+  model::VeMemory& memory() { return mem_; }
+  const model::VeMemory& memory() const { return mem_; }
+  // Runs the program through the RTL (and the golden model when checking). Afterwards
+  // memory() holds what the RTL wrote.
+  VeSimResult run(const std::vector<model::VeInstruction>& program);
+
+ private:
+  model::VeConfig cfg_;
+  VeSimOptions opt_;
+  model::VeMemory mem_;
+};
+
+// Writes `elements` consecutive random values of type t (every value class: zeros, subnormals,
+// the largest values, Inf, NaN, ordinary) at addr of every partition of the space.
+void fill_random(model::VeMemory& mem, model::MemSpace space, uint32_t addr, uint32_t elements,
+                 model::DType t, model::SplitMix64& rng);
+
+}  // namespace ncore::tb
