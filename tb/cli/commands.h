@@ -10,5 +10,6 @@ void add_decode_command(CLI::App& app);
 void add_matmul_command(CLI::App& app);
 void add_gemm_command(CLI::App& app);
 void add_hbm_command(CLI::App& app);
+void add_vec_command(CLI::App& app);
 
 }  // namespace ncore::cli

@@ -229,10 +229,11 @@ VeInstruction simple_ve_instruction(const model::VeConfig& cfg, VeOpcode op, DTy
   i.src0 = contiguous(0, elements);
   i.src1 = contiguous(region, elements);
   if (op == VeOpcode::kTensorReduce) {
-    i.src0.count = {static_cast<uint16_t>(std::min<uint32_t>(elements, 512)),
-                    static_cast<uint16_t>(std::max<uint32_t>(1, elements / 512)), 1, 1};
-    i.src0.stride = {1, static_cast<int16_t>(i.src0.count[0]), 0, 0};
-    i.dst = contiguous(2 * region, i.src0.count[1]);
+    // Rows of at most 512 elements, one result each.
+    const uint32_t row = std::min<uint32_t>(elements, 512);
+    i.src0.count = {static_cast<uint16_t>(row), static_cast<uint16_t>(elements / row), 1, 1};
+    i.src0.stride = {1, static_cast<int16_t>(row), 0, 0};
+    i.dst = contiguous(2 * region, elements / row);
   } else {
     i.dst = contiguous(2 * region, elements);
   }

@@ -151,6 +151,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   std::deque<PendingRead> reads;
   uint64_t last_due = 0;
   bool fault_done = false;
+  bool held_off = false;  // the instruction offered last cycle was not taken
 
   const auto fail = [&](const std::string& why) {
     if (!r.ok) return;
@@ -164,12 +165,17 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
     if (!offering && next < program.size() && !chance(rng, opt.cmd_stall)) offering = true;
     t.cmd_valid_i = offering;
     if (offering) drive(t, program[next]);
+    if (held_off && opt.fault == VeFault::kCmdChangesWhileStalled && !fault_done) {
+      // Change the offered instruction's tag while the engine has not taken it.
+      t.cmd_tag_i = static_cast<uint8_t>(t.cmd_tag_i + 1);
+      fault_done = true;
+    }
     t.rd_ready_i = !chance(rng, opt.rd_stall);
     t.wr_ready_i = !chance(rng, opt.wr_stall);
     const bool rsp = !reads.empty() && reads.front().due <= cycle;
     t.rd_rsp_valid_i = rsp;
     for (int l = 0; l < lanes; ++l) t.rd_rsp_data_i[l] = rsp ? reads.front().data[l] : 0xDEADBEEFu;
-    if (opt.fault == VeFault::kResponseWithoutRequest && !fault_done && cycle == 10) {
+    if (opt.fault == VeFault::kResponseWithoutRequest && !fault_done && cycle == 0) {
       t.rd_rsp_valid_i = 1;
       fault_done = true;
     }
@@ -194,11 +200,8 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       ++next;
       offering = false;
       last_progress = cycle;
-    } else if (offering && opt.fault == VeFault::kCmdChangesWhileStalled && !fault_done) {
-      // Change the offered instruction's tag while the engine has not taken it.
-      t.cmd_tag_i = static_cast<uint8_t>(t.cmd_tag_i + 1);
-      fault_done = true;
     }
+    held_off = offering;
     if (t.rd_valid_o && t.rd_ready_i) {
       const auto space = static_cast<model::MemSpace>(t.rd_space_o);
       const int bytes = t.rd_bytes_o;

@@ -1,0 +1,49 @@
+// Negative tests of the vector engine's interface assertions: the harness breaks one rule on
+// purpose (tb::VeFault) and the RTL's SVA must stop the simulation naming the assertion. The
+// same program without the fault runs clean with the instruction port held off, so the stop is
+// the fault's doing.
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "tb/vector/ve_random.h"
+#include "tb/vector/ve_sim.h"
+
+namespace ncore {
+namespace {
+
+tb::VeSimResult run_with(tb::VeFault fault) {
+  tb::VeSimOptions o;
+  o.fault = fault;
+  tb::VeSim sim(8, o);
+  std::vector<model::VeInstruction> program;
+  for (int i = 0; i < 3; ++i)
+    program.push_back(tb::simple_ve_instruction(sim.config(), model::VeOpcode::kTensorCopy,
+                                                model::DType::kBf16, model::DType::kFp32, 16));
+  return sim.run(program);
+}
+
+void run_expecting_stop(tb::VeFault fault) {
+  dup2(STDERR_FILENO, STDOUT_FILENO);  // Verilator prints the assertion on stdout
+  run_with(fault);
+}
+
+TEST(VeSva, WithoutAFaultTheProgramRunsCleanAndInstructionsWait) {
+  const auto r = run_with(tb::VeFault::kNone);
+  ASSERT_TRUE(r.ok) << r.failure;
+  EXPECT_EQ(r.counters.executed, 3u);
+  // Each instruction after the first waited while the engine was busy: the fault can bite.
+  EXPECT_GT(r.instr_cycles.size(), 1u);
+}
+
+TEST(VeSvaDeathTest, InstructionChangingWhileStalledFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::VeFault::kCmdChangesWhileStalled), "VeCmdStable");
+}
+
+TEST(VeSvaDeathTest, ReadResponseWithoutARequestFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::VeFault::kResponseWithoutRequest), "VeRspHasRequest");
+}
+
+}  // namespace
+}  // namespace ncore
