@@ -23,6 +23,14 @@ for params in "" "-GEngines=4 -GTags=4" "-GEngines=2 -GTags=32 -GStageDepth=8"; 
 done
 verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" tb/dma/nc_dma_tb.sv \
   --top-module nc_dma_tb
+vec=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/vector/nc_vector_pkg.sv
+     rtl/common/nc_fifo.sv rtl/vector/nc_vector_engine.sv)
+for params in "" "-GLanes=8" "-GLanes=32 -GRspDepth=2"; do
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" --top-module nc_vector_engine $params
+done
+verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" tb/vector/nc_vector_engine_tb.sv \
+  --top-module nc_vector_engine_tb
 verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
   tb/common/nc_fp_probe.sv --top-module nc_fp_probe
 echo "lint: clean"
