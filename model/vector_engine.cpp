@@ -128,6 +128,19 @@ VeOpcode parse_ve_opcode(std::string_view name) {
                           fmt::join(kOpcodeNames, ", ")));
 }
 
+bool ve_perf_mode(const VeInstruction& in) {
+  auto half = [](DType t) { return t == DType::kBf16 || t == DType::kFp16; };
+  auto paired = [](const VeAccess& a) {
+    bool even = a.space == MemSpace::kSbuf && a.stride[0] == 1 && a.count[0] % 2 == 0 &&
+                a.addr % 4 == 0;
+    for (int d = 1; d < kVeDims; ++d) even = even && a.stride[d] % 2 == 0;
+    return even;
+  };
+  return (in.opcode == VeOpcode::kTensorCopy || in.opcode == VeOpcode::kTensorScalar) &&
+         half(in.in0) && half(in.out) && paired(in.src0) && paired(in.dst) &&
+         in.src0.count[0] == in.dst.count[0];
+}
+
 bool ve_integer_class(const VeInstruction& in) {
   return (uses_op0(in.opcode) && is_bitwise(in.op0)) ||
          (uses_op1(in.opcode) && is_bitwise(in.op1));
@@ -360,6 +373,17 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
       }
       break;
   }
+  if (ve_perf_mode(in)) {
+    // One 4-byte write per pair of elements: the even one in the low half.
+    std::vector<VeWrite> pairs;
+    for (size_t i = 0; i + 1 < writes.size(); i += 2) {
+      VeWrite w = writes[i];
+      w.bytes = 4;
+      for (int l = 0; l < lanes; ++l) w.data[l] |= writes[i + 1].data[l] << 16;
+      pairs.push_back(std::move(w));
+    }
+    return pairs;
+  }
   return writes;
 }
 
@@ -373,7 +397,7 @@ void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMem
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
   (void)cfg;
   const uint64_t n = in.src0.elements();
-  uint64_t reads = uses_src1(in.opcode) ? 2 * n : n;
+  uint64_t reads = uses_src1(in.opcode) ? 2 * n : ve_perf_mode(in) ? n / 2 : n;
   if (in.opcode == VeOpcode::kTensorScalar)
     reads += (in.scalar0.per_partition ? 1 : 0) + (in.scalar1.per_partition ? 1 : 0);
   if (in.opcode == VeOpcode::kTensorTensorScan && in.scalar0.per_partition) ++reads;

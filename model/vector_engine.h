@@ -108,6 +108,10 @@ struct VeConfig {
   int quadrant() const { return lanes / 4; }
 };
 
+// Performance mode: tensor_copy and tensor_scalar from BF16/FP16 to BF16/FP16, SBUF to SBUF,
+// unit innermost stride, even rows on 4-byte boundaries: two elements per lane per cycle, one
+// 4-byte read and one 4-byte write per pair (rtl/vector/README.md, "Timing").
+bool ve_perf_mode(const VeInstruction& in);
 // Whether the instruction's values are int32 (a bitwise op in use) rather than FP32.
 bool ve_integer_class(const VeInstruction& in);
 // The refusal code the RTL gives, or kNone. `detail` (optional) says which field and why.

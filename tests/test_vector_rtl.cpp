@@ -1,6 +1,8 @@
 // The vector-engine RTL in lockstep with the golden model: every opcode at every lane count,
 // every input and output type, refusal codes, back-pressure, and the engine's timing.
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -82,6 +84,8 @@ TEST(VeRtl, EveryTypePairAndRoundingMode) {
   const auto r = sim.run(program);
   expect_clean(r);
   EXPECT_EQ(r.counters.executed, program.size());
+  // Some 16-bit pairs took the performance-mode layout.
+  EXPECT_GT(std::count_if(program.begin(), program.end(), model::ve_perf_mode), 0);
 }
 
 // Illegal fields among legal instructions: the RTL refuses each with the model's code, writes
@@ -124,6 +128,28 @@ TEST(VeRtl, CyclesFollowTheCostModel) {
     EXPECT_GE(r.instr_cycles[i], cost) << model::ve_opcode_name(program[i].opcode);
     EXPECT_LE(r.instr_cycles[i], cost + 8) << model::ve_opcode_name(program[i].opcode);
   }
+}
+
+// Performance mode: a BF16 copy or tensor_scalar moves a pair of elements per lane per cycle,
+// twice an FP32 copy's rate; a BF16 tensor_tensor (two inputs) does not qualify.
+TEST(VeRtl, PerformanceModeDoublesSixteenBitCopies) {
+  tb::VeSim sim(16, {});
+  const uint32_t n = 1024;
+  std::vector<model::VeInstruction> program = {
+      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorCopy, DType::kFp32, DType::kFp32, n),
+      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorCopy, DType::kBf16, DType::kBf16, n),
+      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorScalar, DType::kFp16, DType::kBf16, n)};
+  program[2].cast.rounding = model::Rounding::kStochastic;
+  program[2].seed = 99;
+  EXPECT_FALSE(model::ve_perf_mode(program[0]));
+  EXPECT_TRUE(model::ve_perf_mode(program[1]));
+  EXPECT_TRUE(model::ve_perf_mode(program[2]));
+  const auto r = sim.run(program);
+  ASSERT_TRUE(r.ok) << r.failure;
+  EXPECT_EQ(r.lanes_compared, 3ull * n * 16 - 2 * (n / 2) * 16);  // pairs compare as one word
+  EXPECT_LE(r.instr_cycles[1], n / 2 + 8);
+  EXPECT_LE(r.instr_cycles[2], n / 2 + 8);
+  EXPECT_GE(r.instr_cycles[0], n);
 }
 
 }  // namespace

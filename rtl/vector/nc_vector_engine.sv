@@ -164,6 +164,21 @@ module nc_vector_engine
     return ErrNone;
   endfunction
 
+  // Performance mode (model/vector_engine.h ve_perf_mode): 16-bit float copy/tensor_scalar,
+  // SBUF to SBUF, unit innermost stride, even rows on 4-byte boundaries: a pair per request.
+  function automatic logic paired(ve_access_t a);
+    logic ok;
+    ok = !a.space && a.stride[0] == 16'd1 && !a.count[0][0] && a.addr[1:0] == '0;
+    for (int d = 1; d < 4; d++) ok = ok && !a.stride[d][0];
+    return ok;
+  endfunction
+  function automatic logic perf_mode(ve_instr_t i);
+    return (i.opcode == 4'(OpTensorCopy) || i.opcode == 4'(OpTensorScalar))
+        && (i.dtype_in0 == 4'(nc_pkg::DtBf16) || i.dtype_in0 == 4'(nc_pkg::DtFp16))
+        && (i.dtype_out == 4'(nc_pkg::DtBf16) || i.dtype_out == 4'(nc_pkg::DtFp16))
+        && paired(i.src0) && paired(i.dst) && i.src0.count[0] == i.dst.count[0];
+  endfunction
+
   function automatic phase_e first_phase(ve_instr_t i);
     logic scalar_op;
     scalar_op = i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpTensorTensorScan);
@@ -177,16 +192,17 @@ module nc_vector_engine
   // ---------------------------------------------------------------------------------------
   // Access-pattern walkers: a 4-D index and the byte address it names
   // ---------------------------------------------------------------------------------------
-  function automatic idx_t next_idx(idx_t idx, ve_access_t a);
+  // The index `pair ? 2 : 1` elements on (a pair never straddles a row: rows are even).
+  function automatic idx_t next_idx(idx_t idx, ve_access_t a, logic pair);
     idx_t n;
     logic carry;
     n = idx;
     carry = 1'b1;
     for (int d = 0; d < 4; d++) begin
       if (carry) begin
-        if (n[d] == a.count[d] - 16'd1) n[d] = '0;
+        if (n[d] == a.count[d] - ((d == 0 && pair) ? 16'd2 : 16'd1)) n[d] = '0;
         else begin
-          n[d] = n[d] + 16'd1;
+          n[d] = n[d] + ((d == 0 && pair) ? 16'd2 : 16'd1);
           carry = 1'b0;
         end
       end
@@ -208,6 +224,8 @@ module nc_vector_engine
   state_e            state_q;
   ve_instr_t         in_q;            // the instruction being executed
   logic              intc_q, two_q;   // integer class; two tensor inputs
+  logic              perf_q;          // performance mode: a pair of 16-bit elements per step
+  logic [31:0]       elem_step;       // elements per read, per lane step and per write
   logic [31:0]       n_src_q, n_dst_q;
   lanes_t            s0_q, s1_q;      // scalar operands per lane
   // read sequencer
@@ -270,6 +288,7 @@ module nc_vector_engine
           rd_space_o = in_q.src0.space;
           rd_bytes_o = dtype_bytes(in_q.dtype_in0);
           rd_addr_o = walk_addr(rd_idx0_q, in_q.src0, rd_bytes_o);
+          if (perf_q) rd_bytes_o = 3'd4;
         end
       end
     endcase
@@ -279,6 +298,8 @@ module nc_vector_engine
   // ---------------------------------------------------------------------------------------
   // Lane sequencer: what the response at the head means and what it produces
   // ---------------------------------------------------------------------------------------
+  assign elem_step = perf_q ? 32'd2 : 32'd1;
+
   logic   row_first, row_last, block_last, cn_produce, cn_step;
   lanes_t raw0, raw1, result, wdata;
   always_comb begin
@@ -305,9 +326,11 @@ module nc_vector_engine
   // operands (written as a loop so that Verilator builds Lanes copies of one block).
   always_comb begin
     for (int l = 0; l < int'(Lanes); l++) begin
-      logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd;
+      logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd, hi_v, hi_a, hi_r;
+      logic [31:0] cast_lo;
+      logic [15:0] cast_hi;
       logic        active;
-      v0 = lane_value(in_q.dtype_in0, raw0[l] & storage_mask(in_q.dtype_in0), intc_q);
+      v0 = lane_value(in_q.dtype_in0, raw0[l] & storage_mask(in_q.dtype_in0), intc_q);  // low half in perf mode
       v1 = lane_value(in_q.dtype_in1, raw1[l] & storage_mask(in_q.dtype_in1), intc_q);
       start = row_first ? s0_q[l] : acc_q[l];
       ax = v0;
@@ -348,14 +371,25 @@ module nc_vector_engine
       active = 32'(l) >= 32'(in_q.start_partition)
             && 32'(l) < 32'(in_q.start_partition) + 32'(in_q.partitions);
       rnd = sr_next(sr_q[l]);
+      // Performance mode: the odd element of the pair, in the upper half of the word, through a
+      // second tensor_scalar datapath (copy: both operations bypass).
+      hi_v = lane_value(in_q.dtype_in0, {16'd0, raw0[l][31:16]}, 1'b0);
+      hi_a = in_q.opcode == 4'(OpTensorScalar)
+             ? scalar_stage(in_q.op0, in_q.reverse0, hi_v, s0_q[l]) : hi_v;
+      hi_r = in_q.opcode == 4'(OpTensorScalar)
+             ? scalar_stage(in_q.op1, in_q.reverse1, hi_a, s1_q[l]) : hi_a;
+      cast_lo = fp32_to_dtype(r, in_q.dtype_out, in_q.stochastic, in_q.saturate, rnd);
+      cast_hi = 16'(fp32_to_dtype(hi_r, in_q.dtype_out, in_q.stochastic, in_q.saturate,
+                                  sr_next(rnd)));
       if (!active) wdata[l] = '0;
+      else if (perf_q) wdata[l] = {cast_hi, cast_lo[15:0]};
       else if (in_q.opcode == 4'(OpShuffle))
         wdata[l] = rsp_data[(l / int'(Quad)) * int'(Quad) + int'(in_q.shuffle[l % int'(Quad)])]
                    & storage_mask(in_q.dtype_out);
       else if (in_q.opcode == 4'(OpTranspose))
         wdata[l] = tbuf_q[(l / int'(Quad)) * int'(Quad) + int'(emit_j_q)][l % int'(Quad)];
       else if (intc_q) wdata[l] = clamp_int(r, in_q.dtype_out);
-      else wdata[l] = fp32_to_dtype(r, in_q.dtype_out, in_q.stochastic, in_q.saturate, rnd);
+      else wdata[l] = cast_lo;
     end
   end
 
@@ -377,6 +411,7 @@ module nc_vector_engine
       in_q <= '0;
       intc_q <= 1'b0;
       two_q <= 1'b0;
+      perf_q <= 1'b0;
       n_src_q <= '0;
       n_dst_q <= '0;
       rd_phase_q <= PhDone;
@@ -413,6 +448,7 @@ module nc_vector_engine
         StCheck: begin
           intc_q <= integer_class(in_q);
           two_q <= uses_src1(in_q.opcode);
+          perf_q <= perf_mode(in_q);
           n_src_q <= elements(in_q.src0);
           n_dst_q <= in_q.opcode == 4'(OpTensorReduce)
                      ? elements(in_q.src0) / 32'(in_q.src0.count[0]) : elements(in_q.src0);
@@ -450,10 +486,10 @@ module nc_vector_engine
                   rd_second_q <= 1'b1;
                 end else begin
                   rd_second_q <= 1'b0;
-                  rd_idx0_q <= next_idx(rd_idx0_q, in_q.src0);
-                  rd_idx1_q <= next_idx(rd_idx1_q, in_q.src1);
-                  rd_elem_q <= rd_elem_q + 32'd1;
-                  if (rd_elem_q + 32'd1 == n_src_q) rd_phase_q <= PhDone;
+                  rd_idx0_q <= next_idx(rd_idx0_q, in_q.src0, perf_q);
+                  rd_idx1_q <= next_idx(rd_idx1_q, in_q.src1, 1'b0);
+                  rd_elem_q <= rd_elem_q + elem_step;
+                  if (rd_elem_q + elem_step == n_src_q) rd_phase_q <= PhDone;
                 end
               end
             endcase
@@ -468,7 +504,7 @@ module nc_vector_engine
                   cn_second_q <= 1'b1;
                 end else begin
                   cn_second_q <= 1'b0;
-                  cn_elem_q <= cn_elem_q + 32'd1;
+                  cn_elem_q <= cn_elem_q + elem_step;
                   row_pos_q <= row_last ? '0 : row_pos_q + 16'd1;
                   if (in_q.opcode == 4'(OpTranspose)) begin
                     tp_pos_q <= block_last ? '0 : tp_pos_q + QuadW'(1);
@@ -483,8 +519,8 @@ module nc_vector_engine
             if (emit_j_q == QuadW'(Quad - 1)) emit_q <= 1'b0;
           end
           if (wrf_push) begin
-            produced_q <= produced_q + 32'd1;
-            wr_idx_q <= next_idx(wr_idx_q, in_q.dst);
+            produced_q <= produced_q + elem_step;
+            wr_idx_q <= next_idx(wr_idx_q, in_q.dst, perf_q);
           end
           if (finish) begin
             state_q <= StIdle;
@@ -519,7 +555,8 @@ module nc_vector_engine
       end
     end
     if (wrf_push) begin
-      for (int l = 0; l < int'(Lanes); l++) sr_q[l] <= sr_next(sr_q[l]);
+      for (int l = 0; l < int'(Lanes); l++)
+        sr_q[l] <= perf_q ? sr_next(sr_next(sr_q[l])) : sr_next(sr_q[l]);
     end
   end
 
@@ -533,7 +570,7 @@ module nc_vector_engine
   assign wr_valid_o = wrf_valid;
   assign wr_space_o = in_q.dst.space;
   assign wr_addr_o = wrf_out.addr;
-  assign wr_bytes_o = dtype_bytes(in_q.dtype_out);
+  assign wr_bytes_o = perf_q ? 3'd4 : dtype_bytes(in_q.dtype_out);
   assign wr_data_o = wrf_out.data;
   always_comb begin
     for (int l = 0; l < int'(Lanes); l++) begin

@@ -106,6 +106,13 @@ package nc_vector_pkg;
     endcase
   endfunction
 
+  // One tensor_scalar stage: bypass passes the tensor-side value x whatever `reverse` says.
+  function automatic logic [31:0] scalar_stage(logic [3:0] op, logic reverse, logic [31:0] x,
+                                               logic [31:0] s);
+    if (op == 4'(AluBypass)) return x;
+    return reverse ? ve_alu(op, s, x, 1'b0) : ve_alu(op, x, s, 1'b0);
+  endfunction
+
   // An element as the lane sees it: FP32, or sign-extended int32 in the integer class.
   function automatic logic [31:0] lane_value(logic [3:0] dtype, logic [31:0] raw,
                                              logic integer_class);

@@ -60,8 +60,9 @@ std::array<uint16_t, 4> split_counts(uint32_t n, model::SplitMix64& rng) {
 
 // A pattern with these counts and random strides (some negative, some zero in outer
 // dimensions: re-reading is legal for sources), placed in the arena.
+// `paired`: the performance-mode layout (unit innermost stride, even outer strides).
 VeAccess place(const std::array<uint16_t, 4>& counts, DType t, MemSpace space, Arena& arena,
-               bool allow_zero_stride, model::SplitMix64& rng) {
+               bool allow_zero_stride, model::SplitMix64& rng, bool paired = false) {
   VeAccess a;
   a.space = space;
   a.count = counts;
@@ -77,6 +78,7 @@ VeAccess place(const std::array<uint16_t, 4>& counts, DType t, MemSpace space, A
       s = span + rng.below(3);
       if (rng.below(4) == 0) s = -s;
     }
+    if (paired) s = d == 0 ? 1 : (s + (s & 1));
     a.stride[d] = static_cast<int16_t>(s);
     const int64_t extent = s * (counts[d] - 1);
     (extent < 0 ? lo : hi) += extent;
@@ -183,12 +185,19 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     // Shapes.
     uint32_t n = 1 + rng.below(gen.max_elements);
     if (in.opcode == VeOpcode::kTranspose) n = q * (1 + rng.below(std::max(1, gen.max_elements / q)));
-    const auto counts = split_counts(n, rng);
+    // Half the 16-bit copies and tensor_scalars take the performance-mode layout.
+    const auto half = [](DType t) { return t == DType::kBf16 || t == DType::kFp16; };
+    const bool paired = (in.opcode == VeOpcode::kTensorCopy || in.opcode == VeOpcode::kTensorScalar) &&
+                        half(in.in0) && half(in.out) && rng.below(2);
+    auto counts = split_counts(paired ? std::max<uint32_t>(1, n / 2) : n, rng);
+    if (paired) counts[0] = static_cast<uint16_t>(counts[0] * 2);
+    if (paired) n = counts[0] * counts[1] * counts[2] * counts[3];
     auto space = [&]() { return rng.next() % 1000 < gen.psum_share * 1000 ? MemSpace::kPsum : MemSpace::kSbuf; };
     auto src_arena = [&](MemSpace s) -> Arena& { return s == MemSpace::kSbuf ? sbuf_src : psum_src; };
     auto dst_arena = [&](MemSpace s) -> Arena& { return s == MemSpace::kSbuf ? sbuf_dst : psum_dst; };
     MemSpace s0 = space(), s1 = space(), sd = space();
-    in.src0 = place(counts, in.in0, s0, src_arena(s0), true, rng);
+    if (paired) s0 = sd = MemSpace::kSbuf;
+    in.src0 = place(counts, in.in0, s0, src_arena(s0), true, rng, paired);
     fill(mem, in.src0, in.in0, cfg.lanes, rng);
     if (in.opcode == VeOpcode::kTensorTensor || in.opcode == VeOpcode::kTensorTensorScan) {
       in.src1 = place(split_counts(n, rng), in.in1, s1, src_arena(s1), true, rng);
@@ -196,7 +205,7 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     }
     std::array<uint16_t, 4> dcounts = counts;
     if (in.opcode == VeOpcode::kTensorReduce) dcounts = {counts[1], counts[2], counts[3], 1};
-    in.dst = place(dcounts, in.out, sd, dst_arena(sd), false, rng);
+    in.dst = place(dcounts, in.out, sd, dst_arena(sd), false, rng, paired);
     if (gen.illegal > 0 && rng.next() % 1000 < gen.illegal * 1000) break_one_field(in, cfg, rng);
     program.push_back(in);
   }
