@@ -402,7 +402,7 @@ uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
     reads += (in.scalar0.per_partition ? 1 : 0) + (in.scalar1.per_partition ? 1 : 0);
   if (in.opcode == VeOpcode::kTensorTensorScan && in.scalar0.per_partition) ++reads;
   const uint64_t writes_stalled = in.opcode == VeOpcode::kTranspose ? n : 0;
-  return reads + writes_stalled;
+  return kVeFixedCycles + reads + writes_stalled;
 }
 
 }  // namespace ncore::model

@@ -148,7 +148,11 @@ uint32_t ve_alu(AluOp op, uint32_t a, uint32_t b, bool integer_class);
 uint32_t ve_sr_init(uint32_t seed, int lane);
 uint32_t ve_sr_next(uint32_t state);
 
-// The engine's timing in cycles (rtl/vector/README.md, "Timing"), for the benchmark.
+// The engine's timing in cycles from acceptance to completion with single-cycle memory and no
+// back-pressure (rtl/vector/README.md, "Timing"): one cycle per read request, plus the write-out
+// of each transposed block, plus a fixed pipeline latency (accept, check, read, response
+// buffer, write buffer, write).
+inline constexpr uint64_t kVeFixedCycles = 6;
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg);
 
 }  // namespace ncore::model

@@ -196,4 +196,43 @@ TEST(Cli, HbmBadTraceLineNamesTheLine) {
   EXPECT_NE(missing.err.find("/nonexistent/t.trace: cannot open the trace"), std::string::npos);
 }
 
+TEST(Cli, VecCosimComparesEveryElementAndReportsCycles) {
+  const Result r = run("vec --op tensor_scalar --dtype-in fp16 --dtype-out e4m3 --alu0 multiply "
+                       "--alu1 add --rounding sr --partitions 16 --free 100 --lanes 32 --stall 0.2 "
+                       "--json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* key : {"\"cycles\"", "\"cost_model_cycles\":106", "\"elements_compared\":1600",
+                          "\"mismatches\":0", "\"partitions\":16"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
+  const Result text = run("vec --op transpose --dtype-in bf16 --lanes 8 --free 16");
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("cycles 38 (cost model 38: 1.000x)"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("128 element values compared bit for bit, 0 mismatches"),
+            std::string::npos) << text.out;
+  const Result golden = run("vec --op tensor_reduce --engine golden --free 64");
+  ASSERT_EQ(golden.exit_code, 0) << golden.err;
+  EXPECT_NE(golden.out.find("cost model 70 cycles"), std::string::npos) << golden.out;
+}
+
+TEST(Cli, VecBadArgumentsSayWhatWasExpected) {
+  const Result op = run("vec --op tensor_mangle");
+  EXPECT_EQ(op.exit_code, 1);
+  EXPECT_NE(op.err.find("unknown vector-engine operation 'tensor_mangle'"), std::string::npos) << op.err;
+  const Result alu = run("vec --alu0 divide");
+  EXPECT_EQ(alu.exit_code, 1);
+  EXPECT_NE(alu.err.find("unknown ALU operation 'divide'"), std::string::npos) << alu.err;
+  const Result parts = run("vec --lanes 8 --partitions 9");
+  EXPECT_EQ(parts.exit_code, 1);
+  EXPECT_NE(parts.err.find("illegal (partitions)"), std::string::npos) << parts.err;
+  const Result big = run("vec --dtype-in fp32 --free 20000");
+  EXPECT_EQ(big.exit_code, 1);
+  EXPECT_NE(big.err.find("--free: expected 1..16384 elements of fp32"), std::string::npos) << big.err;
+  const Result lanes = run("vec --lanes 12");
+  EXPECT_EQ(lanes.exit_code, 1);
+  EXPECT_NE(lanes.err.find("no RTL model with 12 lanes"), std::string::npos) << lanes.err;
+  const Result mix = run("vec --op tensor_tensor --dtype-in bf16 --alu0 xor");
+  EXPECT_EQ(mix.exit_code, 1);
+  EXPECT_NE(mix.err.find("illegal (dtype)"), std::string::npos) << mix.err;
+}
+
 }  // namespace

@@ -107,8 +107,8 @@ TEST(VeRtl, RefusalsMatchTheModelAndLoseNothing) {
   EXPECT_EQ(r.counters.executed + r.counters.refused, program.size());
 }
 
-// Timing without stalls: one input of free size N takes N + c cycles, two inputs 2N + c, a
-// transpose 2N + c (its block is written out while reads pause), with c a small constant.
+// Timing without stalls, exactly: one input of free size N takes N + 6 cycles, two inputs
+// 2N + 6, a transpose 2N + 6 (its block is written out while reads pause), perf mode N/2 + 6.
 TEST(VeRtl, CyclesFollowTheCostModel) {
   tb::VeSim sim(32, {});
   std::vector<model::VeInstruction> program;
@@ -125,8 +125,7 @@ TEST(VeRtl, CyclesFollowTheCostModel) {
   ASSERT_EQ(r.instr_cycles.size(), program.size());
   for (size_t i = 0; i < program.size(); ++i) {
     const uint64_t cost = model::ve_cost_cycles(program[i], sim.config());
-    EXPECT_GE(r.instr_cycles[i], cost) << model::ve_opcode_name(program[i].opcode);
-    EXPECT_LE(r.instr_cycles[i], cost + 8) << model::ve_opcode_name(program[i].opcode);
+    EXPECT_EQ(r.instr_cycles[i], cost) << model::ve_opcode_name(program[i].opcode);
   }
 }
 
@@ -147,9 +146,9 @@ TEST(VeRtl, PerformanceModeDoublesSixteenBitCopies) {
   const auto r = sim.run(program);
   ASSERT_TRUE(r.ok) << r.failure;
   EXPECT_EQ(r.lanes_compared, 3ull * n * 16 - 2 * (n / 2) * 16);  // pairs compare as one word
-  EXPECT_LE(r.instr_cycles[1], n / 2 + 8);
-  EXPECT_LE(r.instr_cycles[2], n / 2 + 8);
-  EXPECT_GE(r.instr_cycles[0], n);
+  EXPECT_EQ(r.instr_cycles[1], n / 2 + model::kVeFixedCycles);
+  EXPECT_EQ(r.instr_cycles[2], n / 2 + model::kVeFixedCycles);
+  EXPECT_EQ(r.instr_cycles[0], n + model::kVeFixedCycles);
 }
 
 }  // namespace
