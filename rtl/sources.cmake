@@ -27,3 +27,6 @@ set(NC_RTL_VECTOR
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
   ${CMAKE_CURRENT_LIST_DIR}/vector/nc_vector_engine.sv
 )
+set(NC_RTL_ACT
+  ${CMAKE_CURRENT_LIST_DIR}/scalar/nc_act_pkg.sv
+)
