@@ -14,7 +14,7 @@ constexpr std::array<std::string_view, kNumAluOps> kAluNames{
     "and",    "or",  "xor",      "shl",      "lshr", "ashr"};
 constexpr std::array<std::string_view, kNumVeOpcodes> kOpcodeNames{
     "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy",
-    "tensor_tensor_scan", "transpose", "shuffle"};
+    "tensor_tensor_scan", "transpose", "shuffle", "activation"};
 constexpr std::array<std::string_view, kNumVeErrors> kErrorNames{
     "none", "opcode", "dtype", "alu_op", "partitions", "shape", "address"};
 
@@ -25,6 +25,7 @@ bool uses_op0(VeOpcode op) {
   return op == VeOpcode::kTensorTensor || op == VeOpcode::kTensorScalar ||
          op == VeOpcode::kTensorReduce || op == VeOpcode::kTensorTensorScan;
 }
+bool is_activation(VeOpcode op) { return op == VeOpcode::kActivation; }
 bool uses_op1(VeOpcode op) {
   return op == VeOpcode::kTensorScalar || op == VeOpcode::kTensorTensorScan;
 }
@@ -153,6 +154,10 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
   };
   const auto op_code = static_cast<int>(in.opcode);
   if (op_code >= kNumVeOpcodes) return fail(VeError::kOpcode, fmt::format("opcode {}", op_code));
+  if (is_activation(in.opcode) != cfg.scalar_engine)
+    return fail(VeError::kOpcode, fmt::format("{} is not an instruction of the {} engine",
+                                              ve_opcode_name(in.opcode),
+                                              cfg.scalar_engine ? "scalar" : "vector"));
   const bool src1 = uses_src1(in.opcode);
   for (DType t : {in.in0, in.in1, in.out}) {
     if (static_cast<int>(t) >= kNumDTypes)
@@ -172,6 +177,8 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kAluOp, fmt::format("op0 {}", static_cast<int>(in.op0)));
   if (uses_op1(in.opcode) && !op_ok(in.op1))
     return fail(VeError::kAluOp, fmt::format("op1 {}", static_cast<int>(in.op1)));
+  if (is_activation(in.opcode) && static_cast<int>(in.act_func) >= kNumActFuncs)
+    return fail(VeError::kAluOp, fmt::format("activation function {}", static_cast<int>(in.act_func)));
   if (in.opcode == VeOpcode::kTensorTensor && in.op0 == AluOp::kBypass)
     return fail(VeError::kAluOp, "tensor_tensor needs an operation");
   if (in.opcode == VeOpcode::kTensorReduce) {
@@ -214,12 +221,15 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kAddress, "src1 misaligned or out of range");
   if (!access_in_range(in.dst, dtype_bytes(in.out), space_bytes(cfg, in.dst.space)))
     return fail(VeError::kAddress, "dst misaligned or out of range");
-  const bool scalars = in.opcode == VeOpcode::kTensorScalar;
+  const bool scalars = in.opcode == VeOpcode::kTensorScalar || is_activation(in.opcode);
   for (const VeScalar* sc : {&in.scalar0, &in.scalar1}) {
     const bool used = scalars || (in.opcode == VeOpcode::kTensorTensorScan && sc == &in.scalar0);
     if (used && sc->per_partition && (sc->value % 4 != 0 || sc->value + 4 > cfg.sbuf_bytes))
       return fail(VeError::kAddress, "per-partition scalar misaligned or out of range");
   }
+  if (is_activation(in.opcode) && in.acc_enable &&
+      (in.acc_addr % 4 != 0 || in.acc_addr + 4 > cfg.sbuf_bytes))
+    return fail(VeError::kAddress, "accumulator address misaligned or out of range");
   return VeError::kNone;
 }
 
@@ -372,6 +382,24 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
         emit(e, result, false);
       }
       break;
+    case VeOpcode::kActivation: {
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) {
+          const uint32_t t = fp32_add(fp32_mul(value(in.in0, raw(in.src0, b0, e, l)),
+                                               scalar(in.scalar0, l)),
+                                      scalar(in.scalar1, l));
+          result[l] = act_eval(in.act_func, t);
+          acc[l] = e == 0 ? result[l] : fp32_add(acc[l], result[l]);
+        }
+        emit(e, result, true);
+      }
+      if (in.acc_enable) {
+        VeWrite w{MemSpace::kSbuf, in.acc_addr, 4, std::vector<uint32_t>(lanes, 0)};
+        for (int l = first; l < last; ++l) w.data[l] = acc[l];
+        writes.push_back(std::move(w));
+      }
+      break;
+    }
   }
   if (ve_perf_mode(in)) {
     // One 4-byte write per pair of elements: the even one in the low half.
@@ -398,8 +426,9 @@ uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
   (void)cfg;
   const uint64_t n = in.src0.elements();
   uint64_t reads = uses_src1(in.opcode) ? 2 * n : ve_perf_mode(in) ? n / 2 : n;
-  if (in.opcode == VeOpcode::kTensorScalar)
+  if (in.opcode == VeOpcode::kTensorScalar || is_activation(in.opcode))
     reads += (in.scalar0.per_partition ? 1 : 0) + (in.scalar1.per_partition ? 1 : 0);
+  if (is_activation(in.opcode) && in.acc_enable) ++reads;  // the sum's write, one cycle more
   if (in.opcode == VeOpcode::kTensorTensorScan && in.scalar0.per_partition) ++reads;
   const uint64_t writes_stalled = in.opcode == VeOpcode::kTranspose ? n : 0;
   return kVeFixedCycles + reads + writes_stalled;

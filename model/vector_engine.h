@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/activation.h"
 #include "model/numerics.h"
 #include "model/sbuf.h"
 
@@ -26,8 +27,9 @@ enum class VeOpcode : uint8_t {
   kTensorTensorScan = 4,  // acc = op1(op0(acc, in0), in1), acc starts at s0 on each row
   kTranspose = 5,         // 32x32 (Lanes/4 square) transpose inside each partition quadrant
   kShuffle = 6,           // out partition p = in partition shuffle[p] of its quadrant
+  kActivation = 7,        // scalar engine only: out = func(in0 * s0 + s1), optional sum
 };
-inline constexpr int kNumVeOpcodes = 7;
+inline constexpr int kNumVeOpcodes = 8;
 
 enum class AluOp : uint8_t {
   kBypass = 0,  // the tensor-side operand unchanged
@@ -55,9 +57,9 @@ enum class MemSpace : uint8_t { kSbuf = 0, kPsum = 1 };
 // Why an instruction was refused. A refused instruction reads and writes nothing.
 enum class VeError : uint8_t {
   kNone = 0,
-  kOpcode = 1,      // opcode not one of VeOpcode
+  kOpcode = 1,      // opcode not one of VeOpcode, or not this engine's (activation: scalar)
   kDtype = 2,       // dtype code > 8; integer class with a float type; transpose/shuffle cast
-  kAluOp = 3,       // op code > 11; a required op is bypass; a reduce op that is not add/max/
+  kAluOp = 3,       // op code > 11; activation function > 9; a required op is bypass; a reduce op that is not add/max/
                     // min (float) or and/or/xor/max/min (integer); float and bitwise mixed
   kPartitions = 4,  // count 0 or > Lanes; start-partition rule; quadrant rule; shuffle entry
   kShape = 5,       // a zero count; free size over the limit; operand/result sizes disagree
@@ -96,15 +98,24 @@ struct VeInstruction {
   int partitions = 1;                       // 8 bits, 1..Lanes
   VeAccess src0, src1, dst;
   std::array<uint8_t, 32> shuffle{};        // 5 bits each, within a quadrant
+  // activation (scalar engine): the function, and optionally the FP32 sum of the function's
+  // results along the whole free pattern, written per partition at SBUF byte address acc_addr
+  // after the last element (activation_reduce).
+  ActFunc act_func = ActFunc::kIdentity;
+  bool acc_enable = false;
+  uint32_t acc_addr = 0;                    // 18 bits
   uint8_t tag = 0;                          // echoed on completion
 };
 
+// One configuration serves both engines built on the same streaming shell: the vector engine
+// (every opcode but activation) and the scalar engine (activation only).
 struct VeConfig {
   int lanes = 128;
   uint32_t sbuf_bytes = 229376;  // per partition (224 KiB)
   uint32_t psum_bytes = 16384;   // per partition (16 KiB)
   static constexpr uint32_t kMaxSbufFree = 65536;
   static constexpr uint32_t kMaxPsumFree = 4096;
+  bool scalar_engine = false;
   int quadrant() const { return lanes / 4; }
 };
 

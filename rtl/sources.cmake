@@ -23,9 +23,11 @@ set(NC_RTL_DMA
   ${CMAKE_CURRENT_LIST_DIR}/dma/nc_dma.sv
 )
 set(NC_RTL_VECTOR
+  ${CMAKE_CURRENT_LIST_DIR}/scalar/nc_act_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/vector/nc_vector_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
   ${CMAKE_CURRENT_LIST_DIR}/vector/nc_vector_engine.sv
+  ${CMAKE_CURRENT_LIST_DIR}/scalar/nc_scalar_engine.sv
 )
 set(NC_RTL_ACT
   ${CMAKE_CURRENT_LIST_DIR}/scalar/nc_act_pkg.sv

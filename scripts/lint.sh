@@ -23,14 +23,24 @@ for params in "" "-GEngines=4 -GTags=4" "-GEngines=2 -GTags=32 -GStageDepth=8"; 
 done
 verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" tb/dma/nc_dma_tb.sv \
   --top-module nc_dma_tb
-vec=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/vector/nc_vector_pkg.sv
-     rtl/common/nc_fifo.sv rtl/vector/nc_vector_engine.sv)
+vec=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/scalar/nc_act_pkg.sv
+     rtl/vector/nc_vector_pkg.sv rtl/common/nc_fifo.sv rtl/vector/nc_vector_engine.sv
+     rtl/scalar/nc_scalar_engine.sv)
 for params in "" "-GLanes=8" "-GLanes=32 -GRspDepth=2"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" --top-module nc_vector_engine $params
 done
-verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" tb/vector/nc_vector_engine_tb.sv \
-  --top-module nc_vector_engine_tb
+for params in "" "-GLanes=8"; do
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" --top-module nc_scalar_engine $params
+done
+for params in "-GScalar=0" "-GScalar=1"; do
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" tb/vector/nc_vector_engine_tb.sv \
+    --top-module nc_vector_engine_tb $params
+done
+verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
+  rtl/scalar/nc_act_pkg.sv tb/scalar/nc_act_probe.sv --top-module nc_act_probe
 verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
   tb/common/nc_fp_probe.sv --top-module nc_fp_probe
 echo "lint: clean"

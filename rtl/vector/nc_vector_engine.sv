@@ -8,7 +8,11 @@
 module nc_vector_engine
   import nc_vector_pkg::*;
   import nc_fp_pkg::*;
+  import nc_act_pkg::act_eval;
 #(
+  // 0: the vector engine (ALU lanes, every opcode but activation); 1: the scalar engine
+  // (activation lanes, activation only; rtl/scalar/nc_scalar_engine.sv)
+  parameter bit Scalar = 1'b0,
   parameter int unsigned Lanes = 128,
   parameter int unsigned SbufBytes = 229376,
   parameter int unsigned PsumBytes = 16384,
@@ -54,6 +58,8 @@ module nc_vector_engine
   typedef logic [Lanes-1:0][31:0] lanes_t;
   typedef logic [3:0][15:0] idx_t;
   typedef struct packed {
+    logic             space;
+    logic [2:0]       bytes;
     logic [AddrW-1:0] addr;
     lanes_t           data;
   } wr_entry_t;
@@ -119,7 +125,8 @@ module nc_vector_engine
     logic        src1, intc, start_ok;
     logic [31:0] n, expect_n;
     logic [7:0]  p, s;
-    if (i.opcode > 4'(OpShuffle)) return ErrOpcode;
+    if (i.opcode > 4'(OpActivation)) return ErrOpcode;
+    if ((i.opcode == 4'(OpActivation)) != Scalar) return ErrOpcode;
     src1 = uses_src1(i.opcode);
     intc = integer_class(i);
     if (i.dtype_in0 > 4'd8 || i.dtype_in1 > 4'd8 || i.dtype_out > 4'd8) return ErrDtype;
@@ -130,6 +137,7 @@ module nc_vector_engine
                                                         && !is_bitwise(i.op0)))) return ErrAluOp;
     if (uses_op1(i.opcode) && (i.op1 > 4'(AluAshr) || (intc && i.op1 != 4'(AluBypass)
                                                         && !is_bitwise(i.op1)))) return ErrAluOp;
+    if (i.opcode == 4'(OpActivation) && i.act_func > 4'(nc_act_pkg::ActSquare)) return ErrAluOp;
     if (i.opcode == 4'(OpTensorTensor) && i.op0 == 4'(AluBypass)) return ErrAluOp;
     if (i.opcode == 4'(OpTensorReduce)) begin
       if (intc ? !(i.op0 == 4'(AluAnd) || i.op0 == 4'(AluOr) || i.op0 == 4'(AluXor))
@@ -158,7 +166,11 @@ module nc_vector_engine
     if (!access_ok(i.src0, dtype_bytes(i.dtype_in0))) return ErrAddress;
     if (src1 && !access_ok(i.src1, dtype_bytes(i.dtype_in1))) return ErrAddress;
     if (!access_ok(i.dst, dtype_bytes(i.dtype_out))) return ErrAddress;
-    if (i.opcode == 4'(OpTensorScalar) && (!scalar_ok(i.scalar0) || !scalar_ok(i.scalar1)))
+    if ((i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpActivation))
+        && (!scalar_ok(i.scalar0) || !scalar_ok(i.scalar1)))
+      return ErrAddress;
+    if (i.opcode == 4'(OpActivation) && i.acc_enable
+        && (i.acc_addr[1:0] != '0 || 32'(i.acc_addr) + 32'd4 > 32'(SbufBytes)))
       return ErrAddress;
     if (i.opcode == 4'(OpTensorTensorScan) && !scalar_ok(i.scalar0)) return ErrAddress;
     return ErrNone;
@@ -181,12 +193,14 @@ module nc_vector_engine
 
   function automatic phase_e first_phase(ve_instr_t i);
     logic scalar_op;
-    scalar_op = i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpTensorTensorScan);
+    scalar_op = i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpTensorTensorScan)
+             || i.opcode == 4'(OpActivation);
     if (scalar_op && i.scalar0.per_partition) return PhScalar0;
     return after_scalar0(i);
   endfunction
   function automatic phase_e after_scalar0(ve_instr_t i);
-    return (i.opcode == 4'(OpTensorScalar) && i.scalar1.per_partition) ? PhScalar1 : PhElements;
+    return ((i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpActivation))
+            && i.scalar1.per_partition) ? PhScalar1 : PhElements;
   endfunction
 
   // ---------------------------------------------------------------------------------------
@@ -248,6 +262,8 @@ module nc_vector_engine
   logic [31:0]       produced_q;      // dst elements pushed
   idx_t              wr_idx_q;
   lanes_t            sr_q;            // stochastic-rounding state per lane
+  lanes_t            act_acc_q;       // activation: running FP32 sum of the results
+  logic              acc_pending_q;   // activation: the sum is still to be written
   ve_error_e         err_q;
   ve_counters_t      cnt_q;
 
@@ -332,41 +348,47 @@ module nc_vector_engine
       logic        active;
       v0 = lane_value(in_q.dtype_in0, raw0[l] & storage_mask(in_q.dtype_in0), intc_q);  // low half in perf mode
       v1 = lane_value(in_q.dtype_in1, raw1[l] & storage_mask(in_q.dtype_in1), intc_q);
-      start = row_first ? s0_q[l] : acc_q[l];
-      ax = v0;
-      ay = v1;
-      bx = '0;
-      by = '0;
-      unique case (in_q.opcode)
-        4'(OpTensorScalar): begin
-          ax = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? s0_q[l] : v0;
-          ay = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? v0 : s0_q[l];
-        end
-        4'(OpTensorReduce): begin
-          ax = acc_q[l];
-          ay = v0;
-        end
-        4'(OpTensorTensorScan): begin
-          ax = start;
-          ay = v0;
-        end
-        default: ;
-      endcase
-      a_res = ve_alu(in_q.op0, ax, ay, intc_q);
-      if (in_q.opcode == 4'(OpTensorScalar)) begin
-        bx = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? s1_q[l] : a_res;
-        by = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? a_res : s1_q[l];
+      if (Scalar) begin
+        // activation lane: func(x * scale + bias)
+        r = act_eval(in_q.act_func, fp32_add(fp32_mul(unpack_fp32(v0), unpack_fp32(s0_q[l])),
+                                             s1_q[l]));
       end else begin
-        bx = a_res;
-        by = v1;
+        start = row_first ? s0_q[l] : acc_q[l];
+        ax = v0;
+        ay = v1;
+        bx = '0;
+        by = '0;
+        unique case (in_q.opcode)
+          4'(OpTensorScalar): begin
+            ax = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? s0_q[l] : v0;
+            ay = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? v0 : s0_q[l];
+          end
+          4'(OpTensorReduce): begin
+            ax = acc_q[l];
+            ay = v0;
+          end
+          4'(OpTensorTensorScan): begin
+            ax = start;
+            ay = v0;
+          end
+          default: ;
+        endcase
+        a_res = ve_alu(in_q.op0, ax, ay, intc_q);
+        if (in_q.opcode == 4'(OpTensorScalar)) begin
+          bx = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? s1_q[l] : a_res;
+          by = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? a_res : s1_q[l];
+        end else begin
+          bx = a_res;
+          by = v1;
+        end
+        b_res = ve_alu(in_q.op1, bx, by, intc_q);
+        unique case (in_q.opcode)
+          4'(OpTensorTensor):                    r = a_res;
+          4'(OpTensorScalar), 4'(OpTensorTensorScan): r = b_res;
+          4'(OpTensorReduce):                    r = row_first ? v0 : a_res;
+          default:                               r = v0;
+        endcase
       end
-      b_res = ve_alu(in_q.op1, bx, by, intc_q);
-      unique case (in_q.opcode)
-        4'(OpTensorTensor):                    r = a_res;
-        4'(OpTensorScalar), 4'(OpTensorTensorScan): r = b_res;
-        4'(OpTensorReduce):                    r = row_first ? v0 : a_res;
-        default:                               r = v0;
-      endcase
       result[l] = r;
       active = 32'(l) >= 32'(in_q.start_partition)
             && 32'(l) < 32'(in_q.start_partition) + 32'(in_q.partitions);
@@ -393,9 +415,20 @@ module nc_vector_engine
     end
   end
 
-  assign wrf_push = (cn_step && cn_produce) || (emit_q && wrf_ready);
-  assign wrf_in = '{addr: walk_addr(wr_idx_q, in_q.dst, dtype_bytes(in_q.dtype_out)),
-                    data: wdata};
+  // An element write (from the lanes or a transposed block), or the activation's sum after the
+  // last element.
+  logic   wrf_push_elem, wrf_push_acc;
+  lanes_t acc_data;
+  assign wrf_push_elem = (cn_step && cn_produce) || (emit_q && wrf_ready);
+  assign wrf_push_acc = state_q == StRun && acc_pending_q && produced_q == n_dst_q && wrf_ready;
+  assign wrf_push = wrf_push_elem || wrf_push_acc;
+  always_comb begin
+    for (int l = 0; l < int'(Lanes); l++) acc_data[l] = wr_mask_o[l] ? act_acc_q[l] : '0;
+  end
+  assign wrf_in = wrf_push_acc
+      ? '{space: 1'b0, bytes: 3'd4, addr: in_q.acc_addr, data: acc_data}
+      : '{space: in_q.dst.space, bytes: perf_q ? 3'd4 : dtype_bytes(in_q.dtype_out),
+          addr: walk_addr(wr_idx_q, in_q.dst, dtype_bytes(in_q.dtype_out)), data: wdata};
 
   // ---------------------------------------------------------------------------------------
   // Sequential logic
@@ -403,7 +436,7 @@ module nc_vector_engine
   ve_error_e check_err;
   logic      finish;
   assign check_err = check(in_q);
-  assign finish = state_q == StRun && produced_q == n_dst_q && !wrf_valid;
+  assign finish = state_q == StRun && produced_q == n_dst_q && !acc_pending_q && !wrf_valid;
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -429,6 +462,7 @@ module nc_vector_engine
       emit_j_q <= '0;
       produced_q <= '0;
       wr_idx_q <= '0;
+      acc_pending_q <= 1'b0;
       err_q <= ErrNone;
       cnt_q <= '0;
     end else begin
@@ -473,6 +507,7 @@ module nc_vector_engine
             emit_j_q <= '0;
             produced_q <= '0;
             wr_idx_q <= '0;
+            acc_pending_q <= in_q.opcode == 4'(OpActivation) && in_q.acc_enable;
           end
         end
         StRun: begin
@@ -518,10 +553,11 @@ module nc_vector_engine
             emit_j_q <= emit_j_q + QuadW'(1);
             if (emit_j_q == QuadW'(Quad - 1)) emit_q <= 1'b0;
           end
-          if (wrf_push) begin
+          if (wrf_push_elem) begin
             produced_q <= produced_q + elem_step;
             wr_idx_q <= next_idx(wr_idx_q, in_q.dst, perf_q);
           end
+          if (wrf_push_acc) acc_pending_q <= 1'b0;
           if (finish) begin
             state_q <= StIdle;
             rd_phase_q <= PhDone;
@@ -549,12 +585,16 @@ module nc_vector_engine
       if (cn_phase_q == PhElements) begin
         if (two_q && !cn_second_q) a_q <= rsp_data;
         else acc_q <= result;
+        if (Scalar) begin
+          for (int l = 0; l < int'(Lanes); l++)
+            act_acc_q[l] <= cn_elem_q == '0 ? result[l] : fp32_add(act_acc_q[l], result[l]);
+        end
         if (in_q.opcode == 4'(OpTranspose)) begin
           for (int l = 0; l < int'(Lanes); l++) tbuf_q[l][tp_pos_q] <= rsp_data[l];
         end
       end
     end
-    if (wrf_push) begin
+    if (wrf_push_elem) begin
       for (int l = 0; l < int'(Lanes); l++)
         sr_q[l] <= perf_q ? sr_next(sr_next(sr_q[l])) : sr_next(sr_q[l]);
     end
@@ -568,9 +608,9 @@ module nc_vector_engine
   assign done_tag_o = in_q.tag;
   assign done_error_o = state_q == StCheck ? check_err : ErrNone;
   assign wr_valid_o = wrf_valid;
-  assign wr_space_o = in_q.dst.space;
+  assign wr_space_o = wrf_out.space;
   assign wr_addr_o = wrf_out.addr;
-  assign wr_bytes_o = perf_q ? 3'd4 : dtype_bytes(in_q.dtype_out);
+  assign wr_bytes_o = wrf_out.bytes;
   assign wr_data_o = wrf_out.data;
   always_comb begin
     for (int l = 0; l < int'(Lanes); l++) begin

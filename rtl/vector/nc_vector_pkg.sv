@@ -12,7 +12,8 @@ package nc_vector_pkg;
     OpTensorCopy       = 4'd3,
     OpTensorTensorScan = 4'd4,
     OpTranspose        = 4'd5,
-    OpShuffle          = 4'd6
+    OpShuffle          = 4'd6,
+    OpActivation       = 4'd7   // scalar engine only
   } ve_opcode_e;
 
   typedef enum logic [3:0] {
@@ -65,6 +66,9 @@ package nc_vector_pkg;
     logic [7:0]       partitions;
     ve_access_t       src0, src1, dst;
     logic [31:0][4:0] shuffle;  // [p]: source partition of destination p in its quadrant
+    logic [3:0]       act_func; // activation: nc_act_pkg::act_func_e
+    logic             acc_enable;  // activation: write the FP32 sum of the results at acc_addr
+    logic [AddrW-1:0] acc_addr;
     logic [7:0]       tag;
   } ve_instr_t;
 

@@ -1,8 +1,10 @@
-// Top of the vector-engine harness for Verilator: nc_vector_engine with its instruction spread
-// over flat ports (so that C++ sets fields by name) and its lane arrays flattened. Adds nothing.
+// Top of the vector- and scalar-engine harness for Verilator: nc_vector_engine (Scalar = 0) or
+// nc_scalar_engine (Scalar = 1) with the instruction spread over flat ports (so that C++ sets
+// fields by name) and the lane arrays flattened. Adds nothing.
 module nc_vector_engine_tb
   import nc_vector_pkg::*;
 #(
+  parameter int unsigned Scalar = 0,  // 1: the scalar engine
   parameter int unsigned Lanes = 128
 ) (
   input  logic                   clk_i,
@@ -37,6 +39,9 @@ module nc_vector_engine_tb
   input  logic [63:0]            cmd_dst_count_i,
   input  logic [63:0]            cmd_dst_stride_i,
   input  logic [159:0]           cmd_shuffle_i,
+  input  logic [3:0]             cmd_act_func_i,
+  input  logic                   cmd_acc_enable_i,
+  input  logic [AddrW-1:0]       cmd_acc_addr_i,
   input  logic [7:0]             cmd_tag_i,
   output logic                   done_valid_o,
   output logic [7:0]             done_tag_o,
@@ -83,17 +88,30 @@ module nc_vector_engine_tb
             stride: cmd_src1_stride_i},
     dst: '{space: cmd_space_i[2], addr: cmd_dst_addr_i, count: cmd_dst_count_i,
            stride: cmd_dst_stride_i},
-    shuffle: cmd_shuffle_i, tag: cmd_tag_i};
+    shuffle: cmd_shuffle_i, act_func: cmd_act_func_i, acc_enable: cmd_acc_enable_i,
+    acc_addr: cmd_acc_addr_i, tag: cmd_tag_i};
 
-  nc_vector_engine #(.Lanes(Lanes)) u_ve (
-    .clk_i, .rst_ni,
-    .cmd_valid_i, .cmd_ready_o, .cmd_i(cmd),
-    .done_valid_o, .done_tag_o, .done_error_o(done_error),
-    .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
-    .rd_rsp_valid_i, .rd_rsp_data_i(rd_rsp_data_i),
-    .wr_valid_o, .wr_ready_i, .wr_space_o, .wr_addr_o, .wr_bytes_o, .wr_mask_o,
-    .wr_data_o(wr_data_o),
-    .idle_o, .err_o(err), .counters_o(cnt));
+  if (Scalar != 0) begin : g_scalar
+    nc_scalar_engine #(.Lanes(Lanes)) u_se (
+      .clk_i, .rst_ni,
+      .cmd_valid_i, .cmd_ready_o, .cmd_i(cmd),
+      .done_valid_o, .done_tag_o, .done_error_o(done_error),
+      .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
+      .rd_rsp_valid_i, .rd_rsp_data_i(rd_rsp_data_i),
+      .wr_valid_o, .wr_ready_i, .wr_space_o, .wr_addr_o, .wr_bytes_o, .wr_mask_o,
+      .wr_data_o(wr_data_o),
+      .idle_o, .err_o(err), .counters_o(cnt));
+  end else begin : g_vector
+    nc_vector_engine #(.Lanes(Lanes)) u_ve (
+      .clk_i, .rst_ni,
+      .cmd_valid_i, .cmd_ready_o, .cmd_i(cmd),
+      .done_valid_o, .done_tag_o, .done_error_o(done_error),
+      .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
+      .rd_rsp_valid_i, .rd_rsp_data_i(rd_rsp_data_i),
+      .wr_valid_o, .wr_ready_i, .wr_space_o, .wr_addr_o, .wr_bytes_o, .wr_mask_o,
+      .wr_data_o(wr_data_o),
+      .idle_o, .err_o(err), .counters_o(cnt));
+  end
 
   assign done_error_o = done_error;
   assign err_o = err;

@@ -108,11 +108,17 @@ void fill(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::Sp
 // One illegal field, chosen at random (the refusal-code tests see every code this way).
 void break_one_field(VeInstruction& in, const model::VeConfig& cfg, model::SplitMix64& rng) {
   switch (rng.below(8)) {
-    case 0: in.opcode = static_cast<VeOpcode>(7 + rng.below(9)); break;
+    case 0: in.opcode = static_cast<VeOpcode>(8 + rng.below(8)); break;
     case 1: in.out = static_cast<DType>(9 + rng.below(7)); break;
     case 2: in.op0 = static_cast<AluOp>(12 + rng.below(4));
             in.opcode = VeOpcode::kTensorTensor; break;
-    case 3: in.partitions = 0; break;
+    case 3:
+      if (in.opcode == VeOpcode::kActivation && rng.below(2)) {
+        in.act_func = static_cast<model::ActFunc>(10 + rng.below(6));
+      } else {
+        in.partitions = 0;
+      }
+      break;
     case 4: in.start_partition = 1; in.partitions = cfg.lanes - 1; break;
     case 5: in.src0.count[1 + rng.below(3)] = 0; break;
     case 6: in.dst.count[0] = static_cast<uint16_t>(in.dst.count[0] + 1); break;
@@ -133,9 +139,12 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
   for (int k = 0; k < count; ++k) {
     VeInstruction in;
     in.tag = static_cast<uint8_t>(program.size());
-    in.opcode = gen.opcode ? *gen.opcode : static_cast<VeOpcode>(rng.below(model::kNumVeOpcodes));
+    in.opcode = cfg.scalar_engine ? VeOpcode::kActivation
+                : gen.opcode ? *gen.opcode
+                             : static_cast<VeOpcode>(rng.below(model::kNumVeOpcodes - 1));
+    const bool act = in.opcode == VeOpcode::kActivation;
     const bool moves = in.opcode == VeOpcode::kTranspose || in.opcode == VeOpcode::kShuffle;
-    const bool has_ops = !moves && in.opcode != VeOpcode::kTensorCopy;
+    const bool has_ops = !moves && !act && in.opcode != VeOpcode::kTensorCopy;
     const bool integer = has_ops && !gen.in_type && rng.below(5) == 0;
     const DType any_in = gen.in_type ? *gen.in_type : pick(rng, kTypes);
     in.in0 = integer ? pick(rng, kIntTypes) : any_in;
@@ -169,6 +178,19 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     };
     scalar(in.scalar0);
     scalar(in.scalar1);
+    if (act) {
+      in.act_func = static_cast<model::ActFunc>(rng.below(model::kNumActFuncs));
+      // Scale and bias mostly moderate (so the functions' interesting ranges are reached),
+      // sometimes any value class.
+      auto moderate = [&](model::VeScalar& s) {
+        if (!s.per_partition && rng.below(4) != 0)
+          s.value = model::float_to_bits(static_cast<float>(rng.below(2001)) / 250.0f - 4.0f);
+      };
+      moderate(in.scalar0);
+      moderate(in.scalar1);
+      in.acc_enable = rng.below(2);
+      in.acc_addr = scalar_area + 4 * rng.below(1000);
+    }
     in.cast.rounding = rng.below(2) ? model::Rounding::kStochastic : model::Rounding::kNearestEven;
     in.cast.saturate = rng.below(2);
     in.seed = rng.next32();

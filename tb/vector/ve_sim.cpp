@@ -85,6 +85,9 @@ void drive(V& t, const VeInstruction& in) {
     t.cmd_shuffle_i[bit / 32] |= static_cast<uint32_t>(v << (bit % 32));
     if (bit % 32 > 27) t.cmd_shuffle_i[bit / 32 + 1] |= static_cast<uint32_t>(v >> (32 - bit % 32));
   }
+  t.cmd_act_func_i = static_cast<uint8_t>(in.act_func);
+  t.cmd_acc_enable_i = in.acc_enable;
+  t.cmd_acc_addr_i = in.acc_addr;
   t.cmd_tag_i = in.tag;
 }
 
@@ -339,23 +342,40 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
 
 }  // namespace
 
-bool ve_sim_has_lanes(int lanes) {
+bool ve_sim_has_lanes(int lanes, bool scalar_engine) {
 #define NC_HAS(L, CLASS) if (lanes == L) return true;
-  NC_VE_MODELS(NC_HAS)
+  if (scalar_engine) {
+    NC_SE_MODELS(NC_HAS)
+  } else {
+    NC_VE_MODELS(NC_HAS)
+  }
 #undef NC_HAS
   return false;
 }
 
-VeSim::VeSim(int lanes, VeSimOptions options)
-    : cfg_{lanes, 229376, 16384}, opt_(std::move(options)), mem_(cfg_) {
-  if (!ve_sim_has_lanes(lanes))
-    throw Error(fmt::format("vector engine: no RTL model with {} lanes (built: see ve_models.h)", lanes));
+namespace {
+model::VeConfig make_config(int lanes, bool scalar_engine) {
+  model::VeConfig c{lanes, 229376, 16384};
+  c.scalar_engine = scalar_engine;
+  return c;
+}
+}  // namespace
+
+VeSim::VeSim(int lanes, VeSimOptions options, bool scalar_engine)
+    : cfg_(make_config(lanes, scalar_engine)), opt_(std::move(options)), mem_(cfg_) {
+  if (!ve_sim_has_lanes(lanes, scalar_engine))
+    throw Error(fmt::format("{} engine: no RTL model with {} lanes (built: see ve_models.h)",
+                            scalar_engine ? "scalar" : "vector", lanes));
 }
 
 VeSimResult VeSim::run(const std::vector<VeInstruction>& program) {
 #define NC_RUN(L, CLASS) \
   if (cfg_.lanes == L) return run_model<CLASS>(cfg_, opt_, mem_, program);
-  NC_VE_MODELS(NC_RUN)
+  if (cfg_.scalar_engine) {
+    NC_SE_MODELS(NC_RUN)
+  } else {
+    NC_VE_MODELS(NC_RUN)
+  }
 #undef NC_RUN
   throw Error("unreachable");
 }

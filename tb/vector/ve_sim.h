@@ -1,5 +1,5 @@
 #pragma once
-// Lockstep co-simulation of the vector-engine RTL (Verilated) against the golden model.
+// Lockstep co-simulation of the vector-engine (or scalar-engine) RTL against the golden model.
 //
 // One instruction stream drives both. When the RTL accepts an instruction the golden model
 // checks it (the refusal code must match the RTL's) and computes its writes from the golden
@@ -53,12 +53,14 @@ struct VeSimResult {
   VeCounters counters;
 };
 
-// Lanes the harness has a Verilated model for.
-bool ve_sim_has_lanes(int lanes);
+// Lanes the harness has a Verilated model for (vector engine, or scalar engine).
+bool ve_sim_has_lanes(int lanes, bool scalar_engine = false);
 
 class VeSim {
  public:
-  VeSim(int lanes, VeSimOptions options);
+  // The vector engine, or with scalar_engine the scalar engine (the same harness: both take
+  // the same instruction format and ports).
+  VeSim(int lanes, VeSimOptions options, bool scalar_engine = false);
   const model::VeConfig& config() const { return cfg_; }
   // The memories as the program starts; both engines begin from these.
   model::VeMemory& memory() { return mem_; }
