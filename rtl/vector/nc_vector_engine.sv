@@ -622,9 +622,12 @@ module nc_vector_engine
   assign err_o = err_q;
   assign counters_o = cnt_q;
 
-  // Lane 0 as seen in waves (waves/vector_engine.gtkw): its operands as FP32/int32, the ALU
-  // result before the output cast, and the element it writes.
-  logic [31:0] probe_v0, probe_v1, probe_result, probe_wdata;
+  // Lane 0 as seen in waves (waves/vector_engine.gtkw, scalar_engine.gtkw): its operands as
+  // FP32/int32, its scalar operands (scale and bias), the result before the output cast, and
+  // the element it writes.
+  logic [31:0] probe_v0, probe_v1, probe_s0, probe_s1, probe_result, probe_wdata;
+  assign probe_s0 = s0_q[0];
+  assign probe_s1 = s1_q[0];
   assign probe_v0 = lane_value(in_q.dtype_in0, raw0[0] & storage_mask(in_q.dtype_in0), intc_q);
   assign probe_v1 = lane_value(in_q.dtype_in1, raw1[0] & storage_mask(in_q.dtype_in1), intc_q);
   assign probe_result = result[0];

@@ -19,7 +19,9 @@ namespace {
 
 struct VecOptions {
   std::string op = "tensor_tensor", dtype_in = "bf16", dtype_out = "fp32", engine = "cosim";
-  std::string alu0, alu1, rounding = "rne", waves;
+  std::string alu0, alu1, rounding = "rne", waves, func = "identity";
+  float scale = 1.0f, bias = 0.0f;
+  bool accumulate = false;
   int partitions = 0, lanes = 128;  // partitions 0: every lane
   uint32_t free = 512;
   uint64_t seed = 1, wave_from = 0, wave_to = ~0ull;
@@ -48,20 +50,34 @@ void run_vec(const VecOptions& o) {
   so.wave_from = o.wave_from;
   so.wave_to = o.wave_to;
   so.reproduce = fmt::format("ncore vec --op {} --dtype-in {} --dtype-out {} --partitions {} "
-                             "--free {} --lanes {} --seed {} --stall {}{}{} --engine cosim",
+                             "--free {} --lanes {} --seed {} --stall {}{}{}{} --engine cosim",
                              o.op, o.dtype_in, o.dtype_out, o.partitions > 0 ? o.partitions : o.lanes, o.free, o.lanes, o.seed,
                              o.stall, o.alu0.empty() ? "" : " --alu0 " + o.alu0,
-                             o.alu1.empty() ? "" : " --alu1 " + o.alu1);
+                             o.alu1.empty() ? "" : " --alu1 " + o.alu1,
+                             op == model::VeOpcode::kActivation
+                                 ? fmt::format(" --func {} --scale {} --bias {}{}", o.func, o.scale,
+                                               o.bias, o.accumulate ? " --accumulate" : "")
+                                 : "");
+  // activation runs on the scalar engine; everything else on the vector engine.
+  const bool scalar_engine = op == model::VeOpcode::kActivation;
   model::VeConfig cfg{o.lanes, 229376, 16384};
+  cfg.scalar_engine = scalar_engine;
   std::unique_ptr<tb::VeSim> sim;
   std::unique_ptr<model::VeMemory> golden_mem;
   if (o.engine != "golden") {
-    sim = std::make_unique<tb::VeSim>(o.lanes, so);
+    sim = std::make_unique<tb::VeSim>(o.lanes, so, scalar_engine);
   } else {
     golden_mem = std::make_unique<model::VeMemory>(cfg);
   }
   model::VeMemory& mem = sim ? sim->memory() : *golden_mem;
   model::VeInstruction instr = tb::simple_ve_instruction(cfg, op, in, out, o.free);
+  if (scalar_engine) {
+    instr.act_func = model::parse_act_func(o.func);
+    instr.scalar0.value = model::float_to_bits(o.scale);
+    instr.scalar1.value = model::float_to_bits(o.bias);
+    instr.acc_enable = o.accumulate;
+    instr.acc_addr = 3 * 65536;
+  }
   instr.partitions = o.partitions > 0 ? o.partitions : o.lanes;
   if (!o.alu0.empty()) instr.op0 = model::parse_alu_op(o.alu0);
   if (!o.alu1.empty()) instr.op1 = model::parse_alu_op(o.alu1);
@@ -95,7 +111,8 @@ void run_vec(const VecOptions& o) {
   }
   if (o.json) {
     nlohmann::json j = {{"op", o.op}, {"dtype_in", o.dtype_in}, {"dtype_out", model::dtype_name(instr.out)},
-                        {"engine", o.engine}, {"lanes", o.lanes}, {"partitions", instr.partitions},
+                        {"engine", o.engine}, {"lanes", o.lanes},
+                        {"func", scalar_engine ? o.func : ""}, {"partitions", instr.partitions},
                         {"free", o.free}, {"seed", o.seed}, {"cycles", cycles},
                         {"cost_model_cycles", cost}, {"elements_compared", compared},
                         {"mismatches", ok ? 0 : 1}, {"rd_stall", counters.rd_stall},
@@ -103,7 +120,8 @@ void run_vec(const VecOptions& o) {
     if (!ok) j["first_mismatch"] = failure;
     fmt::print("{}\n", j.dump());
   } else {
-    fmt::print("vec {} {} -> {}: {} partitions x {} elements, {} lanes, engine {}, seed {}\n", o.op,
+    fmt::print("vec {} {} -> {}: {} partitions x {} elements, {} lanes, engine {}, seed {}\n",
+               scalar_engine ? o.op + " " + o.func : o.op,
                o.dtype_in, model::dtype_name(instr.out), instr.partitions, o.free, o.lanes, o.engine, o.seed);
     if (sim)
       fmt::print("  cycles {} (cost model {}: {:.3f}x)\n", cycles, cost,
@@ -125,9 +143,16 @@ void run_vec(const VecOptions& o) {
 
 void add_vec_command(CLI::App& app) {
   auto o = std::make_shared<VecOptions>();
-  auto* cmd = app.add_subcommand("vec", "run one vector-engine instruction on random data");
+  auto* cmd = app.add_subcommand(
+      "vec", "run one vector-engine (or, for activation, scalar-engine) instruction on random data");
   cmd->add_option("--op", o->op, "tensor_tensor, tensor_scalar, tensor_reduce, tensor_copy, "
-                                 "tensor_tensor_scan, transpose, shuffle")->capture_default_str();
+                                 "tensor_tensor_scan, transpose, shuffle; activation (scalar "
+                                 "engine)")->capture_default_str();
+  cmd->add_option("--func", o->func, "activation: identity, exp, tanh, sigmoid, gelu, relu, sqrt, "
+                                     "rsqrt, reciprocal, square")->capture_default_str();
+  cmd->add_option("--scale", o->scale, "activation: the input's scale")->capture_default_str();
+  cmd->add_option("--bias", o->bias, "activation: the bias")->capture_default_str();
+  cmd->add_flag("--accumulate", o->accumulate, "activation: also write the sum of the results");
   cmd->add_option("--dtype-in", o->dtype_in, "input type")->capture_default_str();
   cmd->add_option("--dtype-out", o->dtype_out, "output type")->capture_default_str();
   cmd->add_option("--partitions", o->partitions, "active partitions, from 0 (default: all lanes)");
