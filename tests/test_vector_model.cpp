@@ -183,6 +183,34 @@ TEST_F(VectorModel, StochasticRoundingReproducesFromTheSeed) {
   EXPECT_NE(model::ve_writes(in, cfg, mem)[5].data, a[5].data);
 }
 
+TEST_F(VectorModel, ActivationScalesBiasesAndSums) {
+  model::VeConfig scfg = cfg;
+  scfg.scalar_engine = true;
+  set(2, 0, {1.0f, -4.0f, 3.0f});
+  auto in = base(VeOpcode::kActivation, 3);
+  in.act_func = model::ActFunc::kRelu;
+  in.scalar0.value = f(2.0f);   // scale
+  in.scalar1.value = f(-1.0f);  // bias
+  in.acc_enable = true;
+  in.acc_addr = 4000;
+  const auto writes = model::ve_writes(in, scfg, mem);
+  ASSERT_EQ(writes.size(), 4u);  // three elements, then the sum
+  EXPECT_EQ(writes[0].data[2], f(1.0f));   // relu(2 * 1 - 1)
+  EXPECT_EQ(writes[1].data[2], f(0.0f));   // relu(-9)
+  EXPECT_EQ(writes[2].data[2], f(5.0f));
+  EXPECT_EQ(writes[3].addr, 4000u);
+  EXPECT_EQ(writes[3].data[2], f(6.0f));
+  // activation belongs to the scalar engine only; the scalar engine takes nothing else
+  EXPECT_EQ(model::ve_check(in, cfg), VeError::kOpcode);
+  auto copy = base(VeOpcode::kTensorCopy, 3);
+  EXPECT_EQ(model::ve_check(copy, scfg), VeError::kOpcode);
+  in.act_func = static_cast<model::ActFunc>(10);
+  EXPECT_EQ(model::ve_check(in, scfg), VeError::kAluOp);
+  in.act_func = model::ActFunc::kExp;
+  in.acc_addr = 4002;
+  EXPECT_EQ(model::ve_check(in, scfg), VeError::kAddress);
+}
+
 TEST_F(VectorModel, EveryRefusalCode) {
   auto ok = base(VeOpcode::kTensorTensor, 4);
   ok.op0 = AluOp::kAdd;
