@@ -4,8 +4,8 @@
 # the double-row, sparse and transpose modes and row/column tiling, random back-pressure,
 # every value class), then the HBM controller RTL in lockstep with its reference scheduler on
 # DMA-like, sequential and random traffic, reorder against FCFS, then one vector-engine
-# instruction of each class in lockstep with its golden model, with FST waves written under
-# build/waves/.
+# instruction of each class and scalar-engine activations in lockstep with the golden model,
+# with FST waves written under build/waves/.
 # Usage: bash scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,7 +64,7 @@ echo "passed the independent timing checker; every read returned the latest earl
 
 # The vector engine: one instruction of each class on 128 lanes (and transposes on 8), each in
 # lockstep with the golden model, every element of every write compared as it happens.
-printf '\n%-44s %8s %8s %10s %9s  %s\n' "vector engine" "cycles" "cost" "compared" "mismatch" "waves"
+printf '\n%-44s %8s %8s %10s %9s  %s\n' "vector / scalar engine" "cycles" "cost" "compared" "mismatch" "waves"
 vec() {
   local name=$1; shift
   local wave="build/waves/ve_${name}.fst"
@@ -80,7 +80,11 @@ vec scan_fp32                  --op tensor_tensor_scan --dtype-in fp32 --dtype-o
 vec xor_int16_to_int8          --op tensor_tensor --dtype-in int16 --dtype-out int8 --alu0 xor --free 512
 vec transpose_bf16             --op transpose --dtype-in bf16 --free 512
 vec shuffle_e4m3_8lanes        --op shuffle --dtype-in e4m3 --lanes 8 --free 256
+vec act_gelu_bf16_sum          --op activation --func gelu --dtype-in bf16 --dtype-out bf16 --scale 0.5 --bias 0.25 --accumulate --free 1024
+vec act_exp_fp32               --op activation --func exp --dtype-in fp32 --dtype-out fp32 --scale 4 --bias -2 --free 512
+vec act_rsqrt_fp16_to_e4m3_sr  --op activation --func rsqrt --dtype-in fp16 --dtype-out e4m3 --rounding sr --free 512
+vec act_sigmoid_8lanes         --op activation --func sigmoid --dtype-in e5m2 --lanes 8 --free 256
 echo
-echo "Every vector-engine write above was compared with the golden model as it happened."
+echo "Every vector- and scalar-engine write above was compared with the golden model as it happened."
 echo "View a run: scripts/waves build/waves/<case>.fst (HBM runs: scripts/waves FILE hbm;"
-echo "vector-engine runs at 8 lanes: scripts/waves FILE vector_engine)"
+echo "vector/scalar-engine runs at 8 lanes: scripts/waves FILE vector_engine | scalar_engine)"

@@ -42,10 +42,10 @@ TEST_P(VeRandom, MixedProgramMatchesTheGoldenModel) {
 
 std::vector<std::tuple<int, int>> cases() {
   std::vector<std::tuple<int, int>> c;
-  for (int i = 0; i < 40; ++i) c.emplace_back(8, i);
-  for (int i = 0; i < 30; ++i) c.emplace_back(16, i);
-  for (int i = 0; i < 20; ++i) c.emplace_back(32, i);
-  for (int i = 0; i < 4; ++i) c.emplace_back(128, i);
+  for (int i = 0; i < 120; ++i) c.emplace_back(8, i);
+  for (int i = 0; i < 60; ++i) c.emplace_back(16, i);
+  for (int i = 0; i < 40; ++i) c.emplace_back(32, i);
+  for (int i = 0; i < 6; ++i) c.emplace_back(128, i);
   return c;
 }
 
