@@ -2,6 +2,8 @@
 // and 128 lanes, per-partition and immediate scale and bias, the accumulated sum
 // (activation_reduce), every input and output type, refusals, back-pressure, exact timing.
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -88,6 +90,7 @@ TEST_P(SeRandom, MixedProgramMatchesTheGoldenModel) {
   o.rsp_extra_latency = static_cast<int>(rng.below(4));
   o.reproduce = fmt::format("NCORE_SEED={} ./tests/test_scalar_rtl --gtest_filter='*SeRandom*L{}_{}'",
                             seed, lanes, index);
+  if (const char* w = std::getenv("NCORE_WAVES")) o.waves = w;  // a failing seed, with waves
   tb::VeSim sim(lanes, o, true);
   std::vector<model::VeInstruction> program;
   tb::VeGenOptions gen;

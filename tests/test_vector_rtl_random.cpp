@@ -3,6 +3,8 @@
 // random back-pressure on every port and random read latency. Each seed prints itself and
 // reproduces with NCORE_SEED=<seed>.
 
+#include <cstdlib>
+
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -28,6 +30,7 @@ TEST_P(VeRandom, MixedProgramMatchesTheGoldenModel) {
   o.rsp_extra_latency = static_cast<int>(rng.below(5));
   o.reproduce = fmt::format("NCORE_SEED={} ./tests/test_vector_rtl_random "
                             "--gtest_filter='*L{}_{}*'", seed, lanes, index);
+  if (const char* w = std::getenv("NCORE_WAVES")) o.waves = w;  // a failing seed, with waves
   tb::VeSim sim(lanes, o);
   std::vector<model::VeInstruction> program;
   tb::VeGenOptions gen;
