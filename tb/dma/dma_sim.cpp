@@ -12,6 +12,7 @@
 
 #include "Vnc_dma.h"
 #include "model/error.h"
+#include "tb/common/waves.h"
 #include "tb/common/wide.h"
 #include "model/numerics.h"
 #include "tb/hbm/hbm_checker.h"
@@ -102,16 +103,7 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
   if (!options.waves.empty()) context->traceEverOn(true);
   auto top = std::make_unique<Vnc_dma>(context.get(), "dma");
   std::unique_ptr<VerilatedFstC> fst;
-  if (!options.waves.empty()) {
-    const auto parent = std::filesystem::path(options.waves).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    fst = std::make_unique<VerilatedFstC>();
-    top->trace(fst.get(), 99);
-    fst->open(options.waves.c_str());
-    if (!fst->isOpen())
-      throw Error(fmt::format("{}: cannot open the waves file for writing", options.waves));
-  }
+  if (!options.waves.empty()) fst = open_fst(*top, options.waves);
   Vnc_dma& t = *top;
   t.hbm_bytes_log2_i = static_cast<uint8_t>(log2);
   t.rst_ni = 0;

@@ -12,6 +12,7 @@
 
 #include "Vnc_hbm.h"
 #include "model/error.h"
+#include "tb/common/waves.h"
 #include "tb/common/wide.h"
 #include "model/numerics.h"
 
@@ -239,16 +240,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
     players.emplace_back(bursts, c);
   }
   std::unique_ptr<VerilatedFstC> fst;
-  if (!options.waves.empty()) {
-    const auto parent = std::filesystem::path(options.waves).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    fst = std::make_unique<VerilatedFstC>();
-    ch[0]->top().trace(fst.get(), 99);
-    fst->open(options.waves.c_str());
-    if (!fst->isOpen())
-      throw Error(fmt::format("{}: cannot open the waves file for writing", options.waves));
-  }
+  if (!options.waves.empty()) fst = open_fst(ch[0]->top(), options.waves);
   if (commands) commands->assign(static_cast<size_t>(channels), {});
   auto expected = model::hbm_expected_reads(bursts);
   model::HbmStatsBuilder stats(config, bursts.size(), options.timeline_window);

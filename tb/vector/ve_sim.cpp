@@ -10,6 +10,7 @@
 #include <verilated_fst_c.h>
 
 #include "model/error.h"
+#include "tb/common/waves.h"
 #include "ve_models.h"
 
 namespace ncore::tb {
@@ -119,15 +120,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   if (!opt.waves.empty()) context->traceEverOn(true);
   auto top = std::make_unique<V>(context.get(), "ve");
   std::unique_ptr<VerilatedFstC> fst;
-  if (!opt.waves.empty()) {
-    const auto parent = std::filesystem::path(opt.waves).parent_path();
-    std::error_code ec;
-    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
-    fst = std::make_unique<VerilatedFstC>();
-    top->trace(fst.get(), 99);
-    fst->open(opt.waves.c_str());
-    if (!fst->isOpen()) throw Error(fmt::format("{}: cannot open the waves file", opt.waves));
-  }
+  if (!opt.waves.empty()) fst = open_fst(*top, opt.waves);
   V& t = *top;
   auto dump = [&](uint64_t time) {
     if (fst && time / 2 >= opt.wave_from && time / 2 <= opt.wave_to) fst->dump(time);

@@ -1,0 +1,30 @@
+#pragma once
+// Opening an FST dump of a Verilated model, the same way in every harness.
+
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include <fmt/format.h>
+#include <verilated_fst_c.h>
+
+#include "model/error.h"
+
+namespace ncore::tb {
+
+// Creates the dump's folder, attaches an FST writer to every level of `top` and opens `path`;
+// throws ncore::Error when the file cannot be written. The model's VerilatedContext must have
+// had traceEverOn(true) before the model was built.
+template <class V>
+std::unique_ptr<VerilatedFstC> open_fst(V& top, const std::string& path) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  auto fst = std::make_unique<VerilatedFstC>();
+  top.trace(fst.get(), 99);
+  fst->open(path.c_str());
+  if (!fst->isOpen()) throw Error(fmt::format("{}: cannot open the waves file for writing", path));
+  return fst;
+}
+
+}  // namespace ncore::tb
