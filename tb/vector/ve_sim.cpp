@@ -40,10 +40,13 @@ std::string show(model::DType t, uint32_t bits) {
 }
 
 std::string describe(const VeInstruction& in) {
-  return fmt::format("{} {}->{} op0 {} op1 {} partitions [{}, {}) src0 {}@0x{:x} dst {}@0x{:x}",
+  const std::string ops =
+      in.opcode == model::VeOpcode::kActivation
+          ? fmt::format("func {}", model::act_func_name(in.act_func))
+          : fmt::format("op0 {} op1 {}", model::alu_op_name(in.op0), model::alu_op_name(in.op1));
+  return fmt::format("{} {}->{} {} partitions [{}, {}) src0 {}@0x{:x} dst {}@0x{:x}",
                      model::ve_opcode_name(in.opcode), model::dtype_name(in.in0),
-                     model::dtype_name(in.out), model::alu_op_name(in.op0),
-                     model::alu_op_name(in.op1), in.start_partition,
+                     model::dtype_name(in.out), ops, in.start_partition,
                      in.start_partition + in.partitions,
                      in.src0.space == model::MemSpace::kSbuf ? "sbuf" : "psum", in.src0.addr,
                      in.dst.space == model::MemSpace::kSbuf ? "sbuf" : "psum", in.dst.addr);
