@@ -120,6 +120,10 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
 
   auto context = std::make_unique<VerilatedContext>();
   context->randSeed(static_cast<int>(opt.seed & 0x7FFFFFFF));
+  if (opt.xprop_seed != 0) {
+    context->randReset(2);  // every unreset flop and X assignment random
+    context->randSeed(static_cast<int>(opt.xprop_seed & 0x7FFFFFFF));
+  }
   if (!opt.waves.empty()) context->traceEverOn(true);
   auto top = std::make_unique<V>(context.get(), "ve");
   std::unique_ptr<VerilatedFstC> fst;
@@ -139,6 +143,9 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
     t.clk_i = 0;
   }
   t.rst_ni = 1;
+  t.eval();
+  for (int l = 0; l < lanes; ++l)
+    r.powerup_signature = (r.powerup_signature ^ t.wr_data_o[l]) * 0x100000001B3ull;
 
   uint64_t cycle = 0, last_progress = 0, accepted_at = 0;
   size_t next = 0;          // next instruction to offer
@@ -338,9 +345,13 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
 
 }  // namespace
 
-bool ve_sim_has_lanes(int lanes, bool scalar_engine) {
+bool ve_sim_has_lanes(int lanes, bool scalar_engine, bool xprop) {
 #define NC_HAS(L, CLASS) if (lanes == L) return true;
-  if (scalar_engine) {
+  if (xprop && scalar_engine) {
+    NC_SE_XPROP_MODELS(NC_HAS)
+  } else if (xprop) {
+    NC_VE_XPROP_MODELS(NC_HAS)
+  } else if (scalar_engine) {
     NC_SE_MODELS(NC_HAS)
   } else {
     NC_VE_MODELS(NC_HAS)
@@ -359,15 +370,20 @@ model::VeConfig make_config(int lanes, bool scalar_engine) {
 
 VeSim::VeSim(int lanes, VeSimOptions options, bool scalar_engine)
     : cfg_(make_config(lanes, scalar_engine)), opt_(std::move(options)), mem_(cfg_) {
-  if (!ve_sim_has_lanes(lanes, scalar_engine))
-    throw Error(fmt::format("{} engine: no RTL model with {} lanes (built: see ve_models.h)",
-                            scalar_engine ? "scalar" : "vector", lanes));
+  if (!ve_sim_has_lanes(lanes, scalar_engine, opt_.xprop_seed != 0))
+    throw Error(fmt::format("{} engine: no {}RTL model with {} lanes (built: see ve_models.h)",
+                            scalar_engine ? "scalar" : "vector",
+                            opt_.xprop_seed != 0 ? "X-propagation " : "", lanes));
 }
 
 VeSimResult VeSim::run(const std::vector<VeInstruction>& program) {
 #define NC_RUN(L, CLASS) \
   if (cfg_.lanes == L) return run_model<CLASS>(cfg_, opt_, mem_, program);
-  if (cfg_.scalar_engine) {
+  if (opt_.xprop_seed != 0 && cfg_.scalar_engine) {
+    NC_SE_XPROP_MODELS(NC_RUN)
+  } else if (opt_.xprop_seed != 0) {
+    NC_VE_XPROP_MODELS(NC_RUN)
+  } else if (cfg_.scalar_engine) {
     NC_SE_MODELS(NC_RUN)
   } else {
     NC_VE_MODELS(NC_RUN)

@@ -35,6 +35,9 @@ struct VeSimOptions {
   uint64_t wave_to = std::numeric_limits<uint64_t>::max();
   std::string reproduce;        // printed on failure
   VeFault fault = VeFault::kNone;
+  // Nonzero: run the X-propagation build (8 lanes; Verilated with --x-assign unique
+  // --x-initial unique), its flops without reset and its X assignments random from this seed.
+  uint64_t xprop_seed = 0;
 };
 
 struct VeCounters {
@@ -50,11 +53,13 @@ struct VeSimResult {
   uint64_t lanes_compared = 0;    // element values compared
   uint64_t refusals_compared = 0;
   std::vector<uint64_t> instr_cycles;  // cycles from acceptance to done, per instruction
+  uint64_t powerup_signature = 0;  // a hash of the write port's data just after reset (it shows
+                                   // the unreset write buffer: random in an X-propagation build)
   VeCounters counters;
 };
 
 // Lanes the harness has a Verilated model for (vector engine, or scalar engine).
-bool ve_sim_has_lanes(int lanes, bool scalar_engine = false);
+bool ve_sim_has_lanes(int lanes, bool scalar_engine = false, bool xprop = false);
 
 class VeSim {
  public:
