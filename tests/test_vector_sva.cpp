@@ -33,8 +33,8 @@ TEST(VeSva, WithoutAFaultTheProgramRunsCleanAndInstructionsWait) {
   const auto r = run_with(tb::VeFault::kNone);
   ASSERT_TRUE(r.ok) << r.failure;
   EXPECT_EQ(r.counters.executed, 3u);
-  // Each instruction after the first waited while the engine was busy: the fault can bite.
-  EXPECT_GT(r.instr_cycles.size(), 1u);
+  // Instructions waited while the engine was busy: the fault has a held-off cycle to bite in.
+  EXPECT_GT(r.cmd_held_off, 0u);
 }
 
 TEST(VeSvaDeathTest, InstructionChangingWhileStalledFires) {

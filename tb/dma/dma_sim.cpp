@@ -12,7 +12,7 @@
 
 #include "Vnc_dma.h"
 #include "model/error.h"
-#include "tb/common/waves.h"
+#include "tb/common/harness.h"
 #include "tb/common/wide.h"
 #include "model/numerics.h"
 #include "tb/hbm/hbm_checker.h"
@@ -106,17 +106,9 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
   if (!options.waves.empty()) fst = open_fst(*top, options.waves);
   Vnc_dma& t = *top;
   t.hbm_bytes_log2_i = static_cast<uint8_t>(log2);
-  t.rst_ni = 0;
-  t.clk_i = 0;
   t.desc_valid_i = 0;
   t.hbm_rsp_valid_i = 0;
-  for (int i = 0; i < 4; ++i) {
-    t.eval();
-    t.clk_i = 1;
-    t.eval();
-    t.clk_i = 0;
-  }
-  t.rst_ni = 1;
+  hold_in_reset(t);
 
   DmaSimResult r;
   model::HbmStatsBuilder stats(hc, legal_bursts, 0);

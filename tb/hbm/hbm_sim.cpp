@@ -12,7 +12,7 @@
 
 #include "Vnc_hbm.h"
 #include "model/error.h"
-#include "tb/common/waves.h"
+#include "tb/common/harness.h"
 #include "tb/common/wide.h"
 #include "model/numerics.h"
 
@@ -74,19 +74,10 @@ class Channel {
       : config_(config), golden_(config), index_(index), check_(check) {
     top_ = std::make_unique<Vnc_hbm>(context, fmt::format("ch{}", index).c_str());
     configure(*top_, config);
-    top_->rst_ni = 0;
-    top_->clk_i = 0;
     top_->rd_req_valid_i = 0;
     top_->wr_req_valid_i = 0;
     top_->dram_rd_valid_i = 0;
-    for (int i = 0; i < 4; ++i) {
-      top_->eval();
-      top_->clk_i = 1;
-      top_->eval();
-      top_->clk_i = 0;
-    }
-    top_->rst_ni = 1;
-    top_->eval();
+    hold_in_reset(*top_);
   }
   ~Channel() { top_->final(); }
   Vnc_hbm& top() { return *top_; }

@@ -10,7 +10,7 @@
 #include <verilated_fst_c.h>
 
 #include "model/error.h"
-#include "tb/common/waves.h"
+#include "tb/common/harness.h"
 #include "ve_models.h"
 
 namespace ncore::tb {
@@ -132,18 +132,9 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   auto dump = [&](uint64_t time) {
     if (fst && time / 2 >= opt.wave_from && time / 2 <= opt.wave_to) fst->dump(time);
   };
-  t.rst_ni = 0;
-  t.clk_i = 0;
   t.cmd_valid_i = 0;
   t.rd_rsp_valid_i = 0;
-  for (int i = 0; i < 4; ++i) {
-    t.eval();
-    t.clk_i = 1;
-    t.eval();
-    t.clk_i = 0;
-  }
-  t.rst_ni = 1;
-  t.eval();
+  hold_in_reset(t);
   for (int l = 0; l < lanes; ++l)
     r.powerup_signature = (r.powerup_signature ^ t.wr_data_o[l]) * 0x100000001B3ull;
 
@@ -208,6 +199,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       last_progress = cycle;
     }
     held_off = offering;
+    if (held_off) ++r.cmd_held_off;
     if (t.rd_valid_o && t.rd_ready_i) {
       const auto space = static_cast<model::MemSpace>(t.rd_space_o);
       const int bytes = t.rd_bytes_o;

@@ -52,6 +52,7 @@ struct VeSimResult {
   uint64_t writes_compared = 0;   // lane-writes (one element of every active partition)
   uint64_t lanes_compared = 0;    // element values compared
   uint64_t refusals_compared = 0;
+  uint64_t cmd_held_off = 0;      // cycles an offered instruction waited for the engine
   std::vector<uint64_t> instr_cycles;  // cycles from acceptance to done, per instruction
   uint64_t powerup_signature = 0;  // a hash of the write port's data just after reset (it shows
                                    // the unreset write buffer: random in an X-propagation build)

@@ -1,5 +1,5 @@
 #pragma once
-// Opening an FST dump of a Verilated model, the same way in every harness.
+// What every Verilator harness does the same way: opening an FST dump and resetting the top.
 
 #include <filesystem>
 #include <memory>
@@ -25,6 +25,22 @@ std::unique_ptr<VerilatedFstC> open_fst(V& top, const std::string& path) {
   fst->open(path.c_str());
   if (!fst->isOpen()) throw Error(fmt::format("{}: cannot open the waves file for writing", path));
   return fst;
+}
+
+// Holds rst_ni low for `cycles` clock cycles (clk_i ends low), then releases it and settles
+// the model. The caller sets the top's inputs to their idle values first.
+template <class V>
+void hold_in_reset(V& top, int cycles = 4) {
+  top.rst_ni = 0;
+  top.clk_i = 0;
+  for (int i = 0; i < cycles; ++i) {
+    top.eval();
+    top.clk_i = 1;
+    top.eval();
+    top.clk_i = 0;
+  }
+  top.rst_ni = 1;
+  top.eval();
 }
 
 }  // namespace ncore::tb
