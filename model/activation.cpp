@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/error.h"
+#include "model/name_table.h"
 #include "model/numerics.h"
 
 namespace ncore::model {
@@ -59,17 +60,9 @@ int exponent_of(uint32_t x) { return static_cast<int>((x >> 23) & 0xFF) - 127; }
 
 }  // namespace
 
-std::string_view act_func_name(ActFunc f) {
-  const auto i = static_cast<size_t>(f);
-  return i < kNames.size() ? kNames[i] : "?";
-}
-
+std::string_view act_func_name(ActFunc f) { return name_of(kNames, f); }
 ActFunc parse_act_func(std::string_view name) {
-  for (size_t i = 0; i < kNames.size(); ++i) {
-    if (kNames[i] == name) return static_cast<ActFunc>(i);
-  }
-  throw Error(fmt::format("unknown activation function '{}': expected one of {}", name,
-                          fmt::join(kNames, ", ")));
+  return value_of<ActFunc>(kNames, name, "activation function");
 }
 
 ExpParts act_exp_parts(uint32_t a) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "model/error.h"
+#include "model/name_table.h"
 
 namespace ncore::model {
 namespace {
@@ -77,7 +78,7 @@ bool access_in_range(const VeAccess& a, int bytes, uint32_t limit) {
          static_cast<int64_t>(a.addr) + bytes * (hi + 1) <= limit;
 }
 
-bool shape_ok(const VeAccess& a, const VeConfig& cfg) {
+bool shape_ok(const VeAccess& a) {
   for (uint16_t c : a.count) {
     if (c == 0) return false;
   }
@@ -101,32 +102,14 @@ uint32_t VeAccess::elements() const {
 }
 
 bool is_bitwise(AluOp op) { return static_cast<int>(op) >= static_cast<int>(AluOp::kAnd); }
-std::string_view alu_op_name(AluOp op) {
-  const auto i = static_cast<size_t>(op);
-  return i < kAluNames.size() ? kAluNames[i] : "?";
-}
-std::string_view ve_opcode_name(VeOpcode op) {
-  const auto i = static_cast<size_t>(op);
-  return i < kOpcodeNames.size() ? kOpcodeNames[i] : "?";
-}
-std::string_view ve_error_name(VeError e) {
-  const auto i = static_cast<size_t>(e);
-  return i < kErrorNames.size() ? kErrorNames[i] : "?";
-}
-
+std::string_view alu_op_name(AluOp op) { return name_of(kAluNames, op); }
+std::string_view ve_opcode_name(VeOpcode op) { return name_of(kOpcodeNames, op); }
+std::string_view ve_error_name(VeError e) { return name_of(kErrorNames, e); }
 AluOp parse_alu_op(std::string_view name) {
-  for (size_t i = 0; i < kAluNames.size(); ++i) {
-    if (kAluNames[i] == name) return static_cast<AluOp>(i);
-  }
-  throw Error(fmt::format("unknown ALU operation '{}': expected one of {}", name,
-                          fmt::join(kAluNames, ", ")));
+  return value_of<AluOp>(kAluNames, name, "ALU operation");
 }
 VeOpcode parse_ve_opcode(std::string_view name) {
-  for (size_t i = 0; i < kOpcodeNames.size(); ++i) {
-    if (kOpcodeNames[i] == name) return static_cast<VeOpcode>(i);
-  }
-  throw Error(fmt::format("unknown vector-engine operation '{}': expected one of {}", name,
-                          fmt::join(kOpcodeNames, ", ")));
+  return value_of<VeOpcode>(kOpcodeNames, name, "vector-engine operation");
 }
 
 bool ve_perf_mode(const VeInstruction& in) {
@@ -204,7 +187,7 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     }
   }
 
-  if (!shape_ok(in.src0, cfg) || (src1 && !shape_ok(in.src1, cfg)) || !shape_ok(in.dst, cfg))
+  if (!shape_ok(in.src0) || (src1 && !shape_ok(in.src1)) || !shape_ok(in.dst))
     return fail(VeError::kShape, "a zero count, or a free size over 64K (SBUF) / 4K (PSUM)");
   const uint32_t n = in.src0.elements();
   if (src1 && in.src1.elements() != n)
