@@ -160,6 +160,13 @@ uint32_t TensorEngine::psum(int partition, int bank, int element) const {
   return float_to_bits(psum_[psum_index(partition, bank, element)]);
 }
 
+void TensorEngine::set_psum(int partition, int bank, int element, uint32_t bits) {
+  check_range("set_psum", "partition", partition, 0, config_.cols - 1);
+  check_range("set_psum", "bank", bank, 0, config_.psum_banks - 1);
+  check_range("set_psum", "element", element, 0, config_.bank_elements - 1);
+  psum_[psum_index(partition, bank, element)] = bits_to_float(bits);
+}
+
 TeModes modes_of(const TeInstruction& i) { return {i.double_row, i.transpose, i.sparsity}; }
 
 bool TensorEngine::tiling_fits(const TeTiling& t) const {

@@ -127,6 +127,8 @@ class TensorEngine {
   TeError execute(const TeInstruction& instr, const Sbuf& sbuf);
 
   uint32_t psum(int partition, int bank, int element) const;
+  // A word written by another engine (the vector engine's PSUM writes in the core).
+  void set_psum(int partition, int bank, int element, uint32_t bits);
   // 16-bit element e of a bank (transpose output): half e % 2 of word e / 2.
   uint32_t psum16(int partition, int bank, int element) const;
   // MMs since the bank's last overwrite, counting that overwrite (0: never written).

@@ -11,5 +11,6 @@ void add_matmul_command(CLI::App& app);
 void add_gemm_command(CLI::App& app);
 void add_hbm_command(CLI::App& app);
 void add_vec_command(CLI::App& app);
+void add_run_command(CLI::App& app);  // run, asm, disasm
 
 }  // namespace ncore::cli

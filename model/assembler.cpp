@@ -1,0 +1,740 @@
+// The NeuronCore assembler: text -> Program. Syntax in model/README.md ("Assembly").
+// Every error names file:line:col, what was expected and what was found.
+
+#include <cctype>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <functional>
+#include <optional>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/program.h"
+#include "model/tensor_engine.h"
+
+namespace ncore::model {
+namespace {
+
+struct Token {
+  std::string text;
+  int col = 1;  // 1-based column of its first character
+};
+
+// Splits at whitespace outside brackets; '#' starts a comment.
+std::vector<Token> tokenize(const std::string& line) {
+  std::vector<Token> out;
+  int depth = 0;
+  Token cur;
+  for (size_t i = 0; i <= line.size(); ++i) {
+    const char c = i < line.size() ? line[i] : ' ';
+    if (c == '#' && depth == 0) {
+      if (!cur.text.empty()) out.push_back(cur);
+      return out;
+    }
+    if ((c == ' ' || c == '\t' || c == '\r') && depth == 0) {
+      if (!cur.text.empty()) out.push_back(cur);
+      cur = Token{};
+      continue;
+    }
+    if (cur.text.empty()) cur.col = static_cast<int>(i) + 1;
+    if (c == '(' || c == '[') ++depth;
+    if (c == ')' || c == ']') depth = std::max(0, depth - 1);
+    cur.text += c;
+  }
+  return out;
+}
+
+bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
+
+class Assembler {
+ public:
+  Assembler(std::string_view text, std::string file) : file_(std::move(file)) {
+    std::string line;
+    std::istringstream in{std::string(text)};
+    while (std::getline(in, line)) lines_.push_back(line);
+    prog_.name = file_;
+    symbols_.emplace_back();
+    symbols_.back()["SBUF_PARTITION"] = kSbufPartitionStride;
+    symbols_.back()["PSUM_BANK"] = 2048;
+  }
+
+  Program run() {
+    block(0, static_cast<int>(lines_.size()));
+    return std::move(prog_);
+  }
+
+ private:
+  [[noreturn]] void fail(int col, const std::string& what) const {
+    throw AsmError(file_, line_ + 1, col, what);
+  }
+
+  // ---- expressions ---------------------------------------------------------------------
+  std::optional<int64_t> lookup(const std::string& name) const {
+    for (auto it = symbols_.rbegin(); it != symbols_.rend(); ++it) {
+      auto f = it->find(name);
+      if (f != it->end()) return f->second;
+    }
+    return std::nullopt;
+  }
+
+  struct ExprParser {
+    const Assembler& as;
+    const std::string& s;
+    int col0;
+    size_t pos = 0;
+
+    void skip() {
+      while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
+    }
+    [[noreturn]] void fail(const std::string& what) const {
+      as.fail(col0 + static_cast<int>(pos), what);
+    }
+    int64_t parse_all() {
+      const int64_t v = sum();
+      skip();
+      if (pos != s.size()) fail(fmt::format("expected an operator or the end of '{}', found '{}'", s, s.substr(pos)));
+      return v;
+    }
+    int64_t sum() {
+      int64_t v = product();
+      for (;;) {
+        skip();
+        if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+          const char op = s[pos++];
+          const int64_t r = product();
+          v = op == '+' ? v + r : v - r;
+        } else {
+          return v;
+        }
+      }
+    }
+    int64_t product() {
+      int64_t v = unary();
+      for (;;) {
+        skip();
+        if (pos < s.size() && (s[pos] == '*' || s[pos] == '/' || s[pos] == '%')) {
+          const char op = s[pos++];
+          const size_t at = pos;
+          const int64_t r = unary();
+          if (op != '*' && r == 0) {
+            pos = at;
+            fail("division by zero");
+          }
+          v = op == '*' ? v * r : op == '/' ? v / r : v % r;
+        } else {
+          return v;
+        }
+      }
+    }
+    int64_t unary() {
+      skip();
+      if (pos < s.size() && s[pos] == '-') {
+        ++pos;
+        return -unary();
+      }
+      return primary();
+    }
+    int64_t primary() {
+      skip();
+      if (pos >= s.size()) fail(fmt::format("expected a number or a name, found the end of '{}'", s));
+      if (s[pos] == '(') {
+        ++pos;
+        const int64_t v = sum();
+        skip();
+        if (pos >= s.size() || s[pos] != ')') fail("expected ')'");
+        ++pos;
+        return v;
+      }
+      if (std::isdigit(static_cast<unsigned char>(s[pos]))) {
+        const size_t start = pos;
+        int base = 10;
+        if (s.compare(pos, 2, "0x") == 0 || s.compare(pos, 2, "0X") == 0) {
+          base = 16;
+          pos += 2;
+        }
+        std::string digits;
+        while (pos < s.size() && (std::isxdigit(static_cast<unsigned char>(s[pos])) || s[pos] == '_')) {
+          if (s[pos] != '_') digits += s[pos];
+          ++pos;
+        }
+        if (digits.empty() || (base == 10 && digits.find_first_not_of("0123456789") != std::string::npos)) {
+          pos = start;
+          fail(fmt::format("expected a number, found '{}'", s.substr(start)));
+        }
+        return static_cast<int64_t>(std::stoull(digits, nullptr, base));
+      }
+      if (is_ident_start(s[pos])) {
+        const size_t start = pos;
+        while (pos < s.size() && is_ident(s[pos])) ++pos;
+        const std::string name = s.substr(start, pos - start);
+        auto v = as.lookup(name);
+        if (!v) {
+          pos = start;
+          fail(fmt::format("unknown name '{}' (define it with .equ, .tensor, .sem or .rept)", name));
+        }
+        return *v;
+      }
+      fail(fmt::format("expected a number or a name, found '{}'", s.substr(pos)));
+    }
+  };
+
+  int64_t eval(const std::string& s, int col) const { return ExprParser{*this, s, col}.parse_all(); }
+
+  // ---- lines -----------------------------------------------------------------------------
+  void block(int begin, int end) {
+    for (int i = begin; i < end; ++i) {
+      line_ = i;
+      auto tokens = tokenize(lines_[i]);
+      if (tokens.empty()) continue;
+      if (tokens[0].text == ".rept") {
+        if (tokens.size() != 3) fail(tokens[0].col, "expected '.rept NAME COUNT'");
+        const int close = find_endr(i);
+        const std::string var = tokens[1].text;
+        const int64_t count = eval(tokens[2].text, tokens[2].col);
+        if (count < 0) fail(tokens[2].col, fmt::format("expected a count >= 0, found {}", count));
+        ++rept_depth_;
+        for (int64_t k = 0; k < count; ++k) {
+          symbols_.emplace_back();
+          symbols_.back()[var] = k;
+          block(i + 1, close);
+          symbols_.pop_back();
+        }
+        --rept_depth_;
+        i = close;
+        continue;
+      }
+      if (tokens[0].text == ".endr") fail(tokens[0].col, "'.endr' without '.rept'");
+      statement(tokens);
+    }
+  }
+
+  int find_endr(int open) {
+    int depth = 0;
+    for (int j = open + 1; j < static_cast<int>(lines_.size()); ++j) {
+      auto t = tokenize(lines_[j]);
+      if (t.empty()) continue;
+      if (t[0].text == ".rept") ++depth;
+      if (t[0].text == ".endr" && depth-- == 0) return j;
+    }
+    fail(1, "'.rept' without a matching '.endr'");
+  }
+
+  void statement(std::vector<Token> tokens) {
+    const std::string& head = tokens[0].text;
+    if (head == ".queue") return directive_queue(tokens);
+    if (head == ".equ") return directive_equ(tokens);
+    if (head == ".sem") return directive_sem(tokens);
+    if (head == ".tensor") return directive_tensor(tokens);
+    if (head[0] == '.') fail(tokens[0].col, fmt::format("unknown directive '{}' (expected .queue, .equ, .sem, .tensor, .rept, .endr)", head));
+    if (head.back() == ':') {
+      const std::string name = head.substr(0, head.size() - 1);
+      if (name.empty() || !is_ident_start(name[0])) fail(tokens[0].col, fmt::format("bad label '{}'", head));
+      if (rept_depth_ == 0 && !labels_.emplace(name).second)
+        fail(tokens[0].col, fmt::format("label '{}' defined twice", name));
+      label_ = name;
+      label_queue_ = queue_;
+      label_index_ = queue_ ? prog_.queues[static_cast<int>(*queue_)].size() : 0;
+      tokens.erase(tokens.begin());
+      if (tokens.empty()) return;
+    }
+    instruction(tokens);
+  }
+
+  void directive_queue(const std::vector<Token>& t) {
+    if (t.size() != 2) fail(t[0].col, "expected '.queue pe|act|dve|sp'");
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      if (t[1].text == isa::kQueueNames[q]) {
+        queue_ = static_cast<isa::Queue>(q);
+        return;
+      }
+    fail(t[1].col, fmt::format("expected a queue (pe, act, dve, sp), found '{}'", t[1].text));
+  }
+
+  void define(const Token& name_tok, int64_t value) {
+    const std::string& name = name_tok.text;
+    if (name.empty() || !is_ident_start(name[0]) ||
+        !std::all_of(name.begin(), name.end(), is_ident))
+      fail(name_tok.col, fmt::format("expected a name, found '{}'", name));
+    if (symbols_.front().count(name)) fail(name_tok.col, fmt::format("'{}' is already defined", name));
+    symbols_.front()[name] = value;
+  }
+
+  void directive_equ(const std::vector<Token>& t) {
+    if (t.size() != 3) fail(t[0].col, "expected '.equ NAME EXPR'");
+    define(t[1], eval(t[2].text, t[2].col));
+  }
+
+  void directive_sem(const std::vector<Token>& t) {
+    if (t.size() < 2 || t.size() > 3) fail(t[0].col, "expected '.sem NAME [INITIAL]'");
+    if (next_sem_ >= kNumSemaphores)
+      fail(t[1].col, fmt::format("too many semaphores: the core has {}", kNumSemaphores));
+    int64_t init = 0;
+    if (t.size() == 3) {
+      init = eval(t[2].text, t[2].col);
+      if (init < 0 || init > kMaxSemValue)
+        fail(t[2].col, fmt::format("expected an initial value 0..{}, found {}", kMaxSemValue, init));
+    }
+    define(t[1], next_sem_);
+    prog_.sem_names[next_sem_] = t[1].text;
+    prog_.sem_init[next_sem_] = static_cast<uint32_t>(init);
+    sems_[t[1].text] = next_sem_++;
+  }
+
+  static std::pair<std::string, std::string> split_kv(const Token& t) {
+    const auto eq = t.text.find('=');
+    if (eq == std::string::npos) return {t.text, ""};
+    return {t.text.substr(0, eq), t.text.substr(eq + 1)};
+  }
+
+  void directive_tensor(const std::vector<Token>& t) {
+    if (t.size() < 3) fail(t[0].col, "expected '.tensor NAME hbm|sbuf key=value ...'");
+    TensorDecl d;
+    d.name = t[1].text;
+    d.loc = loc(t[0].col);
+    if (t[2].text != "hbm" && t[2].text != "sbuf")
+      fail(t[2].col, fmt::format("expected hbm or sbuf, found '{}'", t[2].text));
+    d.hbm = t[2].text == "hbm";
+    bool have_addr = false, have_shape = false;
+    for (size_t i = 3; i < t.size(); ++i) {
+      auto [key, value] = split_kv(t[i]);
+      const int vcol = t[i].col + static_cast<int>(key.size()) + 1;
+      if (key == "output" && value.empty()) {
+        d.output = true;
+      } else if (key == "addr") {
+        d.addr = static_cast<uint64_t>(eval(value, vcol));
+        have_addr = true;
+      } else if (key == "partition" && !d.hbm) {
+        d.partition = static_cast<int>(eval(value, vcol));
+      } else if (key == "dtype") {
+        d.dtype = dtype_value(value, vcol);
+      } else if (key == "shape") {
+        size_t start = 0;
+        while (start <= value.size()) {
+          size_t x = value.find('x', start);
+          if (x == std::string::npos) x = value.size();
+          const int64_t dim = eval(value.substr(start, x - start), vcol + static_cast<int>(start));
+          if (dim <= 0) fail(vcol + static_cast<int>(start), fmt::format("expected a dimension > 0, found {}", dim));
+          d.shape.push_back(dim);
+          start = x + 1;
+        }
+        have_shape = true;
+      } else if (key == "init") {
+        if (value == "zero") d.init = TensorInit::kZero;
+        else if (value == "random") d.init = TensorInit::kRandom;
+        else if (value == "ramp") d.init = TensorInit::kRamp;
+        else fail(vcol, fmt::format("expected init=zero|random|ramp, found '{}'", value));
+      } else if (key == "seed") {
+        d.seed = static_cast<uint64_t>(eval(value, vcol));
+      } else {
+        fail(t[i].col, fmt::format("unknown key '{}' (expected addr, {}dtype, shape, init, seed, output)",
+                                   key, d.hbm ? "" : "partition, "));
+      }
+    }
+    if (!have_addr) fail(t[0].col, fmt::format("tensor {}: addr= is required", d.name));
+    if (!have_shape) fail(t[0].col, fmt::format("tensor {}: shape= is required", d.name));
+    if (!d.hbm) {
+      if (d.partition < 0 || d.partition + d.shape[0] > 128)
+        fail(t[0].col, fmt::format("tensor {}: partitions [{}, {}) leave the 128 SBUF partitions",
+                                   d.name, d.partition, d.partition + d.shape[0]));
+      if (d.addr + d.bytes() > kSbufPartitionStride)
+        fail(t[0].col, fmt::format("tensor {}: bytes [{}, {}) leave an SBUF partition ({} bytes)",
+                                   d.name, d.addr, d.addr + d.bytes(), kSbufPartitionStride));
+    }
+    define(t[1], static_cast<int64_t>(d.addr));
+    prog_.tensors.push_back(d);
+  }
+
+  SourceLoc loc(int col) const {
+    SourceLoc l;
+    l.file = file_;
+    l.line = line_ + 1;
+    l.col = col;
+    if (!label_.empty() && label_queue_ == queue_) {
+      l.label = label_;
+      l.label_offset = static_cast<int>(prog_.queues[static_cast<int>(*queue_)].size() - label_index_);
+    }
+    return l;
+  }
+
+  // ---- named values ------------------------------------------------------------------------
+  int64_t value_or(const std::string& v, int col, const std::function<int64_t(const std::string&)>& named) {
+    if (!v.empty() && is_ident_start(v[0]) && std::all_of(v.begin(), v.end(), is_ident) && !lookup(v)) {
+      try {
+        return named(v);
+      } catch (const Error& e) {
+        fail(col, e.what());
+      }
+    }
+    return eval(v, col);
+  }
+  DType dtype_value(const std::string& v, int col) {
+    const int64_t code = value_or(v, col, [](const std::string& s) { return static_cast<int64_t>(parse_dtype(s)); });
+    if (code < 0 || code >= kNumDTypes)
+      fail(col, fmt::format("expected a type ({}), found {}", dtype_list(), code));
+    return static_cast<DType>(code);
+  }
+
+  // ---- instructions ------------------------------------------------------------------------
+  struct Pending {  // s0/s1 given as a plain number: FP32 or int32 once the class is known
+    bool set = false;
+    double value = 0;
+    bool is_float_literal = false;
+    int col = 0;
+  };
+
+  void instruction(const std::vector<Token>& t) {
+    if (!queue_) fail(t[0].col, "an instruction before any '.queue'");
+    const std::string& mn = t[0].text;
+    CoreInstr in;
+    if (mn == "sem_wait" || mn == "sem_signal" || mn == "sem_increment" || mn == "sem_set") {
+      sem_mnemonic(t, in);
+      return push(in, t[0].col);
+    }
+    if (mn == "nc_matmul") return nc_matmul(t);
+    const auto* info = opcode_info(mn);
+    if (!info) fail(t[0].col, fmt::format("unknown instruction '{}'", mn));
+    if (!queue_allows(*queue_, info->opcode))
+      fail(t[0].col, fmt::format("{} cannot go in the {} queue (it belongs to {})", mn,
+                                 queue_name(*queue_), queues_of(*info)));
+    in.opcode = info->opcode;
+    if (info->format == isa::Format::kVe) in.ve.opcode = static_cast<VeOpcode>(static_cast<int>(info->opcode) & 7);
+    isa::Word w = encode(in);
+    Pending s[2];
+    for (size_t i = 1; i < t.size(); ++i) argument(t[i], *info, w, in, s);
+    if (info->format == isa::Format::kVe) resolve_scalars(w, s);
+    finish(w, in, t[0].col);
+  }
+
+  static std::string queues_of(const isa::OpcodeInfo& info) {
+    std::string s;
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      if (info.queue_mask >> q & 1) s += (s.empty() ? "" : ", ") + std::string(isa::kQueueNames[q]);
+    return s;
+  }
+
+  int sem_ref(const std::string& name, int col) {
+    auto it = sems_.find(name);
+    if (it != sems_.end()) return it->second;
+    if (name.size() > 1 && name[0] == 's' && std::all_of(name.begin() + 1, name.end(), ::isdigit)) {
+      const int s = std::stoi(name.substr(1));
+      if (s < kNumSemaphores) return s;
+    }
+    fail(col, fmt::format("expected a semaphore (declared with .sem, or s0..s{}), found '{}'",
+                          kNumSemaphores - 1, name));
+  }
+
+  // "NAME>=EXPR" (wait), "NAME+=EXPR" or "NAME=EXPR" (signal)
+  void header_arg(const std::string& key, const std::string& v, int col, CoreInstr& in) {
+    if (key == "tag") {
+      const int64_t tag = eval(v, col);
+      if (tag < 0 || tag > 255) fail(col, fmt::format("expected a tag 0..255, found {}", tag));
+      in.tag = static_cast<uint8_t>(tag);
+      return;
+    }
+    const bool wait = key == "wait";
+    const char* op = wait ? ">=" : v.find("+=") != std::string::npos ? "+=" : "=";
+    const size_t at = v.find(op);
+    if (at == std::string::npos || at == 0)
+      fail(col, fmt::format("expected {}=SEM{}VALUE, found '{}'", key, wait ? ">=" : "+= or =", v));
+    const int sem = sem_ref(v.substr(0, at), col);
+    const size_t vpos = at + std::strlen(op);
+    const int64_t value = eval(v.substr(vpos), col + static_cast<int>(vpos));
+    if (value < 0 || value > kMaxSemValue)
+      fail(col + static_cast<int>(vpos), fmt::format("expected a semaphore value 0..{}, found {}", kMaxSemValue, value));
+    if (wait) {
+      in.wait_en = true;
+      in.wait_sem = sem;
+      in.wait_value = static_cast<uint32_t>(value);
+    } else {
+      in.sig_op = op[0] == '+' ? isa::SigOp::kIncrement : isa::SigOp::kSet;
+      in.sig_sem = sem;
+      in.sig_value = static_cast<uint32_t>(value);
+    }
+  }
+
+  void sem_mnemonic(const std::vector<Token>& t, CoreInstr& in) {
+    const std::string& mn = t[0].text;
+    if (t.size() < 2) fail(t[0].col, fmt::format("expected an operand after {}", mn));
+    const Token& a = t[1];
+    if (mn == "sem_wait") header_arg("wait", a.text, a.col, in);
+    else if (mn == "sem_signal") header_arg("signal", a.text + "+=1", a.col, in);
+    else if (mn == "sem_increment") {
+      if (a.text.find("+=") == std::string::npos) fail(a.col, fmt::format("expected SEM+=VALUE, found '{}'", a.text));
+      header_arg("signal", a.text, a.col, in);
+    } else {
+      if (a.text.find("+=") != std::string::npos || a.text.find('=') == std::string::npos)
+        fail(a.col, fmt::format("expected SEM=VALUE, found '{}'", a.text));
+      header_arg("signal", a.text, a.col, in);
+    }
+    for (size_t i = 2; i < t.size(); ++i) {
+      auto [key, value] = split_kv(t[i]);
+      if (key != "tag" && !(key == "wait" && mn != "sem_wait") && !(key == "signal" && mn == "sem_wait"))
+        fail(t[i].col, fmt::format("unexpected '{}' after {}", t[i].text, mn));
+      header_arg(key, value, t[i].col + static_cast<int>(key.size()) + 1, in);
+    }
+  }
+
+  const isa::FieldInfo* field(const isa::OpcodeInfo& info, const std::string& name) const {
+    const auto& f = isa::kFormats[static_cast<int>(info.format)];
+    for (int i = 0; i < f.field_count; ++i)
+      if (name == f.fields[i].name) return &f.fields[i];
+    return nullptr;
+  }
+
+  void set_field(isa::Word& w, const isa::OpcodeInfo& info, const std::string& name, int64_t v, int col) {
+    const auto* f = field(info, name);
+    if (!f) fail(col, fmt::format("{} has no field '{}'", info.name, name));
+    const bool ok = f->is_signed ? v >= -(int64_t{1} << (f->width - 1)) && v < (int64_t{1} << (f->width - 1))
+                                 : v >= 0 && v < (int64_t{1} << f->width);
+    if (!ok)
+      fail(col, fmt::format("field {}: expected {} {}-bit value, found {}", name,
+                            f->is_signed ? "a signed" : "an unsigned", f->width, v));
+    isa::set_bits(w, f->lsb, f->width, static_cast<uint64_t>(v));
+  }
+
+  void argument(const Token& tok, const isa::OpcodeInfo& info, isa::Word& w, CoreInstr& in, Pending* s) {
+    auto [key, v] = split_kv(tok);
+    const int col = tok.col + static_cast<int>(key.size()) + 1;
+    if (v.empty()) fail(tok.col, fmt::format("expected key=value, found '{}'", tok.text));
+    if (key == "wait" || key == "signal" || key == "tag") return header_arg(key, v, col, in);
+    const bool ve = info.format == isa::Format::kVe;
+    if (key == "dtype" || key == "in0" || key == "in1" || key == "out") {
+      const int64_t code = static_cast<int64_t>(dtype_value(v, col));
+      if (ve && key == "dtype") {
+        for (const char* f : {"in0", "in1", "out"}) set_field(w, info, f, code, col);
+        return;
+      }
+      return set_field(w, info, key, code, col);
+    }
+    if (ve && (key == "op0" || key == "op1"))
+      return set_field(w, info, key, value_or(v, col, [](const std::string& n) { return static_cast<int64_t>(parse_alu_op(n)); }), col);
+    if (ve && (key == "act_func" || key == "func"))
+      return set_field(w, info, "act_func", value_or(v, col, [](const std::string& n) { return static_cast<int64_t>(parse_act_func(n)); }), col);
+    if (ve && (key == "src0" || key == "src1" || key == "dst")) {
+      std::string e = v;
+      int ecol = col;
+      int64_t space = 0;
+      for (const char* p : {"sbuf:", "psum:"})
+        if (e.rfind(p, 0) == 0) {
+          space = p[0] == 'p';
+          e = e.substr(5);
+          ecol += 5;
+        }
+      set_field(w, info, key + "_space", space, col);
+      return set_field(w, info, key + "_addr", eval(e, ecol), ecol);
+    }
+    if (ve && (key == "src0_ap" || key == "src1_ap" || key == "dst_ap")) return access_pattern(key.substr(0, key.size() - 3), v, col, info, w);
+    if (ve && (key == "s0" || key == "s1" || key == "scale" || key == "bias")) {
+      const std::string f = key == "scale" ? "s0" : key == "bias" ? "s1" : key;
+      return scalar(f, v, col, info, w, s[f == "s1"]);
+    }
+    if (info.format == isa::Format::kDma && key == "dir") {
+      if (v != "hbm_to_sbuf" && v != "sbuf_to_hbm") fail(col, fmt::format("expected dir=hbm_to_sbuf|sbuf_to_hbm, found '{}'", v));
+      return set_field(w, info, "to_hbm", v == "sbuf_to_hbm", col);
+    }
+    if (info.format == isa::Format::kTe && key == "sparsity") {
+      static const std::map<std::string, int64_t> names{{"dense", 0}, {"4:8", 1}, {"4:12", 2}, {"4:16", 3}};
+      auto it = names.find(v);
+      return set_field(w, info, key, it != names.end() ? it->second : eval(v, col), col);
+    }
+    if (v == "true" || v == "false") return set_field(w, info, key, v == "true", col);
+    if (!field(info, key)) fail(tok.col, fmt::format("{} has no field '{}'", info.name, key));
+    set_field(w, info, key, eval(v, col), col);
+  }
+
+  // [[stride, count], ...]: outermost first, innermost last (NKI's order), up to 4 dimensions.
+  void access_pattern(const std::string& op, const std::string& v, int col, const isa::OpcodeInfo& info, isa::Word& w) {
+    if (v.size() < 2 || v.front() != '[' || v.back() != ']')
+      fail(col, fmt::format("expected [[stride,count],...], found '{}'", v));
+    std::vector<std::pair<int64_t, int64_t>> dims;
+    size_t pos = 1;
+    while (pos < v.size() - 1) {
+      if (v[pos] == ',' || v[pos] == ' ') { ++pos; continue; }
+      if (v[pos] != '[') fail(col + static_cast<int>(pos), "expected '[' of a [stride,count] pair");
+      const size_t close = v.find(']', pos);
+      const size_t comma = v.find(',', pos);
+      if (close == std::string::npos || comma == std::string::npos || comma > close)
+        fail(col + static_cast<int>(pos), "expected [stride,count]");
+      const int64_t stride = eval(v.substr(pos + 1, comma - pos - 1), col + static_cast<int>(pos) + 1);
+      const int64_t count = eval(v.substr(comma + 1, close - comma - 1), col + static_cast<int>(comma) + 1);
+      dims.emplace_back(stride, count);
+      pos = close + 1;
+    }
+    if (dims.empty() || dims.size() > kVeDims)
+      fail(col, fmt::format("expected 1 to {} [stride,count] pairs, found {}", kVeDims, dims.size()));
+    for (int d = 0; d < kVeDims; ++d) {
+      const bool given = d < static_cast<int>(dims.size());
+      const auto& [stride, count] = given ? dims[dims.size() - 1 - d] : std::pair<int64_t, int64_t>{0, 1};
+      set_field(w, info, fmt::format("{}_stride{}", op, d), stride, col);
+      set_field(w, info, fmt::format("{}_count{}", op, d), count, col);
+    }
+  }
+
+  void scalar(const std::string& f, const std::string& v, int col, const isa::OpcodeInfo& info, isa::Word& w, Pending& p) {
+    set_field(w, info, f + "_per_partition", 0, col);
+    if (v.rfind("sbuf:", 0) == 0) {
+      set_field(w, info, f + "_per_partition", 1, col);
+      return set_field(w, info, f, eval(v.substr(5), col + 5), col + 5);
+    }
+    if (v.rfind("bits:", 0) == 0) {
+      const int64_t bits = eval(v.substr(5), col + 5);
+      if (bits < 0 || bits > 0xFFFFFFFFll) fail(col + 5, fmt::format("expected 32 bits, found {}", bits));
+      return set_field(w, info, f, bits, col + 5);
+    }
+    char* end = nullptr;
+    const double d = std::strtod(v.c_str(), &end);
+    const bool literal = end && *end == '\0' && !v.empty();
+    p.set = true;
+    p.col = col;
+    if (literal && v.find_first_of(".eEni") != std::string::npos && v.rfind("0x", 0) != 0) {
+      p.is_float_literal = true;
+      p.value = d;
+    } else {
+      p.is_float_literal = false;
+      p.value = static_cast<double>(eval(v, col));
+    }
+  }
+
+  void resolve_scalars(isa::Word& w, const Pending* s) {
+    const auto f = isa::unpack_ve(w);
+    const bool integer = is_bitwise(static_cast<AluOp>(f.op0 & 15)) || is_bitwise(static_cast<AluOp>(f.op1 & 15));
+    const isa::OpcodeInfo& info = *opcode_info(isa::Opcode::kTensorScalar);
+    for (int i = 0; i < 2; ++i) {
+      if (!s[i].set) continue;
+      const char* name = i ? "s1" : "s0";
+      int64_t bits;
+      if (integer) {
+        if (s[i].is_float_literal) fail(s[i].col, fmt::format("{}: expected an integer (the instruction uses a bitwise op), found a float", name));
+        bits = static_cast<int64_t>(static_cast<uint32_t>(static_cast<int32_t>(s[i].value)));
+      } else {
+        bits = float_to_bits(static_cast<float>(s[i].value));
+      }
+      set_field(w, info, name, bits, s[i].col);
+    }
+  }
+
+  void finish(const isa::Word& w, CoreInstr& hdr, int col) {
+    CoreInstr in;
+    std::string why;
+    const auto err = decode(w, *queue_, &in, &why);
+    if (err != DecodeError::kNone) fail(col, fmt::format("{}: {}", decode_error_name(err), why));
+    in.wait_en = hdr.wait_en;
+    in.wait_sem = hdr.wait_sem;
+    in.wait_value = hdr.wait_value;
+    in.sig_op = hdr.sig_op;
+    in.sig_sem = hdr.sig_sem;
+    in.sig_value = hdr.sig_value;
+    in.tag = hdr.tag;
+    in.te.tag = in.ve.tag = hdr.tag;
+    check_engine(in, col);
+    push(in, col);
+  }
+
+  // The engines' own checks that do not depend on state: a program the engines would refuse
+  // is rejected here, with the engine's reason.
+  void check_engine(const CoreInstr& in, int col) {
+    switch (format_of(in.opcode)) {
+      case isa::Format::kVe: {
+        VeConfig cfg;
+        cfg.scalar_engine = in.opcode == isa::Opcode::kActivation;
+        std::string why;
+        const VeError e = ve_check(in.ve, cfg, &why);
+        if (e != VeError::kNone) fail(col, fmt::format("the {} engine would refuse this ({}): {}",
+                                                      cfg.scalar_engine ? "scalar" : "vector", ve_error_name(e), why));
+        break;
+      }
+      case isa::Format::kTe: {
+        const TeError e = te_.check(in.te);
+        const bool stateful = e == TeError::kNoStationary || e == TeError::kKMismatch || e == TeError::kModeMismatch;
+        if (e != TeError::kNone && !stateful)
+          fail(col, fmt::format("the tensor engine would refuse this ({}): {}", te_error_name(e), describe(in.te)));
+        break;
+      }
+      case isa::Format::kDma: {
+        const DmaError e = dma_check(in.dma, uint64_t{1} << 32);
+        if (e != DmaError::kNone) fail(col, fmt::format("the DMA engines would refuse this descriptor ({})", dma_error_name(e)));
+        break;
+      }
+      default: break;
+    }
+  }
+
+  void push(CoreInstr in, int col) {
+    in.loc = loc(col);
+    prog_.queues[static_cast<int>(*queue_)].push_back(std::move(in));
+  }
+
+  // nc_matmul: a load_stationary and a multiply_moving in one line. The wait goes on the LS,
+  // the signal on the MM.
+  void nc_matmul(const std::vector<Token>& t) {
+    if (queue_ != isa::Queue::kPe) fail(t[0].col, fmt::format("nc_matmul cannot go in the {} queue (it belongs to pe)", queue_name(*queue_)));
+    CoreInstr ls, mm;
+    ls.opcode = isa::Opcode::kLoadStationary;
+    mm.opcode = isa::Opcode::kMultiplyMoving;
+    isa::Word wl = encode(ls), wm = encode(mm);
+    const auto& li = *opcode_info(isa::Opcode::kLoadStationary);
+    std::optional<int64_t> stationary_type, moving_type;
+    int type_col = t[0].col;
+    for (size_t i = 1; i < t.size(); ++i) {
+      auto [key, v] = split_kv(t[i]);
+      const int col = t[i].col + static_cast<int>(key.size()) + 1;
+      if (key == "wait") { header_arg(key, v, col, ls); continue; }
+      if (key == "signal") { header_arg(key, v, col, mm); continue; }
+      if (key == "tag") { header_arg(key, v, col, ls); header_arg(key, v, col, mm); continue; }
+      if (key == "stationary") { set_field(wl, li, "sbuf_addr", eval(v, col), col); continue; }
+      if (key == "moving") { set_field(wm, li, "sbuf_addr", eval(v, col), col); continue; }
+      if (key == "stationary_stride") { set_field(wl, li, "sbuf_stride", eval(v, col), col); continue; }
+      if (key == "moving_stride") { set_field(wm, li, "sbuf_stride", eval(v, col), col); continue; }
+      if (key == "stride") {
+        set_field(wl, li, "sbuf_stride", eval(v, col), col);
+        set_field(wm, li, "sbuf_stride", eval(v, col), col);
+        continue;
+      }
+      if (key == "dtype") { stationary_type = static_cast<int64_t>(dtype_value(v, col)); type_col = col; continue; }
+      if (key == "moving_dtype") { moving_type = static_cast<int64_t>(dtype_value(v, col)); type_col = col; continue; }
+      const bool ls_only = key == "m" || key == "tag_addr";
+      const bool mm_only = key == "n" || key == "psum_bank" || key == "psum_offset" || key == "accumulate";
+      if (!mm_only) argument(t[i], li, wl, ls, nullptr);
+      if (!ls_only) argument(t[i], li, wm, mm, nullptr);
+    }
+    if (stationary_type) set_field(wl, li, "dtype", *stationary_type, type_col);
+    if (moving_type || stationary_type) set_field(wm, li, "dtype", moving_type ? *moving_type : *stationary_type, type_col);
+    finish(wl, ls, t[0].col);
+    finish(wm, mm, t[0].col);
+  }
+
+  std::string file_;
+  std::vector<std::string> lines_;
+  int line_ = 0;
+  Program prog_;
+  std::vector<std::map<std::string, int64_t>> symbols_;
+  std::map<std::string, int> sems_;
+  std::set<std::string> labels_;
+  int next_sem_ = 0;
+  int rept_depth_ = 0;
+  std::optional<isa::Queue> queue_;
+  std::string label_;
+  std::optional<isa::Queue> label_queue_;
+  size_t label_index_ = 0;
+  TensorEngine te_;
+};
+
+}  // namespace
+
+Program assemble(std::string_view text, const std::string& file) { return Assembler(text, file).run(); }
+
+Program assemble_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open the program", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  Program p = assemble(ss.str(), path);
+  return p;
+}
+
+}  // namespace ncore::model

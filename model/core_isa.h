@@ -1,0 +1,72 @@
+#pragma once
+// NeuronCore instructions as the model uses them: one decoded instruction (header plus the
+// engine instruction it carries), its 1024-bit encoding and the decoder's checks. The bit
+// layout comes from model/isa/ncore.isa through the generated model/isa/isa_gen.h, the same
+// description rtl/core/nc_isa_pkg.sv is generated from.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "model/dma.h"
+#include "model/isa/isa_gen.h"
+#include "model/tensor_isa.h"
+#include "model/vector_engine.h"
+
+namespace ncore::model {
+
+inline constexpr int kNumSemaphores = 32;
+inline constexpr uint32_t kMaxSemValue = 0xFFFF;
+
+// Where an instruction came from, for reports: file:line:col and the nearest label.
+struct SourceLoc {
+  std::string file;
+  int line = 0;
+  int col = 0;
+  std::string label;  // the last label at or before the instruction, if any
+  int label_offset = 0;
+  std::string str() const;  // "gemm.s:12:3 (loop+2)"
+};
+
+struct CoreInstr {
+  isa::Opcode opcode = isa::Opcode::kNop;
+  bool wait_en = false;
+  int wait_sem = 0;
+  uint32_t wait_value = 0;
+  isa::SigOp sig_op = isa::SigOp::kNone;
+  int sig_sem = 0;
+  uint32_t sig_value = 0;
+  uint8_t tag = 0;
+  // The payload of the opcode's format (the others stay default).
+  TeInstruction te;
+  VeInstruction ve;
+  DmaDescriptor dma;
+  int dma_queue = 0;  // DMA engine 0..15
+  SourceLoc loc;
+};
+
+const isa::OpcodeInfo* opcode_info(isa::Opcode op);           // nullptr: not an opcode
+const isa::OpcodeInfo* opcode_info(std::string_view name);
+isa::Format format_of(isa::Opcode op);
+bool queue_allows(isa::Queue q, isa::Opcode op);
+std::string_view queue_name(isa::Queue q);
+
+// Why a word cannot be executed. Checked in this order by both decoders.
+enum class DecodeError : uint8_t {
+  kNone = 0,
+  kOpcode = 1,     // not an opcode of the table
+  kQueue = 2,      // the opcode may not sit in this queue
+  kReserved = 3,   // a bit outside the header and the opcode's format is set
+  kSigOp = 4,      // sig_op 3
+};
+std::string_view decode_error_name(DecodeError e);
+
+// Encoding: every field must fit its width (throws ncore::Error naming the field otherwise).
+isa::Word encode(const CoreInstr& in);
+// Decoding of a word found in queue q; on an error, `detail` says which bits and why.
+DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string* detail = nullptr);
+
+// One line of disassembly: the assembler's syntax, so that it assembles back to the same word.
+std::string disassemble(const CoreInstr& in);
+
+}  // namespace ncore::model

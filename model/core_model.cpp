@@ -1,0 +1,533 @@
+#include "model/core_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace ncore::model {
+
+std::string_view core_status_name(CoreStatus s) {
+  switch (s) {
+    case CoreStatus::kDone: return "done";
+    case CoreStatus::kError: return "error";
+    case CoreStatus::kDeadlock: return "deadlock";
+    case CoreStatus::kWatchdog: return "watchdog";
+  }
+  return "?";
+}
+
+std::string_view core_error_name(CoreError e) {
+  switch (e) {
+    case CoreError::kNone: return "none";
+    case CoreError::kDecode: return "Decode";
+    case CoreError::kTensor: return "TensorRefused";
+    case CoreError::kVector: return "VectorRefused";
+    case CoreError::kScalar: return "ScalarRefused";
+    case CoreError::kDma: return "DmaRefused";
+    case CoreError::kSemOverflow: return "SemOverflow";
+  }
+  return "?";
+}
+
+double CoreResult::te_utilization(const CoreConfig& c) const {
+  return cycles ? static_cast<double>(te_macs) / (static_cast<double>(cycles) * c.te.rows * c.te.cols) : 0.0;
+}
+
+double CoreResult::hbm_gbps(const CoreConfig& c) const {
+  return cycles ? static_cast<double>(dma_bytes) / (static_cast<double>(cycles) / c.clock_ghz) : 0.0;
+}
+
+uint8_t SparseMemory::read(uint64_t addr) const {
+  auto it = pages_.find(addr / kPage);
+  return it == pages_.end() ? 0 : it->second[addr % kPage];
+}
+
+void SparseMemory::write(uint64_t addr, uint8_t v) {
+  auto& page = pages_[addr / kPage];
+  if (page.empty()) page.assign(kPage, 0);
+  page[addr % kPage] = v;
+}
+
+void SparseMemory::read_block(uint64_t addr, uint8_t* out, size_t n) const {
+  for (size_t i = 0; i < n; ++i) out[i] = read(addr + i);
+}
+
+void SparseMemory::write_block(uint64_t addr, const uint8_t* in, size_t n) {
+  for (size_t i = 0; i < n; ++i) write(addr + i, in[i]);
+}
+
+uint64_t fnv1a(const std::vector<uint8_t>& bytes) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (uint8_t b : bytes) h = (h ^ b) * 0x100000001b3ull;
+  return h;
+}
+
+std::vector<uint8_t> tensor_init_bytes(const TensorDecl& t) {
+  const int size = storage_bits(t.dtype) / 8;
+  std::vector<uint8_t> out(t.elements() * size, 0);
+  if (t.init == TensorInit::kNone || t.init == TensorInit::kZero) return out;
+  SplitMix64 rng(t.seed);
+  for (uint64_t i = 0; i < t.elements(); ++i) {
+    uint32_t bits;
+    if (is_float(t.dtype)) {
+      const float v = t.init == TensorInit::kRamp
+                          ? static_cast<float>(i)
+                          : static_cast<float>(rng.next() >> 40) / 8388608.0f - 1.0f;
+      bits = from_fp32(float_to_bits(v), t.dtype, CastMode{});
+    } else {
+      const int64_t v = t.init == TensorInit::kRamp ? static_cast<int64_t>(i)
+                                                    : static_cast<int64_t>(rng.next() % 16) - 8;
+      bits = static_cast<uint32_t>(v) & storage_mask(t.dtype);
+    }
+    for (int b = 0; b < size; ++b) out[i * size + b] = static_cast<uint8_t>(bits >> (8 * b));
+  }
+  return out;
+}
+
+namespace {
+constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr int kDmaFifoDepth = 4;
+}  // namespace
+
+struct CoreModel::Impl {
+  struct InFlight {
+    uint64_t complete;
+    size_t index;
+    uint64_t issue, start;
+  };
+  struct QueueState {
+    size_t pc = 0;
+    uint64_t ready = 0;          // the engine accepts the next instruction from this cycle
+    bool blocked = false;
+    uint64_t blocked_since = 0;
+    uint64_t wake = 0;           // a satisfied wait issues from this cycle
+    uint64_t last_complete = 0;  // completion is in order
+    std::deque<InFlight> inflight;
+  };
+  struct DmaJob {
+    size_t index;                // in the sp queue
+    uint64_t issue;
+    uint64_t ready_at = 0;       // first byte
+    double remaining = 0;        // bytes still to move
+    bool started = false;
+  };
+
+  Impl(const CoreConfig& c, const Program& p, SparseMemory& h)
+      : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
+        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines) {
+    sems = p.sem_init;
+  }
+
+  static VeConfig vector_config(const CoreConfig& c, bool scalar) {
+    VeConfig v;
+    v.lanes = c.lanes;
+    v.sbuf_bytes = static_cast<uint32_t>(kSbufPartitionStride);
+    v.psum_bytes = static_cast<uint32_t>(c.te.psum_banks * c.te.bank_elements * 4);
+    v.scalar_engine = scalar;
+    return v;
+  }
+
+  const CoreInstr& instr(int q, size_t i) const { return prog.queues[q][i]; }
+
+  void raise(CoreError e, int q, size_t i, const std::string& why) {
+    if (result.status != CoreStatus::kDone) return;
+    result.status = CoreStatus::kError;
+    result.error = e;
+    const CoreInstr& in = instr(q, i);
+    result.message = fmt::format("error {} at cycle {}: {} instruction {} at {}: {}: {}", core_error_name(e), now,
+                                 queue_name(static_cast<isa::Queue>(q)), i, in.loc.str(), disassemble(in), why);
+  }
+
+  void signal(int q, size_t i) {
+    const CoreInstr& in = instr(q, i);
+    if (in.sig_op == isa::SigOp::kIncrement) {
+      const uint64_t v = uint64_t{sems[in.sig_sem]} + in.sig_value;
+      if (v > kMaxSemValue)
+        return raise(CoreError::kSemOverflow, q, i,
+                     fmt::format("semaphore {} is {}, +{} passes {}", prog.sem_name(in.sig_sem),
+                                 sems[in.sig_sem], in.sig_value, kMaxSemValue));
+      sems[in.sig_sem] = static_cast<uint32_t>(v);
+    } else if (in.sig_op == isa::SigOp::kSet) {
+      sems[in.sig_sem] = in.sig_value;
+    }
+  }
+
+  // ---- effects ---------------------------------------------------------------------------
+  void psum_te_to_ve() {
+    for (int b = 0; b < cfg.te.psum_banks; ++b) {
+      if (!(te_dirty_banks >> b & 1)) continue;
+      for (int p = 0; p < cfg.te.cols; ++p)
+        for (int e = 0; e < cfg.te.bank_elements; ++e)
+          mem.psum.write(p, static_cast<uint32_t>((b * cfg.te.bank_elements + e) * 4), 4, te.psum(p, b, e));
+    }
+    te_dirty_banks = 0;
+  }
+  void psum_ve_to_te() {
+    if (!ve_psum_dirty) return;
+    for (int b = 0; b < cfg.te.psum_banks; ++b)
+      for (int p = 0; p < cfg.te.cols; ++p)
+        for (int e = 0; e < cfg.te.bank_elements; ++e)
+          te.set_psum(p, b, e, mem.psum.read(p, static_cast<uint32_t>((b * cfg.te.bank_elements + e) * 4), 4));
+    ve_psum_dirty = false;
+  }
+
+  void execute(int q, size_t i) {
+    const CoreInstr& in = instr(q, i);
+    switch (format_of(in.opcode)) {
+      case isa::Format::kTe: {
+        psum_ve_to_te();
+        const TeError e = te.execute(in.te, mem.sbuf);
+        if (e != TeError::kNone) return raise(CoreError::kTensor, q, i, std::string(te_error_name(e)));
+        if (in.te.opcode == TeOpcode::kMultiplyMoving) te_dirty_banks |= 1u << in.te.psum_bank;
+        break;
+      }
+      case isa::Format::kVe: {
+        const VeInstruction& v = in.ve;
+        const VeConfig& vc = in.opcode == isa::Opcode::kActivation ? se_cfg : ve_cfg;
+        const bool reads_psum = v.src0.space == MemSpace::kPsum || v.src1.space == MemSpace::kPsum;
+        if (reads_psum || v.dst.space == MemSpace::kPsum) psum_te_to_ve();
+        ve_apply(ve_writes(v, vc, mem), v, mem);
+        if (v.dst.space == MemSpace::kPsum) ve_psum_dirty = true;
+        break;
+      }
+      default: break;
+    }
+  }
+
+  void execute_dma(size_t i) {
+    const DmaDescriptor& d = instr(isa::kNumQueue - 1, i).dma;
+    uint8_t buf[kDmaBurstBytes];
+    for (const auto& [h, s] : dma_bursts(d)) {
+      const int part = static_cast<int>(s / kSbufPartitionStride);
+      const uint32_t off = static_cast<uint32_t>(s % kSbufPartitionStride);
+      if (d.to_hbm) {
+        for (int b = 0; b < kDmaBurstBytes; ++b) buf[b] = static_cast<uint8_t>(mem.sbuf.read(part, off + b, 1));
+        hbm.write_block(h, buf, kDmaBurstBytes);
+      } else {
+        hbm.read_block(h, buf, kDmaBurstBytes);
+        for (int b = 0; b < kDmaBurstBytes; ++b) mem.sbuf.write(part, off + b, 1, buf[b]);
+      }
+    }
+    result.dma_bytes += d.bytes * d.count1 * d.count2;
+  }
+
+  // ---- issue -------------------------------------------------------------------------------
+  bool try_issue(int q) {
+    QueueState& s = qs[q];
+    if (s.pc >= prog.queues[q].size()) return false;
+    const size_t i = s.pc;
+    const CoreInstr& in = instr(q, i);
+    if (in.wait_en) {
+      if (sems[in.wait_sem] < in.wait_value) {
+        if (!s.blocked) {
+          s.blocked = true;
+          s.blocked_since = now;
+        }
+        return false;
+      }
+      if (s.blocked) {
+        s.blocked = false;
+        result.queues[q].wait_cycles += now - s.blocked_since;
+        s.wake = now + cfg.dependency_cycles;
+      }
+    }
+    if (now < std::max(s.ready, s.wake)) return false;
+    const isa::Queue queue = static_cast<isa::Queue>(q);
+    uint64_t start = now, complete = now;
+    switch (format_of(in.opcode)) {
+      case isa::Format::kTe: {
+        const TeInstruction& t = in.te;
+        const bool fp32 = t.dtype == DType::kFp32 || t.dtype == DType::kTf32;
+        if (t.opcode == TeOpcode::kLoadStationary) {
+          const int bank = static_cast<int>(ls_count++ % 2);
+          start = std::max({now, ls_free, weight_bank_release[bank]});
+          complete = start + static_cast<uint64_t>(std::max(t.m, 1));
+          ls_free = complete;
+          ls_done[bank] = complete;
+          current_bank = bank;
+        } else {
+          const uint64_t passes = t.transpose ? (fp32 ? 2 : 1) : (fp32 ? 4 : 1);
+          start = std::max({now, stream_free, ls_done[current_bank]});
+          const uint64_t stream = static_cast<uint64_t>(std::max(t.n, 64)) * passes;
+          stream_free = start + stream;
+          weight_bank_release[current_bank] = std::max(weight_bank_release[current_bank], stream_free);
+          complete = stream_free + static_cast<uint64_t>(cfg.te.rows + cfg.te.cols + 3);
+          result.queues[q].busy_cycles += stream;
+        }
+        s.ready = start;
+        break;
+      }
+      case isa::Format::kVe: {
+        const bool scalar = in.opcode == isa::Opcode::kActivation;
+        std::string why;
+        const VeError e = ve_check(in.ve, scalar ? se_cfg : ve_cfg, &why);
+        if (e != VeError::kNone) {
+          raise(scalar ? CoreError::kScalar : CoreError::kVector, q, i, fmt::format("{}: {}", ve_error_name(e), why));
+          return false;
+        }
+        const uint64_t cost = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
+        complete = now + cost;
+        s.ready = complete;
+        result.queues[q].busy_cycles += cost;
+        break;
+      }
+      case isa::Format::kDma: {
+        if (in.dma_queue >= cfg.dma_engines) {
+          raise(CoreError::kDma, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
+          return false;
+        }
+        const DmaError e = dma_check(in.dma, cfg.hbm_bytes);
+        if (e != DmaError::kNone) {
+          raise(CoreError::kDma, q, i, dma_error_name(e));
+          return false;
+        }
+        auto& fifo = dma[in.dma_queue];
+        if (fifo.size() >= kDmaFifoDepth) return false;  // a completion frees a slot
+        DmaJob job{i, now};
+        job.remaining = static_cast<double>(in.dma.bytes * in.dma.count1 * in.dma.count2);
+        fifo.push_back(job);
+        start_dma_front(in.dma_queue);
+        s.ready = now + 1;
+        ++s.pc;
+        ++result.queues[q].instructions;
+        if (record) result.timeline.push_back({q, i, now, now, 0});
+        return true;
+      }
+      default:
+        s.ready = now;
+        if (queue == isa::Queue::kSp) {  // signals at issue
+          ++s.pc;
+          ++result.queues[q].instructions;
+          ++completed;
+          signal(q, i);
+          if (record) result.timeline.push_back({q, i, now, now, now});
+          return true;
+        }
+        break;
+    }
+    complete = std::max(complete, s.last_complete);
+    s.last_complete = complete;
+    s.inflight.push_back({complete, i, now, start});
+    ++s.pc;
+    ++result.queues[q].instructions;
+    return true;
+  }
+
+  void start_dma_front(int e) {
+    auto& fifo = dma[e];
+    if (fifo.empty() || fifo.front().started) return;
+    DmaJob& j = fifo.front();
+    const DmaDescriptor& d = instr(isa::kNumQueue - 1, j.index).dma;
+    j.started = true;
+    j.ready_at = now + cfg.dma_latency_cycles + cfg.dma_row_cycles * d.count1 * d.count2;
+  }
+
+  // Completes everything due at `now`; true when anything completed.
+  bool complete_due() {
+    bool any = false;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      auto& s = qs[q];
+      while (!s.inflight.empty() && s.inflight.front().complete <= now && result.status == CoreStatus::kDone) {
+        const InFlight f = s.inflight.front();
+        s.inflight.pop_front();
+        execute(q, f.index);
+        signal(q, f.index);
+        ++completed;
+        if (record) result.timeline.push_back({q, f.index, f.issue, f.start, f.complete});
+        any = true;
+      }
+    }
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      auto& fifo = dma[e];
+      while (!fifo.empty() && fifo.front().started && fifo.front().ready_at <= now &&
+             fifo.front().remaining <= 1e-6 && result.status == CoreStatus::kDone) {
+        const DmaJob j = fifo.front();
+        fifo.pop_front();
+        execute_dma(j.index);
+        signal(isa::kNumQueue - 1, j.index);
+        ++completed;
+        if (record) result.timeline.push_back({isa::kNumQueue - 1, j.index, j.issue, j.issue, now});
+        start_dma_front(e);
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  int dma_active() const {
+    int n = 0;
+    for (const auto& f : dma)
+      if (!f.empty() && f.front().started && f.front().ready_at <= now && f.front().remaining > 1e-6) ++n;
+    return n;
+  }
+  double dma_rate(int active) const {
+    return std::min(cfg.dma_engine_bytes_per_cycle, cfg.hbm_bytes_per_cycle / std::max(active, 1));
+  }
+
+  uint64_t next_event() const {
+    uint64_t next = kNever;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const auto& s = qs[q];
+      if (!s.inflight.empty()) next = std::min(next, std::max(s.inflight.front().complete, now + 1));
+      if (s.pc < prog.queues[q].size() && !s.blocked) {
+        const uint64_t at = std::max(s.ready, s.wake);
+        if (at > now) next = std::min(next, at);
+      }
+    }
+    const int active = dma_active();
+    for (const auto& f : dma) {
+      if (f.empty() || !f.front().started) continue;
+      const DmaJob& j = f.front();
+      if (j.ready_at > now) {
+        next = std::min(next, j.ready_at);
+      } else {
+        const double cycles = j.remaining / dma_rate(active);
+        next = std::min(next, now + std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(cycles - 1e-9))));
+      }
+    }
+    return next;
+  }
+
+  void advance_dma(uint64_t to) {
+    const int active = dma_active();
+    if (!active) return;
+    const double moved = dma_rate(active) * static_cast<double>(to - now);
+    for (auto& f : dma) {
+      if (f.empty() || !f.front().started || f.front().ready_at > now) continue;
+      DmaJob& j = f.front();
+      j.remaining = std::max(0.0, j.remaining - moved);
+      if (j.remaining < 1e-6) j.remaining = 0;
+    }
+    result.dma_busy_cycles += to - now;
+  }
+
+  bool all_done() const {
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      if (qs[q].pc < prog.queues[q].size() || !qs[q].inflight.empty()) return false;
+    for (const auto& f : dma)
+      if (!f.empty()) return false;
+    return true;
+  }
+
+  std::string deadlock_report() const {
+    std::string s = fmt::format("deadlock at cycle {}: nothing is in flight that could signal", now);
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const auto& st = qs[q];
+      if (st.pc >= prog.queues[q].size()) continue;
+      const CoreInstr& in = instr(q, st.pc);
+      s += fmt::format("\n  {} waits at instruction {} ({}: {}) for semaphore {} >= {} (it is {})",
+                       queue_name(static_cast<isa::Queue>(q)), st.pc, in.loc.str(),
+                       opcode_info(in.opcode)->name, prog.sem_name(in.wait_sem), in.wait_value,
+                       sems[in.wait_sem]);
+    }
+    return s;
+  }
+
+  CoreResult run() {
+    const size_t total = prog.instructions();
+    uint64_t next_progress = progress_every;
+    for (;;) {
+      bool changed = true;
+      while (changed && result.status == CoreStatus::kDone) {
+        changed = complete_due();
+        for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
+          while (try_issue(q)) changed = true;
+      }
+      if (result.status != CoreStatus::kDone || all_done()) break;
+      const uint64_t next = next_event();
+      if (next == kNever) {
+        result.status = CoreStatus::kDeadlock;
+        result.message = deadlock_report();
+        break;
+      }
+      if (next > cfg.watchdog_cycles) {
+        result.status = CoreStatus::kWatchdog;
+        result.message = fmt::format("watchdog: no completion before cycle {} ({} of {} instructions done)",
+                                     cfg.watchdog_cycles, completed, total);
+        break;
+      }
+      advance_dma(next);
+      now = next;
+      if (progress && now >= next_progress) {
+        progress(now, completed, total);
+        next_progress = now + progress_every;
+      }
+    }
+    result.cycles = now;
+    result.te_macs = te.macs();
+    result.semaphores = sems;
+    return std::move(result);
+  }
+
+  const CoreConfig cfg;
+  const Program& prog;
+  SparseMemory& hbm;
+  TensorEngine te;
+  VeConfig ve_cfg, se_cfg;
+  VeMemory mem;
+  std::array<uint32_t, kNumSemaphores> sems{};
+  std::array<QueueState, isa::kNumQueue> qs{};
+  std::vector<std::deque<DmaJob>> dma;
+  uint64_t now = 0;
+  size_t completed = 0;
+  bool record = false;
+  // tensor-engine timing
+  uint64_t ls_free = 0, stream_free = 0, ls_count = 0;
+  uint64_t ls_done[2] = {0, 0}, weight_bank_release[2] = {0, 0};
+  int current_bank = 0;
+  uint32_t te_dirty_banks = 0;
+  bool ve_psum_dirty = false;
+  uint64_t progress_every = 0;
+  std::function<void(uint64_t, size_t, size_t)> progress;
+  CoreResult result;
+};
+
+CoreModel::CoreModel(const CoreConfig& cfg, const Program& program)
+    : impl_(std::make_unique<Impl>(cfg, program, hbm_)) {}
+CoreModel::~CoreModel() = default;
+
+void CoreModel::on_progress(uint64_t every, std::function<void(uint64_t, size_t, size_t)> f) {
+  impl_->progress_every = every;
+  impl_->progress = std::move(f);
+}
+
+Sbuf& CoreModel::sbuf() { return impl_->mem.sbuf; }
+const TensorEngine& CoreModel::tensor_engine() const { return impl_->te; }
+
+CoreResult CoreModel::run() {
+  impl_->record = record_;
+  return impl_->run();
+}
+
+std::vector<uint8_t> CoreModel::tensor_bytes(const TensorDecl& t) {
+  std::vector<uint8_t> out;
+  if (t.hbm) {
+    out.resize(t.bytes());
+    hbm_.read_block(t.addr, out.data(), out.size());
+    return out;
+  }
+  const uint64_t per = t.bytes();
+  out.reserve(per * t.shape[0]);
+  for (int64_t p = 0; p < t.shape[0]; ++p)
+    for (uint64_t b = 0; b < per; ++b)
+      out.push_back(static_cast<uint8_t>(sbuf().read(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr + b), 1)));
+  return out;
+}
+
+void CoreModel::write_tensor(const TensorDecl& t, const std::vector<uint8_t>& bytes) {
+  if (t.hbm) return hbm_.write_block(t.addr, bytes.data(), bytes.size());
+  const uint64_t per = t.bytes();
+  for (int64_t p = 0; p < t.shape[0]; ++p)
+    for (uint64_t b = 0; b < per; ++b)
+      sbuf().write(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr + b), 1, bytes[p * per + b]);
+}
+
+void CoreModel::load_tensors() {
+  for (const auto& t : impl_->prog.tensors)
+    if (t.init != TensorInit::kNone) write_tensor(t, tensor_init_bytes(t));
+}
+
+}  // namespace ncore::model

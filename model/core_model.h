@@ -1,0 +1,140 @@
+#pragma once
+// The golden NeuronCore: four instruction queues (pe, act, dve, sp), each with its own
+// sequencer, 32 semaphores, the tensor, vector and scalar engines' golden models over one
+// SBUF and one PSUM, and 16 DMA engines over a sparse HBM. It executes a Program with the
+// engines' exact numerics and an event-driven timing model (model/README.md, "Core timing").
+//
+// Semantics:
+//   - Each queue issues in order. An instruction with a wait issues once semaphore
+//     wait_sem >= wait_value (a wait does not consume). Its signal is applied when it completes.
+//   - pe, act and dve complete in order: an instruction's effects (its writes, and its signal)
+//     appear at its completion, after those of every earlier instruction of its queue. A nop's
+//     signal therefore marks everything before it in its queue as done.
+//   - sp hands each dma_copy to DMA engine `queue` (16 of them, in order each); the dma_copy's
+//     signal fires when that descriptor's data has landed. A nop on sp signals at issue.
+//   - The first refusal (an engine refuses its instruction, a semaphore overflows, an illegal
+//     word) stops the core with an error status naming the instruction.
+//   - When nothing is in flight and a queue still waits on a semaphore, the run ends as a
+//     deadlock naming every waiting queue, the instruction, the semaphore and both values.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "model/program.h"
+#include "model/tensor_engine.h"
+#include "model/vector_engine.h"
+
+namespace ncore::model {
+
+struct CoreConfig {
+  TensorEngineConfig te;            // 128 x 128, 8 PSUM banks of 512 words
+  int lanes = 128;                  // vector and scalar engine lanes
+  int dma_engines = 16;
+  uint64_t hbm_bytes = uint64_t{1} << 32;  // the core's HBM window (sparse)
+  double clock_ghz = 2.4;           // the one core clock (the tensor engine's, hardware.md)
+  // Timing model of the golden core (the RTL core gives exact cycles):
+  double dma_engine_bytes_per_cycle = 12.0;  // ~27 GiB/s per DMA engine at 2.4 GHz
+  double hbm_bytes_per_cycle = 151.0;        // the core's share: 2.9 TB/s / 8 at 2.4 GHz
+  uint64_t dma_latency_cycles = 256;         // descriptor accepted -> first byte
+  uint64_t dma_row_cycles = 8;               // per contiguous row (descriptor processing)
+  uint64_t dependency_cycles = 100;          // a satisfied wait -> issue (hardware.md's ~100)
+  uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
+};
+
+enum class CoreStatus : uint8_t { kDone = 0, kError = 1, kDeadlock = 2, kWatchdog = 3 };
+std::string_view core_status_name(CoreStatus s);
+
+// Error status codes (the RTL core raises the same).
+enum class CoreError : uint8_t {
+  kNone = 0,
+  kDecode = 1,        // an illegal instruction word (opcode, queue, reserved bits, sig_op)
+  kTensor = 2,        // the tensor engine refused an instruction
+  kVector = 3,        // the vector engine refused
+  kScalar = 4,        // the scalar engine refused
+  kDma = 5,           // a DMA descriptor was refused
+  kSemOverflow = 6,   // an increment past 65535
+};
+std::string_view core_error_name(CoreError e);
+
+struct QueueStats {
+  uint64_t instructions = 0;
+  uint64_t busy_cycles = 0;   // cycles its engine worked (pe: array streaming; sp: any DMA busy)
+  uint64_t wait_cycles = 0;   // cycles its head waited on a semaphore
+};
+
+struct InstrTiming {
+  int queue = 0;
+  size_t index = 0;
+  uint64_t issue = 0, start = 0, complete = 0;
+};
+
+struct CoreResult {
+  CoreStatus status = CoreStatus::kDone;
+  CoreError error = CoreError::kNone;
+  std::string message;        // error or deadlock report, "" when done
+  uint64_t cycles = 0;        // until the last completion
+  std::array<QueueStats, isa::kNumQueue> queues{};
+  uint64_t te_macs = 0;
+  uint64_t dma_bytes = 0;     // bytes moved by DMA (each byte once)
+  uint64_t dma_busy_cycles = 0;
+  std::array<uint32_t, kNumSemaphores> semaphores{};
+  std::vector<InstrTiming> timeline;  // when CoreModel::record_timeline(true)
+  double te_utilization(const CoreConfig& c) const;  // MACs / (cycles * rows * cols)
+  double hbm_gbps(const CoreConfig& c) const;         // DMA bytes per simulated second / 1e9
+  double microseconds(const CoreConfig& c) const { return cycles / (c.clock_ghz * 1e3); }
+};
+
+// Sparse byte-addressed memory (64 KiB pages, zero until written).
+class SparseMemory {
+ public:
+  uint8_t read(uint64_t addr) const;
+  void write(uint64_t addr, uint8_t v);
+  void read_block(uint64_t addr, uint8_t* out, size_t n) const;
+  void write_block(uint64_t addr, const uint8_t* in, size_t n);
+
+ private:
+  static constexpr uint64_t kPage = 65536;
+  std::unordered_map<uint64_t, std::vector<uint8_t>> pages_;
+};
+
+class CoreModel {
+ public:
+  CoreModel(const CoreConfig& cfg, const Program& program);
+  ~CoreModel();
+
+  // Fills every tensor with an init= from its declaration (deterministic from its seed).
+  void load_tensors();
+  void record_timeline(bool on) { record_ = on; }
+  // Called every `every` simulated cycles with (cycle, instructions completed, total).
+  void on_progress(uint64_t every, std::function<void(uint64_t, size_t, size_t)> f);
+
+  CoreResult run();
+
+  // State, for checks and co-simulation.
+  SparseMemory& hbm() { return hbm_; }
+  const SparseMemory& hbm() const { return hbm_; }
+  Sbuf& sbuf();
+  const TensorEngine& tensor_engine() const;
+  // The tensor's bytes: HBM in address order; SBUF partition by partition.
+  std::vector<uint8_t> tensor_bytes(const TensorDecl& t);
+  void write_tensor(const TensorDecl& t, const std::vector<uint8_t>& bytes);
+
+ private:
+  struct Impl;
+  SparseMemory hbm_;  // before impl_, which keeps a reference to it
+  std::unique_ptr<Impl> impl_;
+  bool record_ = false;
+};
+
+// FNV-1a over bytes: the checksum `ncore run` prints per output tensor.
+uint64_t fnv1a(const std::vector<uint8_t>& bytes);
+// The initial bit patterns of a tensor: random finite values in [-1, 1) (floats) or small
+// integers, from the seed; ramp: element i holds i converted to the type.
+std::vector<uint8_t> tensor_init_bytes(const TensorDecl& t);
+
+}  // namespace ncore::model

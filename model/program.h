@@ -1,0 +1,98 @@
+#pragma once
+// A NeuronCore program: one instruction stream per queue, named tensors with their initial
+// data, and named semaphores. Made by the assembler (text, model/assembler.cpp) or by
+// ProgramBuilder (C++); both produce the same instruction words for the same program.
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/core_isa.h"
+#include "model/error.h"
+
+namespace ncore::model {
+
+inline constexpr uint64_t kSbufPartitionStride = 229376;  // DMA address of partition p: p * this
+
+enum class TensorInit : uint8_t { kNone, kZero, kRandom, kRamp };
+
+// A named region. HBM tensors are byte ranges; SBUF tensors are `shape[0]` partitions from
+// `partition` with the rest of the shape along the free axis of each, at byte offset `addr`.
+struct TensorDecl {
+  std::string name;
+  bool hbm = true;
+  uint64_t addr = 0;
+  int partition = 0;
+  DType dtype = DType::kBf16;
+  std::vector<int64_t> shape;
+  TensorInit init = TensorInit::kNone;
+  uint64_t seed = 1;
+  bool output = false;  // reported (checksum) and compared in co-simulation
+  SourceLoc loc;
+  uint64_t elements() const;
+  uint64_t bytes() const;  // HBM: elements * size; SBUF: per partition
+};
+
+struct Program {
+  std::string name;
+  std::array<std::vector<CoreInstr>, isa::kNumQueue> queues;
+  std::vector<TensorDecl> tensors;
+  std::array<std::string, kNumSemaphores> sem_names;  // "" for unnamed
+  std::array<uint32_t, kNumSemaphores> sem_init{};
+  size_t instructions() const;
+  const TensorDecl* tensor(std::string_view name) const;
+  std::string sem_name(int s) const;  // its name, or "s<N>"
+};
+
+// An error in a program's text: "file:line:col: what was expected, what was found".
+class AsmError : public Error {
+ public:
+  AsmError(const std::string& file, int line, int col, const std::string& what);
+  int line, col;
+};
+
+Program assemble(std::string_view text, const std::string& file);
+Program assemble_file(const std::string& path);
+
+// Builds programs in C++. Every push returns a handle for the header fields.
+class ProgramBuilder {
+ public:
+  explicit ProgramBuilder(std::string name = "built") { prog_.name = std::move(name); }
+
+  class Ref {
+   public:
+    Ref(Program* p, isa::Queue q, size_t i) : prog_(p), q_(q), i_(i) {}
+    Ref& wait(int sem, uint32_t value);
+    Ref& signal(int sem, uint32_t increment = 1);
+    Ref& set(int sem, uint32_t value);
+    Ref& tag(uint8_t t);
+    CoreInstr& instr() { return prog_->queues[static_cast<int>(q_)][i_]; }
+
+   private:
+    Program* prog_;
+    isa::Queue q_;
+    size_t i_;
+  };
+
+  int semaphore(const std::string& name, uint32_t init = 0);
+  void tensor(const TensorDecl& t);
+  Ref push(isa::Queue q, CoreInstr in);
+  Ref nop(isa::Queue q);
+  Ref pe(const TeInstruction& t);
+  Ref dve(const VeInstruction& v);  // opcode from v.opcode
+  Ref act(const VeInstruction& v);
+  Ref dma(const DmaDescriptor& d, int dma_queue);
+  const Program& program() const { return prog_; }
+  Program take() { return std::move(prog_); }
+
+ private:
+  Program prog_;
+  int next_sem_ = 0;
+};
+
+isa::Opcode opcode_of(const VeInstruction& v);
+isa::Opcode opcode_of(const TeInstruction& t);
+
+}  // namespace ncore::model

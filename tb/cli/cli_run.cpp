@@ -1,0 +1,197 @@
+// ncore run / asm / disasm: NeuronCore programs. `run` executes a program on the golden core
+// and prints cycles, per-engine utilization, HBM bandwidth and output checksums; `asm` lists
+// the assembled program (or its instruction words); `disasm` decodes words back to assembly.
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/core_model.h"
+#include "model/error.h"
+#include "model/program.h"
+#include "tb/cli/commands.h"
+
+namespace ncore::cli {
+namespace {
+
+struct RunOptions {
+  std::string program, engine = "golden", waves;
+  uint64_t seed = 0, wave_from = 0, wave_to = ~0ull;
+  bool json = false, timeline = false;
+};
+
+std::string word_hex(const isa::Word& w) {
+  std::string s;
+  for (int i = isa::kWordU64 - 1; i >= 0; --i) s += fmt::format("{:016x}", w[i]);
+  return s;
+}
+
+int run_program(const RunOptions& o) {
+  if (o.engine != "golden")
+    throw Error(fmt::format("--engine {}: the RTL NeuronCore top is not built yet (rtl/core holds only "
+                            "the generated ISA package); use --engine golden", o.engine));
+  model::Program prog = model::assemble_file(o.program);
+  if (o.seed)
+    for (auto& t : prog.tensors) t.seed = model::SplitMix64(t.seed ^ (o.seed * 0x9E3779B97F4A7C15ull)).next();
+  model::CoreConfig cfg;
+  model::CoreModel core(cfg, prog);
+  core.load_tensors();
+  core.record_timeline(o.timeline);
+  const bool tty = isatty(fileno(stderr)) && !o.json;
+  if (tty)
+    core.on_progress(1'000'000, [](uint64_t cycle, size_t done, size_t total) {
+      fmt::print(stderr, "\r[run] cycle {:>12}  {}/{} instructions", cycle, done, total);
+    });
+  const model::CoreResult r = core.run();
+  if (tty) fmt::print(stderr, "\r{:60}\r", "");
+
+  nlohmann::json j;
+  j["program"] = o.program;
+  j["engine"] = o.engine;
+  j["status"] = std::string(model::core_status_name(r.status));
+  j["error"] = std::string(model::core_error_name(r.error));
+  j["message"] = r.message;
+  j["cycles"] = r.cycles;
+  j["microseconds"] = r.microseconds(cfg);
+  j["clock_ghz"] = cfg.clock_ghz;
+  j["instructions"] = prog.instructions();
+  j["te_macs"] = r.te_macs;
+  j["te_utilization"] = r.te_utilization(cfg);
+  j["hbm_bytes"] = r.dma_bytes;
+  j["hbm_gbps"] = r.hbm_gbps(cfg);
+  for (int q = 0; q < isa::kNumQueue; ++q) {
+    const auto& s = r.queues[q];
+    const uint64_t busy = q == static_cast<int>(isa::Queue::kSp) ? r.dma_busy_cycles : s.busy_cycles;
+    j["queues"][isa::kQueueNames[q]] = {
+        {"instructions", s.instructions}, {"busy_cycles", busy},
+        {"utilization", r.cycles ? static_cast<double>(busy) / r.cycles : 0.0},
+        {"wait_cycles", s.wait_cycles}};
+  }
+  for (const auto& t : prog.tensors)
+    if (t.output) j["outputs"][t.name] = fmt::format("{:016x}", model::fnv1a(core.tensor_bytes(t)));
+  if (o.timeline)
+    for (const auto& e : r.timeline)
+      j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("program       {} ({} instructions: pe {}, act {}, dve {}, sp {})\n", o.program,
+               prog.instructions(), prog.queues[0].size(), prog.queues[1].size(), prog.queues[2].size(),
+               prog.queues[3].size());
+    fmt::print("engine        {}\n", o.engine);
+    fmt::print("status        {}\n", model::core_status_name(r.status));
+    fmt::print("cycles        {} ({:.2f} us at {} GHz)\n", r.cycles, r.microseconds(cfg), cfg.clock_ghz);
+    fmt::print("\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const auto& s = j["queues"][isa::kQueueNames[q]];
+      fmt::print("| {}{} | {} | {} | {:.1f}% | {} |\n", isa::kQueueNames[q], q == 3 ? " (DMA)" : "",
+                 s["instructions"].get<uint64_t>(), s["busy_cycles"].get<uint64_t>(),
+                 100.0 * s["utilization"].get<double>(), s["wait_cycles"].get<uint64_t>());
+    }
+    fmt::print("\ntensor engine {} MACs, {:.1f}% of PE-cycles\n", r.te_macs, 100.0 * r.te_utilization(cfg));
+    fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", r.dma_bytes, r.hbm_gbps(cfg));
+    if (j.contains("outputs"))
+      for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
+  }
+  if (r.status != model::CoreStatus::kDone) {
+    std::fflush(stdout);
+    fmt::print(stderr, "ncore run: {}\n", r.message);
+    return 1;
+  }
+  return 0;
+}
+
+void list_program(const std::string& path, bool hex) {
+  const model::Program prog = model::assemble_file(path);
+  for (int q = 0; q < isa::kNumQueue; ++q) {
+    if (prog.queues[q].empty()) continue;
+    fmt::print(".queue {}\n", isa::kQueueNames[q]);
+    for (size_t i = 0; i < prog.queues[q].size(); ++i) {
+      const auto& in = prog.queues[q][i];
+      if (hex)
+        fmt::print("{}\n", word_hex(model::encode(in)));
+      else
+        fmt::print("  {:<100} # {} [{}]\n", model::disassemble(in), in.loc.str(), i);
+    }
+  }
+}
+
+// One word per line (256 hex digits); `.queue NAME` lines switch queues. Illegal words are
+// reported with their line and the decoder's reason; the run fails if any was illegal.
+int disassemble_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open", path));
+  std::string line;
+  int lineno = 0, bad = 0;
+  isa::Queue q = isa::Queue::kPe;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const auto hash = line.find('#');
+    if (hash != std::string::npos) line.resize(hash);
+    while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.pop_back();
+    if (line.empty()) continue;
+    if (line.rfind(".queue ", 0) == 0) {
+      const std::string name = line.substr(7);
+      bool found = false;
+      for (int k = 0; k < isa::kNumQueue; ++k)
+        if (name == isa::kQueueNames[k]) q = static_cast<isa::Queue>(k), found = true;
+      if (!found) throw Error(fmt::format("{}:{}: expected a queue (pe, act, dve, sp), found '{}'", path, lineno, name));
+      fmt::print(".queue {}\n", name);
+      continue;
+    }
+    if (line.size() != isa::kWordBits / 4 || line.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos)
+      throw Error(fmt::format("{}:{}: expected {} hex digits, found {} characters", path, lineno, isa::kWordBits / 4, line.size()));
+    isa::Word w{};
+    for (int i = 0; i < isa::kWordU64; ++i)
+      w[isa::kWordU64 - 1 - i] = std::stoull(line.substr(static_cast<size_t>(i) * 16, 16), nullptr, 16);
+    model::CoreInstr instr;
+    std::string why;
+    const auto e = model::decode(w, q, &instr, &why);
+    if (e != model::DecodeError::kNone) {
+      fmt::print("  # {}:{}: illegal word: {}: {}\n", path, lineno, model::decode_error_name(e), why);
+      ++bad;
+    } else {
+      fmt::print("  {}\n", model::disassemble(instr));
+    }
+  }
+  return bad ? 1 : 0;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app) {
+  auto o = std::make_shared<RunOptions>();
+  auto* run = app.add_subcommand("run", "run a NeuronCore program (assembly) on the core");
+  run->add_option("program", o->program, "program file (.s)")->required();
+  run->add_option("--engine", o->engine, "golden (the RTL core and co-simulation are not built yet)");
+  run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
+  run->add_flag("--json", o->json, "print JSON");
+  run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
+  run->callback([o] {
+    const int rc = run_program(*o);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  auto path = std::make_shared<std::string>();
+  auto hex = std::make_shared<bool>(false);
+  auto* as = app.add_subcommand("asm", "assemble a program and list it (or its instruction words)");
+  as->add_option("program", *path, "program file (.s)")->required();
+  as->add_flag("--hex", *hex, "print the 1024-bit words, one per line (the disasm input)");
+  as->callback([path, hex] { list_program(*path, *hex); });
+
+  auto words = std::make_shared<std::string>();
+  auto* dis = app.add_subcommand("disasm", "decode instruction words (ncore asm --hex output)");
+  dis->add_option("file", *words, "hex words, one per line, with .queue lines")->required();
+  dis->callback([words] {
+    const int rc = disassemble_file(*words);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace ncore::cli
