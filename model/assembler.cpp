@@ -95,9 +95,36 @@ class Assembler {
       as.fail(col0 + static_cast<int>(pos), what);
     }
     int64_t parse_all() {
-      const int64_t v = sum();
+      const int64_t v = logic();
       skip();
       if (pos != s.size()) fail(fmt::format("expected an operator or the end of '{}', found '{}'", s, s.substr(pos)));
+      return v;
+    }
+    bool eat(const char* op) {
+      skip();
+      const size_t n = std::strlen(op);
+      if (s.compare(pos, n, op) != 0) return false;
+      // '<' must not eat the first character of '<=' (likewise '>'), nor '=' of '=='.
+      if (n == 1 && pos + 1 < s.size() && s[pos + 1] == '=') return false;
+      pos += n;
+      return true;
+    }
+    int64_t logic() {
+      int64_t v = compare();
+      for (;;) {
+        if (eat("&&")) v = (compare() != 0) && v;
+        else if (eat("||")) v = (compare() != 0) || v;
+        else return v;
+      }
+    }
+    int64_t compare() {
+      const int64_t v = sum();
+      if (eat("==")) return v == sum();
+      if (eat("!=")) return v != sum();
+      if (eat("<=")) return v <= sum();
+      if (eat(">=")) return v >= sum();
+      if (eat("<")) return v < sum();
+      if (eat(">")) return v > sum();
       return v;
     }
     int64_t sum() {
@@ -144,7 +171,7 @@ class Assembler {
       if (pos >= s.size()) fail(fmt::format("expected a number or a name, found the end of '{}'", s));
       if (s[pos] == '(') {
         ++pos;
-        const int64_t v = sum();
+        const int64_t v = logic();
         skip();
         if (pos >= s.size() || s[pos] != ')') fail("expected ')'");
         ++pos;
@@ -209,8 +236,32 @@ class Assembler {
         continue;
       }
       if (tokens[0].text == ".endr") fail(tokens[0].col, "'.endr' without '.rept'");
+      if (tokens[0].text == ".if") {
+        if (tokens.size() != 2) fail(tokens[0].col, "expected '.if EXPR' (no spaces in EXPR, or parenthesise it)");
+        const auto [els, endif] = find_else_endif(i);
+        const bool cond = eval(tokens[1].text, tokens[1].col) != 0;
+        if (cond) block(i + 1, els >= 0 ? els : endif);
+        else if (els >= 0) block(els + 1, endif);
+        i = endif;
+        continue;
+      }
+      if (tokens[0].text == ".else" || tokens[0].text == ".endif")
+        fail(tokens[0].col, fmt::format("'{}' without '.if'", tokens[0].text));
       statement(tokens);
     }
+  }
+
+  // The matching .else (-1 if none) and .endif of the .if on line `open`.
+  std::pair<int, int> find_else_endif(int open) {
+    int depth = 0, els = -1;
+    for (int j = open + 1; j < static_cast<int>(lines_.size()); ++j) {
+      auto t = tokenize(lines_[j]);
+      if (t.empty()) continue;
+      if (t[0].text == ".if") ++depth;
+      if (t[0].text == ".else" && depth == 0) els = j;
+      if (t[0].text == ".endif" && depth-- == 0) return {els, j};
+    }
+    fail(1, "'.if' without a matching '.endif'");
   }
 
   int find_endr(int open) {
@@ -424,8 +475,11 @@ class Assembler {
       const int s = std::stoi(name.substr(1));
       if (s < kNumSemaphores) return s;
     }
-    fail(col, fmt::format("expected a semaphore (declared with .sem, or s0..s{}), found '{}'",
-                          kNumSemaphores - 1, name));
+    const int64_t s = eval(name, col);  // an expression over .sem names, e.g. dma0+e
+    if (s < 0 || s >= kNumSemaphores)
+      fail(col, fmt::format("expected a semaphore (declared with .sem, s0..s{}, or an expression), found '{}' = {}",
+                            kNumSemaphores - 1, name, s));
+    return static_cast<int>(s);
   }
 
   // "NAME>=EXPR" (wait), "NAME+=EXPR" or "NAME=EXPR" (signal)

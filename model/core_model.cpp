@@ -322,7 +322,9 @@ struct CoreModel::Impl {
     DmaJob& j = fifo.front();
     const DmaDescriptor& d = instr(isa::kNumQueue - 1, j.index).dma;
     j.started = true;
-    j.ready_at = now + cfg.dma_latency_cycles + cfg.dma_row_cycles * d.count1 * d.count2;
+    // The latency runs from issue, so it overlaps the previous descriptor's transfer; the
+    // per-row processing does not.
+    j.ready_at = std::max(now, j.issue + cfg.dma_latency_cycles) + cfg.dma_row_cycles * d.count1 * d.count2;
   }
 
   // Completes everything due at `now`; true when anything completed.
