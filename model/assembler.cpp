@@ -630,7 +630,7 @@ class Assembler {
   }
 
   void scalar(const std::string& f, const std::string& v, int col, const isa::OpcodeInfo& info, isa::Word& w, Pending& p) {
-    set_field(w, info, f + "_per_partition", 0, col);
+    if (v.rfind("bits:", 0) != 0) set_field(w, info, f + "_per_partition", 0, col);
     if (v.rfind("sbuf:", 0) == 0) {
       set_field(w, info, f + "_per_partition", 1, col);
       return set_field(w, info, f, eval(v.substr(5), col + 5), col + 5);

@@ -297,12 +297,21 @@ std::string disassemble(const CoreInstr& in) {
   if (!info) return fmt::format("# illegal opcode 0x{:02x}", int(in.opcode));
   std::string s = info->name;
   const isa::Word w = encode(in);
+  // Fields are printed where they differ from the assembler's defaults (an instruction of the
+  // opcode built from default-constructed engine instructions).
+  CoreInstr blank;
+  blank.opcode = in.opcode;
+  blank.ve.opcode = in.ve.opcode;
+  const isa::Word def = encode(blank);
   const auto& f = format_info(info->format);
   for (int i = 0; i < f.field_count; ++i) {
     const auto& field = f.fields[i];
     const uint64_t v = isa::get_bits(w, field.lsb, field.width);
-    if (v == 0) continue;
-    if (field.is_signed)
+    if (v == isa::get_bits(def, field.lsb, field.width)) continue;
+    const std::string_view name = field.name;
+    if (name == "s0" || name == "s1")
+      s += fmt::format(" {}=bits:{:#x}", name, v);  // raw bits, not a number to convert
+    else if (field.is_signed)
       s += fmt::format(" {}={}", field.name, isa::sign_extend(v, field.width));
     else
       s += fmt::format(" {}={:#x}", field.name, v);
