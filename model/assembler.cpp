@@ -45,6 +45,7 @@ std::vector<Token> tokenize(const std::string& line) {
     if (c == ')' || c == ']') depth = std::max(0, depth - 1);
     cur.text += c;
   }
+  if (!cur.text.empty()) out.push_back(cur);  // an unclosed bracket: the expression reports it
   return out;
 }
 
@@ -452,8 +453,7 @@ class Assembler {
     if (!queue_allows(*queue_, info->opcode))
       fail(t[0].col, fmt::format("{} cannot go in the {} queue (it belongs to {})", mn,
                                  queue_name(*queue_), queues_of(*info)));
-    in.opcode = info->opcode;
-    if (info->format == isa::Format::kVe) in.ve.opcode = static_cast<VeOpcode>(static_cast<int>(info->opcode) & 7);
+    in = default_instr(info->opcode);
     isa::Word w = encode(in);
     Pending s[2];
     for (size_t i = 1; i < t.size(); ++i) argument(t[i], *info, w, in, s);
@@ -475,6 +475,8 @@ class Assembler {
       const int s = std::stoi(name.substr(1));
       if (s < kNumSemaphores) return s;
     }
+    if (!name.empty() && is_ident_start(name[0]) && std::all_of(name.begin(), name.end(), is_ident) && !lookup(name))
+      fail(col, fmt::format("expected a semaphore (declared with .sem, or s0..s{}), found '{}'", kNumSemaphores - 1, name));
     const int64_t s = eval(name, col);  // an expression over .sem names, e.g. dma0+e
     if (s < 0 || s >= kNumSemaphores)
       fail(col, fmt::format("expected a semaphore (declared with .sem, s0..s{}, or an expression), found '{}' = {}",

@@ -292,6 +292,14 @@ DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string
   return DecodeError::kNone;
 }
 
+CoreInstr default_instr(isa::Opcode op) {
+  CoreInstr in;
+  in.opcode = op;
+  if (format_of(op) == isa::Format::kVe) in.ve.opcode = static_cast<VeOpcode>(static_cast<int>(op) & 7);
+  if (op == isa::Opcode::kActivation) in.ve.scalar0.value = 0x3F800000u;  // scale 1.0
+  return in;
+}
+
 std::string disassemble(const CoreInstr& in) {
   const auto* info = opcode_info(in.opcode);
   if (!info) return fmt::format("# illegal opcode 0x{:02x}", int(in.opcode));
@@ -299,10 +307,7 @@ std::string disassemble(const CoreInstr& in) {
   const isa::Word w = encode(in);
   // Fields are printed where they differ from the assembler's defaults (an instruction of the
   // opcode built from default-constructed engine instructions).
-  CoreInstr blank;
-  blank.opcode = in.opcode;
-  blank.ve.opcode = in.ve.opcode;
-  const isa::Word def = encode(blank);
+  const isa::Word def = encode(default_instr(in.opcode));
   const auto& f = format_info(info->format);
   for (int i = 0; i < f.field_count; ++i) {
     const auto& field = f.fields[i];

@@ -66,6 +66,10 @@ isa::Word encode(const CoreInstr& in);
 // Decoding of a word found in queue q; on an error, `detail` says which bits and why.
 DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string* detail = nullptr);
 
+// The instruction an assembler line with no fields makes: the engine instructions' defaults,
+// except that activation's scale (s0) is 1.0.
+CoreInstr default_instr(isa::Opcode op);
+
 // One line of disassembly: the assembler's syntax, so that it assembles back to the same word.
 std::string disassemble(const CoreInstr& in);
 

@@ -235,4 +235,51 @@ TEST(Cli, VecBadArgumentsSayWhatWasExpected) {
   EXPECT_NE(mix.err.find("illegal (dtype)"), std::string::npos) << mix.err;
 }
 
+TEST(Cli, RunPrintsCyclesUtilizationAndOutputChecksums) {
+  const Result r = run(fmt::format("run {}/../programs/softmax.s --json", NCORE_TEST_DATA));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("\"status\": \"done\""), std::string::npos) << r.out;
+  for (const char* key : {"\"cycles\"", "\"te_utilization\"", "\"hbm_gbps\"", "\"act\"", "\"outputs\""})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key << "\n" << r.out;
+  // Re-seeding the inputs changes the output's checksum; the same seed gives the same one.
+  const Result a = run(fmt::format("run {}/../programs/softmax.s --seed 5", NCORE_TEST_DATA));
+  const Result b = run(fmt::format("run {}/../programs/softmax.s --seed 5", NCORE_TEST_DATA));
+  const Result c = run(fmt::format("run {}/../programs/softmax.s --seed 6", NCORE_TEST_DATA));
+  auto sum = [](const std::string& out) { return out.substr(out.find("fnv1a")); };
+  EXPECT_EQ(sum(a.out), sum(b.out));
+  EXPECT_NE(sum(a.out), sum(c.out));
+}
+
+TEST(Cli, RunReportsDeadlockAndBadPrograms) {
+  const std::string dead = ::testing::TempDir() + "ncore_dead.s";
+  std::ofstream(dead) << ".sem a\n.sem b\n.queue pe\nsem_wait a>=1\nsem_signal b\n"
+                         ".queue dve\nsem_wait b>=1\nsem_signal a\n";
+  const Result d = run("run " + dead);
+  EXPECT_EQ(d.exit_code, 1);
+  EXPECT_NE(d.err.find("deadlock at cycle 0"), std::string::npos) << d.err;
+  EXPECT_NE(d.err.find("pe waits at instruction 0 (" + dead + ":4:1: nop) for semaphore a >= 1 (it is 0)"), std::string::npos) << d.err;
+  EXPECT_NE(d.err.find("dve waits"), std::string::npos) << d.err;
+
+  const std::string bad = ::testing::TempDir() + "ncore_bad.s";
+  std::ofstream(bad) << "# a comment\n.queue pe\n  load_stationary k=128 m=1000\n";
+  const Result b = run("run " + bad);
+  EXPECT_EQ(b.exit_code, 1);
+  EXPECT_NE(b.err.find(bad + ":3:27: field m: expected an unsigned 9-bit value, found 1000"), std::string::npos) << b.err;
+}
+
+TEST(Cli, AsmHexDisassemblesBackAndIllegalWordsAreNamed) {
+  const std::string prog = ::testing::TempDir() + "ncore_asm.s";
+  std::ofstream(prog) << ".queue dve\ntensor_copy partitions=4 src0_ap=[[1,8]] dst=0x40 dst_ap=[[1,8]] tag=3\n";
+  const Result hex = run("asm --hex " + prog);
+  ASSERT_EQ(hex.exit_code, 0) << hex.err;
+  const std::string words = ::testing::TempDir() + "ncore_words.hex";
+  // The listing, then the same word with a reserved bit (the top one) set.
+  std::string line = hex.out.substr(hex.out.find('\n') + 1, 256);
+  std::ofstream(words) << hex.out << "8" << line.substr(1) << "\n";
+  const Result dis = run("disasm " + words);
+  EXPECT_EQ(dis.exit_code, 1);
+  EXPECT_NE(dis.out.find("tensor_copy partitions=0x4 src0_count0=0x8 dst_addr=0x40 dst_count0=0x8 tag=3"), std::string::npos) << dis.out;
+  EXPECT_NE(dis.out.find(":3: illegal word: IllegalReserved: bit 1023 is set"), std::string::npos) << dis.out;
+}
+
 }  // namespace
