@@ -186,7 +186,7 @@ VeInstruction ve_instr(const isa::VeFields& f, isa::Opcode op, uint8_t tag) {
 
 isa::DmaFields dma_fields(const DmaDescriptor& d, int queue) {
   isa::DmaFields f;
-  f.queue = fit("queue", queue, 4);
+  f.engine = fit("engine", queue, 4);
   f.to_hbm = d.to_hbm;
   f.last = d.last;
   f.hbm_addr = fit("hbm_addr", static_cast<int64_t>(d.hbm_addr), 32);
@@ -284,7 +284,7 @@ DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string
     case isa::Format::kDma: {
       const auto f = isa::unpack_dma(w);
       in.dma = dma_desc(f);
-      in.dma_queue = static_cast<int>(f.queue);
+      in.dma_queue = static_cast<int>(f.engine);
       break;
     }
     default: break;

@@ -32,3 +32,7 @@ set(NC_RTL_VECTOR
 set(NC_RTL_ACT
   ${CMAKE_CURRENT_LIST_DIR}/scalar/nc_act_pkg.sv
 )
+set(NC_RTL_CORE_ISA
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_decode.sv
+)

@@ -43,4 +43,6 @@ verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_p
   rtl/scalar/nc_act_pkg.sv tb/scalar/nc_act_probe.sv --top-module nc_act_probe
 verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
   tb/common/nc_fp_probe.sv --top-module nc_fp_probe
+verilator --lint-only -Wall rtl/common/lint.vlt rtl/core/nc_isa_pkg.sv rtl/core/nc_isa_decode.sv \
+  --top-module nc_isa_decode
 echo "lint: clean"

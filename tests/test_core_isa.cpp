@@ -215,7 +215,7 @@ TEST(Asm, BuilderMakesTheSameProgram) {
   const Program text = assemble(R"(
 .sem loaded
 .queue sp
-dma_copy queue=3 dir=hbm_to_sbuf hbm_addr=0x1000 sbuf_addr=0 bytes=256 count1=4 hbm_stride1=256 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
+dma_copy engine=3 dir=hbm_to_sbuf hbm_addr=0x1000 sbuf_addr=0 bytes=256 count1=4 hbm_stride1=256 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
 .queue pe
 nc_matmul dtype=bf16 k=4 m=8 n=64 stationary=0 moving=0x40 stride=2 psum_bank=1 wait=loaded>=1
 .queue act

@@ -72,7 +72,7 @@ enum class Opcode : uint8_t {
   kTranspose = 0x25,  // 32x32 transpose inside each quadrant
   kShuffle = 0x26,  // partition shuffle inside each quadrant
   kActivation = 0x27,  // func(src0 * s0 + s1), optional sum
-  kDmaCopy = 0x30,  // hand one descriptor to a DMA engine; completes when the DMA does
+  kDmaCopy = 0x30,  // hand one descriptor to DMA engine `engine`; completes when the DMA does
 };
 
 // One field of a format: bits [lsb, lsb + width) of the word. Array fields are listed
@@ -198,7 +198,7 @@ inline constexpr FieldInfo kVeFields[] = {
     {"acc_addr", 807, 18, false, "activation: SBUF byte address of the sum"},
 };
 inline constexpr FieldInfo kDmaFields[] = {
-    {"queue", 64, 4, false, "DMA engine (0..15) that runs it"},
+    {"engine", 64, 4, false, "DMA engine (0..15) that runs it"},
     {"to_hbm", 68, 1, false, "0 HBM -> SBUF, 1 SBUF -> HBM"},
     {"last", 69, 1, false, "ends a scatter/gather list: the instruction completes with it"},
     {"hbm_addr", 70, 32, false, "byte address"},
@@ -250,7 +250,7 @@ inline constexpr OpcodeInfo kOpcodes[] = {
     {"transpose", Opcode::kTranspose, Format::kVe, 0x4, "32x32 transpose inside each quadrant"},
     {"shuffle", Opcode::kShuffle, Format::kVe, 0x4, "partition shuffle inside each quadrant"},
     {"activation", Opcode::kActivation, Format::kVe, 0x2, "func(src0 * s0 + s1), optional sum"},
-    {"dma_copy", Opcode::kDmaCopy, Format::kDma, 0x8, "hand one descriptor to a DMA engine; completes when the DMA does"},
+    {"dma_copy", Opcode::kDmaCopy, Format::kDma, 0x8, "hand one descriptor to DMA engine `engine`; completes when the DMA does"},
 };
 
 // header: common to every instruction
@@ -456,7 +456,7 @@ inline void pack(Word& w, const VeFields& f) {
 
 // dma: one DMA descriptor: see model/dma.h
 struct DmaFields {
-  uint64_t queue{};
+  uint64_t engine{};
   uint64_t to_hbm{};
   uint64_t last{};
   uint64_t hbm_addr{};
@@ -471,7 +471,7 @@ struct DmaFields {
 };
 inline DmaFields unpack_dma(const Word& w) {
   DmaFields f;
-  f.queue = get_bits(w, 64, 4);
+  f.engine = get_bits(w, 64, 4);
   f.to_hbm = get_bits(w, 68, 1);
   f.last = get_bits(w, 69, 1);
   f.hbm_addr = get_bits(w, 70, 32);
@@ -486,7 +486,7 @@ inline DmaFields unpack_dma(const Word& w) {
   return f;
 }
 inline void pack(Word& w, const DmaFields& f) {
-  set_bits(w, 64, 4, static_cast<uint64_t>(f.queue));
+  set_bits(w, 64, 4, static_cast<uint64_t>(f.engine));
   set_bits(w, 68, 1, static_cast<uint64_t>(f.to_hbm));
   set_bits(w, 69, 1, static_cast<uint64_t>(f.last));
   set_bits(w, 70, 32, static_cast<uint64_t>(f.hbm_addr));

@@ -57,10 +57,10 @@
   .if c<9
     .rept e 16
       .if c<8
-        dma_copy queue=e dir=hbm_to_sbuf hbm_addr=B+(c*128+8*e)*ROW sbuf_addr=8*e*SBUF_PARTITION+B_sb+c*2048 bytes=1024 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION
-        dma_copy queue=e dir=hbm_to_sbuf hbm_addr=A+(c*128+8*e)*ROW sbuf_addr=8*e*SBUF_PARTITION+A_sb+c*2048 bytes=2048 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION signal=(dma0+e)+=1
+        dma_copy engine=e dir=hbm_to_sbuf hbm_addr=B+(c*128+8*e)*ROW sbuf_addr=8*e*SBUF_PARTITION+B_sb+c*2048 bytes=1024 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION
+        dma_copy engine=e dir=hbm_to_sbuf hbm_addr=A+(c*128+8*e)*ROW sbuf_addr=8*e*SBUF_PARTITION+A_sb+c*2048 bytes=2048 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION signal=(dma0+e)+=1
       .else
-        dma_copy queue=e dir=hbm_to_sbuf hbm_addr=B+8*e*ROW+1024 sbuf_addr=8*e*SBUF_PARTITION+B_sb+1024 bytes=1024 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION count2=8 hbm_stride2=128*ROW sbuf_stride2=2048 signal=(dma0+e)+=1
+        dma_copy engine=e dir=hbm_to_sbuf hbm_addr=B+8*e*ROW+1024 sbuf_addr=8*e*SBUF_PARTITION+B_sb+1024 bytes=1024 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION count2=8 hbm_stride2=128*ROW sbuf_stride2=2048 signal=(dma0+e)+=1
       .endif
     .endr
   .endif
@@ -74,7 +74,7 @@
 .rept t 16
   sem_wait out_ready>=t+1
   .rept e 16
-    dma_copy queue=e dir=sbuf_to_hbm hbm_addr=C+((t%8)*128+8*e)*ROW+(t/8)*1024 sbuf_addr=8*e*SBUF_PARTITION+C_sb+(t%2)*1024 bytes=1024 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION signal=(dma0+e)+=1
+    dma_copy engine=e dir=sbuf_to_hbm hbm_addr=C+((t%8)*128+8*e)*ROW+(t/8)*1024 sbuf_addr=8*e*SBUF_PARTITION+C_sb+(t%2)*1024 bytes=1024 count1=8 hbm_stride1=ROW sbuf_stride1=SBUF_PARTITION signal=(dma0+e)+=1
   .endr
   .rept e 16
     sem_wait (dma0+e)>=10+t

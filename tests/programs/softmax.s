@@ -22,10 +22,10 @@
 
 .queue sp
 .rept i 16
-  dma_copy queue=i dir=hbm_to_sbuf hbm_addr=X+i*8*1024 sbuf_addr=i*8*SBUF_PARTITION+x bytes=1024 count1=8 hbm_stride1=1024 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
+  dma_copy engine=i dir=hbm_to_sbuf hbm_addr=X+i*8*1024 sbuf_addr=i*8*SBUF_PARTITION+x bytes=1024 count1=8 hbm_stride1=1024 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
 .endr
 .rept i 16
-  dma_copy queue=i dir=sbuf_to_hbm hbm_addr=Y+i*8*1024 sbuf_addr=i*8*SBUF_PARTITION+y bytes=1024 count1=8 hbm_stride1=1024 sbuf_stride1=SBUF_PARTITION wait=scaled>=1
+  dma_copy engine=i dir=sbuf_to_hbm hbm_addr=Y+i*8*1024 sbuf_addr=i*8*SBUF_PARTITION+y bytes=1024 count1=8 hbm_stride1=1024 sbuf_stride1=SBUF_PARTITION wait=scaled>=1
 .endr
 
 .queue dve

@@ -1,0 +1,32 @@
+// First stage of a NeuronCore sequencer: checks an instruction word against the queue it sits
+// in and splits off the header. The checks and their order are model::decode()'s
+// (model/core_isa.cpp); test_isa_decode_rtl compares the two on random and corrupted words.
+module nc_isa_decode
+  import nc_isa_pkg::*;
+(
+  input  logic [InstrW-1:0] instr_i,
+  input  isa_queue_e        queue_i,
+  output logic [2:0]        err_o,    // 0 ok, 1 opcode, 2 queue, 3 reserved bit, 4 sig_op
+  output isa_header_t       header_o
+);
+  localparam int unsigned HeaderW = 64;  // bits [63:0] hold the header and its reserved bits
+
+  logic [7:0]        opcode;
+  logic [3:0]        queue_mask;
+  logic [InstrW-1:0] used_mask;
+
+  assign header_o   = isa_header_t'(instr_i[IsaHeaderBits-1:0]);
+  assign opcode     = instr_i[7:0];
+  assign queue_mask = isa_queue_mask(opcode);
+  // Header fields, then the opcode's payload from bit 64.
+  assign used_mask  = {{(InstrW-IsaHeaderBits){1'b0}}, {IsaHeaderBits{1'b1}}} |
+                      ((~({InstrW{1'b1}} << isa_payload_bits(opcode))) << HeaderW);
+
+  always_comb begin
+    if (queue_mask == 4'b0000)                        err_o = 3'd1;
+    else if (!queue_mask[queue_i])                    err_o = 3'd2;
+    else if ((instr_i & ~used_mask) != '0)            err_o = 3'd3;
+    else if (header_o.sig_op == 2'd3)                 err_o = 3'd4;
+    else                                              err_o = 3'd0;
+  end
+endmodule
