@@ -88,3 +88,11 @@ echo
 echo "Every vector- and scalar-engine write above was compared with the golden model as it happened."
 echo "View a run: scripts/waves build/waves/<case>.fst (HBM runs: scripts/waves FILE hbm;"
 echo "vector/scalar-engine runs at 8 lanes: scripts/waves FILE vector_engine | scalar_engine)"
+
+# NeuronCore programs: the example kernels on the golden core (every engine's queue, semaphores,
+# DMA). The RTL core top is not built yet, so these run on the golden model only.
+printf '\n%-22s %8s %12s %9s %9s %10s  %s\n' "program (golden core)" "status" "cycles" "PE util" "HBM GB/s" "wait(pe)" "output checksum"
+for prog in tests/programs/gemm_bf16_1024.s tests/programs/softmax.s tests/programs/rmsnorm.s; do
+  out=$("$ncore" run "$prog" --json) || { echo "$out"; echo "FAILED: run $prog"; exit 1; }
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%-22s %8s %12d %8.1f%% %9.1f %10d  %s" % (sys.argv[2].split("/")[-1], d["status"], d["cycles"], 100*d["te_utilization"], d["hbm_gbps"], d["queues"]["pe"]["wait_cycles"], " ".join("%s=%s" % kv for kv in d["outputs"].items())))' "$out" "$prog"
+done
