@@ -155,6 +155,32 @@ sem_wait c>=5
   EXPECT_NE(r.message.find("act waits at instruction 1 (t.s:12:1: nop) for semaphore c >= 5 (it is 1)"), std::string::npos) << r.message;
 }
 
+TEST(Core, ANopSignalFencesEarlierInstructionsOfItsQueue) {
+  // pe: a matmul (its results land in PSUM a pipeline drain after it stops streaming), then a
+  // bare sem_signal; dve waits for it and copies the PSUM bank out. The signal may only fire
+  // once the matmul's results have landed, so dve must copy them, not the zeros before.
+  const Program p = assemble(R"(.sem done
+.queue pe
+nc_matmul dtype=bf16 k=16 m=16 n=64 stationary=0 moving=0x100 stride=2 psum_bank=3
+sem_signal done
+.queue dve
+tensor_copy partitions=16 src0=psum:3*PSUM_BANK src0_ap=[[1,64]] dst=0x1000 dst_ap=[[1,64]] wait=done>=1
+)",
+                             "t.s");
+  CoreModel core(CoreConfig{}, p);
+  for (int part = 0; part < 16; ++part)
+    for (uint32_t i = 0; i < 256; ++i)
+      core.sbuf().write(part, 2 * i, 2, to_bf16(float_to_bits(static_cast<float>((i + part) % 7 + 1))));
+  const CoreResult r = core.run();
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  for (int m = 0; m < 16; ++m)
+    for (int n = 0; n < 64; ++n) {
+      const uint32_t want = core.tensor_engine().psum(m, 3, n);
+      ASSERT_NE(want, 0u);
+      ASSERT_EQ(core.sbuf().read(m, 0x1000 + 4 * n, 4), want) << m << " " << n;
+    }
+}
+
 TEST(Core, SemaphoreOverflowStopsWithAnError) {
   const CoreResult r = run_text(".sem a 65535\n.queue dve\nsem_increment a+=1\n");
   ASSERT_EQ(r.status, CoreStatus::kError);
