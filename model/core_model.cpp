@@ -137,8 +137,14 @@ struct CoreModel::Impl {
     result.status = CoreStatus::kError;
     result.error = e;
     const CoreInstr& in = instr(q, i);
+    std::string text;
+    try {
+      text = disassemble(in);
+    } catch (const Error&) {
+      text = fmt::format("opcode 0x{:02x} (fields do not encode)", static_cast<int>(in.opcode));
+    }
     result.message = fmt::format("error {} at cycle {}: {} instruction {} at {}: {}: {}", core_error_name(e), now,
-                                 queue_name(static_cast<isa::Queue>(q)), i, in.loc.str(), disassemble(in), why);
+                                 queue_name(static_cast<isa::Queue>(q)), i, in.loc.str(), text, why);
   }
 
   void signal(int q, size_t i) {
@@ -236,6 +242,8 @@ struct CoreModel::Impl {
     }
     if (now < std::max(s.ready, s.wake)) return false;
     const isa::Queue queue = static_cast<isa::Queue>(q);
+    // A built program has not been through the assembler: check its word as the sequencer does.
+    if (!issue_checked(q, i)) return false;
     uint64_t start = now, complete = now;
     switch (format_of(in.opcode)) {
       case isa::Format::kTe: {
@@ -314,6 +322,20 @@ struct CoreModel::Impl {
     ++s.pc;
     ++result.queues[q].instructions;
     return true;
+  }
+
+  bool issue_checked(int q, size_t i) {
+    std::string why;
+    DecodeError e;
+    try {
+      e = decode(encode(instr(q, i)), static_cast<isa::Queue>(q), nullptr, &why);
+    } catch (const Error& err) {
+      e = DecodeError::kReserved;  // a field too wide for its bits
+      why = err.what();
+    }
+    if (e == DecodeError::kNone) return true;
+    raise(CoreError::kDecode, q, i, fmt::format("{}: {}", decode_error_name(e), why));
+    return false;
   }
 
   void start_dma_front(int e) {

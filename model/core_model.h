@@ -52,7 +52,8 @@ std::string_view core_status_name(CoreStatus s);
 // Error status codes (the RTL core raises the same).
 enum class CoreError : uint8_t {
   kNone = 0,
-  kDecode = 1,        // an illegal instruction word (opcode, queue, reserved bits, sig_op)
+  kDecode = 1,        // an illegal word (opcode, queue, reserved bits, sig_op, a field too wide):
+                      // checked at issue, since a built program has not been through the assembler
   kTensor = 2,        // the tensor engine refused an instruction
   kVector = 3,        // the vector engine refused
   kScalar = 4,        // the scalar engine refused

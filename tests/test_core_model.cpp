@@ -181,6 +181,32 @@ tensor_copy partitions=16 src0=psum:3*PSUM_BANK src0_ap=[[1,64]] dst=0x1000 dst_
     }
 }
 
+TEST(Core, AnIllegalBuiltInstructionStopsWithADecodeError) {
+  ProgramBuilder b;
+  b.nop(isa::Queue::kDve);
+  CoreInstr ls;
+  ls.opcode = isa::Opcode::kLoadStationary;
+  ls.te = load_stationary(DType::kBf16, 8, 8, 0, 2);
+  b.push(isa::Queue::kDve, ls);  // a tensor-engine instruction in the vector engine's queue
+  const Program p = b.take();
+  CoreModel core(CoreConfig{}, p);
+  const CoreResult r = core.run();
+  ASSERT_EQ(r.status, CoreStatus::kError);
+  EXPECT_EQ(r.error, CoreError::kDecode);
+  EXPECT_NE(r.message.find("dve instruction 1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("WrongQueue: load_stationary may not sit in the dve queue"), std::string::npos) << r.message;
+
+  ProgramBuilder wide;
+  VeInstruction v;
+  v.start_partition = 200;  // 7 bits
+  wide.dve(v);
+  const Program pw = wide.take();
+  CoreModel core2(CoreConfig{}, pw);
+  const CoreResult rw = core2.run();
+  ASSERT_EQ(rw.error, CoreError::kDecode);
+  EXPECT_NE(rw.message.find("start_partition: 200 does not fit in 7 bits"), std::string::npos) << rw.message;
+}
+
 TEST(Core, SemaphoreOverflowStopsWithAnError) {
   const CoreResult r = run_text(".sem a 65535\n.queue dve\nsem_increment a+=1\n");
   ASSERT_EQ(r.status, CoreStatus::kError);

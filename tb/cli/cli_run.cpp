@@ -20,8 +20,8 @@ namespace ncore::cli {
 namespace {
 
 struct RunOptions {
-  std::string program, engine = "golden", waves;
-  uint64_t seed = 0, wave_from = 0, wave_to = ~0ull;
+  std::string program, engine = "golden";
+  uint64_t seed = 0;
   bool json = false, timeline = false;
 };
 
