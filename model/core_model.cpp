@@ -28,6 +28,7 @@ std::string_view core_error_name(CoreError e) {
     case CoreError::kScalar: return "ScalarRefused";
     case CoreError::kDma: return "DmaRefused";
     case CoreError::kSemOverflow: return "SemOverflow";
+    case CoreError::kUnsupported: return "Unsupported";
   }
   return "?";
 }
@@ -136,6 +137,8 @@ struct CoreModel::Impl {
     if (result.status != CoreStatus::kDone) return;
     result.status = CoreStatus::kError;
     result.error = e;
+    result.error_queue = q;
+    result.error_index = i;
     const CoreInstr& in = instr(q, i);
     std::string text;
     try {

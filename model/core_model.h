@@ -59,6 +59,7 @@ enum class CoreError : uint8_t {
   kScalar = 4,        // the scalar engine refused
   kDma = 5,           // a DMA descriptor was refused
   kSemOverflow = 6,   // an increment past 65535
+  kUnsupported = 7,   // RTL core only: a vector/scalar-engine write to PSUM (not wired there)
 };
 std::string_view core_error_name(CoreError e);
 
@@ -78,6 +79,8 @@ struct CoreResult {
   CoreStatus status = CoreStatus::kDone;
   CoreError error = CoreError::kNone;
   std::string message;        // error or deadlock report, "" when done
+  int error_queue = 0;        // kError: the queue and index of the instruction
+  size_t error_index = 0;
   uint64_t cycles = 0;        // until the last completion
   std::array<QueueStats, isa::kNumQueue> queues{};
   uint64_t te_macs = 0;

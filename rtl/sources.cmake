@@ -36,3 +36,10 @@ set(NC_RTL_CORE_ISA
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_decode.sv
 )
+set(NC_RTL_CORE
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_decode.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_sbuf.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_seq.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_core.sv
+)

@@ -1,4 +1,5 @@
-// ncore run / asm / disasm: NeuronCore programs. `run` executes a program on the golden core
+// ncore run / asm / disasm: NeuronCore programs. `run` executes a program on the golden core,
+// the RTL core or both in co-simulation,
 // and prints cycles, per-engine utilization, HBM bandwidth and output checksums; `asm` lists
 // the assembled program (or its instruction words); `disasm` decodes words back to assembly.
 
@@ -15,6 +16,7 @@
 #include "model/error.h"
 #include "model/program.h"
 #include "tb/cli/commands.h"
+#include "tb/core/core_sim.h"
 
 namespace ncore::cli {
 namespace {
@@ -23,6 +25,10 @@ struct RunOptions {
   std::string program, engine = "golden";
   uint64_t seed = 0;
   bool json = false, timeline = false;
+  int size = 128;
+  std::string waves;
+  uint64_t waves_from = 0, waves_to = UINT64_MAX;
+  uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
 };
 
 std::string word_hex(const isa::Word& w) {
@@ -31,14 +37,18 @@ std::string word_hex(const isa::Word& w) {
   return s;
 }
 
+int run_rtl(const RunOptions& o, const model::Program& prog);
+
 int run_program(const RunOptions& o) {
-  if (o.engine != "golden")
-    throw Error(fmt::format("--engine {}: the RTL NeuronCore top is not built yet (rtl/core holds only "
-                            "the generated ISA package); use --engine golden", o.engine));
+  if (o.engine != "golden" && o.engine != "rtl" && o.engine != "cosim")
+    throw Error(fmt::format("--engine: expected golden, rtl or cosim, found '{}'", o.engine));
+  if (o.engine == "golden" && !o.waves.empty())
+    throw Error("--waves: the golden core has no waves; use --engine rtl or cosim");
   model::Program prog = model::assemble_file(o.program);
   if (o.seed)
     for (auto& t : prog.tensors) t.seed = model::SplitMix64(t.seed ^ (o.seed * 0x9E3779B97F4A7C15ull)).next();
-  model::CoreConfig cfg;
+  if (o.engine != "golden") return run_rtl(o, prog);
+  model::CoreConfig cfg = tb::core_config_for_size(o.size);
   model::CoreModel core(cfg, prog);
   core.load_tensors();
   core.record_timeline(o.timeline);
@@ -107,6 +117,100 @@ int run_program(const RunOptions& o) {
   return 0;
 }
 
+// The RTL core (and, for cosim, the golden core beside it).
+int run_rtl(const RunOptions& o, const model::Program& prog) {
+  tb::CoreSimOptions so;
+  so.size = o.size;
+  so.cosim = o.engine == "cosim";
+  so.watchdog = o.watchdog;
+  so.max_cycles = o.max_cycles;
+  so.waves = o.waves;
+  so.waves_from = o.waves_from;
+  so.waves_to = o.waves_to;
+  const bool tty = isatty(fileno(stderr)) && !o.json;
+  if (tty) {
+    so.progress_every = 20'000;
+    so.progress = [](uint64_t cycle, uint64_t issued, uint64_t total) {
+      fmt::print(stderr, "\r[run rtl] cycle {:>10}  {}/{} instructions issued", cycle, issued, total);
+    };
+  }
+  const tb::CoreSimResult r = tb::run_core_rtl(prog, so);
+  if (tty) fmt::print(stderr, "\r{:70}\r", "");
+  const model::CoreConfig cfg = tb::core_config_for_size(o.size);
+  const double us = static_cast<double>(r.cycles) / (cfg.clock_ghz * 1e3);
+  const uint64_t dma_bytes = r.dma_bursts * 32;
+
+  nlohmann::json j;
+  j["program"] = o.program;
+  j["engine"] = o.engine;
+  j["size"] = o.size;
+  j["status"] = std::string(model::core_status_name(r.status));
+  j["error"] = std::string(model::core_error_name(r.error));
+  j["message"] = r.message;
+  j["cycles"] = r.cycles;
+  j["microseconds"] = us;
+  j["clock_ghz"] = cfg.clock_ghz;
+  j["instructions"] = prog.instructions();
+  j["te_macs"] = r.te_macs;
+  j["te_utilization"] = r.te_utilization(o.size);
+  j["hbm_bytes"] = dma_bytes;
+  j["hbm_gbps"] = us > 0 ? dma_bytes / (us * 1e3) : 0.0;
+  j["wall_seconds"] = r.wall_seconds;
+  for (int q = 0; q < isa::kNumQueue; ++q) {
+    const auto& s = r.queues[q];
+    j["queues"][isa::kQueueNames[q]] = {
+        {"instructions", s.issued}, {"busy_cycles", s.busy_cycles},
+        {"utilization", r.cycles ? static_cast<double>(s.busy_cycles) / r.cycles : 0.0},
+        {"wait_cycles", s.wait_cycles}};
+  }
+  for (const auto& [name, bytes] : r.outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
+  if (r.compared) {
+    j["cosim"] = {{"match", r.match}, {"mismatch", r.mismatch},
+                  {"sbuf_bytes_compared", r.sbuf_bytes_compared},
+                  {"hbm_bytes_compared", r.hbm_bytes_compared},
+                  {"golden_cycles", r.golden.cycles}};
+  }
+  if (!o.waves.empty()) j["waves"] = o.waves;
+
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+  } else {
+    fmt::print("program       {} ({} instructions: pe {}, act {}, dve {}, sp {})\n", o.program,
+               prog.instructions(), prog.queues[0].size(), prog.queues[1].size(), prog.queues[2].size(),
+               prog.queues[3].size());
+    fmt::print("engine        {} (RTL core, size {}){}\n", o.engine, o.size,
+               r.compared ? " with the golden core beside it" : "");
+    fmt::print("status        {}\n", model::core_status_name(r.status));
+    fmt::print("cycles        {} ({:.2f} us at {} GHz), {:.1f} s wall\n", r.cycles, us, cfg.clock_ghz,
+               r.wall_seconds);
+    fmt::print("\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const auto& s = r.queues[q];
+      fmt::print("| {}{} | {} | {} | {:.1f}% | {} |\n", isa::kQueueNames[q], q == 3 ? " (DMA)" : "", s.issued,
+                 s.busy_cycles, r.cycles ? 100.0 * s.busy_cycles / r.cycles : 0.0, s.wait_cycles);
+    }
+    fmt::print("\ntensor engine {} MACs, {:.1f}% of PE-cycles\n", r.te_macs, 100.0 * r.te_utilization(o.size));
+    fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", dma_bytes, j["hbm_gbps"].get<double>());
+    for (const auto& [name, bytes] : r.outputs)
+      fmt::print("output        {} fnv1a {:016x}\n", name, model::fnv1a(bytes));
+    if (r.compared)
+      fmt::print("co-simulation {}: {} SBUF bytes and {} HBM bytes compared with the golden core ({} golden cycles)\n",
+                 r.match ? "MATCH" : "MISMATCH", r.sbuf_bytes_compared, r.hbm_bytes_compared, r.golden.cycles);
+    if (!o.waves.empty()) fmt::print("waves         {}\n", o.waves);
+  }
+  std::fflush(stdout);
+  int rc = 0;
+  if (r.status != model::CoreStatus::kDone) {
+    fmt::print(stderr, "ncore run: {}\n", r.message);
+    rc = 1;
+  }
+  if (r.compared && !r.match) {
+    fmt::print(stderr, "ncore run: co-simulation mismatch: {}\n", r.mismatch);
+    rc = 1;
+  }
+  return rc;
+}
+
 void list_program(const std::string& path, bool hex) {
   const model::Program prog = model::assemble_file(path);
   for (int q = 0; q < isa::kNumQueue; ++q) {
@@ -169,7 +273,14 @@ void add_run_command(CLI::App& app) {
   auto o = std::make_shared<RunOptions>();
   auto* run = app.add_subcommand("run", "run a NeuronCore program (assembly) on the core");
   run->add_option("program", o->program, "program file (.s)")->required();
-  run->add_option("--engine", o->engine, "golden (the RTL core and co-simulation are not built yet)");
+  run->add_option("--engine", o->engine, "golden (model), rtl (the Verilated core) or cosim (RTL checked "
+                                        "against the golden core)");
+  run->add_option("--size", o->size, "core size: PE rows = columns = lanes (RTL: the sizes built)");
+  run->add_option("--waves", o->waves, "RTL: write an FST waves file");
+  run->add_option("--from", o->waves_from, "RTL: first cycle in the waves");
+  run->add_option("--to", o->waves_to, "RTL: last cycle in the waves");
+  run->add_option("--watchdog", o->watchdog, "RTL: cycles without progress before the core stops (0: off)");
+  run->add_option("--max-cycles", o->max_cycles, "RTL: the harness stops the run here");
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
   run->add_flag("--json", o->json, "print JSON");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");

@@ -1,0 +1,733 @@
+// The NeuronCore top: four instruction queues with their sequencers (pe, act, dve, sp), 32
+// semaphores, the tensor engine (PE array and PSUM), the vector and scalar engines, 16 DMA
+// engines, and the SBUF they share. The HBM side of the DMA engines is this module's HBM port
+// (the memory system outside the core). README.md in this folder describes the semantics, the
+// status codes and the ports; model::CoreModel is the golden model of the same programs.
+`include "nc_assert.svh"
+
+module nc_core
+  import nc_isa_pkg::*;
+  import nc_tensor_pkg::*;
+  import nc_vector_pkg::ve_instr_t;
+  import nc_vector_pkg::ve_error_e;
+  import nc_vector_pkg::ve_counters_t;
+  import nc_dma_pkg::dma_desc_t;
+#(
+  parameter int unsigned Size = 128,          // PE rows = PE columns = lanes = SBUF partitions
+  parameter int unsigned Banks = 8,           // PSUM banks
+  parameter int unsigned BankElems = 512,     // FP32 words per PSUM bank and partition
+  parameter int unsigned SbufBytes = 229376,  // per partition (28 MiB at 128 partitions)
+  parameter int unsigned ImemDepth = 2048,    // instructions per queue
+  localparam int unsigned PcW = $clog2(ImemDepth) + 1,
+  localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW
+) (
+  input  logic                  clk_i,
+  input  logic                  rst_ni,
+  // program load and start (the testbench's or host's port)
+  input  logic                  imem_wr_valid_i,
+  input  logic [1:0]            imem_wr_queue_i,
+  input  logic [PcW-2:0]        imem_wr_addr_i,
+  input  logic [InstrW-1:0]     imem_wr_data_i,
+  input  logic                  sem_wr_valid_i,
+  input  logic [4:0]            sem_wr_index_i,
+  input  logic [15:0]           sem_wr_value_i,
+  input  logic                  start_i,
+  input  logic [PcW-1:0]        queue_length_i [4],
+  input  logic [31:0]           watchdog_cycles_i,   // cycles without progress; 0: off
+  input  logic [5:0]            hbm_bytes_log2_i,
+  // SBUF debug port: 32 bytes at partition * 229376 + offset (writes clocked, reads not)
+  input  logic                  dbg_sbuf_wr_valid_i,
+  input  logic [FlatW-1:0]      dbg_sbuf_addr_i,
+  input  logic [255:0]          dbg_sbuf_wr_data_i,
+  output logic [255:0]          dbg_sbuf_rd_data_o,
+  // HBM (32-byte bursts; read responses in any order, by id, never back-pressured)
+  output logic                  hbm_rd_valid_o,
+  input  logic                  hbm_rd_ready_i,
+  output logic [31:0]           hbm_rd_addr_o,
+  output logic [31:0]           hbm_rd_id_o,
+  output logic                  hbm_wr_valid_o,
+  input  logic                  hbm_wr_ready_i,
+  output logic [31:0]           hbm_wr_addr_o,
+  output logic [31:0]           hbm_wr_id_o,
+  output logic [255:0]          hbm_wr_data_o,
+  input  logic                  hbm_rsp_valid_i,
+  input  logic [31:0]           hbm_rsp_id_i,
+  input  logic [255:0]          hbm_rsp_data_i,
+  // status: valid once finished_o is set
+  output logic                  ready_o,       // out of reset (PSUM cleared): start may come
+  output logic                  running_o,
+  output logic                  finished_o,
+  output logic [1:0]            status_o,      // 0 done, 1 error, 2 deadlock, 3 watchdog
+  output logic [2:0]            err_code_o,    // model::CoreError
+  output logic [1:0]            err_queue_o,
+  output logic [PcW-1:0]        err_pc_o,
+  output logic [7:0]            err_detail_o,  // the engine's or decoder's code; sem index
+  output logic [3:0]            waiting_o,     // queues waiting on a semaphore
+  output logic [PcW-1:0]        pc_o [4],
+  output logic [15:0]           sems_o [32],
+  // counters since start
+  output logic [63:0]           cnt_cycles_o,
+  output logic [31:0]           cnt_issued_o [4],
+  output logic [31:0]           cnt_wait_o [4],    // cycles the queue's head waited
+  output logic [31:0]           cnt_busy_o [4],    // cycles the queue's engine was busy
+  output logic [63:0]           cnt_te_macs_o,
+  output logic [63:0]           cnt_te_stream_o,   // cycles the PE array streamed work
+  output logic [31:0]           cnt_dma_bursts_o
+);
+  localparam int unsigned NumQ = 4;
+  localparam int unsigned DmaEngines = 16;
+  localparam int unsigned TrkDepth = 8;   // dma_copy instructions outstanding per DMA engine
+  localparam int unsigned PsumBytes = Banks * BankElems * 4;
+  localparam int unsigned VeAddrW = nc_vector_pkg::AddrW;
+
+  // Status codes (model::CoreStatus, model::CoreError).
+  localparam logic [1:0] StatDone = 2'd0, StatError = 2'd1, StatDeadlock = 2'd2,
+                         StatWatchdog = 2'd3;
+  localparam logic [2:0] ErrDecode = 3'd1, ErrTensor = 3'd2, ErrVector = 3'd3,
+                         ErrScalar = 3'd4, ErrDma = 3'd5, ErrSemOverflow = 3'd6,
+                         ErrUnsupported = 3'd7;
+
+  // ---------------------------------------------------------------------------------------
+  // Sequencers and semaphores
+  // ---------------------------------------------------------------------------------------
+  logic [15:0]       sem_q [32];
+  logic              halt;
+  logic              seq_issue_valid [NumQ], seq_issue_ready [NumQ], seq_drained [NumQ];
+  logic [InstrW-1:0] seq_word [NumQ];
+  logic [PcW-1:0]    seq_pc [NumQ];
+  logic              seq_sig_valid [NumQ];
+  isa_header_t       seq_sig_header [NumQ];
+  logic [2:0]        seq_decode_err [NumQ];
+  logic              seq_waiting [NumQ], seq_finished [NumQ], seq_issued [NumQ];
+
+  for (genvar q = 0; q < NumQ; q++) begin : g_seq
+    nc_core_seq #(.Queue(isa_queue_e'(q)), .Fenced(q != int'(QueueSp)), .Depth(ImemDepth)) u_seq (
+      .clk_i, .rst_ni,
+      .imem_wr_valid_i(imem_wr_valid_i && imem_wr_queue_i == 2'(q)),
+      .imem_wr_addr_i, .imem_wr_data_i, .start_i, .length_i(queue_length_i[q]),
+      .halt_i(halt), .sems_i(sem_q),
+      .issue_valid_o(seq_issue_valid[q]), .issue_ready_i(seq_issue_ready[q]),
+      .issue_word_o(seq_word[q]), .pc_o(seq_pc[q]), .drained_i(seq_drained[q]),
+      .sig_valid_o(seq_sig_valid[q]), .sig_header_o(seq_sig_header[q]),
+      .decode_err_o(seq_decode_err[q]), .waiting_o(seq_waiting[q]),
+      .finished_o(seq_finished[q]), .issued_o(seq_issued[q]),
+      .cnt_issued_o(cnt_issued_o[q]), .cnt_wait_o(cnt_wait_o[q])
+    );
+    assign pc_o[q] = seq_pc[q];
+    assign waiting_o[q] = seq_waiting[q];
+  end
+
+  // The pc of an instruction an engine reports by its 8-bit tag (the low bits of its pc):
+  // the latest issued pc with those low bits (an engine holds far fewer than 256).
+  function automatic logic [PcW-1:0] pc_from_tag(logic [PcW-1:0] last_pc, logic [7:0] tag);
+    return last_pc - PcW'(8'(last_pc[7:0] - tag));
+  endfunction
+  logic [PcW-1:0] last_issued_pc_q [NumQ];
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) last_issued_pc_q <= '{default: '0};
+    else for (int q = 0; q < NumQ; q++) if (seq_issued[q]) last_issued_pc_q[q] <= seq_pc[q];
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Tensor engine (pe queue)
+  // ---------------------------------------------------------------------------------------
+  isa_te_t   te_payload;
+  te_instr_t te_cmd;
+  logic      te_ready, te_idle, te_rej_valid, te_err;
+  te_error_e te_rej_code, te_err_code;
+  logic [7:0] te_rej_tag;
+  logic [63:0] te_cnt_busy, te_cnt_macs;
+
+  assign te_payload = isa_te_t'(seq_word[QueuePe][IsaTeLsb +: IsaTeBits]);
+  always_comb begin
+    te_cmd = '0;
+    te_cmd.opcode = seq_word[QueuePe][7:0] == 8'(IsaLoadStationary) ? OpLoadStationary
+                                                                    : OpMultiplyMoving;
+    te_cmd.dtype = te_payload.dtype;
+    te_cmd.k = te_payload.k;
+    te_cmd.m = te_payload.m;
+    te_cmd.n = te_payload.n;
+    te_cmd.sbuf_addr = te_payload.sbuf_addr;
+    te_cmd.sbuf_stride = te_payload.sbuf_stride;
+    te_cmd.psum_bank = te_payload.psum_bank;
+    te_cmd.psum_offset = te_payload.psum_offset;
+    te_cmd.accumulate = te_payload.accumulate;
+    te_cmd.tag = seq_pc[QueuePe][7:0];
+    te_cmd.double_row = te_payload.double_row;
+    te_cmd.transpose = te_payload.transpose;
+    te_cmd.sparsity = te_sparsity_e'(te_payload.sparsity);
+    te_cmd.tag_addr = te_payload.tag_addr;
+    te_cmd.tiling = '{row_split: te_payload.row_split, row_tile: te_payload.row_tile,
+                      col_split: te_payload.col_split, col_tile: te_payload.col_tile};
+  end
+  assign seq_issue_ready[QueuePe] = te_ready;
+  assign seq_drained[QueuePe] = te_idle && !seq_issue_valid[QueuePe];
+
+  // SBUF ports of the tensor engine
+  logic                 st_req_valid, mv_req_valid, st_rsp_valid, mv_rsp_valid;
+  logic [SbufAddrW-1:0] st_req_addr, st_req_rep_step, st_req_tag_addr;
+  logic [2:0]           st_req_bytes, st_req_reps, mv_req_reps;
+  logic [Segs-1:0]      mv_req_segs;
+  logic [SbufAddrW-1:0] mv_req_addr [Segs], mv_req_rep_step [Segs];
+  logic [2:0]           mv_req_bytes [Segs];
+  logic [31:0]          st_rsp_data [MaxReps][Size], mv_rsp_data [MaxReps][Size];
+  logic [15:0]          st_rsp_tag [Size];
+  // PSUM read port (shared by the vector and scalar engines)
+  logic                 psum_rd_valid, psum_rd_ready, psum_rd_rsp_valid;
+  logic [$clog2(Banks)-1:0]     psum_rd_bank;
+  logic [$clog2(BankElems)-1:0] psum_rd_elem;
+  logic [31:0]          psum_rd_rsp_data [Size];
+  logic                 psum_wr_valid [Size];
+  logic [$clog2(Banks)-1:0]     psum_wr_bank [Size];
+  logic [$clog2(BankElems)-1:0] psum_wr_elem [Size];
+  logic [1:0]           psum_wr_half [Size];
+  logic [31:0]          psum_wr_data [Size];
+  logic [7:0]           psum_wr_tag [Size];
+  logic [63:0]          te_cnt_unused [8];
+
+  nc_tensor_engine #(.Rows(Size), .Cols(Size), .Banks(Banks), .BankElems(BankElems),
+                     .SbufBytes(SbufBytes)) u_te (
+    .clk_i, .rst_ni,
+    .cmd_valid_i(seq_issue_valid[QueuePe]), .cmd_ready_o(te_ready), .cmd_data_i(te_cmd),
+    .st_req_valid_o(st_req_valid), .st_req_ready_i(1'b1), .st_req_addr_o(st_req_addr),
+    .st_req_bytes_o(st_req_bytes), .st_req_reps_o(st_req_reps),
+    .st_req_rep_step_o(st_req_rep_step), .st_req_tag_addr_o(st_req_tag_addr),
+    .st_rsp_valid_i(st_rsp_valid), .st_rsp_data_i(st_rsp_data), .st_rsp_tag_i(st_rsp_tag),
+    .mv_req_valid_o(mv_req_valid), .mv_req_ready_i(1'b1), .mv_req_segs_o(mv_req_segs),
+    .mv_req_addr_o(mv_req_addr), .mv_req_bytes_o(mv_req_bytes), .mv_req_reps_o(mv_req_reps),
+    .mv_req_rep_step_o(mv_req_rep_step),
+    .mv_rsp_valid_i(mv_rsp_valid), .mv_rsp_data_i(mv_rsp_data),
+    .psum_rd_valid_i(psum_rd_valid), .psum_rd_ready_o(psum_rd_ready),
+    .psum_rd_bank_i(psum_rd_bank), .psum_rd_elem_i(psum_rd_elem),
+    .psum_rd_rsp_valid_o(psum_rd_rsp_valid), .psum_rd_rsp_data_o(psum_rd_rsp_data),
+    .psum_wr_valid_o(psum_wr_valid), .psum_wr_bank_o(psum_wr_bank),
+    .psum_wr_elem_o(psum_wr_elem), .psum_wr_half_o(psum_wr_half),
+    .psum_wr_data_o(psum_wr_data), .psum_wr_tag_o(psum_wr_tag),
+    .rej_valid_o(te_rej_valid), .rej_code_o(te_rej_code), .rej_tag_o(te_rej_tag),
+    .err_o(te_err), .err_code_o(te_err_code), .idle_o(te_idle),
+    .cnt_busy_o(te_cnt_busy), .cnt_macs_o(te_cnt_macs),
+    .cnt_stall_sbuf_mv_o(te_cnt_unused[0]), .cnt_stall_sbuf_st_o(te_cnt_unused[1]),
+    .cnt_stall_mm_wait_ls_o(te_cnt_unused[2]), .cnt_stall_ls_wait_bank_o(te_cnt_unused[3]),
+    .cnt_stall_psum_rd_o(te_cnt_unused[4]), .cnt_mm_o(te_cnt_unused[5]),
+    .cnt_ls_o(te_cnt_unused[6]), .cnt_rejected_o(te_cnt_unused[7])
+  );
+  assign cnt_te_macs_o = te_cnt_macs;
+  assign cnt_te_stream_o = te_cnt_busy;
+
+  logic te_psum_write_any;
+  always_comb begin
+    te_psum_write_any = 1'b0;
+    for (int unsigned p = 0; p < Size; p++) te_psum_write_any |= psum_wr_valid[p];
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Vector engine (dve queue, index 0) and scalar engine (act queue, index 1)
+  // ---------------------------------------------------------------------------------------
+  localparam int unsigned Dve = 0, Act = 1;
+  ve_instr_t           ve_cmd [2];
+  logic                ve_cmd_valid [2], ve_cmd_ready [2], ve_idle [2];
+  logic                ve_done_valid [2];
+  logic [7:0]          ve_done_tag [2];
+  ve_error_e           ve_done_error [2], ve_err [2];
+  ve_counters_t        ve_counters [2];
+  logic                ve_rd_valid [2], ve_rd_ready [2], ve_rd_space [2], ve_rd_rsp_valid [2];
+  logic [VeAddrW-1:0]  ve_rd_addr [2], ve_wr_addr [2];
+  logic [2:0]          ve_rd_bytes [2], ve_wr_bytes [2];
+  logic [Size-1:0][31:0] ve_rd_rsp_data [2], ve_wr_data [2], sbuf_ve_rsp_data [2];
+  logic                ve_wr_valid [2], ve_wr_space [2];
+  logic [Size-1:0]     ve_wr_mask [2];
+  logic                sbuf_ve_rd_valid [2], sbuf_ve_rsp_valid [2], sbuf_ve_wr_valid [2];
+  function automatic isa_queue_e ve_queue(int c);
+    return c == Dve ? QueueDve : QueueAct;
+  endfunction
+
+  // An ISA word's ve payload as the engine's instruction.
+  function automatic ve_instr_t ve_from_word(logic [7:0] opcode, isa_ve_t v, logic [7:0] tag);
+    ve_instr_t c = '0;
+    c.opcode = 4'(opcode - 8'(IsaTensorTensor));
+    c.dtype_in0 = v.in0;
+    c.dtype_in1 = v.in1;
+    c.dtype_out = v.out;
+    c.op0 = v.op0;
+    c.op1 = v.op1;
+    c.reverse0 = v.reverse0;
+    c.reverse1 = v.reverse1;
+    c.scalar0 = '{per_partition: v.s0_per_partition, value: v.s0};
+    c.scalar1 = '{per_partition: v.s1_per_partition, value: v.s1};
+    c.stochastic = v.stochastic;
+    c.saturate = v.saturate;
+    c.seed = v.seed;
+    c.start_partition = v.start_partition;
+    c.partitions = v.partitions;
+    c.src0 = '{space: v.src0_space, addr: v.src0_addr, count: v.src0_count, stride: v.src0_stride};
+    c.src1 = '{space: v.src1_space, addr: v.src1_addr, count: v.src1_count, stride: v.src1_stride};
+    c.dst = '{space: v.dst_space, addr: v.dst_addr, count: v.dst_count, stride: v.dst_stride};
+    c.shuffle = v.shuffle;
+    c.act_func = v.act_func;
+    c.acc_enable = v.acc_enable;
+    c.acc_addr = v.acc_addr;
+    c.tag = tag;
+    return c;
+  endfunction
+
+  for (genvar c = 0; c < 2; c++) begin : g_ve
+    localparam isa_queue_e Q = ve_queue(c);
+    assign ve_cmd[c] = ve_from_word(seq_word[Q][7:0], isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]),
+                                     seq_pc[Q][7:0]);
+    assign ve_cmd_valid[c] = seq_issue_valid[Q];
+    assign seq_issue_ready[Q] = ve_cmd_ready[c];
+    assign seq_drained[Q] = ve_idle[c] && !seq_issue_valid[Q];
+    if (c == Dve) begin : g_vector
+      nc_vector_engine #(.Scalar(1'b0), .Lanes(Size), .SbufBytes(SbufBytes),
+                         .PsumBytes(PsumBytes)) u_engine (
+        .clk_i, .rst_ni,
+        .cmd_valid_i(ve_cmd_valid[c]), .cmd_ready_o(ve_cmd_ready[c]), .cmd_i(ve_cmd[c]),
+        .done_valid_o(ve_done_valid[c]), .done_tag_o(ve_done_tag[c]),
+        .done_error_o(ve_done_error[c]),
+        .rd_valid_o(ve_rd_valid[c]), .rd_ready_i(ve_rd_ready[c]), .rd_space_o(ve_rd_space[c]),
+        .rd_addr_o(ve_rd_addr[c]), .rd_bytes_o(ve_rd_bytes[c]),
+        .rd_rsp_valid_i(ve_rd_rsp_valid[c]), .rd_rsp_data_i(ve_rd_rsp_data[c]),
+        .wr_valid_o(ve_wr_valid[c]), .wr_ready_i(1'b1), .wr_space_o(ve_wr_space[c]),
+        .wr_addr_o(ve_wr_addr[c]), .wr_bytes_o(ve_wr_bytes[c]), .wr_mask_o(ve_wr_mask[c]),
+        .wr_data_o(ve_wr_data[c]),
+        .idle_o(ve_idle[c]), .err_o(ve_err[c]), .counters_o(ve_counters[c])
+      );
+    end else begin : g_scalar
+      nc_scalar_engine #(.Lanes(Size), .SbufBytes(SbufBytes), .PsumBytes(PsumBytes)) u_engine (
+        .clk_i, .rst_ni,
+        .cmd_valid_i(ve_cmd_valid[c]), .cmd_ready_o(ve_cmd_ready[c]), .cmd_i(ve_cmd[c]),
+        .done_valid_o(ve_done_valid[c]), .done_tag_o(ve_done_tag[c]),
+        .done_error_o(ve_done_error[c]),
+        .rd_valid_o(ve_rd_valid[c]), .rd_ready_i(ve_rd_ready[c]), .rd_space_o(ve_rd_space[c]),
+        .rd_addr_o(ve_rd_addr[c]), .rd_bytes_o(ve_rd_bytes[c]),
+        .rd_rsp_valid_i(ve_rd_rsp_valid[c]), .rd_rsp_data_i(ve_rd_rsp_data[c]),
+        .wr_valid_o(ve_wr_valid[c]), .wr_ready_i(1'b1), .wr_space_o(ve_wr_space[c]),
+        .wr_addr_o(ve_wr_addr[c]), .wr_bytes_o(ve_wr_bytes[c]), .wr_mask_o(ve_wr_mask[c]),
+        .wr_data_o(ve_wr_data[c]),
+        .idle_o(ve_idle[c]), .err_o(ve_err[c]), .counters_o(ve_counters[c])
+      );
+    end
+    assign sbuf_ve_rd_valid[c] = ve_rd_valid[c] && !ve_rd_space[c];
+    // Writes to PSUM from the vector and scalar engines are not wired (error Unsupported).
+    assign sbuf_ve_wr_valid[c] = ve_wr_valid[c] && !ve_wr_space[c];
+  end
+
+  // PSUM reads: one port, the two engines alternate priority. The tensor engine holds a read
+  // off while writes to its bank are in flight.
+  logic       psum_prio_q, psum_grant, psum_req [2];
+  logic       psum_rsp_owner_q;
+  logic [1:0] psum_rsp_shift_q;
+  logic [2:0] psum_rsp_bytes_q;
+  assign psum_req[0] = ve_rd_valid[0] && ve_rd_space[0];
+  assign psum_req[1] = ve_rd_valid[1] && ve_rd_space[1];
+  assign psum_grant = psum_req[1] && (!psum_req[0] || psum_prio_q);
+  assign psum_rd_valid = psum_req[0] || psum_req[1];
+  always_comb begin
+    logic [VeAddrW-1:0] a;
+    logic [31:0]        word;
+    a = ve_rd_addr[psum_grant];
+    word = 32'(a) >> 2;
+    psum_rd_bank = $clog2(Banks)'(word / BankElems);
+    psum_rd_elem = $clog2(BankElems)'(word % BankElems);
+  end
+  for (genvar c = 0; c < 2; c++) begin : g_ve_rd
+    assign ve_rd_ready[c] = !ve_rd_space[c] || (psum_grant == 1'(c) && psum_rd_ready);
+    always_comb begin
+      ve_rd_rsp_valid[c] = sbuf_ve_rsp_valid[c] ||
+                           (psum_rd_rsp_valid && psum_rsp_owner_q == 1'(c));
+      for (int unsigned p = 0; p < Size; p++) begin
+        logic [31:0] w;
+        w = psum_rd_rsp_data[p] >> (8 * psum_rsp_shift_q);
+        ve_rd_rsp_data[c][p] = sbuf_ve_rsp_valid[c] ? sbuf_ve_rsp_data[c][p]
+                             : psum_rsp_bytes_q == 3'd4 ? w
+                             : psum_rsp_bytes_q == 3'd2 ? {16'd0, w[15:0]} : {24'd0, w[7:0]};
+      end
+    end
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      psum_prio_q <= 1'b0;
+      psum_rsp_owner_q <= 1'b0;
+      psum_rsp_shift_q <= '0;
+      psum_rsp_bytes_q <= '0;
+    end else if (psum_rd_valid && psum_rd_ready) begin
+      psum_prio_q <= !psum_grant;
+      psum_rsp_owner_q <= psum_grant;
+      psum_rsp_shift_q <= ve_rd_addr[psum_grant][1:0];
+      psum_rsp_bytes_q <= ve_rd_bytes[psum_grant];
+    end
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // DMA engines (sp queue) and the completions they owe the sp queue
+  // ---------------------------------------------------------------------------------------
+  isa_dma_t  dma_payload;
+  dma_desc_t dma_desc;
+  logic      dma_desc_valid, dma_desc_ready, dma_done_valid, dma_done_error, dma_err, dma_idle;
+  logic [3:0] dma_done_engine;
+  nc_dma_pkg::dma_err_e dma_err_code;
+  logic      sbuf_dma_wr_valid, sbuf_dma_rd_valid;
+  logic [FlatW-1:0] sbuf_dma_wr_addr, sbuf_dma_rd_addr;
+  logic [255:0] sbuf_dma_wr_data, sbuf_dma_rd_data;
+
+  assign dma_payload = isa_dma_t'(seq_word[QueueSp][IsaDmaLsb +: IsaDmaBits]);
+  assign dma_desc = '{to_hbm: dma_payload.to_hbm, last: dma_payload.last,
+                      hbm_addr: dma_payload.hbm_addr, sbuf_addr: dma_payload.sbuf_addr,
+                      bytes: dma_payload.bytes, count1: dma_payload.count1,
+                      count2: dma_payload.count2, hbm_stride1: dma_payload.hbm_stride1,
+                      hbm_stride2: dma_payload.hbm_stride2,
+                      sbuf_stride1: dma_payload.sbuf_stride1,
+                      sbuf_stride2: dma_payload.sbuf_stride2};
+
+  // Per DMA engine, its dma_copy instructions not yet completed (their signals), in order.
+  typedef struct packed {
+    isa_header_t    header;
+    logic [PcW-1:0] pc;
+    logic           last;
+  } trk_entry_t;
+  trk_entry_t trk_q [DmaEngines][TrkDepth];
+  logic [$clog2(TrkDepth)-1:0] trk_head_q [DmaEngines], trk_tail_q [DmaEngines];
+  logic [$clog2(TrkDepth):0]   trk_count_q [DmaEngines];
+  logic [$clog2(TrkDepth):0]   trk_lists_q [DmaEngines];  // finished lists not yet popped
+  logic       trk_push, trk_pop, trk_empty;
+  logic [3:0] trk_pop_engine;
+  trk_entry_t trk_pop_entry;
+
+  assign trk_push = seq_issue_valid[QueueSp] && seq_issue_ready[QueueSp];
+  assign dma_desc_valid = seq_issue_valid[QueueSp] &&
+                          trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
+  assign seq_issue_ready[QueueSp] = dma_desc_ready &&
+                          trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
+  assign seq_drained[QueueSp] = 1'b1;  // unused: sp is not fenced
+
+  // One completion a cycle: the lowest engine with a finished list pops its oldest entry.
+  always_comb begin
+    trk_pop = 1'b0;
+    trk_pop_engine = '0;
+    trk_empty = 1'b1;
+    for (int e = DmaEngines - 1; e >= 0; e--) begin
+      if (trk_count_q[e] != '0) trk_empty = 1'b0;
+      if (trk_lists_q[e] != '0 && trk_count_q[e] != '0) begin
+        trk_pop = 1'b1;
+        trk_pop_engine = 4'(e);
+      end
+    end
+    trk_pop_entry = trk_q[trk_pop_engine][trk_head_q[trk_pop_engine]];
+  end
+
+  for (genvar e = 0; e < DmaEngines; e++) begin : g_trk
+    logic push, pop, done, list_end;
+    assign push = trk_push && dma_payload.engine == 4'(e);
+    assign pop = trk_pop && trk_pop_engine == 4'(e);
+    assign done = dma_done_valid && dma_done_engine == 4'(e);
+    assign list_end = pop && trk_pop_entry.last;
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        trk_head_q[e] <= '0;
+        trk_tail_q[e] <= '0;
+        trk_count_q[e] <= '0;
+        trk_lists_q[e] <= '0;
+      end else begin
+        if (push) trk_tail_q[e] <= trk_tail_q[e] + 1'b1;
+        if (pop) trk_head_q[e] <= trk_head_q[e] + 1'b1;
+        trk_count_q[e] <= trk_count_q[e] + ($clog2(TrkDepth) + 1)'(push) -
+                          ($clog2(TrkDepth) + 1)'(pop);
+        trk_lists_q[e] <= trk_lists_q[e] + ($clog2(TrkDepth) + 1)'(done) -
+                          ($clog2(TrkDepth) + 1)'(list_end);
+      end
+    end
+    always_ff @(posedge clk_i) begin
+      if (push) trk_q[e][trk_tail_q[e]] <= '{
+          header: isa_header_t'(seq_word[QueueSp][IsaHeaderBits-1:0]),
+          pc: seq_pc[QueueSp], last: dma_payload.last};
+    end
+  end
+
+  nc_dma #(.Engines(DmaEngines)) u_dma (
+    .clk_i, .rst_ni, .hbm_bytes_log2_i,
+    .desc_valid_i(dma_desc_valid), .desc_ready_o(dma_desc_ready),
+    .desc_engine_i(dma_payload.engine), .desc_i(dma_desc),
+    .done_valid_o(dma_done_valid), .done_engine_o(dma_done_engine),
+    .done_error_o(dma_done_error),
+    .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,
+    .hbm_wr_valid_o, .hbm_wr_ready_i, .hbm_wr_addr_o, .hbm_wr_id_o, .hbm_wr_data_o,
+    .hbm_rsp_valid_i, .hbm_rsp_id_i, .hbm_rsp_data_i,
+    .sbuf_wr_valid_o(sbuf_dma_wr_valid), .sbuf_wr_addr_o(sbuf_dma_wr_addr),
+    .sbuf_wr_data_o(sbuf_dma_wr_data),
+    .sbuf_rd_valid_o(sbuf_dma_rd_valid), .sbuf_rd_addr_o(sbuf_dma_rd_addr),
+    .sbuf_rd_data_i(sbuf_dma_rd_data),
+    .err_o(dma_err), .err_code_o(dma_err_code), .idle_o(dma_idle),
+    .cnt_bursts_o(cnt_dma_bursts_o)
+  );
+
+  // ---------------------------------------------------------------------------------------
+  // SBUF
+  // ---------------------------------------------------------------------------------------
+  logic sbuf_range_err;
+  nc_sbuf #(.Parts(Size), .Bytes(SbufBytes), .AddrW(SbufAddrW), .FlatW(FlatW)) u_sbuf (
+    .clk_i, .rst_ni,
+    .st_req_valid_i(st_req_valid), .st_req_addr_i(st_req_addr), .st_req_bytes_i(st_req_bytes),
+    .st_req_reps_i(st_req_reps), .st_req_rep_step_i(st_req_rep_step),
+    .st_req_tag_addr_i(st_req_tag_addr),
+    .st_rsp_valid_o(st_rsp_valid), .st_rsp_data_o(st_rsp_data), .st_rsp_tag_o(st_rsp_tag),
+    .mv_req_valid_i(mv_req_valid), .mv_req_segs_i(mv_req_segs), .mv_req_addr_i(mv_req_addr),
+    .mv_req_bytes_i(mv_req_bytes), .mv_req_reps_i(mv_req_reps),
+    .mv_req_rep_step_i(mv_req_rep_step),
+    .mv_rsp_valid_o(mv_rsp_valid), .mv_rsp_data_o(mv_rsp_data),
+    .ve_rd_valid_i(sbuf_ve_rd_valid), .ve_rd_addr_i(ve_rd_addr), .ve_rd_bytes_i(ve_rd_bytes),
+    .ve_rd_rsp_valid_o(sbuf_ve_rsp_valid), .ve_rd_rsp_data_o(sbuf_ve_rsp_data),
+    .ve_wr_valid_i(sbuf_ve_wr_valid), .ve_wr_addr_i(ve_wr_addr), .ve_wr_bytes_i(ve_wr_bytes),
+    .ve_wr_mask_i(ve_wr_mask), .ve_wr_data_i(ve_wr_data),
+    .dma_wr_valid_i(sbuf_dma_wr_valid), .dma_wr_addr_i(sbuf_dma_wr_addr),
+    .dma_wr_data_i(sbuf_dma_wr_data),
+    .dma_rd_valid_i(sbuf_dma_rd_valid), .dma_rd_addr_i(sbuf_dma_rd_addr),
+    .dma_rd_data_o(sbuf_dma_rd_data),
+    .dbg_wr_valid_i(dbg_sbuf_wr_valid_i), .dbg_addr_i(dbg_sbuf_addr_i),
+    .dbg_wr_data_i(dbg_sbuf_wr_data_i), .dbg_rd_data_o(dbg_sbuf_rd_data_o),
+    .range_err_o(sbuf_range_err)
+  );
+
+  // ---------------------------------------------------------------------------------------
+  // Semaphores: signals of one cycle apply in queue order (pe, act, dve, sp nop, DMA)
+  // ---------------------------------------------------------------------------------------
+  localparam int unsigned NumSig = NumQ + 1;
+  logic        sig_valid [NumSig];
+  isa_header_t sig_header [NumSig];
+  logic [PcW-1:0] sig_pc [NumSig];
+  logic [1:0]  sig_queue [NumSig];
+  logic [15:0] sem_d [32];
+  logic        sem_overflow;
+  logic [4:0]  sem_overflow_index;
+  logic [1:0]  sem_overflow_queue;
+  logic [PcW-1:0] sem_overflow_pc;
+  logic [16:0] sum;
+
+  always_comb begin
+    for (int q = 0; q < NumQ; q++) begin
+      sig_valid[q] = seq_sig_valid[q];
+      sig_header[q] = seq_sig_header[q];
+      sig_pc[q] = seq_pc[q] - 1'b1;  // the fence's instruction, or the sp nop issuing now
+      sig_queue[q] = 2'(q);
+    end
+    if (seq_sig_valid[QueueSp]) sig_pc[int'(QueueSp)] = seq_pc[QueueSp];
+    sig_valid[NumQ] = trk_pop && trk_pop_entry.header.sig_op != 2'(SigOpNone);
+    sig_header[NumQ] = trk_pop_entry.header;
+    sig_pc[NumQ] = trk_pop_entry.pc;
+    sig_queue[NumQ] = 2'(QueueSp);
+
+    sem_d = sem_q;
+    sem_overflow = 1'b0;
+    sem_overflow_index = '0;
+    sem_overflow_queue = '0;
+    sem_overflow_pc = '0;
+    for (int s = 0; s < NumSig; s++) begin
+      sum = 17'(sem_d[sig_header[s].sig_sem]) + 17'(sig_header[s].sig_value);
+      if (sig_valid[s] && !halt) begin
+        if (sig_header[s].sig_op == 2'(SigOpSet)) begin
+          sem_d[sig_header[s].sig_sem] = sig_header[s].sig_value;
+        end else if (sum[16]) begin
+          if (!sem_overflow) begin
+            sem_overflow = 1'b1;
+            sem_overflow_index = sig_header[s].sig_sem;
+            sem_overflow_queue = sig_queue[s];
+            sem_overflow_pc = sig_pc[s];
+          end
+        end else begin
+          sem_d[sig_header[s].sig_sem] = sum[15:0];
+        end
+      end
+    end
+    if (sem_wr_valid_i) sem_d[sem_wr_index_i] = sem_wr_value_i;
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) sem_q <= '{default: '0};
+    else sem_q <= sem_d;
+  end
+  assign sems_o = sem_q;
+
+  // ---------------------------------------------------------------------------------------
+  // Run state, error status, deadlock and watchdog
+  // ---------------------------------------------------------------------------------------
+  typedef enum logic [1:0] { RunIdle, RunBusy, RunFinished } run_e;
+  run_e           run_q;
+  logic [1:0]     status_q;
+  logic [2:0]     err_code_q;
+  logic [1:0]     err_queue_q;
+  logic [PcW-1:0] err_pc_q;
+  logic [7:0]     err_detail_q;
+  logic           err_now;
+  logic [2:0]     err_now_code;
+  logic [1:0]     err_now_queue;
+  logic [PcW-1:0] err_now_pc;
+  logic [7:0]     err_now_detail;
+  logic           all_quiet, any_waiting, all_done, progress;
+  logic [1:0]     stuck_q;
+  logic [31:0]    idle_cycles_q;
+  logic [63:0]    cycles_q;
+  logic [31:0]    busy_q [NumQ];
+
+  // The first error of this cycle, in a fixed order.
+  always_comb begin
+    err_now = 1'b0;
+    err_now_code = '0;
+    err_now_queue = '0;
+    err_now_pc = '0;
+    err_now_detail = '0;
+    for (int q = NumQ - 1; q >= 0; q--) begin
+      if (seq_decode_err[q] != '0) begin
+        err_now = 1'b1;
+        err_now_code = ErrDecode;
+        err_now_queue = 2'(q);
+        err_now_pc = seq_pc[q];
+        err_now_detail = 8'(seq_decode_err[q]);
+      end
+    end
+    if (!err_now && te_rej_valid) begin
+      err_now = 1'b1;
+      err_now_code = ErrTensor;
+      err_now_queue = 2'(QueuePe);
+      err_now_pc = pc_from_tag(last_issued_pc_q[QueuePe], te_rej_tag);
+      err_now_detail = 8'(te_rej_code);
+    end
+    for (int c = 1; c >= 0; c--) begin
+      if (!err_now && ve_done_valid[c] && ve_done_error[c] != nc_vector_pkg::ErrNone) begin
+        err_now = 1'b1;
+        err_now_code = c == Dve ? ErrVector : ErrScalar;
+        err_now_queue = 2'(ve_queue(c));
+        err_now_pc = pc_from_tag(last_issued_pc_q[ve_queue(c)], ve_done_tag[c]);
+        err_now_detail = 8'(ve_done_error[c]);
+      end
+    end
+    for (int c = 1; c >= 0; c--) begin
+      if (!err_now && ve_wr_valid[c] && ve_wr_space[c]) begin
+        err_now = 1'b1;
+        err_now_code = ErrUnsupported;
+        err_now_queue = 2'(ve_queue(c));
+        err_now_pc = last_issued_pc_q[ve_queue(c)];
+        err_now_detail = 8'd1;  // 1: a vector/scalar write to PSUM
+      end
+    end
+    if (!err_now && dma_done_valid && dma_done_error) begin
+      err_now = 1'b1;
+      err_now_code = ErrDma;
+      err_now_queue = 2'(QueueSp);
+      err_now_pc = trk_q[dma_done_engine][trk_head_q[dma_done_engine]].pc;
+      err_now_detail = 8'(dma_err_code);
+    end
+    if (!err_now && sbuf_range_err) begin
+      err_now = 1'b1;
+      err_now_code = ErrDma;
+      err_now_queue = 2'(QueueSp);
+      err_now_pc = last_issued_pc_q[QueueSp];
+      err_now_detail = 8'd8;  // 8: an access outside this core's SBUF
+    end
+    if (!err_now && sem_overflow) begin
+      err_now = 1'b1;
+      err_now_code = ErrSemOverflow;
+      err_now_queue = sem_overflow_queue;
+      err_now_pc = sem_overflow_pc;
+      err_now_detail = 8'(sem_overflow_index);
+    end
+  end
+
+  always_comb begin
+    all_done = trk_empty && dma_idle && te_idle && ve_idle[0] && ve_idle[1];
+    all_quiet = all_done;
+    any_waiting = 1'b0;
+    for (int q = 0; q < NumQ; q++) begin
+      all_done &= seq_finished[q];
+      all_quiet &= seq_finished[q] || seq_waiting[q];
+      any_waiting |= seq_waiting[q];
+    end
+    progress = te_psum_write_any || sbuf_dma_wr_valid || sbuf_dma_rd_valid ||
+               ve_wr_valid[0] || ve_wr_valid[1] || ve_done_valid[0] || ve_done_valid[1] ||
+               dma_done_valid || hbm_rsp_valid_i || st_req_valid || mv_req_valid || trk_pop;
+    for (int q = 0; q < NumQ; q++) progress |= seq_issued[q] || seq_sig_valid[q];
+  end
+  assign halt = run_q != RunBusy;  // an error stops issue from the next cycle
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      run_q <= RunIdle;
+      status_q <= StatDone;
+      err_code_q <= '0;
+      err_queue_q <= '0;
+      err_pc_q <= '0;
+      err_detail_q <= '0;
+      stuck_q <= '0;
+      idle_cycles_q <= '0;
+      cycles_q <= '0;
+      busy_q <= '{default: '0};
+    end else begin
+      unique case (run_q)
+        RunIdle: if (start_i) begin
+          run_q <= RunBusy;
+          cycles_q <= '0;
+        end
+        RunBusy: begin
+          cycles_q <= cycles_q + 1'b1;
+          busy_q[QueuePe] <= busy_q[QueuePe] + 32'(!te_idle);
+          busy_q[QueueAct] <= busy_q[QueueAct] + 32'(!ve_idle[Act]);
+          busy_q[QueueDve] <= busy_q[QueueDve] + 32'(!ve_idle[Dve]);
+          busy_q[QueueSp] <= busy_q[QueueSp] + 32'(!dma_idle);
+          idle_cycles_q <= progress ? '0 : idle_cycles_q + 1'b1;
+          // Two quiet cycles in a row: nothing in flight can still wake a waiting queue.
+          stuck_q <= all_quiet && any_waiting ? stuck_q + 2'(stuck_q != 2'd2) : '0;
+          if (err_now) begin
+            run_q <= RunFinished;
+            status_q <= StatError;
+            err_code_q <= err_now_code;
+            err_queue_q <= err_now_queue;
+            err_pc_q <= err_now_pc;
+            err_detail_q <= err_now_detail;
+          end else if (all_done) begin
+            run_q <= RunFinished;
+            status_q <= StatDone;
+          end else if (stuck_q == 2'd2) begin
+            run_q <= RunFinished;
+            status_q <= StatDeadlock;
+          end else if (watchdog_cycles_i != '0 && idle_cycles_q >= watchdog_cycles_i) begin
+            run_q <= RunFinished;
+            status_q <= StatWatchdog;
+          end
+        end
+        RunFinished: ;
+        default: run_q <= RunIdle;
+      endcase
+    end
+  end
+
+  assign ready_o = run_q == RunIdle && te_idle;
+  assign running_o = run_q == RunBusy;
+  assign finished_o = run_q == RunFinished;
+  assign status_o = status_q;
+  assign err_code_o = err_code_q;
+  assign err_queue_o = err_queue_q;
+  assign err_pc_o = err_pc_q;
+  assign err_detail_o = err_detail_q;
+  assign cnt_cycles_o = cycles_q;
+  assign cnt_busy_o = busy_q;
+
+  // Engine outputs the core does not use (their sticky errors are seen as they happen).
+  logic unused_outputs;
+  always_comb begin
+    unused_outputs = ^{te_err, te_err_code, ve_err[0], ve_err[1], ve_counters[0], ve_counters[1],
+                       dma_err, te_cnt_unused[0], te_cnt_unused[1], te_cnt_unused[2],
+                       te_cnt_unused[3], te_cnt_unused[4], te_cnt_unused[5], te_cnt_unused[6],
+                       te_cnt_unused[7]};
+    for (int unsigned p = 0; p < Size; p++)
+      unused_outputs ^= ^{psum_wr_bank[p], psum_wr_elem[p], psum_wr_half[p], psum_wr_data[p],
+                          psum_wr_tag[p]};
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Assertions
+  // ---------------------------------------------------------------------------------------
+  // A DMA engine finishes only lists the sp queue gave it.
+  logic dma_done_engine_empty;
+  assign dma_done_engine_empty = trk_count_q[dma_done_engine] == '0;
+  `NC_ASSERT(DmaDoneHasInstruction, !(dma_done_valid && dma_done_engine_empty))
+  // An increment past 65535 always stops the core.
+  `NC_ASSERT(SemaphoreNeverWrapsSilently, !(sem_overflow && !err_now))
+  `NC_ASSERT(ProgramLoadOnlyWhenIdle, !(imem_wr_valid_i && run_q == RunBusy))
+endmodule

@@ -1,0 +1,137 @@
+// One instruction queue of the NeuronCore and its sequencer: an instruction memory and a
+// program counter that issues in order.
+//
+// Per instruction at pc: decode (nc_isa_decode; an illegal word stops the queue with
+// decode_err_o); wait until semaphore wait_sem >= wait_value when wait_en (the wait does not
+// consume); then
+//   - a nop issues at once;
+//   - anything else is offered to the engine (issue_valid_o) until it is taken.
+// Signals (applied by the core when sig_valid_o is high):
+//   - on pe, act and dve an instruction with a signal (a nop too) is a fence: the queue issues
+//     nothing more until its engine has drained (drained_i: idle and nothing offered), then
+//     signals. The signal therefore means "this instruction and everything before it in the
+//     queue has completed", as in model::CoreModel.
+//   - on sp (Fenced = 0) a nop signals at issue; a dma_copy's signal travels with the
+//     descriptor (the core applies it when its DMA engine finishes), so nothing waits here.
+module nc_core_seq
+  import nc_isa_pkg::*;
+#(
+  parameter isa_queue_e  Queue = QueuePe,
+  parameter bit          Fenced = 1'b1,
+  parameter int unsigned Depth = 2048,      // instruction memory words
+  parameter int unsigned PcW = $clog2(Depth) + 1
+) (
+  input  logic               clk_i,
+  input  logic               rst_ni,
+  // program load (before start)
+  input  logic               imem_wr_valid_i,
+  input  logic [PcW-2:0]     imem_wr_addr_i,
+  input  logic [InstrW-1:0]  imem_wr_data_i,
+  input  logic               start_i,
+  input  logic [PcW-1:0]     length_i,      // instructions in the queue
+  input  logic               halt_i,        // the core stopped on an error: issue nothing
+  // semaphores (current values)
+  input  logic [15:0]        sems_i [32],
+  // the engine
+  output logic               issue_valid_o,
+  input  logic               issue_ready_i,
+  output logic [InstrW-1:0]  issue_word_o,
+  output logic [PcW-1:0]     pc_o,
+  input  logic               drained_i,
+  // signal to apply this cycle
+  output logic               sig_valid_o,
+  output isa_header_t        sig_header_o,
+  // status
+  output logic [2:0]         decode_err_o,  // nonzero: the word at pc is illegal (queue stops)
+  output logic               waiting_o,     // the instruction at pc waits on a semaphore
+  output logic               finished_o,    // every instruction issued, no fence pending
+  output logic               issued_o,      // pulse: an instruction issued
+  output logic [31:0]        cnt_issued_o,
+  output logic [31:0]        cnt_wait_o     // cycles the head waited on a semaphore
+);
+  typedef enum logic [1:0] { StIdle, StRun, StFence, StEnd } state_e;
+
+  logic [InstrW-1:0] imem_q [Depth];
+  state_e            state_q, state_d;
+  logic [PcW-1:0]    pc_q, pc_d, length_q;
+  logic [InstrW-1:0] word;
+  isa_header_t       header, fence_header_q;
+  logic [2:0]        decode_err;
+  logic              head_valid, wait_ok, is_nop, fire;
+  logic [31:0]       cnt_issued_q, cnt_wait_q;
+
+  always_ff @(posedge clk_i) begin
+    if (imem_wr_valid_i) imem_q[imem_wr_addr_i] <= imem_wr_data_i;
+  end
+
+  assign word = imem_q[pc_q[PcW-2:0]];
+  nc_isa_decode u_decode (.instr_i(word), .queue_i(Queue), .err_o(decode_err), .header_o(header));
+
+  assign head_valid = state_q == StRun && pc_q != length_q && !halt_i;
+  assign wait_ok = !header.wait_en || sems_i[header.wait_sem] >= header.wait_value;
+  assign is_nop = header.opcode == 8'(IsaNop);
+
+  assign decode_err_o = head_valid ? decode_err : 3'd0;
+  assign waiting_o = head_valid && decode_err == 3'd0 && !wait_ok;
+  assign issue_valid_o = head_valid && decode_err == 3'd0 && wait_ok && !is_nop;
+  assign issue_word_o = word;
+  assign pc_o = pc_q;
+  // The instruction at pc leaves the queue this cycle.
+  assign fire = head_valid && decode_err == 3'd0 && wait_ok && (is_nop || issue_ready_i);
+  assign issued_o = fire;
+
+  always_comb begin
+    state_d = state_q;
+    pc_d = pc_q;
+    sig_valid_o = 1'b0;
+    sig_header_o = header;
+    unique case (state_q)
+      StIdle: if (start_i) begin
+        state_d = StRun;
+        pc_d = '0;
+      end
+      StRun: begin
+        if (fire) begin
+          pc_d = pc_q + 1'b1;
+          if (header.sig_op != 2'(SigOpNone)) begin
+            if (Fenced) state_d = StFence;
+            else if (is_nop) sig_valid_o = 1'b1;
+          end
+        end else if (pc_q == length_q) begin
+          state_d = StEnd;
+        end
+      end
+      StFence: begin
+        sig_header_o = fence_header_q;
+        if (drained_i) begin
+          sig_valid_o = !halt_i;
+          state_d = StRun;
+        end
+      end
+      StEnd: ;
+      default: state_d = StIdle;
+    endcase
+  end
+
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      state_q <= StIdle;
+      pc_q <= '0;
+      length_q <= '0;
+      fence_header_q <= '0;
+      cnt_issued_q <= '0;
+      cnt_wait_q <= '0;
+    end else begin
+      state_q <= state_d;
+      pc_q <= pc_d;
+      if (start_i) length_q <= length_i;
+      if (fire) fence_header_q <= header;
+      if (fire) cnt_issued_q <= cnt_issued_q + 1'b1;
+      if (waiting_o) cnt_wait_q <= cnt_wait_q + 1'b1;
+    end
+  end
+
+  assign finished_o = state_q == StEnd;
+  assign cnt_issued_o = cnt_issued_q;
+  assign cnt_wait_o = cnt_wait_q;
+endmodule

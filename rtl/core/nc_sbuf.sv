@@ -1,0 +1,189 @@
+// The state buffer (SBUF): Parts partitions of Bytes bytes, byte-addressed, one port per client
+// so that the tensor, vector and scalar engines and the DMA never wait on each other (the
+// hardware's SBUF is banked widely enough for that; a client here never sees back-pressure).
+// Each partition is a memory of 32-byte lines. Every read answers on the cycle after its
+// request; elements are aligned to their size (the engines refuse anything else). A write and a read of the same byte in
+// one cycle: the read sees the old value. Two writes to one byte in one cycle (a race the
+// program's semaphores should prevent): the debug port, then the DMA, then the scalar engine
+// wins over the vector engine.
+//
+// Addresses: the engines give a byte offset inside every partition they touch; the DMA and
+// the debug port give `partition * DmaStride + offset` (nc_dma_pkg's flat layout) and move
+// 32 bytes. An access outside the memory is dropped (reads return zero) and raises range_err_o.
+module nc_sbuf
+  import nc_tensor_pkg::MaxReps;
+  import nc_tensor_pkg::Segs;
+#(
+  parameter int unsigned Parts = 128,
+  parameter int unsigned Bytes = 229376,   // per partition (224 KiB: 28 MiB at 128 partitions)
+  parameter int unsigned AddrW = 18,       // engines' byte offsets
+  parameter int unsigned FlatW = 25,       // DMA and debug addresses
+  parameter int unsigned DmaStride = 229376
+) (
+  input  logic                     clk_i,
+  input  logic                     rst_ni,
+  // tensor engine: stationary (one address for every partition) and its sparse tags
+  input  logic                     st_req_valid_i,
+  input  logic [AddrW-1:0]         st_req_addr_i,
+  input  logic [2:0]               st_req_bytes_i,
+  input  logic [2:0]               st_req_reps_i,
+  input  logic [AddrW-1:0]         st_req_rep_step_i,
+  input  logic [AddrW-1:0]         st_req_tag_addr_i,
+  output logic                     st_rsp_valid_o,
+  output logic [31:0]              st_rsp_data_o [MaxReps][Parts],
+  output logic [15:0]              st_rsp_tag_o [Parts],
+  // tensor engine: moving tile (an address per row segment)
+  input  logic                     mv_req_valid_i,
+  input  logic [Segs-1:0]          mv_req_segs_i,
+  input  logic [AddrW-1:0]         mv_req_addr_i [Segs],
+  input  logic [2:0]               mv_req_bytes_i [Segs],
+  input  logic [2:0]               mv_req_reps_i,
+  input  logic [AddrW-1:0]         mv_req_rep_step_i [Segs],
+  output logic                     mv_rsp_valid_o,
+  output logic [31:0]              mv_rsp_data_o [MaxReps][Parts],
+  // vector (index 0) and scalar (index 1) engines: one element of every partition
+  input  logic                     ve_rd_valid_i [2],
+  input  logic [AddrW-1:0]         ve_rd_addr_i [2],
+  input  logic [2:0]               ve_rd_bytes_i [2],
+  output logic                     ve_rd_rsp_valid_o [2],
+  output logic [Parts-1:0][31:0]   ve_rd_rsp_data_o [2],
+  input  logic                     ve_wr_valid_i [2],
+  input  logic [AddrW-1:0]         ve_wr_addr_i [2],
+  input  logic [2:0]               ve_wr_bytes_i [2],
+  input  logic [Parts-1:0]         ve_wr_mask_i [2],
+  input  logic [Parts-1:0][31:0]   ve_wr_data_i [2],
+  // DMA: 32 bytes of one partition
+  input  logic                     dma_wr_valid_i,
+  input  logic [FlatW-1:0]         dma_wr_addr_i,
+  input  logic [255:0]             dma_wr_data_i,
+  input  logic                     dma_rd_valid_i,
+  input  logic [FlatW-1:0]         dma_rd_addr_i,
+  output logic [255:0]             dma_rd_data_o,
+  // debug port (testbench loads and dumps): writes on the clock, reads combinational
+  input  logic                     dbg_wr_valid_i,
+  input  logic [FlatW-1:0]         dbg_addr_i,
+  input  logic [255:0]             dbg_wr_data_i,
+  output logic [255:0]             dbg_rd_data_o,
+  output logic                     range_err_o      // sticky: an access outside the memory
+);
+  localparam int unsigned PartW = $clog2(Parts) > 0 ? $clog2(Parts) : 1;
+  localparam int unsigned Lines = (Bytes + 31) / 32;   // 32-byte lines per partition
+  localparam int unsigned LineW = $clog2(Lines);
+
+  // A flat address: its partition and offset, and whether 32 bytes there exist.
+  function automatic logic [PartW-1:0] flat_part(logic [FlatW-1:0] a);
+    return PartW'(32'(a) / DmaStride);
+  endfunction
+  function automatic logic [LineW-1:0] flat_line(logic [FlatW-1:0] a);
+    return LineW'((32'(a) % DmaStride) / 32);
+  endfunction
+  function automatic logic flat_in_range(logic [FlatW-1:0] a);
+    return 32'(a) / DmaStride < Parts && 32'(a) % DmaStride + 32 <= Bytes;
+  endfunction
+  function automatic logic elem_in_range(logic [AddrW-1:0] addr, logic [2:0] n);
+    return 32'(addr) + 32'(n) <= Bytes;
+  endfunction
+  function automatic logic [LineW-1:0] line_of(logic [AddrW-1:0] addr);
+    return LineW'(addr >> 5);
+  endfunction
+  // `n` bytes (1, 2 or 4; never across a line, since elements are aligned) at byte `at`
+  // of `line`, zero-extended.
+  function automatic logic [31:0] elem_of(logic [255:0] line, logic [4:0] at, logic [2:0] n);
+    logic [31:0] v = 32'(line >> (8 * at));
+    return n == 3'd4 ? v[31:0] : n == 3'd2 ? {16'd0, v[15:0]} : {24'd0, v[7:0]};
+  endfunction
+  // A line with `n` bytes of `data` written at byte `at`.
+  function automatic logic [255:0] merge(logic [255:0] line, logic [4:0] at, logic [2:0] n,
+                                         logic [31:0] data);
+    logic [255:0] mask = {224'd0, n == 3'd4 ? 32'hFFFF_FFFF : n == 3'd2 ? 32'h0000_FFFF
+                                                                        : 32'h0000_00FF};
+    logic [255:0] bits = {224'd0, data};
+    mask = mask << (8 * at);
+    bits = bits << (8 * at);
+    return (line & ~mask) | (bits & mask);
+  endfunction
+
+  logic [31:0]  st_rsp_d [MaxReps][Parts], mv_rsp_d [MaxReps][Parts];
+  logic [15:0]  st_tag_d [Parts];
+  logic [Parts-1:0][31:0] ve_rsp_d [2];
+  logic [255:0] dma_line [Parts], dbg_line [Parts];
+
+  // One memory per partition (a generate, so that each block writes only its own memory).
+  for (genvar p = 0; p < Parts; p++) begin : g_part
+    localparam int unsigned Seg = p * Segs / Parts;  // the moving tile's row segment
+    logic [255:0] mem_q [Lines];
+
+    always_comb begin
+      for (int unsigned r = 0; r < MaxReps; r++) begin
+        automatic logic [AddrW-1:0] sa = st_req_addr_i + AddrW'(r) * st_req_rep_step_i;
+        automatic logic [AddrW-1:0] ma = mv_req_addr_i[Seg] + AddrW'(r) * mv_req_rep_step_i[Seg];
+        st_rsp_d[r][p] = r < 32'(st_req_reps_i) && elem_in_range(sa, st_req_bytes_i)
+            ? elem_of(mem_q[line_of(sa)], sa[4:0], st_req_bytes_i) : '0;
+        mv_rsp_d[r][p] = r < 32'(mv_req_reps_i) && mv_req_segs_i[Seg] &&
+                         elem_in_range(ma, mv_req_bytes_i[Seg])
+            ? elem_of(mem_q[line_of(ma)], ma[4:0], mv_req_bytes_i[Seg]) : '0;
+      end
+      st_tag_d[p] = elem_in_range(st_req_tag_addr_i, 3'd2)
+          ? 16'(elem_of(mem_q[line_of(st_req_tag_addr_i)], st_req_tag_addr_i[4:0], 3'd2)) : '0;
+      for (int unsigned c = 0; c < 2; c++)
+        ve_rsp_d[c][p] = elem_in_range(ve_rd_addr_i[c], ve_rd_bytes_i[c])
+            ? elem_of(mem_q[line_of(ve_rd_addr_i[c])], ve_rd_addr_i[c][4:0], ve_rd_bytes_i[c]) : '0;
+    end
+    assign dma_line[p] = mem_q[flat_line(dma_rd_addr_i)];
+    assign dbg_line[p] = mem_q[flat_line(dbg_addr_i)];
+
+    // Writes, in this order (a later one wins a byte): vector, scalar, DMA, debug.
+    always_ff @(posedge clk_i) begin
+      if (ve_wr_valid_i[0] && ve_wr_mask_i[0][p] && elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0]))
+        mem_q[line_of(ve_wr_addr_i[0])] <= merge(mem_q[line_of(ve_wr_addr_i[0])], ve_wr_addr_i[0][4:0],
+                                                 ve_wr_bytes_i[0], ve_wr_data_i[0][p]);
+      if (ve_wr_valid_i[1] && ve_wr_mask_i[1][p] && elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1]))
+        mem_q[line_of(ve_wr_addr_i[1])] <= merge(
+            ve_wr_valid_i[0] && ve_wr_mask_i[0][p] && line_of(ve_wr_addr_i[0]) == line_of(ve_wr_addr_i[1])
+                ? merge(mem_q[line_of(ve_wr_addr_i[0])], ve_wr_addr_i[0][4:0], ve_wr_bytes_i[0],
+                        ve_wr_data_i[0][p])
+                : mem_q[line_of(ve_wr_addr_i[1])],
+            ve_wr_addr_i[1][4:0], ve_wr_bytes_i[1], ve_wr_data_i[1][p]);
+      if (dma_wr_valid_i && flat_in_range(dma_wr_addr_i) && flat_part(dma_wr_addr_i) == PartW'(p))
+        mem_q[flat_line(dma_wr_addr_i)] <= dma_wr_data_i;
+      if (dbg_wr_valid_i && flat_in_range(dbg_addr_i) && flat_part(dbg_addr_i) == PartW'(p))
+        mem_q[flat_line(dbg_addr_i)] <= dbg_wr_data_i;
+    end
+  end
+
+  // ---- read responses, one cycle after the request ----------------------------------------
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      st_rsp_valid_o <= 1'b0;
+      mv_rsp_valid_o <= 1'b0;
+      ve_rd_rsp_valid_o <= '{default: 1'b0};
+    end else begin
+      st_rsp_valid_o <= st_req_valid_i;
+      mv_rsp_valid_o <= mv_req_valid_i;
+      ve_rd_rsp_valid_o[0] <= ve_rd_valid_i[0];
+      ve_rd_rsp_valid_o[1] <= ve_rd_valid_i[1];
+    end
+  end
+  always_ff @(posedge clk_i) begin
+    if (st_req_valid_i) st_rsp_data_o <= st_rsp_d;
+    if (st_req_valid_i) st_rsp_tag_o <= st_tag_d;
+    if (mv_req_valid_i) mv_rsp_data_o <= mv_rsp_d;
+    if (ve_rd_valid_i[0]) ve_rd_rsp_data_o[0] <= ve_rsp_d[0];
+    if (ve_rd_valid_i[1]) ve_rd_rsp_data_o[1] <= ve_rsp_d[1];
+    if (dma_rd_valid_i)
+      dma_rd_data_o <= flat_in_range(dma_rd_addr_i) ? dma_line[flat_part(dma_rd_addr_i)] : '0;
+  end
+  assign dbg_rd_data_o = flat_in_range(dbg_addr_i) ? dbg_line[flat_part(dbg_addr_i)] : '0;
+
+  // ---- range errors (the engines check their own ranges; this catches the rest) -----------
+  logic range_err_q;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) range_err_q <= 1'b0;
+    else if ((dma_wr_valid_i && !flat_in_range(dma_wr_addr_i)) ||
+             (dma_rd_valid_i && !flat_in_range(dma_rd_addr_i)) ||
+             (ve_wr_valid_i[0] && !elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0])) ||
+             (ve_wr_valid_i[1] && !elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1])))
+      range_err_q <= 1'b1;
+  end
+  assign range_err_o = range_err_q;
+endmodule

@@ -1,0 +1,453 @@
+#include "tb/core/core_sim.h"
+
+#include <chrono>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+
+#include <fmt/format.h>
+#include <verilated.h>
+#include <verilated_fst_c.h>
+
+#include "core_models.h"
+#include "model/core_isa.h"
+#include "model/dma.h"
+#include "model/error.h"
+#include "model/hbm.h"
+#include "tb/common/harness.h"
+#include "tb/common/wide.h"
+
+namespace ncore::tb {
+namespace {
+
+using model::CoreError;
+using model::CoreStatus;
+using model::HbmData;
+
+constexpr int kHbmChannels = 16;   // 16 x 256 MiB: the golden core's 4 GiB window
+constexpr int kImemDepth = 2048;   // nc_core's ImemDepth
+constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
+
+std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
+  switch (e) {
+    case CoreError::kDecode: return std::string(model::decode_error_name(static_cast<model::DecodeError>(detail)));
+    case CoreError::kTensor: return std::string(model::te_error_name(static_cast<model::TeError>(detail)));
+    case CoreError::kVector:
+    case CoreError::kScalar: return std::string(model::ve_error_name(static_cast<model::VeError>(detail)));
+    case CoreError::kDma:
+      return detail == 8 ? "an access outside this core's SBUF partitions"
+                         : model::dma_error_name(static_cast<model::DmaError>(detail));
+    case CoreError::kSemOverflow: return fmt::format("semaphore {} passes {}", p.sem_name(detail), model::kMaxSemValue);
+    case CoreError::kUnsupported: return "a vector/scalar-engine write to PSUM (not wired in the RTL core)";
+    default: return "";
+  }
+}
+
+std::string describe(const model::Program& p, int q, uint64_t pc) {
+  if (pc >= p.queues[q].size()) return fmt::format("{} instruction {}", isa::kQueueNames[q], pc);
+  const auto& in = p.queues[q][pc];
+  std::string text;
+  try {
+    text = model::disassemble(in);
+  } catch (const Error&) {
+    text = fmt::format("opcode 0x{:02x}", static_cast<int>(in.opcode));
+  }
+  return fmt::format("{} instruction {} at {}: {}", isa::kQueueNames[q], pc, in.loc.str(), text);
+}
+
+// The tensor holding HBM byte `addr`, or SBUF byte `off` of partition `part`, as "name[element]".
+std::string locate(const model::Program& p, bool hbm, uint64_t addr, int part = 0) {
+  for (const auto& t : p.tensors) {
+    const uint64_t size = static_cast<uint64_t>(model::storage_bits(t.dtype) / 8);
+    if (hbm && t.hbm && addr >= t.addr && addr < t.addr + t.bytes())
+      return fmt::format(" (tensor {} element {})", t.name, (addr - t.addr) / size);
+    if (!hbm && !t.hbm && part >= t.partition && part < t.partition + t.shape[0] && addr >= t.addr &&
+        addr < t.addr + t.bytes())
+      return fmt::format(" (tensor {} partition {} element {})", t.name, part - t.partition, (addr - t.addr) / size);
+  }
+  return "";
+}
+
+template <class V>
+class CoreBench {
+ public:
+  CoreBench(const model::Program& p, const CoreSimOptions& o, int size)
+      : prog_(p), opt_(o), size_(size) {
+    hc_.channels = kHbmChannels;
+    for (int c = 0; c < kHbmChannels; ++c) channels_.emplace_back(hc_);
+    context_ = std::make_unique<VerilatedContext>();
+    if (!o.waves.empty()) context_->traceEverOn(true);
+    top_ = std::make_unique<V>(context_.get(), "core");
+    if (!o.waves.empty()) fst_ = open_fst(*top_, o.waves);
+  }
+  ~CoreBench() {
+    if (fst_) fst_->close();
+    top_->final();
+  }
+
+  CoreSimResult run() {
+    const auto wall_start = std::chrono::steady_clock::now();
+    V& t = *top_;
+    t.imem_wr_valid_i = 0;
+    t.sem_wr_valid_i = 0;
+    t.start_i = 0;
+    t.dbg_sbuf_wr_valid_i = 0;
+    t.hbm_rsp_valid_i = 0;
+    t.hbm_rd_ready_i = 0;
+    t.hbm_wr_ready_i = 0;
+    t.watchdog_cycles_i = static_cast<uint32_t>(std::min<uint64_t>(opt_.watchdog, 0xFFFFFFFFu));
+    t.hbm_bytes_log2_i = 32;
+    hold_in_reset(t);
+    for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
+      if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
+      tick();
+    }
+    load();
+    for (int q = 0; q < isa::kNumQueue; ++q) t.queue_length_i[q] = static_cast<uint16_t>(prog_.queues[q].size());
+    t.start_i = 1;
+    tick();
+    t.start_i = 0;
+
+    CoreSimResult r;
+    const uint64_t total = prog_.instructions();
+    uint64_t cycle = 0;
+    for (; !t.finished_o && cycle < opt_.max_cycles; ++cycle) {
+      step(cycle);
+      if (opt_.progress && opt_.progress_every && cycle % opt_.progress_every == 0) {
+        uint64_t issued = 0;
+        for (int q = 0; q < isa::kNumQueue; ++q) issued += t.cnt_issued_o[q];
+        opt_.progress(cycle, issued, total);
+      }
+    }
+    // Posted HBM writes still queued in the controllers land before anything is read back.
+    for (uint64_t drain = 0; !hbm_idle() && drain < 1'000'000; ++drain) step(cycle + drain);
+    collect(r);
+    if (!t.finished_o) {
+      r.status = CoreStatus::kWatchdog;
+      r.message = fmt::format("the harness stopped the run after {} cycles (--max-cycles); {}", cycle, positions());
+    }
+    if (opt_.cosim) compare(r);
+    for (const auto& d : prog_.tensors)
+      if (d.output) r.outputs.emplace_back(d.name, tensor_bytes(d));
+    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    return r;
+  }
+
+ private:
+  // ---- clocking ----------------------------------------------------------------------------
+  void dump(uint64_t time, uint64_t cycle) {
+    if (fst_ && cycle >= opt_.waves_from && cycle <= opt_.waves_to) fst_->dump(time);
+  }
+  // One clock cycle with no HBM traffic (program load).
+  void tick() {
+    top_->clk_i = 0;
+    top_->eval();
+    top_->clk_i = 1;
+    top_->eval();
+    top_->clk_i = 0;
+  }
+
+  bool hbm_idle() const {
+    for (const auto& ch : channels_)
+      if (!ch.idle()) return false;
+    return responses_.empty();
+  }
+
+  int channel_of(uint64_t addr) const {
+    return model::hbm_map(addr % model::hbm_capacity_bytes(kHbmChannels) / kLine * kLine, kHbmChannels,
+                          hc_.xor_hash).channel;
+  }
+
+  void step(uint64_t cycle) {
+    V& t = *top_;
+    const int rd_ch = channel_of(t.hbm_rd_addr_o);
+    const int wr_ch = channel_of(t.hbm_wr_addr_o);
+    t.hbm_rd_ready_i = channels_[static_cast<size_t>(rd_ch)].ready(false);
+    t.hbm_wr_ready_i = channels_[static_cast<size_t>(wr_ch)].ready(true);
+    t.hbm_rsp_valid_i = !responses_.empty();
+    if (!responses_.empty()) {
+      t.hbm_rsp_id_i = responses_.front().id;
+      to_wide(responses_.front().data, t.hbm_rsp_data_i);
+    }
+    t.clk_i = 0;
+    t.eval();
+    dump(2 * cycle, cycle);
+    if (t.hbm_rd_valid_o && t.hbm_rd_ready_i) {
+      model::HbmRequest q;
+      q.addr = t.hbm_rd_addr_o;
+      q.id = t.hbm_rd_id_o;
+      channels_[static_cast<size_t>(rd_ch)].offer(q);
+    }
+    if (t.hbm_wr_valid_o && t.hbm_wr_ready_i) {
+      model::HbmRequest q;
+      q.write = true;
+      q.addr = t.hbm_wr_addr_o;
+      q.id = t.hbm_wr_id_o;
+      q.data = from_wide<decltype(t.hbm_wr_data_o)>(t.hbm_wr_data_o);
+      channels_[static_cast<size_t>(wr_ch)].offer(q);
+    }
+    if (t.hbm_rsp_valid_i) responses_.pop_front();
+    for (auto& ch : channels_) {
+      const auto s = ch.step();
+      if (s.has_response) responses_.push_back(s.response);
+    }
+    t.clk_i = 1;
+    t.eval();
+    dump(2 * cycle + 1, cycle);
+  }
+
+  // ---- program and tensors -----------------------------------------------------------------
+  void load() {
+    V& t = *top_;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      if (prog_.queues[q].size() > static_cast<size_t>(kImemDepth))
+        throw Error(fmt::format("queue {} holds {} instructions; the RTL core's instruction memory holds {}",
+                                isa::kQueueNames[q], prog_.queues[q].size(), kImemDepth));
+      for (size_t i = 0; i < prog_.queues[q].size(); ++i) {
+        isa::Word w;
+        try {
+          w = model::encode(prog_.queues[q][i]);
+        } catch (const Error& e) {
+          throw Error(fmt::format("{}: {}", describe(prog_, q, i), e.what()));
+        }
+        t.imem_wr_valid_i = 1;
+        t.imem_wr_queue_i = static_cast<uint8_t>(q);
+        t.imem_wr_addr_i = static_cast<uint16_t>(i);
+        for (int k = 0; k < isa::kWordU64; ++k) {
+          t.imem_wr_data_i[2 * k] = static_cast<uint32_t>(w[k]);
+          t.imem_wr_data_i[2 * k + 1] = static_cast<uint32_t>(w[k] >> 32);
+        }
+        tick();
+      }
+    }
+    t.imem_wr_valid_i = 0;
+    for (int s = 0; s < model::kNumSemaphores; ++s) {
+      if (!prog_.sem_init[s]) continue;
+      t.sem_wr_valid_i = 1;
+      t.sem_wr_index_i = static_cast<uint8_t>(s);
+      t.sem_wr_value_i = static_cast<uint16_t>(prog_.sem_init[s]);
+      tick();
+    }
+    t.sem_wr_valid_i = 0;
+
+    std::map<uint64_t, HbmData> hbm_lines;
+    std::map<uint64_t, std::array<uint8_t, kLine>> sbuf_lines;
+    for (const auto& d : prog_.tensors) {
+      if (d.init == model::TensorInit::kNone) continue;
+      const std::vector<uint8_t> bytes = model::tensor_init_bytes(d);
+      if (d.hbm) {
+        for (uint64_t i = 0; i < bytes.size(); ++i) {
+          const uint64_t a = d.addr + i;
+          auto it = hbm_lines.find(a / kLine * kLine);
+          if (it == hbm_lines.end())
+            it = hbm_lines.emplace(a / kLine * kLine, channels_[static_cast<size_t>(channel_of(a))].peek(a / kLine * kLine)).first;
+          auto& word = it->second[(a % kLine) / 8];
+          const int shift = static_cast<int>(a % 8) * 8;
+          word = (word & ~(0xFFull << shift)) | (static_cast<uint64_t>(bytes[i]) << shift);
+        }
+      } else {
+        const uint64_t per = d.bytes();
+        for (int64_t p = 0; p < d.shape[0]; ++p)
+          for (uint64_t b = 0; b < per; ++b) {
+            const uint64_t flat = static_cast<uint64_t>(d.partition + p) * model::kSbufPartitionStride + d.addr + b;
+            sbuf_lines[flat / kLine * kLine][flat % kLine] = bytes[static_cast<size_t>(p) * per + b];
+          }
+      }
+    }
+    for (const auto& [a, v] : hbm_lines) channels_[static_cast<size_t>(channel_of(a))].preload(a, v);
+    for (const auto& [a, bytes] : sbuf_lines) {
+      t.dbg_sbuf_addr_i = static_cast<uint32_t>(a);
+      for (int k = 0; k < 8; ++k) {
+        uint32_t w = 0;
+        for (int b = 0; b < 4; ++b) w |= static_cast<uint32_t>(bytes[4 * k + b]) << (8 * b);
+        t.dbg_sbuf_wr_data_i[k] = w;
+      }
+      t.dbg_sbuf_wr_valid_i = 1;
+      tick();
+    }
+    t.dbg_sbuf_wr_valid_i = 0;
+  }
+
+  // 32 SBUF bytes at a flat address, through the debug port (no clock).
+  std::array<uint8_t, kLine> sbuf_line(uint64_t flat) {
+    top_->dbg_sbuf_addr_i = static_cast<uint32_t>(flat);
+    top_->eval();
+    std::array<uint8_t, kLine> out;
+    for (int k = 0; k < 8; ++k)
+      for (int b = 0; b < 4; ++b) out[4 * k + b] = static_cast<uint8_t>(top_->dbg_sbuf_rd_data_o[k] >> (8 * b));
+    return out;
+  }
+  uint8_t hbm_byte(uint64_t a) const {
+    const HbmData d = channels_[static_cast<size_t>(channel_of(a))].peek(a / kLine * kLine);
+    return static_cast<uint8_t>(d[(a % kLine) / 8] >> ((a % 8) * 8));
+  }
+  std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) {
+    std::vector<uint8_t> out;
+    if (d.hbm) {
+      for (uint64_t i = 0; i < d.bytes(); ++i) out.push_back(hbm_byte(d.addr + i));
+      return out;
+    }
+    for (int64_t p = 0; p < d.shape[0]; ++p)
+      for (uint64_t b = 0; b < d.bytes(); ++b) {
+        const uint64_t flat = static_cast<uint64_t>(d.partition + p) * model::kSbufPartitionStride + d.addr + b;
+        out.push_back(sbuf_line(flat / kLine * kLine)[flat % kLine]);
+      }
+    return out;
+  }
+
+  // ---- results -----------------------------------------------------------------------------
+  std::string positions() {
+    V& t = *top_;
+    std::string s = "queues at";
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      s += fmt::format(" {} {}/{}", isa::kQueueNames[q], t.pc_o[q], prog_.queues[q].size());
+    return s;
+  }
+
+  void collect(CoreSimResult& r) {
+    V& t = *top_;
+    r.cycles = t.cnt_cycles_o;
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      r.queues[q] = {t.cnt_issued_o[q], t.cnt_wait_o[q], t.cnt_busy_o[q]};
+    r.te_macs = t.cnt_te_macs_o;
+    r.te_stream_cycles = t.cnt_te_stream_o;
+    r.dma_bursts = t.cnt_dma_bursts_o;
+    for (int s = 0; s < model::kNumSemaphores; ++s) r.semaphores[s] = t.sems_o[s];
+    if (!t.finished_o) return;
+    r.status = static_cast<CoreStatus>(t.status_o);
+    switch (r.status) {
+      case CoreStatus::kDone: break;
+      case CoreStatus::kError:
+        r.error = static_cast<CoreError>(t.err_code_o);
+        r.error_queue = t.err_queue_o;
+        r.error_pc = t.err_pc_o;
+        r.error_detail = t.err_detail_o;
+        r.message = fmt::format("error {} at cycle {}: {}: {}", model::core_error_name(r.error), r.cycles,
+                                describe(prog_, r.error_queue, r.error_pc),
+                                rtl_error_detail(r.error, r.error_detail, prog_));
+        break;
+      case CoreStatus::kDeadlock: {
+        r.message = fmt::format("deadlock at cycle {}: nothing in flight, and", r.cycles);
+        for (int q = 0; q < isa::kNumQueue; ++q) {
+          if (!(t.waiting_o >> q & 1)) continue;
+          const auto& in = prog_.queues[q][t.pc_o[q]];
+          r.message += fmt::format("\n  {} waits for semaphore {} >= {} (it is {})", describe(prog_, q, t.pc_o[q]),
+                                   prog_.sem_name(in.wait_sem), in.wait_value, t.sems_o[in.wait_sem]);
+        }
+        break;
+      }
+      case CoreStatus::kWatchdog:
+        r.message = fmt::format("watchdog: no progress for {} cycles, at cycle {}; {}", opt_.watchdog, r.cycles,
+                                positions());
+        break;
+    }
+  }
+
+  void mismatch(CoreSimResult& r, const std::string& what) {
+    if (!r.match) return;
+    r.match = false;
+    r.mismatch = what;
+  }
+
+  void compare(CoreSimResult& r) {
+    model::CoreModel golden(core_config_for_size(size_), prog_);
+    golden.load_tensors();
+    r.golden = golden.run();
+    r.compared = true;
+    const model::CoreResult& g = r.golden;
+    if (g.status != r.status || g.error != r.error) {
+      return mismatch(r, fmt::format("status: RTL {} {}, golden {} {}\n  RTL:    {}\n  golden: {}",
+                                     model::core_status_name(r.status), model::core_error_name(r.error),
+                                     model::core_status_name(g.status), model::core_error_name(g.error),
+                                     r.message.empty() ? "-" : r.message, g.message.empty() ? "-" : g.message));
+    }
+    if (r.status == CoreStatus::kError &&
+        (g.error_queue != r.error_queue || g.error_index != r.error_pc))
+      return mismatch(r, fmt::format("error raised by a different instruction: RTL {}, golden {}",
+                                     describe(prog_, r.error_queue, r.error_pc),
+                                     describe(prog_, g.error_queue, g.error_index)));
+    if (r.status != CoreStatus::kDone) return;  // the state after a stop depends on timing
+    for (int s = 0; s < model::kNumSemaphores; ++s)
+      if (g.semaphores[s] != r.semaphores[s])
+        return mismatch(r, fmt::format("semaphore {}: RTL {}, golden {}", prog_.sem_name(s), r.semaphores[s],
+                                       g.semaphores[s]));
+    // Every SBUF byte.
+    model::Sbuf& gs = golden.sbuf();
+    for (int p = 0; p < size_ && r.match; ++p)
+      for (uint64_t off = 0; off + kLine <= model::kSbufPartitionStride; off += kLine) {
+        const auto line = sbuf_line(static_cast<uint64_t>(p) * model::kSbufPartitionStride + off);
+        for (uint64_t b = 0; b < kLine; ++b) {
+          const auto want = static_cast<uint8_t>(gs.read(p, static_cast<uint32_t>(off + b), 1));
+          if (line[b] != want)
+            return mismatch(r, fmt::format("SBUF partition {} byte 0x{:x}{}: RTL 0x{:02x}, golden 0x{:02x}", p,
+                                           off + b, locate(prog_, false, off + b, p), line[b], want));
+        }
+        r.sbuf_bytes_compared += kLine;
+      }
+    // Every HBM burst either side wrote (or that was loaded).
+    std::set<uint64_t> bursts;
+    for (const auto& ch : channels_)
+      for (const auto& [a, d] : ch.store()) bursts.insert(a);
+    for (const auto& in : prog_.queues[static_cast<int>(isa::Queue::kSp)])
+      if (in.opcode == isa::Opcode::kDmaCopy && in.dma.to_hbm &&
+          model::dma_check(in.dma, model::hbm_capacity_bytes(kHbmChannels)) == model::DmaError::kNone)
+        for (const auto& [h, s] : model::dma_bursts(in.dma)) bursts.insert(h);
+    for (const uint64_t a : bursts) {
+      uint8_t want[kLine];
+      golden.hbm().read_block(a, want, kLine);
+      for (uint64_t b = 0; b < kLine; ++b)
+        if (hbm_byte(a + b) != want[b])
+          return mismatch(r, fmt::format("HBM byte 0x{:x}{}: RTL 0x{:02x}, golden 0x{:02x}", a + b,
+                                         locate(prog_, true, a + b), hbm_byte(a + b), want[b]));
+      r.hbm_bytes_compared += kLine;
+    }
+    if (r.sbuf_bytes_compared + r.hbm_bytes_compared == 0) mismatch(r, "nothing was compared");
+  }
+
+  const model::Program& prog_;
+  const CoreSimOptions& opt_;
+  int size_;
+  model::HbmConfig hc_;
+  std::vector<model::HbmChannel> channels_;
+  std::deque<model::HbmReadResponse> responses_;
+  std::unique_ptr<VerilatedContext> context_;
+  std::unique_ptr<V> top_;
+  std::unique_ptr<VerilatedFstC> fst_;
+};
+
+}  // namespace
+
+std::vector<int> core_rtl_sizes() {
+  std::vector<int> s;
+#define NC_SIZE(n, cls) s.push_back(n);
+  NC_CORE_MODELS(NC_SIZE)
+#undef NC_SIZE
+  return s;
+}
+
+model::CoreConfig core_config_for_size(int size) {
+  model::CoreConfig c;
+  c.te.rows = size;
+  c.te.cols = size;
+  c.lanes = size;
+  c.hbm_bytes = model::hbm_capacity_bytes(kHbmChannels);
+  return c;
+}
+
+double CoreSimResult::te_utilization(int size) const {
+  return cycles ? static_cast<double>(te_macs) / (static_cast<double>(cycles) * size * size) : 0.0;
+}
+
+CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& options) {
+#define NC_RUN(n, cls) \
+  if (options.size == n) return CoreBench<cls>(program, options, n).run();
+  NC_CORE_MODELS(NC_RUN)
+#undef NC_RUN
+  std::string built;
+  for (int s : core_rtl_sizes()) built += fmt::format(" {}", s);
+  throw Error(fmt::format("no RTL core of size {} is built (built:{}; the 128 one needs NCORE_RTL_FULL_SIZE=ON)",
+                          options.size, built));
+}
+
+}  // namespace ncore::tb

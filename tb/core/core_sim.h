@@ -1,0 +1,70 @@
+#pragma once
+// The RTL NeuronCore (rtl/core/nc_core.sv, Verilated) running a Program, with the HBM reference
+// controller (model::HbmChannel, 16 pseudo-channels, 4 GiB) behind its DMA port, and, for
+// co-simulation, the golden core (model::CoreModel) run on the same program and tensors.
+//
+// Co-simulation compares the end state bit for bit: the run status and error (code, queue,
+// instruction), the semaphores, every SBUF byte, every HBM burst either side wrote, and every
+// declared tensor; the first difference is reported with its place (tensor and element when it
+// falls in one). Timing is not compared: the golden core's is a model, the RTL's is exact.
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/core_model.h"
+#include "model/program.h"
+
+namespace ncore::tb {
+
+// The array sizes (PE rows = columns = lanes = partitions) Verilated for the core.
+std::vector<int> core_rtl_sizes();
+
+struct CoreSimOptions {
+  int size = 128;                  // one of core_rtl_sizes()
+  bool cosim = true;               // also run the golden core and compare
+  uint64_t watchdog = 1'000'000;   // the RTL's: cycles without any progress
+  uint64_t max_cycles = 200'000'000;  // the harness's own limit
+  std::string waves;               // FST file; empty: none
+  uint64_t waves_from = 0, waves_to = UINT64_MAX;  // cycles dumped
+  uint64_t progress_every = 0;     // call `progress` every so many cycles (0: never)
+  std::function<void(uint64_t cycle, uint64_t issued, uint64_t total)> progress;
+};
+
+struct CoreRtlQueue {
+  uint64_t issued = 0, wait_cycles = 0, busy_cycles = 0;
+};
+
+struct CoreSimResult {
+  // The RTL run.
+  model::CoreStatus status = model::CoreStatus::kDone;
+  model::CoreError error = model::CoreError::kNone;
+  int error_queue = 0;
+  uint64_t error_pc = 0;
+  int error_detail = 0;
+  std::string message;             // error, deadlock or watchdog report; "" when done
+  uint64_t cycles = 0;
+  std::array<CoreRtlQueue, isa::kNumQueue> queues{};
+  uint64_t te_macs = 0, te_stream_cycles = 0, dma_bursts = 0;
+  std::array<uint32_t, model::kNumSemaphores> semaphores{};
+  double wall_seconds = 0;
+  double te_utilization(int size) const;   // MACs / (cycles * size^2)
+  // Co-simulation.
+  bool compared = false;
+  bool match = true;
+  std::string mismatch;            // the first difference
+  uint64_t sbuf_bytes_compared = 0, hbm_bytes_compared = 0;
+  model::CoreResult golden;
+  // The output tensors' bytes (RTL), for checksums.
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
+};
+
+// Runs `program` (its tensors loaded from their init= declarations). Throws ncore::Error for a
+// program the core cannot hold (a queue longer than its instruction memory, a size not built).
+CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& options);
+
+// The golden core's configuration matching the RTL core of `size`.
+model::CoreConfig core_config_for_size(int size);
+
+}  // namespace ncore::tb
