@@ -57,7 +57,7 @@ module nc_core_seq
   logic [InstrW-1:0] word;
   isa_header_t       header, fence_header_q;
   logic [2:0]        decode_err;
-  logic              head_valid, wait_ok, is_nop, fire;
+  logic              head_present, head_valid, wait_ok, is_nop, fire;
   logic [31:0]       cnt_issued_q, cnt_wait_q;
 
   always_ff @(posedge clk_i) begin
@@ -67,12 +67,14 @@ module nc_core_seq
   assign word = imem_q[pc_q[PcW-2:0]];
   nc_isa_decode u_decode (.instr_i(word), .queue_i(Queue), .err_o(decode_err), .header_o(header));
 
-  assign head_valid = state_q == StRun && pc_q != length_q && !halt_i;
+  assign head_present = state_q == StRun && pc_q != length_q;
+  assign head_valid = head_present && !halt_i;
   assign wait_ok = !header.wait_en || sems_i[header.wait_sem] >= header.wait_value;
   assign is_nop = header.opcode == 8'(IsaNop);
 
   assign decode_err_o = head_valid ? decode_err : 3'd0;
-  assign waiting_o = head_valid && decode_err == 3'd0 && !wait_ok;
+  // Kept after the core stops, so that a deadlock report can name the waiting queues.
+  assign waiting_o = head_present && decode_err == 3'd0 && !wait_ok;
   assign issue_valid_o = head_valid && decode_err == 3'd0 && wait_ok && !is_nop;
   assign issue_word_o = word;
   assign pc_o = pc_q;
@@ -127,7 +129,7 @@ module nc_core_seq
       if (start_i) length_q <= length_i;
       if (fire) fence_header_q <= header;
       if (fire) cnt_issued_q <= cnt_issued_q + 1'b1;
-      if (waiting_o) cnt_wait_q <= cnt_wait_q + 1'b1;
+      if (waiting_o && !halt_i) cnt_wait_q <= cnt_wait_q + 1'b1;
     end
   end
 

@@ -123,6 +123,7 @@ class CoreBench {
     // Posted HBM writes still queued in the controllers land before anything is read back.
     for (uint64_t drain = 0; !hbm_idle() && drain < 1'000'000; ++drain) step(cycle + drain);
     collect(r);
+    if (opt_.inject_sbuf_flip != UINT64_MAX) flip_sbuf_bit(opt_.inject_sbuf_flip);
     if (!t.finished_o) {
       r.status = CoreStatus::kWatchdog;
       r.message = fmt::format("the harness stopped the run after {} cycles (--max-cycles); {}", cycle, positions());
@@ -278,6 +279,18 @@ class CoreBench {
       for (int b = 0; b < 4; ++b) out[4 * k + b] = static_cast<uint8_t>(top_->dbg_sbuf_rd_data_o[k] >> (8 * b));
     return out;
   }
+  void flip_sbuf_bit(uint64_t flat) {
+    auto line = sbuf_line(flat / kLine * kLine);
+    line[flat % kLine] ^= 1;
+    for (int k = 0; k < 8; ++k) {
+      uint32_t w = 0;
+      for (int b = 0; b < 4; ++b) w |= static_cast<uint32_t>(line[4 * k + b]) << (8 * b);
+      top_->dbg_sbuf_wr_data_i[k] = w;
+    }
+    top_->dbg_sbuf_wr_valid_i = 1;
+    tick();
+    top_->dbg_sbuf_wr_valid_i = 0;
+  }
   uint8_t hbm_byte(uint64_t a) const {
     const HbmData d = channels_[static_cast<size_t>(channel_of(a))].peek(a / kLine * kLine);
     return static_cast<uint8_t>(d[(a % kLine) / 8] >> ((a % 8) * 8));
@@ -332,7 +345,7 @@ class CoreBench {
         for (int q = 0; q < isa::kNumQueue; ++q) {
           if (!(t.waiting_o >> q & 1)) continue;
           const auto& in = prog_.queues[q][t.pc_o[q]];
-          r.message += fmt::format("\n  {} waits for semaphore {} >= {} (it is {})", describe(prog_, q, t.pc_o[q]),
+          r.message += fmt::format("\n  {}; waits for semaphore {} >= {} (it is {})", describe(prog_, q, t.pc_o[q]),
                                    prog_.sem_name(in.wait_sem), in.wait_value, t.sems_o[in.wait_sem]);
         }
         break;

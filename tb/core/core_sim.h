@@ -30,6 +30,8 @@ struct CoreSimOptions {
   uint64_t waves_from = 0, waves_to = UINT64_MAX;  // cycles dumped
   uint64_t progress_every = 0;     // call `progress` every so many cycles (0: never)
   std::function<void(uint64_t cycle, uint64_t issued, uint64_t total)> progress;
+  // Test of the checker: flip bit 0 of this SBUF byte (flat address) in the RTL after the run.
+  uint64_t inject_sbuf_flip = UINT64_MAX;
 };
 
 struct CoreRtlQueue {

@@ -1,0 +1,380 @@
+// The RTL NeuronCore (size 8: 8x8 PE array, 8 lanes, 8 SBUF partitions) co-simulated with the
+// golden core: small kernels through every engine, random multi-engine programs with random
+// semaphore graphs, and the status the core raises for deadlocks, illegal words, refusals,
+// semaphore overflow and a hang (watchdog), each naming the instruction as the golden core does.
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "model/core_model.h"
+#include "model/numerics.h"
+#include "model/program.h"
+#include "tb/core/core_sim.h"
+#include "tests/seed.h"
+
+namespace ncore::tb {
+namespace {
+
+using model::CoreError;
+using model::CoreStatus;
+
+constexpr int kSize = 8;
+
+CoreSimResult cosim(const model::Program& p, bool compare = true, uint64_t watchdog = 20'000) {
+  CoreSimOptions o;
+  o.size = kSize;
+  o.cosim = compare;
+  o.watchdog = watchdog;
+  o.max_cycles = 2'000'000;
+  return run_core_rtl(p, o);
+}
+
+void expect_match(const CoreSimResult& r) {
+  EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_TRUE(r.compared);
+  EXPECT_TRUE(r.match) << r.mismatch;
+  EXPECT_GT(r.sbuf_bytes_compared, 0u);
+}
+
+// Softmax of 8 rows of 64 BF16 elements: DMA in, vector max, scalar exp with row sums and
+// reciprocal, vector scale, DMA out.
+constexpr const char* kSoftmax = R"(
+.tensor X   hbm  addr=0x00000 dtype=bf16 shape=8x64 init=random seed=21
+.tensor Y   hbm  addr=0x20000 dtype=bf16 shape=8x64 output
+.tensor x   sbuf addr=0x0000 dtype=bf16 shape=8x64
+.tensor mx  sbuf addr=0x0400 dtype=fp32 shape=8x1
+.tensor nmx sbuf addr=0x0404 dtype=fp32 shape=8x1
+.tensor e   sbuf addr=0x0800 dtype=fp32 shape=8x64
+.tensor sum sbuf addr=0x1000 dtype=fp32 shape=8x1
+.tensor r   sbuf addr=0x1004 dtype=fp32 shape=8x1
+.tensor y   sbuf addr=0x1400 dtype=bf16 shape=8x64
+.sem loaded
+.sem reduced
+.sem exped
+.sem scaled
+.queue sp
+.rept i 8
+  dma_copy engine=i dir=hbm_to_sbuf hbm_addr=X+i*128 sbuf_addr=i*SBUF_PARTITION+x bytes=128 count1=1 signal=loaded+=1
+.endr
+.rept i 8
+  dma_copy engine=i dir=sbuf_to_hbm hbm_addr=Y+i*128 sbuf_addr=i*SBUF_PARTITION+y bytes=128 count1=1 wait=scaled>=1
+.endr
+.queue dve
+tensor_reduce op0=max in0=bf16 out=fp32 partitions=8 src0=x src0_ap=[[1,64]] dst=mx dst_ap=[[1,1]] wait=loaded>=8
+tensor_scalar op0=multiply s0=-1 partitions=8 src0=mx src0_ap=[[1,1]] dst=nmx dst_ap=[[1,1]] signal=reduced+=1
+tensor_scalar op0=multiply s0=sbuf:r in0=fp32 out=bf16 partitions=8 src0=e src0_ap=[[1,64]] dst=y dst_ap=[[1,64]] wait=exped>=1 signal=scaled+=1
+.queue act
+activation func=exp scale=1.0 bias=sbuf:nmx in0=bf16 out=fp32 partitions=8 src0=x src0_ap=[[1,64]] dst=e dst_ap=[[1,64]] acc_enable=1 acc_addr=sum wait=reduced>=1
+activation func=reciprocal partitions=8 src0=sum src0_ap=[[1,1]] dst=r dst_ap=[[1,1]] signal=exped+=1
+)";
+
+// C[16, 64] = A[32, 16]^T-tiles x B[32, 64] in BF16: four K tiles of 8 accumulate in a PSUM
+// bank per M tile of 8; the vector engine evicts each bank to BF16; DMA in and out.
+constexpr const char* kGemm = R"(
+.tensor A hbm addr=0x0000 dtype=bf16 shape=32x16 init=random seed=5
+.tensor B hbm addr=0x1000 dtype=bf16 shape=32x64 init=random seed=6
+.tensor C hbm addr=0x4000 dtype=bf16 shape=16x64 output
+.tensor A_sb sbuf addr=0x000 dtype=bf16 shape=8x64
+.tensor B_sb sbuf addr=0x100 dtype=bf16 shape=8x256
+.tensor C_sb sbuf addr=0x400 dtype=bf16 shape=8x128
+.sem loaded
+.sem mm_done
+.sem out_ready
+.queue sp
+.rept kt 4
+  dma_copy engine=kt dir=hbm_to_sbuf hbm_addr=A+kt*8*32 sbuf_addr=A_sb+kt*32 bytes=32 count1=8 hbm_stride1=32 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
+  dma_copy engine=kt+4 dir=hbm_to_sbuf hbm_addr=B+kt*8*128 sbuf_addr=B_sb+kt*128 bytes=128 count1=8 hbm_stride1=128 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
+.endr
+.rept mt 2
+  dma_copy engine=8+mt dir=sbuf_to_hbm hbm_addr=C+mt*8*128 sbuf_addr=C_sb+mt*128 bytes=128 count1=8 hbm_stride1=128 sbuf_stride1=SBUF_PARTITION wait=out_ready>=mt+1
+.endr
+.queue pe
+.rept mt 2
+  .rept kt 4
+    .if kt<3
+      nc_matmul dtype=bf16 k=8 m=8 n=64 stationary=A_sb+kt*32+mt*16 moving=B_sb+kt*128 stride=2 psum_bank=mt accumulate=kt>0 wait=loaded>=8
+    .else
+      nc_matmul dtype=bf16 k=8 m=8 n=64 stationary=A_sb+kt*32+mt*16 moving=B_sb+kt*128 stride=2 psum_bank=mt accumulate=1 signal=mm_done+=1
+    .endif
+  .endr
+.endr
+.queue dve
+.rept mt 2
+  tensor_copy in0=fp32 out=bf16 partitions=8 src0=psum:mt*PSUM_BANK src0_ap=[[1,64]] dst=sbuf:C_sb+mt*128 dst_ap=[[1,64]] wait=mm_done>=mt+1 signal=out_ready+=1
+.endr
+)";
+
+TEST(CoreRtl, SoftmaxCoSimulatesBitExact) {
+  const CoreSimResult r = cosim(model::assemble(kSoftmax, "softmax8.s"));
+  expect_match(r);
+  EXPECT_GT(r.hbm_bytes_compared, 1024u);
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kSp)].issued, 16u);
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kAct)].issued, 2u);
+}
+
+TEST(CoreRtl, GemmThroughPsumCoSimulatesBitExact) {
+  const model::Program p = model::assemble(kGemm, "gemm8.s");
+  const CoreSimResult r = cosim(p);
+  expect_match(r);
+  EXPECT_EQ(r.te_macs, 2u * 4 * 8 * 8 * 64);
+  // The output is not all zeros (the eviction really read PSUM).
+  bool nonzero = false;
+  for (const auto& [name, bytes] : r.outputs)
+    for (uint8_t b : bytes) nonzero |= b != 0;
+  EXPECT_TRUE(nonzero);
+}
+
+TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {
+  // The harness flips one SBUF bit of the RTL after the run (fault injection): the comparison
+  // must fail there and name the tensor element.
+  CoreSimOptions o;
+  o.size = kSize;
+  o.inject_sbuf_flip = 3 * model::kSbufPartitionStride + 0x400 + 6;  // C_sb partition 3, element 3
+  const CoreSimResult r = run_core_rtl(model::assemble(kGemm, "gemm8.s"), o);
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_FALSE(r.match);
+  EXPECT_NE(r.mismatch.find("SBUF partition 3 byte 0x406 (tensor C_sb partition 3 element 3)"), std::string::npos)
+      << r.mismatch;
+}
+
+// Random programs on all four queues: each instruction writes its own SBUF region (or HBM
+// area) from regions of instructions surely complete before it, ordered by a random
+// dependency on one earlier instruction (a semaphore wait) and by its own queue. pe
+// instructions multiply two regions into a PSUM bank, which the next dve instruction of the
+// same pe step evicts to SBUF. Any timing gives the same memory, so the RTL must match the
+// golden core byte for byte.
+model::Program random_program(model::SplitMix64& rng, int n) {
+  using namespace model;
+  ProgramBuilder b("random");
+  constexpr int kWords = 32;                       // FP32 words per region and partition
+  const auto region = [](int i) { return static_cast<uint32_t>(128 * (i + 1)); };
+  TensorDecl init;
+  init.name = "init";
+  init.hbm = false;
+  init.addr = 0;
+  init.dtype = DType::kFp32;
+  init.shape = {kSize, kWords};
+  init.init = TensorInit::kRandom;
+  init.seed = rng.next();
+  b.tensor(init);
+  TensorDecl hin = init;
+  hin.name = "hbm_in";
+  hin.hbm = true;
+  hin.addr = 0x10000;
+  hin.shape = {kSize, kWords};
+  hin.seed = rng.next();
+  b.tensor(hin);
+
+  const isa::Queue queues[4] = {isa::Queue::kPe, isa::Queue::kAct, isa::Queue::kDve, isa::Queue::kSp};
+  int sem[4];
+  for (int q = 0; q < 4; ++q) sem[q] = b.semaphore(fmt::format("{}_done", isa::kQueueNames[q]));
+  std::vector<int> queue_of(n);
+  std::vector<uint32_t> count_after(n);             // the queue's completions once i is done
+  std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
+  uint32_t count[4] = {0, 0, 0, 0};
+  std::vector<int> last(4, -1);
+  int bank = 0;
+  for (int i = 0; i < n; ++i) {
+    const int q = static_cast<int>(rng.next() % 4);
+    const int dep = i > 0 && rng.next() % 4 ? static_cast<int>(rng.next() % i) : -1;
+    for (int src : {dep, last[q]}) {
+      if (src < 0) continue;
+      before[i][src] = true;
+      for (int k = 0; k < n; ++k)
+        if (before[src][k]) before[i][k] = true;
+    }
+    std::vector<int> done{-1};
+    for (int k = 0; k < i; ++k)
+      if (before[i][k] && queue_of[k] != 0) done.push_back(k);   // pe regions are written by dve
+    const int s0 = done[rng.next() % done.size()], s1 = done[rng.next() % done.size()];
+    const auto src = [&](int r) { return r < 0 ? 0u : region(r); };
+    const auto access = [&](uint32_t addr) {
+      return VeAccess{MemSpace::kSbuf, addr, {kWords, 1, 1, 1}, {1, 0, 0, 0}};
+    };
+    std::vector<ProgramBuilder::Ref> refs;
+    if (q == 0) {  // pe: region(i) = bf16(A^T B) from two FP32 regions, via PSUM bank `bank`
+      refs.push_back(b.pe(load_stationary(DType::kFp32, kSize, kSize, src(s0), 4)));
+      refs.push_back(b.pe(multiply_moving(DType::kFp32, kSize, kWords, src(s1), 4, bank, 0, false)));
+      // its eviction, on dve, waits for this pe step
+      VeInstruction v;
+      v.opcode = VeOpcode::kTensorCopy;
+      v.partitions = kSize;
+      v.src0 = VeAccess{MemSpace::kPsum, static_cast<uint32_t>(bank * 2048), {kWords, 1, 1, 1}, {1, 0, 0, 0}};
+      v.dst = access(region(i));
+      refs.back().signal(sem[0]);
+      ++count[0];
+      auto ev = b.dve(v);
+      ev.wait(sem[0], count[0]).signal(sem[2]);
+      ++count[2];
+      bank = (bank + 1) % 8;
+      if (dep >= 0) refs.front().wait(sem[queue_of[dep]], count_after[dep]);
+      queue_of[i] = 0;
+      count_after[i] = count[2];  // done once its eviction is
+      // pe regions count as written by dve (queue 2) for later waits
+      queue_of[i] = 2;
+      last[q] = i;
+      continue;
+    }
+    if (q == 3) {
+      DmaDescriptor d;
+      d.bytes = kWords * 4;
+      d.count1 = kSize;
+      d.sbuf_stride1 = kSbufPartitionStride;
+      d.hbm_stride1 = kWords * 4;
+      if (rng.next() % 2) {
+        d.hbm_addr = 0x10000;
+        d.sbuf_addr = region(i);
+      } else {
+        d.to_hbm = true;
+        d.sbuf_addr = src(s0);
+        d.hbm_addr = 0x20000 + static_cast<uint64_t>(i) * 0x1000;
+      }
+      refs.push_back(b.dma(d, 0));  // one DMA engine: completions in order, so sp_done counts them
+    } else {
+      VeInstruction v;
+      v.partitions = kSize;
+      v.src0 = access(src(s0));
+      v.src1 = access(src(s1));
+      v.dst = access(region(i));
+      if (q == 1) {
+        v.act_func = static_cast<ActFunc>(rng.next() % kNumActFuncs);
+        v.scalar0.value = float_to_bits(0.25f);
+        refs.push_back(b.act(v));
+      } else {
+        const int kind = static_cast<int>(rng.next() % 3);
+        v.opcode = kind == 0 ? VeOpcode::kTensorTensor : kind == 1 ? VeOpcode::kTensorScalar : VeOpcode::kTensorCopy;
+        v.op0 = kind == 0 ? (rng.next() % 2 ? AluOp::kAdd : AluOp::kMax) : AluOp::kMultiply;
+        v.scalar0.value = float_to_bits(0.5f);
+        refs.push_back(b.dve(v));
+      }
+    }
+    refs.back().signal(sem[q]);
+    if (dep >= 0) refs.back().wait(sem[queue_of[dep]], count_after[dep]);
+    queue_of[i] = q;
+    count_after[i] = ++count[q];
+    last[q] = i;
+  }
+  return b.take();
+}
+
+TEST(CoreRtl, RandomSemaphoreGraphsCoSimulate) {
+  const uint64_t seed = test::test_seed(11);
+  for (int trial = 0; trial < 12; ++trial) {
+    model::SplitMix64 rng(seed + trial);
+    const model::Program p = random_program(rng, 24);
+    const CoreSimResult r = cosim(p);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << "trial " << trial << " (NCORE_SEED=" << seed + trial << "): " << r.message;
+    ASSERT_TRUE(r.match) << "trial " << trial << " (NCORE_SEED=" << seed + trial << " reproduces it as trial 0): "
+                         << r.mismatch;
+  }
+}
+
+TEST(CoreRtl, DeadlockIsReportedWithTheWaitingQueuesNamed) {
+  const model::Program p = model::assemble(R"(.sem a
+.sem b
+.sem c
+.queue pe
+sem_wait a>=1
+sem_signal b
+.queue dve
+sem_wait b>=1
+sem_signal a
+.queue act
+sem_signal c
+sem_wait c>=5
+.queue sp
+sem_signal c
+)", "dead.s");
+  const CoreSimResult r = cosim(p);
+  ASSERT_EQ(r.status, CoreStatus::kDeadlock) << r.message;
+  EXPECT_TRUE(r.match) << r.mismatch;  // the golden core deadlocks too
+  EXPECT_NE(r.message.find("pe instruction 0 at dead.s:5:1: nop wait="),
+            std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("dve instruction 0 at dead.s:8:1: nop wait="),
+            std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("act instruction 1 at dead.s:12:1: nop wait="),
+            std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("; waits for semaphore c >= 5 (it is 2)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("; waits for semaphore a >= 1 (it is 0)"), std::string::npos) << r.message;
+  EXPECT_EQ(r.message.find("sp instruction"), std::string::npos) << "sp finished: " << r.message;
+}
+
+TEST(CoreRtl, IllegalWordStopsWithDecodeErrorAtTheSameInstruction) {
+  model::ProgramBuilder b("illegal");
+  b.nop(isa::Queue::kDve);
+  model::CoreInstr in = model::default_instr(isa::Opcode::kTensorCopy);
+  in.ve.partitions = kSize;
+  b.push(isa::Queue::kAct, in);  // tensor_copy belongs to dve
+  const CoreSimResult r = cosim(b.take());
+  ASSERT_EQ(r.status, CoreStatus::kError) << r.message;
+  EXPECT_EQ(r.error, CoreError::kDecode);
+  EXPECT_EQ(r.error_queue, static_cast<int>(isa::Queue::kAct));
+  EXPECT_EQ(r.error_pc, 0u);
+  EXPECT_TRUE(r.match) << r.mismatch;
+}
+
+TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
+  // Built in C++: the assembler would refuse the stateless ones.
+  const auto one = [](isa::Queue q, const model::CoreInstr& in) {
+    model::ProgramBuilder b("bad");
+    b.push(q, in).instr().loc = {"bad.s", 7, 1, "", 0};
+    return b.take();
+  };
+  struct Case {
+    model::Program program;
+    CoreError error;
+  };
+  std::vector<Case> cases;
+  // A matmul with nothing loaded.
+  model::CoreInstr mm = model::default_instr(isa::Opcode::kMultiplyMoving);
+  mm.te = model::multiply_moving(model::DType::kBf16, kSize, 16, 0, 2, 0, 0, false);
+  cases.push_back({one(isa::Queue::kPe, mm), CoreError::kTensor});
+  // A vector instruction on more partitions than the core has.
+  model::CoreInstr copy = model::default_instr(isa::Opcode::kTensorCopy);
+  copy.ve.partitions = 16;
+  copy.ve.src0 = {model::MemSpace::kSbuf, 0, {4, 1, 1, 1}, {1, 0, 0, 0}};
+  copy.ve.dst = {model::MemSpace::kSbuf, 64, {4, 1, 1, 1}, {1, 0, 0, 0}};
+  cases.push_back({one(isa::Queue::kDve, copy), CoreError::kVector});
+  // An activation with an unknown function.
+  model::CoreInstr act = model::default_instr(isa::Opcode::kActivation);
+  act.ve.partitions = kSize;
+  act.ve.act_func = static_cast<model::ActFunc>(12);
+  act.ve.src0 = copy.ve.src0;
+  act.ve.dst = copy.ve.dst;
+  cases.push_back({one(isa::Queue::kAct, act), CoreError::kScalar});
+  // A DMA to HBM past 4 GiB.
+  model::CoreInstr dma = model::default_instr(isa::Opcode::kDmaCopy);
+  dma.dma_queue = 3;
+  dma.dma.to_hbm = true;
+  dma.dma.hbm_addr = 0xFFFFFFE0u;
+  dma.dma.bytes = 64;
+  cases.push_back({one(isa::Queue::kSp, dma), CoreError::kDma});
+  // 65535 + 1.
+  cases.push_back({model::assemble(".sem s 65535\n.queue act\nsem_increment s+=1\n", "bad.s"),
+                   CoreError::kSemOverflow});
+  for (const Case& c : cases) {
+    const CoreSimResult r = cosim(c.program);
+    EXPECT_EQ(r.status, CoreStatus::kError) << r.message;
+    EXPECT_EQ(r.error, c.error) << r.message;
+    EXPECT_TRUE(r.match) << r.mismatch;
+    EXPECT_NE(r.message.find("bad.s:"), std::string::npos) << r.message;
+  }
+}
+
+TEST(CoreRtl, WatchdogStopsARunThatCannotFinish) {
+  // A descriptor that does not end its list never completes (its engine waits for the rest of
+  // the list); the act queue waits for its signal. The RTL watchdog ends the run.
+  const model::Program p = model::assemble(R"(.sem s
+.queue sp
+dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=0 sbuf_addr=0 bytes=32 count1=1 last=0 signal=s+=1
+.queue act
+sem_wait s>=1
+)", "hang.s");
+  const CoreSimResult r = cosim(p, /*compare=*/false, /*watchdog=*/5000);
+  ASSERT_EQ(r.status, CoreStatus::kWatchdog) << r.message;
+  EXPECT_NE(r.message.find("no progress for 5000 cycles"), std::string::npos) << r.message;
+  EXPECT_LT(r.cycles, 7000u);
+}
+
+}  // namespace
+}  // namespace ncore::tb
