@@ -45,4 +45,14 @@ verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_p
   tb/common/nc_fp_probe.sv --top-module nc_fp_probe
 verilator --lint-only -Wall rtl/common/lint.vlt rtl/core/nc_isa_pkg.sv rtl/core/nc_isa_decode.sv \
   --top-module nc_isa_decode
+core=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
+      rtl/common/nc_fifo.sv rtl/tensor/nc_systolic_array.sv rtl/tensor/nc_psum.sv
+      rtl/tensor/nc_tensor_engine.sv rtl/scalar/nc_act_pkg.sv rtl/vector/nc_vector_pkg.sv
+      rtl/vector/nc_vector_engine.sv rtl/scalar/nc_scalar_engine.sv rtl/dma/nc_dma_pkg.sv
+      rtl/dma/nc_dma.sv rtl/core/nc_isa_pkg.sv rtl/core/nc_isa_decode.sv rtl/core/nc_sbuf.sv
+      rtl/core/nc_core_seq.sv rtl/core/nc_core.sv)
+for params in "" "-GSize=8" "-GSize=32 -GImemDepth=512"; do
+  # shellcheck disable=SC2086
+  verilator --lint-only -Wall --assert -Irtl/common "${core[@]}" --top-module nc_core $params
+done
 echo "lint: clean"

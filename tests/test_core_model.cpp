@@ -76,6 +76,41 @@ TEST(Core, GemmExampleIsBitExact) {
   EXPECT_EQ(r.result.dma_bytes, 3ull * N * N * 2);
 }
 
+TEST(Core, Fp8DoubleRowGemmExampleIsBitExact) {
+  Ran r = run_program("gemm_fp8_double_row.s");
+  ASSERT_EQ(r.result.status, CoreStatus::kDone) << r.result.message;
+  const auto a = tensor_init_bytes(*r.prog.tensor("A"));
+  const auto b = tensor_init_bytes(*r.prog.tensor("B"));
+  const auto c = r.core->tensor_bytes(*r.prog.tensor("C"));
+  constexpr int N = 512;
+  std::vector<uint32_t> af(N * N), bf(N * N);
+  for (size_t i = 0; i < af.size(); ++i) {
+    af[i] = fp32(DType::kE4m3, element(a, DType::kE4m3, i));
+    bf[i] = fp32(DType::kE4m3, element(b, DType::kE4m3, i));
+  }
+  // Per K tile of 256 rows: partition p pairs rows p and 128 + p; each PE adds the pair's sum
+  // (each add rounded to FP32) to the partial sum, partitions in order; tiles accumulate.
+  int mismatches = 0;
+  for (int m = 0; m < N; ++m)
+    for (int n = 0; n < N; ++n) {
+      uint32_t acc = 0;
+      for (int kt = 0; kt < 2; ++kt) {
+        uint32_t tile = 0;
+        for (int p = 0; p < 128; ++p) {
+          const int k0 = kt * 256 + p, k1 = k0 + 128;
+          const uint32_t pair = fp32_add(fp32_mul(af[k0 * N + m], bf[k0 * N + n]), fp32_mul(af[k1 * N + m], bf[k1 * N + n]));
+          tile = fp32_add(tile, pair);
+        }
+        acc = kt == 0 ? tile : fp32_add(acc, tile);
+      }
+      const uint32_t want = to_bf16(acc), got = element(c, DType::kBf16, m * N + n);
+      if (want != got && mismatches++ < 5)
+        ADD_FAILURE() << fmt::format("C[{}][{}]: expected {:04x}, found {:04x}", m, n, want, got);
+    }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(r.result.te_macs, uint64_t{N} * N * N);
+}
+
 TEST(Core, SoftmaxExampleIsBitExact) {
   Ran r = run_program("softmax.s");
   ASSERT_EQ(r.result.status, CoreStatus::kDone) << r.result.message;

@@ -19,6 +19,7 @@ using model::CoreError;
 using model::CoreStatus;
 
 constexpr int kSize = 8;
+const std::string kSmall = NCORE_SOURCE_DIR "/tests/programs/small/";
 
 CoreSimResult cosim(const model::Program& p, bool compare = true, uint64_t watchdog = 20'000) {
   CoreSimOptions o;
@@ -36,76 +37,8 @@ void expect_match(const CoreSimResult& r) {
   EXPECT_GT(r.sbuf_bytes_compared, 0u);
 }
 
-// Softmax of 8 rows of 64 BF16 elements: DMA in, vector max, scalar exp with row sums and
-// reciprocal, vector scale, DMA out.
-constexpr const char* kSoftmax = R"(
-.tensor X   hbm  addr=0x00000 dtype=bf16 shape=8x64 init=random seed=21
-.tensor Y   hbm  addr=0x20000 dtype=bf16 shape=8x64 output
-.tensor x   sbuf addr=0x0000 dtype=bf16 shape=8x64
-.tensor mx  sbuf addr=0x0400 dtype=fp32 shape=8x1
-.tensor nmx sbuf addr=0x0404 dtype=fp32 shape=8x1
-.tensor e   sbuf addr=0x0800 dtype=fp32 shape=8x64
-.tensor sum sbuf addr=0x1000 dtype=fp32 shape=8x1
-.tensor r   sbuf addr=0x1004 dtype=fp32 shape=8x1
-.tensor y   sbuf addr=0x1400 dtype=bf16 shape=8x64
-.sem loaded
-.sem reduced
-.sem exped
-.sem scaled
-.queue sp
-.rept i 8
-  dma_copy engine=i dir=hbm_to_sbuf hbm_addr=X+i*128 sbuf_addr=i*SBUF_PARTITION+x bytes=128 count1=1 signal=loaded+=1
-.endr
-.rept i 8
-  dma_copy engine=i dir=sbuf_to_hbm hbm_addr=Y+i*128 sbuf_addr=i*SBUF_PARTITION+y bytes=128 count1=1 wait=scaled>=1
-.endr
-.queue dve
-tensor_reduce op0=max in0=bf16 out=fp32 partitions=8 src0=x src0_ap=[[1,64]] dst=mx dst_ap=[[1,1]] wait=loaded>=8
-tensor_scalar op0=multiply s0=-1 partitions=8 src0=mx src0_ap=[[1,1]] dst=nmx dst_ap=[[1,1]] signal=reduced+=1
-tensor_scalar op0=multiply s0=sbuf:r in0=fp32 out=bf16 partitions=8 src0=e src0_ap=[[1,64]] dst=y dst_ap=[[1,64]] wait=exped>=1 signal=scaled+=1
-.queue act
-activation func=exp scale=1.0 bias=sbuf:nmx in0=bf16 out=fp32 partitions=8 src0=x src0_ap=[[1,64]] dst=e dst_ap=[[1,64]] acc_enable=1 acc_addr=sum wait=reduced>=1
-activation func=reciprocal partitions=8 src0=sum src0_ap=[[1,1]] dst=r dst_ap=[[1,1]] signal=exped+=1
-)";
-
-// C[16, 64] = A[32, 16]^T-tiles x B[32, 64] in BF16: four K tiles of 8 accumulate in a PSUM
-// bank per M tile of 8; the vector engine evicts each bank to BF16; DMA in and out.
-constexpr const char* kGemm = R"(
-.tensor A hbm addr=0x0000 dtype=bf16 shape=32x16 init=random seed=5
-.tensor B hbm addr=0x1000 dtype=bf16 shape=32x64 init=random seed=6
-.tensor C hbm addr=0x4000 dtype=bf16 shape=16x64 output
-.tensor A_sb sbuf addr=0x000 dtype=bf16 shape=8x64
-.tensor B_sb sbuf addr=0x100 dtype=bf16 shape=8x256
-.tensor C_sb sbuf addr=0x400 dtype=bf16 shape=8x128
-.sem loaded
-.sem mm_done
-.sem out_ready
-.queue sp
-.rept kt 4
-  dma_copy engine=kt dir=hbm_to_sbuf hbm_addr=A+kt*8*32 sbuf_addr=A_sb+kt*32 bytes=32 count1=8 hbm_stride1=32 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
-  dma_copy engine=kt+4 dir=hbm_to_sbuf hbm_addr=B+kt*8*128 sbuf_addr=B_sb+kt*128 bytes=128 count1=8 hbm_stride1=128 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
-.endr
-.rept mt 2
-  dma_copy engine=8+mt dir=sbuf_to_hbm hbm_addr=C+mt*8*128 sbuf_addr=C_sb+mt*128 bytes=128 count1=8 hbm_stride1=128 sbuf_stride1=SBUF_PARTITION wait=out_ready>=mt+1
-.endr
-.queue pe
-.rept mt 2
-  .rept kt 4
-    .if kt<3
-      nc_matmul dtype=bf16 k=8 m=8 n=64 stationary=A_sb+kt*32+mt*16 moving=B_sb+kt*128 stride=2 psum_bank=mt accumulate=kt>0 wait=loaded>=8
-    .else
-      nc_matmul dtype=bf16 k=8 m=8 n=64 stationary=A_sb+kt*32+mt*16 moving=B_sb+kt*128 stride=2 psum_bank=mt accumulate=1 signal=mm_done+=1
-    .endif
-  .endr
-.endr
-.queue dve
-.rept mt 2
-  tensor_copy in0=fp32 out=bf16 partitions=8 src0=psum:mt*PSUM_BANK src0_ap=[[1,64]] dst=sbuf:C_sb+mt*128 dst_ap=[[1,64]] wait=mm_done>=mt+1 signal=out_ready+=1
-.endr
-)";
-
 TEST(CoreRtl, SoftmaxCoSimulatesBitExact) {
-  const CoreSimResult r = cosim(model::assemble(kSoftmax, "softmax8.s"));
+  const CoreSimResult r = cosim(model::assemble_file(kSmall + "softmax_8.s"));
   expect_match(r);
   EXPECT_GT(r.hbm_bytes_compared, 1024u);
   EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kSp)].issued, 16u);
@@ -113,7 +46,7 @@ TEST(CoreRtl, SoftmaxCoSimulatesBitExact) {
 }
 
 TEST(CoreRtl, GemmThroughPsumCoSimulatesBitExact) {
-  const model::Program p = model::assemble(kGemm, "gemm8.s");
+  const model::Program p = model::assemble_file(kSmall + "gemm_8.s");
   const CoreSimResult r = cosim(p);
   expect_match(r);
   EXPECT_EQ(r.te_macs, 2u * 4 * 8 * 8 * 64);
@@ -130,7 +63,7 @@ TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {
   CoreSimOptions o;
   o.size = kSize;
   o.inject_sbuf_flip = 3 * model::kSbufPartitionStride + 0x400 + 6;  // C_sb partition 3, element 3
-  const CoreSimResult r = run_core_rtl(model::assemble(kGemm, "gemm8.s"), o);
+  const CoreSimResult r = run_core_rtl(model::assemble_file(kSmall + "gemm_8.s"), o);
   ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
   EXPECT_FALSE(r.match);
   EXPECT_NE(r.mismatch.find("SBUF partition 3 byte 0x406 (tensor C_sb partition 3 element 3)"), std::string::npos)
