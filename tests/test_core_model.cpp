@@ -111,6 +111,43 @@ TEST(Core, Fp8DoubleRowGemmExampleIsBitExact) {
   EXPECT_EQ(r.result.te_macs, uint64_t{N} * N * N);
 }
 
+TEST(Core, AttentionHeadExampleIsBitExact) {
+  Ran r = run_program("attention_head.s");
+  ASSERT_EQ(r.result.status, CoreStatus::kDone) << r.result.message;
+  constexpr int N = 128;
+  const auto load = [&](const char* name) {
+    const auto bytes = tensor_init_bytes(*r.prog.tensor(name));
+    std::vector<uint32_t> v(N * N);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = fp32(DType::kBf16, element(bytes, DType::kBf16, i));
+    return v;
+  };
+  const auto qt = load("QT"), kt = load("KT"), v = load("V");
+  const auto o = r.core->tensor_bytes(*r.prog.tensor("O"));
+  const uint32_t scale = 0x3db504f3u, one = float_to_bits(1.0f);
+  // E^T[k][q] = bf16(exp(S^T[k][q] * scale)), S^T summed over d (partitions) in order.
+  std::vector<uint32_t> et(N * N);
+  for (int k = 0; k < N; ++k)
+    for (int q = 0; q < N; ++q) {
+      uint32_t s = 0;
+      for (int d = 0; d < N; ++d) s = fp32_add(s, fp32_mul(kt[d * N + k], qt[d * N + q]));
+      et[k * N + q] = fp32(DType::kBf16, to_bf16(act_eval(ActFunc::kExp, fp32_add(fp32_mul(s, scale), 0))));
+    }
+  int mismatches = 0;
+  for (int q = 0; q < N; ++q) {
+    std::vector<uint32_t> u(N + 1, 0);
+    for (int k = 0; k < N; ++k)
+      for (int n = 0; n <= N; ++n) u[n] = fp32_add(u[n], fp32_mul(et[k * N + q], n < N ? v[k * N + n] : one));
+    const uint32_t rcp = act_eval(ActFunc::kReciprocal, fp32_add(fp32_mul(u[N], one), 0));
+    for (int n = 0; n < N; ++n) {
+      const uint32_t want = to_bf16(fp32_mul(u[n], rcp)), got = element(o, DType::kBf16, q * N + n);
+      if (want != got && mismatches++ < 5)
+        ADD_FAILURE() << fmt::format("O[{}][{}]: expected {:04x}, found {:04x}", q, n, want, got);
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+  EXPECT_EQ(r.result.te_macs, uint64_t{N} * N * N + uint64_t{N} * N * (N + 1));
+}
+
 TEST(Core, SoftmaxExampleIsBitExact) {
   Ran r = run_program("softmax.s");
   ASSERT_EQ(r.result.status, CoreStatus::kDone) << r.result.message;
