@@ -6,6 +6,8 @@
 # DMA-like, sequential and random traffic, reorder against FCFS, then one vector-engine
 # instruction of each class and scalar-engine activations in lockstep with the golden model,
 # with FST waves written under build/waves/.
+# Last, the example NeuronCore programs on the RTL core (128), co-simulated with the golden
+# core, waves written.
 # Usage: bash scripts/demo.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
