@@ -37,6 +37,47 @@ std::string word_hex(const isa::Word& w) {
   return s;
 }
 
+// Prints a run's JSON, or as text: the fields both engines fill (program, status, cycles,
+// queues, tensor engine, HBM, outputs) and, when present, the RTL's (size, wall time,
+// co-simulation, waves).
+void print_report(const RunOptions& o, const model::Program& prog, const nlohmann::json& j) {
+  if (o.json) {
+    fmt::print("{}\n", j.dump(2));
+    return;
+  }
+  fmt::print("program       {} ({} instructions: pe {}, act {}, dve {}, sp {})\n", o.program,
+             prog.instructions(), prog.queues[0].size(), prog.queues[1].size(), prog.queues[2].size(),
+             prog.queues[3].size());
+  if (j.contains("size"))
+    fmt::print("engine        {} (RTL core, size {}){}\n", o.engine, j["size"].get<int>(),
+               j.contains("cosim") ? " with the golden core beside it" : "");
+  else
+    fmt::print("engine        {}\n", o.engine);
+  fmt::print("status        {}\n", j["status"].get<std::string>());
+  fmt::print("cycles        {} ({:.2f} us at {} GHz)", j["cycles"].get<uint64_t>(), j["microseconds"].get<double>(),
+             j["clock_ghz"].get<double>());
+  if (j.contains("wall_seconds")) fmt::print(", {:.1f} s wall", j["wall_seconds"].get<double>());
+  fmt::print("\n\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
+  for (int q = 0; q < isa::kNumQueue; ++q) {
+    const auto& s = j["queues"][isa::kQueueNames[q]];
+    fmt::print("| {}{} | {} | {} | {:.1f}% | {} |\n", isa::kQueueNames[q], q == 3 ? " (DMA)" : "",
+               s["instructions"].get<uint64_t>(), s["busy_cycles"].get<uint64_t>(),
+               100.0 * s["utilization"].get<double>(), s["wait_cycles"].get<uint64_t>());
+  }
+  fmt::print("\ntensor engine {} MACs, {:.1f}% of PE-cycles\n", j["te_macs"].get<uint64_t>(),
+             100.0 * j["te_utilization"].get<double>());
+  fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", j["hbm_bytes"].get<uint64_t>(), j["hbm_gbps"].get<double>());
+  if (j.contains("outputs"))
+    for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
+  if (j.contains("cosim")) {
+    const auto& c = j["cosim"];
+    fmt::print("co-simulation {}: {} SBUF bytes and {} HBM bytes compared with the golden core ({} golden cycles)\n",
+               c["match"].get<bool>() ? "MATCH" : "MISMATCH", c["sbuf_bytes_compared"].get<uint64_t>(),
+               c["hbm_bytes_compared"].get<uint64_t>(), c["golden_cycles"].get<uint64_t>());
+  }
+  if (j.contains("waves")) fmt::print("waves         {}\n", j["waves"].get<std::string>());
+}
+
 int run_rtl(const RunOptions& o, const model::Program& prog);
 
 int run_program(const RunOptions& o) {
@@ -88,27 +129,7 @@ int run_program(const RunOptions& o) {
     for (const auto& e : r.timeline)
       j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
 
-  if (o.json) {
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    fmt::print("program       {} ({} instructions: pe {}, act {}, dve {}, sp {})\n", o.program,
-               prog.instructions(), prog.queues[0].size(), prog.queues[1].size(), prog.queues[2].size(),
-               prog.queues[3].size());
-    fmt::print("engine        {}\n", o.engine);
-    fmt::print("status        {}\n", model::core_status_name(r.status));
-    fmt::print("cycles        {} ({:.2f} us at {} GHz)\n", r.cycles, r.microseconds(cfg), cfg.clock_ghz);
-    fmt::print("\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
-    for (int q = 0; q < isa::kNumQueue; ++q) {
-      const auto& s = j["queues"][isa::kQueueNames[q]];
-      fmt::print("| {}{} | {} | {} | {:.1f}% | {} |\n", isa::kQueueNames[q], q == 3 ? " (DMA)" : "",
-                 s["instructions"].get<uint64_t>(), s["busy_cycles"].get<uint64_t>(),
-                 100.0 * s["utilization"].get<double>(), s["wait_cycles"].get<uint64_t>());
-    }
-    fmt::print("\ntensor engine {} MACs, {:.1f}% of PE-cycles\n", r.te_macs, 100.0 * r.te_utilization(cfg));
-    fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", r.dma_bytes, r.hbm_gbps(cfg));
-    if (j.contains("outputs"))
-      for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
-  }
+  print_report(o, prog, j);
   if (r.status != model::CoreStatus::kDone) {
     std::fflush(stdout);
     fmt::print(stderr, "ncore run: {}\n", r.message);
@@ -172,32 +193,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   }
   if (!o.waves.empty()) j["waves"] = o.waves;
 
-  if (o.json) {
-    fmt::print("{}\n", j.dump(2));
-  } else {
-    fmt::print("program       {} ({} instructions: pe {}, act {}, dve {}, sp {})\n", o.program,
-               prog.instructions(), prog.queues[0].size(), prog.queues[1].size(), prog.queues[2].size(),
-               prog.queues[3].size());
-    fmt::print("engine        {} (RTL core, size {}){}\n", o.engine, o.size,
-               r.compared ? " with the golden core beside it" : "");
-    fmt::print("status        {}\n", model::core_status_name(r.status));
-    fmt::print("cycles        {} ({:.2f} us at {} GHz), {:.1f} s wall\n", r.cycles, us, cfg.clock_ghz,
-               r.wall_seconds);
-    fmt::print("\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
-    for (int q = 0; q < isa::kNumQueue; ++q) {
-      const auto& s = r.queues[q];
-      fmt::print("| {}{} | {} | {} | {:.1f}% | {} |\n", isa::kQueueNames[q], q == 3 ? " (DMA)" : "", s.issued,
-                 s.busy_cycles, r.cycles ? 100.0 * s.busy_cycles / r.cycles : 0.0, s.wait_cycles);
-    }
-    fmt::print("\ntensor engine {} MACs, {:.1f}% of PE-cycles\n", r.te_macs, 100.0 * r.te_utilization(o.size));
-    fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", dma_bytes, j["hbm_gbps"].get<double>());
-    for (const auto& [name, bytes] : r.outputs)
-      fmt::print("output        {} fnv1a {:016x}\n", name, model::fnv1a(bytes));
-    if (r.compared)
-      fmt::print("co-simulation {}: {} SBUF bytes and {} HBM bytes compared with the golden core ({} golden cycles)\n",
-                 r.match ? "MATCH" : "MISMATCH", r.sbuf_bytes_compared, r.hbm_bytes_compared, r.golden.cycles);
-    if (!o.waves.empty()) fmt::print("waves         {}\n", o.waves);
-  }
+  print_report(o, prog, j);
   std::fflush(stdout);
   int rc = 0;
   if (r.status != model::CoreStatus::kDone) {
