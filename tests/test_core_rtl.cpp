@@ -106,19 +106,22 @@ model::Program random_program(model::SplitMix64& rng, int n) {
   std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
   uint32_t count[4] = {0, 0, 0, 0};
   std::vector<int> last(4, -1);
-  int bank = 0;
+  int bank = 0;  // one PSUM bank per pe step (at most 8 steps), so no bank is reused while evicted
   for (int i = 0; i < n; ++i) {
-    const int q = static_cast<int>(rng.next() % 4);
+    int q = static_cast<int>(rng.next() % 4);
+    if (q == 0 && bank == 8) q = 2;
     const int dep = i > 0 && rng.next() % 4 ? static_cast<int>(rng.next() % i) : -1;
     for (int src : {dep, last[q]}) {
       if (src < 0) continue;
-      before[i][src] = true;
+      // Queue order on pe does not wait for the previous step's eviction (on dve): a pe step
+      // inherits what its predecessor waited for, not the predecessor's own region.
+      if (!(q == 0 && src == last[q] && src != dep)) before[i][src] = true;
       for (int k = 0; k < n; ++k)
         if (before[src][k]) before[i][k] = true;
     }
     std::vector<int> done{-1};
     for (int k = 0; k < i; ++k)
-      if (before[i][k] && queue_of[k] != 0) done.push_back(k);   // pe regions are written by dve
+      if (before[i][k]) done.push_back(k);
     const int s0 = done[rng.next() % done.size()], s1 = done[rng.next() % done.size()];
     const auto src = [&](int r) { return r < 0 ? 0u : region(r); };
     const auto access = [&](uint32_t addr) {
@@ -139,12 +142,11 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       auto ev = b.dve(v);
       ev.wait(sem[0], count[0]).signal(sem[2]);
       ++count[2];
-      bank = (bank + 1) % 8;
+      ++bank;
       if (dep >= 0) refs.front().wait(sem[queue_of[dep]], count_after[dep]);
-      queue_of[i] = 0;
-      count_after[i] = count[2];  // done once its eviction is
-      // pe regions count as written by dve (queue 2) for later waits
+      // The step is done once its eviction is: later instructions wait for it on dve's semaphore.
       queue_of[i] = 2;
+      count_after[i] = count[2];
       last[q] = i;
       continue;
     }
