@@ -18,6 +18,8 @@ module nc_core
   parameter int unsigned BankElems = 512,     // FP32 words per PSUM bank and partition
   parameter int unsigned SbufBytes = 229376,  // per partition (28 MiB at 128 partitions)
   parameter int unsigned ImemDepth = 2048,    // instructions per queue
+  // HBM and SBUF ports of the DMA: engine e is served by port e % DmaPorts (1, 2, 4 or 8)
+  parameter int unsigned DmaPorts = 4,
   localparam int unsigned PcW = $clog2(ImemDepth) + 1,
   localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW
 ) (
@@ -40,19 +42,20 @@ module nc_core
   input  logic [FlatW-1:0]      dbg_sbuf_addr_i,
   input  logic [255:0]          dbg_sbuf_wr_data_i,
   output logic [255:0]          dbg_sbuf_rd_data_o,
-  // HBM (32-byte bursts; read responses in any order, by id, never back-pressured)
-  output logic                  hbm_rd_valid_o,
-  input  logic                  hbm_rd_ready_i,
-  output logic [31:0]           hbm_rd_addr_o,
-  output logic [31:0]           hbm_rd_id_o,
-  output logic                  hbm_wr_valid_o,
-  input  logic                  hbm_wr_ready_i,
-  output logic [31:0]           hbm_wr_addr_o,
-  output logic [31:0]           hbm_wr_id_o,
-  output logic [255:0]          hbm_wr_data_o,
-  input  logic                  hbm_rsp_valid_i,
-  input  logic [31:0]           hbm_rsp_id_i,
-  input  logic [255:0]          hbm_rsp_data_i,
+  // HBM, one port per DMA port (32-byte bursts; read responses in any order, by id, on the
+  // port that sent the read, never back-pressured)
+  output logic [DmaPorts-1:0]         hbm_rd_valid_o,
+  input  logic [DmaPorts-1:0]         hbm_rd_ready_i,
+  output logic [DmaPorts-1:0][31:0]   hbm_rd_addr_o,
+  output logic [DmaPorts-1:0][31:0]   hbm_rd_id_o,
+  output logic [DmaPorts-1:0]         hbm_wr_valid_o,
+  input  logic [DmaPorts-1:0]         hbm_wr_ready_i,
+  output logic [DmaPorts-1:0][31:0]   hbm_wr_addr_o,
+  output logic [DmaPorts-1:0][31:0]   hbm_wr_id_o,
+  output logic [DmaPorts-1:0][255:0]  hbm_wr_data_o,
+  input  logic [DmaPorts-1:0]         hbm_rsp_valid_i,
+  input  logic [DmaPorts-1:0][31:0]   hbm_rsp_id_i,
+  input  logic [DmaPorts-1:0][255:0]  hbm_rsp_data_i,
   // status: valid once finished_o is set
   output logic                  ready_o,       // out of reset (PSUM cleared): start may come
   output logic                  running_o,
@@ -76,6 +79,7 @@ module nc_core
 );
   localparam int unsigned NumQ = 4;
   localparam int unsigned DmaEngines = 16;
+  localparam int unsigned PortEngines = DmaEngines / DmaPorts;  // DMA engines per port
   localparam int unsigned TrkDepth = 8;   // dma_copy instructions outstanding per DMA engine
   localparam int unsigned PsumBytes = Banks * BankElems * 4;
   localparam int unsigned VeAddrW = nc_vector_pkg::AddrW;
@@ -363,12 +367,15 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   isa_dma_t  dma_payload;
   dma_desc_t dma_desc;
-  logic      dma_desc_valid, dma_desc_ready, dma_done_valid, dma_done_error, dma_err, dma_idle;
-  logic [3:0] dma_done_engine;
-  nc_dma_pkg::dma_err_e dma_err_code;
-  logic      sbuf_dma_wr_valid, sbuf_dma_rd_valid;
-  logic [FlatW-1:0] sbuf_dma_wr_addr, sbuf_dma_rd_addr;
-  logic [255:0] sbuf_dma_wr_data, sbuf_dma_rd_data;
+  logic      dma_desc_valid, dma_desc_ready, dma_idle;
+  logic [DmaPorts-1:0] dma_port_desc_ready, dma_done_valid, dma_done_error, dma_err, dma_port_idle;
+  logic [3:0] dma_done_engine [DmaPorts];  // the core's engine number
+  nc_dma_pkg::dma_err_e dma_err_code [DmaPorts];
+  logic [31:0] dma_port_bursts [DmaPorts];
+  logic      sbuf_dma_wr_valid [DmaPorts], sbuf_dma_rd_valid [DmaPorts];
+  logic [FlatW-1:0] sbuf_dma_wr_addr [DmaPorts], sbuf_dma_rd_addr [DmaPorts];
+  logic [255:0] sbuf_dma_wr_data [DmaPorts], sbuf_dma_rd_data [DmaPorts];
+  logic      sbuf_dma_active;  // a DMA port reads or writes SBUF this cycle
 
   assign dma_payload = isa_dma_t'(seq_word[QueueSp][IsaDmaLsb +: IsaDmaBits]);
   assign dma_desc = '{to_hbm: dma_payload.to_hbm, last: dma_payload.last,
@@ -419,7 +426,7 @@ module nc_core
     logic push, pop, done, list_end;
     assign push = trk_push && dma_payload.engine == 4'(e);
     assign pop = trk_pop && trk_pop_engine == 4'(e);
-    assign done = dma_done_valid && dma_done_engine == 4'(e);
+    assign done = dma_done_valid[e % DmaPorts] && dma_done_engine[e % DmaPorts] == 4'(e);
     assign list_end = pop && trk_pop_entry.last;
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
@@ -443,28 +450,56 @@ module nc_core
     end
   end
 
-  nc_dma #(.Engines(DmaEngines)) u_dma (
-    .clk_i, .rst_ni, .hbm_bytes_log2_i,
-    .desc_valid_i(dma_desc_valid), .desc_ready_o(dma_desc_ready),
-    .desc_engine_i(dma_payload.engine), .desc_i(dma_desc),
-    .done_valid_o(dma_done_valid), .done_engine_o(dma_done_engine),
-    .done_error_o(dma_done_error),
-    .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,
-    .hbm_wr_valid_o, .hbm_wr_ready_i, .hbm_wr_addr_o, .hbm_wr_id_o, .hbm_wr_data_o,
-    .hbm_rsp_valid_i, .hbm_rsp_id_i, .hbm_rsp_data_i,
-    .sbuf_wr_valid_o(sbuf_dma_wr_valid), .sbuf_wr_addr_o(sbuf_dma_wr_addr),
-    .sbuf_wr_data_o(sbuf_dma_wr_data),
-    .sbuf_rd_valid_o(sbuf_dma_rd_valid), .sbuf_rd_addr_o(sbuf_dma_rd_addr),
-    .sbuf_rd_data_i(sbuf_dma_rd_data),
-    .err_o(dma_err), .err_code_o(dma_err_code), .idle_o(dma_idle),
-    .cnt_bursts_o(cnt_dma_bursts_o)
-  );
+  // The DMA ports: engine e is engine e / DmaPorts of port e % DmaPorts, so that programs
+  // using consecutive engines spread over the ports. Each port has its own HBM and SBUF ports.
+  logic [DmaPorts-1:0] dma_port_selected;
+  for (genvar g = 0; g < DmaPorts; g++) begin : g_dma
+    logic [3:0] local_done_engine;
+    assign dma_port_selected[g] = 32'(dma_payload.engine) % DmaPorts == g;
+    assign dma_done_engine[g] = 4'(32'(local_done_engine) * DmaPorts + g);
+    nc_dma #(.Engines(PortEngines)) u_dma (
+      .clk_i, .rst_ni, .hbm_bytes_log2_i,
+      .desc_valid_i(dma_desc_valid && dma_port_selected[g]),
+      .desc_ready_o(dma_port_desc_ready[g]),
+      .desc_engine_i(4'(32'(dma_payload.engine) / DmaPorts)), .desc_i(dma_desc),
+      .done_valid_o(dma_done_valid[g]), .done_engine_o(local_done_engine),
+      .done_error_o(dma_done_error[g]),
+      .hbm_rd_valid_o(hbm_rd_valid_o[g]), .hbm_rd_ready_i(hbm_rd_ready_i[g]),
+      .hbm_rd_addr_o(hbm_rd_addr_o[g]), .hbm_rd_id_o(hbm_rd_id_o[g]),
+      .hbm_wr_valid_o(hbm_wr_valid_o[g]), .hbm_wr_ready_i(hbm_wr_ready_i[g]),
+      .hbm_wr_addr_o(hbm_wr_addr_o[g]), .hbm_wr_id_o(hbm_wr_id_o[g]),
+      .hbm_wr_data_o(hbm_wr_data_o[g]),
+      .hbm_rsp_valid_i(hbm_rsp_valid_i[g]), .hbm_rsp_id_i(hbm_rsp_id_i[g]),
+      .hbm_rsp_data_i(hbm_rsp_data_i[g]),
+      .sbuf_wr_valid_o(sbuf_dma_wr_valid[g]), .sbuf_wr_addr_o(sbuf_dma_wr_addr[g]),
+      .sbuf_wr_data_o(sbuf_dma_wr_data[g]),
+      .sbuf_rd_valid_o(sbuf_dma_rd_valid[g]), .sbuf_rd_addr_o(sbuf_dma_rd_addr[g]),
+      .sbuf_rd_data_i(sbuf_dma_rd_data[g]),
+      .err_o(dma_err[g]), .err_code_o(dma_err_code[g]), .idle_o(dma_port_idle[g]),
+      .cnt_bursts_o(dma_port_bursts[g])
+    );
+    // A DMA engine finishes only lists the sp queue gave it.
+    logic done_engine_empty;
+    assign done_engine_empty = trk_count_q[dma_done_engine[g]] == '0;
+    `NC_ASSERT(DmaDoneHasInstruction, !(dma_done_valid[g] && done_engine_empty))
+  end
+  assign dma_desc_ready = |(dma_port_desc_ready & dma_port_selected);
+  assign dma_idle = &dma_port_idle;
+  always_comb begin
+    cnt_dma_bursts_o = '0;
+    sbuf_dma_active = 1'b0;
+    for (int unsigned g = 0; g < DmaPorts; g++) begin
+      cnt_dma_bursts_o += dma_port_bursts[g];
+      sbuf_dma_active |= sbuf_dma_wr_valid[g] || sbuf_dma_rd_valid[g];
+    end
+  end
 
   // ---------------------------------------------------------------------------------------
   // SBUF
   // ---------------------------------------------------------------------------------------
   logic sbuf_range_err;
-  nc_sbuf #(.Parts(Size), .Bytes(SbufBytes), .AddrW(SbufAddrW), .FlatW(FlatW)) u_sbuf (
+  nc_sbuf #(.Parts(Size), .Bytes(SbufBytes), .AddrW(SbufAddrW), .FlatW(FlatW),
+            .DmaPorts(DmaPorts)) u_sbuf (
     .clk_i, .rst_ni,
     .st_req_valid_i(st_req_valid), .st_req_addr_i(st_req_addr), .st_req_bytes_i(st_req_bytes),
     .st_req_reps_i(st_req_reps), .st_req_rep_step_i(st_req_rep_step),
@@ -560,6 +595,9 @@ module nc_core
   logic [1:0]     err_now_queue;
   logic [PcW-1:0] err_now_pc;
   logic [7:0]     err_now_detail;
+  logic           err_now_dma;         // a DMA port finished a list with a refusal
+  logic [PcW-1:0] err_now_dma_pc;
+  logic [7:0]     err_now_dma_detail;
   logic           all_quiet, any_waiting, all_done, progress;
   logic [1:0]     stuck_q;
   logic [31:0]    idle_cycles_q;
@@ -573,6 +611,9 @@ module nc_core
     err_now_queue = '0;
     err_now_pc = '0;
     err_now_detail = '0;
+    err_now_dma = 1'b0;
+    err_now_dma_pc = '0;
+    err_now_dma_detail = '0;
     for (int q = NumQ - 1; q >= 0; q--) begin
       if (seq_decode_err[q] != '0) begin
         err_now = 1'b1;
@@ -607,12 +648,19 @@ module nc_core
         err_now_detail = 8'd1;  // 1: a vector/scalar write to PSUM
       end
     end
-    if (!err_now && dma_done_valid && dma_done_error) begin
+    for (int g = DmaPorts - 1; g >= 0; g--) begin  // the lowest port first
+      if (!err_now_dma && dma_done_valid[g] && dma_done_error[g]) begin
+        err_now_dma = 1'b1;
+        err_now_dma_pc = trk_q[dma_done_engine[g]][trk_head_q[dma_done_engine[g]]].pc;
+        err_now_dma_detail = 8'(dma_err_code[g]);
+      end
+    end
+    if (!err_now && err_now_dma) begin
       err_now = 1'b1;
       err_now_code = ErrDma;
       err_now_queue = 2'(QueueSp);
-      err_now_pc = trk_q[dma_done_engine][trk_head_q[dma_done_engine]].pc;
-      err_now_detail = 8'(dma_err_code);
+      err_now_pc = err_now_dma_pc;
+      err_now_detail = err_now_dma_detail;
     end
     if (!err_now && sbuf_range_err) begin
       err_now = 1'b1;
@@ -639,9 +687,9 @@ module nc_core
       all_quiet &= seq_finished[q] || seq_waiting[q];
       any_waiting |= seq_waiting[q];
     end
-    progress = te_psum_write_any || sbuf_dma_wr_valid || sbuf_dma_rd_valid ||
+    progress = te_psum_write_any || sbuf_dma_active ||
                ve_wr_valid[0] || ve_wr_valid[1] || ve_done_valid[0] || ve_done_valid[1] ||
-               dma_done_valid || hbm_rsp_valid_i || st_req_valid || mv_req_valid || trk_pop;
+               |dma_done_valid || |hbm_rsp_valid_i || st_req_valid || mv_req_valid || trk_pop;
     for (int q = 0; q < NumQ; q++) progress |= seq_issued[q] || seq_sig_valid[q];
   end
   assign halt = run_q != RunBusy;  // an error stops issue from the next cycle
@@ -723,10 +771,6 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   // Assertions
   // ---------------------------------------------------------------------------------------
-  // A DMA engine finishes only lists the sp queue gave it.
-  logic dma_done_engine_empty;
-  assign dma_done_engine_empty = trk_count_q[dma_done_engine] == '0;
-  `NC_ASSERT(DmaDoneHasInstruction, !(dma_done_valid && dma_done_engine_empty))
   // An increment past 65535 always stops the core.
   `NC_ASSERT(SemaphoreNeverWrapsSilently, !(sem_overflow && !err_now))
   `NC_ASSERT(ProgramLoadOnlyWhenIdle, !(imem_wr_valid_i && run_q == RunBusy))

@@ -7,6 +7,9 @@
 // program's semaphores should prevent): the debug port, then the DMA, then the scalar engine
 // wins over the vector engine.
 //
+// The DMA has DmaPorts ports (one per group of DMA engines); two DMA writes to one line in one
+// cycle (again a race): the higher port wins.
+//
 // Addresses: the engines give a byte offset inside every partition they touch; the DMA and
 // the debug port give `partition * DmaStride + offset` (nc_dma_pkg's flat layout) and move
 // 32 bytes. An access outside the memory is dropped (reads return zero) and raises range_err_o.
@@ -18,7 +21,8 @@ module nc_sbuf
   parameter int unsigned Bytes = 229376,   // per partition (224 KiB: 28 MiB at 128 partitions)
   parameter int unsigned AddrW = 18,       // engines' byte offsets
   parameter int unsigned FlatW = 25,       // DMA and debug addresses
-  parameter int unsigned DmaStride = 229376
+  parameter int unsigned DmaStride = 229376,
+  parameter int unsigned DmaPorts = 1
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
@@ -52,13 +56,13 @@ module nc_sbuf
   input  logic [2:0]               ve_wr_bytes_i [2],
   input  logic [Parts-1:0]         ve_wr_mask_i [2],
   input  logic [Parts-1:0][31:0]   ve_wr_data_i [2],
-  // DMA: 32 bytes of one partition
-  input  logic                     dma_wr_valid_i,
-  input  logic [FlatW-1:0]         dma_wr_addr_i,
-  input  logic [255:0]             dma_wr_data_i,
-  input  logic                     dma_rd_valid_i,
-  input  logic [FlatW-1:0]         dma_rd_addr_i,
-  output logic [255:0]             dma_rd_data_o,
+  // DMA: 32 bytes of one partition, per port
+  input  logic                     dma_wr_valid_i [DmaPorts],
+  input  logic [FlatW-1:0]         dma_wr_addr_i [DmaPorts],
+  input  logic [255:0]             dma_wr_data_i [DmaPorts],
+  input  logic                     dma_rd_valid_i [DmaPorts],
+  input  logic [FlatW-1:0]         dma_rd_addr_i [DmaPorts],
+  output logic [255:0]             dma_rd_data_o [DmaPorts],
   // debug port (testbench loads and dumps): writes on the clock, reads combinational
   input  logic                     dbg_wr_valid_i,
   input  logic [FlatW-1:0]         dbg_addr_i,
@@ -106,7 +110,7 @@ module nc_sbuf
   logic [31:0]  st_rsp_d [MaxReps][Parts], mv_rsp_d [MaxReps][Parts];
   logic [15:0]  st_tag_d [Parts];
   logic [Parts-1:0][31:0] ve_rsp_d [2];
-  logic [255:0] dma_line [Parts], dbg_line [Parts];
+  logic [255:0] dma_line [DmaPorts][Parts], dbg_line [Parts];
 
   // One memory per partition (a generate, so that each block writes only its own memory).
   for (genvar p = 0; p < Parts; p++) begin : g_part
@@ -129,7 +133,9 @@ module nc_sbuf
         ve_rsp_d[c][p] = elem_in_range(ve_rd_addr_i[c], ve_rd_bytes_i[c])
             ? elem_of(mem_q[line_of(ve_rd_addr_i[c])], ve_rd_addr_i[c][4:0], ve_rd_bytes_i[c]) : '0;
     end
-    assign dma_line[p] = mem_q[flat_line(dma_rd_addr_i)];
+    for (genvar g = 0; g < DmaPorts; g++) begin : g_dma_rd
+      assign dma_line[g][p] = mem_q[flat_line(dma_rd_addr_i[g])];
+    end
     assign dbg_line[p] = mem_q[flat_line(dbg_addr_i)];
 
     // Writes, in this order (a later one wins a byte): vector, scalar, DMA, debug.
@@ -144,8 +150,10 @@ module nc_sbuf
                         ve_wr_data_i[0][p])
                 : mem_q[line_of(ve_wr_addr_i[1])],
             ve_wr_addr_i[1][4:0], ve_wr_bytes_i[1], ve_wr_data_i[1][p]);
-      if (dma_wr_valid_i && flat_in_range(dma_wr_addr_i) && flat_part(dma_wr_addr_i) == PartW'(p))
-        mem_q[flat_line(dma_wr_addr_i)] <= dma_wr_data_i;
+      for (int unsigned g = 0; g < DmaPorts; g++)
+        if (dma_wr_valid_i[g] && flat_in_range(dma_wr_addr_i[g]) &&
+            flat_part(dma_wr_addr_i[g]) == PartW'(p))
+          mem_q[flat_line(dma_wr_addr_i[g])] <= dma_wr_data_i[g];
       if (dbg_wr_valid_i && flat_in_range(dbg_addr_i) && flat_part(dbg_addr_i) == PartW'(p))
         mem_q[flat_line(dbg_addr_i)] <= dbg_wr_data_i;
     end
@@ -170,17 +178,24 @@ module nc_sbuf
     if (mv_req_valid_i) mv_rsp_data_o <= mv_rsp_d;
     if (ve_rd_valid_i[0]) ve_rd_rsp_data_o[0] <= ve_rsp_d[0];
     if (ve_rd_valid_i[1]) ve_rd_rsp_data_o[1] <= ve_rsp_d[1];
-    if (dma_rd_valid_i)
-      dma_rd_data_o <= flat_in_range(dma_rd_addr_i) ? dma_line[flat_part(dma_rd_addr_i)] : '0;
+    for (int unsigned g = 0; g < DmaPorts; g++)
+      if (dma_rd_valid_i[g])
+        dma_rd_data_o[g] <= flat_in_range(dma_rd_addr_i[g]) ? dma_line[g][flat_part(dma_rd_addr_i[g])]
+                                                            : '0;
   end
   assign dbg_rd_data_o = flat_in_range(dbg_addr_i) ? dbg_line[flat_part(dbg_addr_i)] : '0;
 
   // ---- range errors (the engines check their own ranges; this catches the rest) -----------
-  logic range_err_q;
+  logic range_err_q, dma_out_of_range;
+  always_comb begin
+    dma_out_of_range = 1'b0;
+    for (int unsigned g = 0; g < DmaPorts; g++)
+      dma_out_of_range |= (dma_wr_valid_i[g] && !flat_in_range(dma_wr_addr_i[g])) ||
+                          (dma_rd_valid_i[g] && !flat_in_range(dma_rd_addr_i[g]));
+  end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) range_err_q <= 1'b0;
-    else if ((dma_wr_valid_i && !flat_in_range(dma_wr_addr_i)) ||
-             (dma_rd_valid_i && !flat_in_range(dma_rd_addr_i)) ||
+    else if (dma_out_of_range ||
              (ve_wr_valid_i[0] && !elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0])) ||
              (ve_wr_valid_i[1] && !elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1])))
       range_err_q <= 1'b1;

@@ -16,7 +16,6 @@
 #include "model/error.h"
 #include "model/hbm.h"
 #include "tb/common/harness.h"
-#include "tb/common/wide.h"
 
 namespace ncore::tb {
 namespace {
@@ -26,6 +25,8 @@ using model::CoreStatus;
 using model::HbmData;
 
 constexpr int kHbmChannels = 16;   // 16 x 256 MiB: the golden core's 4 GiB window
+constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
+constexpr int kPortShift = 24;     // requests carry their port in the id's bits 24 and up
 constexpr int kImemDepth = 2048;   // nc_core's ImemDepth
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 
@@ -93,6 +94,7 @@ class CoreBench {
     t.sem_wr_valid_i = 0;
     t.start_i = 0;
     t.dbg_sbuf_wr_valid_i = 0;
+    static_assert(sizeof(t.hbm_rd_addr_o) == 4 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
     t.hbm_rsp_valid_i = 0;
     t.hbm_rd_ready_i = 0;
     t.hbm_wr_ready_i = 0;
@@ -152,7 +154,9 @@ class CoreBench {
   bool hbm_idle() const {
     for (const auto& ch : channels_)
       if (!ch.idle()) return false;
-    return responses_.empty();
+    for (const auto& r : responses_)
+      if (!r.empty()) return false;
+    return true;
   }
 
   int channel_of(uint64_t addr) const {
@@ -160,38 +164,67 @@ class CoreBench {
                           hc_.xor_hash).channel;
   }
 
+  // One clock cycle with the HBM behind the DMA ports. A pseudo-channel takes one read and one
+  // write a cycle; ports asking for the same channel are served round-robin (the first port
+  // considered rotates every cycle). Each port gets at most one read response a cycle.
   void step(uint64_t cycle) {
     V& t = *top_;
-    const int rd_ch = channel_of(t.hbm_rd_addr_o);
-    const int wr_ch = channel_of(t.hbm_wr_addr_o);
-    t.hbm_rd_ready_i = channels_[static_cast<size_t>(rd_ch)].ready(false);
-    t.hbm_wr_ready_i = channels_[static_cast<size_t>(wr_ch)].ready(true);
-    t.hbm_rsp_valid_i = !responses_.empty();
-    if (!responses_.empty()) {
-      t.hbm_rsp_id_i = responses_.front().id;
-      to_wide(responses_.front().data, t.hbm_rsp_data_i);
+    std::array<int, kDmaPorts> rd_ch{}, wr_ch{};
+    std::vector<bool> rd_taken(kHbmChannels), wr_taken(kHbmChannels);
+    uint32_t rd_ready = 0, wr_ready = 0;
+    for (int i = 0; i < kDmaPorts; ++i) {
+      const int p = static_cast<int>((cycle + static_cast<uint64_t>(i)) % kDmaPorts);
+      rd_ch[p] = channel_of(t.hbm_rd_addr_o[p]);
+      wr_ch[p] = channel_of(t.hbm_wr_addr_o[p]);
+      const auto rc = static_cast<size_t>(rd_ch[p]), wc = static_cast<size_t>(wr_ch[p]);
+      if ((t.hbm_rd_valid_o >> p & 1) && !rd_taken[rc] && channels_[rc].ready(false)) {
+        rd_taken[rc] = true;
+        rd_ready |= 1u << p;
+      }
+      if ((t.hbm_wr_valid_o >> p & 1) && !wr_taken[wc] && channels_[wc].ready(true)) {
+        wr_taken[wc] = true;
+        wr_ready |= 1u << p;
+      }
     }
+    t.hbm_rd_ready_i = rd_ready;
+    t.hbm_wr_ready_i = wr_ready;
+    uint32_t rsp_valid = 0;
+    for (int p = 0; p < kDmaPorts; ++p) {
+      const auto& q = responses_[static_cast<size_t>(p)];
+      if (q.empty()) continue;
+      rsp_valid |= 1u << p;
+      t.hbm_rsp_id_i[p] = q.front().id & ((1u << kPortShift) - 1);
+      for (int w = 0; w < 4; ++w) {
+        t.hbm_rsp_data_i[8 * p + 2 * w] = static_cast<uint32_t>(q.front().data[w]);
+        t.hbm_rsp_data_i[8 * p + 2 * w + 1] = static_cast<uint32_t>(q.front().data[w] >> 32);
+      }
+    }
+    t.hbm_rsp_valid_i = rsp_valid;
     t.clk_i = 0;
     t.eval();
     dump(2 * cycle, cycle);
-    if (t.hbm_rd_valid_o && t.hbm_rd_ready_i) {
-      model::HbmRequest q;
-      q.addr = t.hbm_rd_addr_o;
-      q.id = t.hbm_rd_id_o;
-      channels_[static_cast<size_t>(rd_ch)].offer(q);
+    for (int p = 0; p < kDmaPorts; ++p) {
+      if (rd_ready >> p & 1) {
+        model::HbmRequest q;
+        q.addr = t.hbm_rd_addr_o[p];
+        q.id = t.hbm_rd_id_o[p] | static_cast<uint32_t>(p) << kPortShift;
+        channels_[static_cast<size_t>(rd_ch[p])].offer(q);
+      }
+      if (wr_ready >> p & 1) {
+        model::HbmRequest q;
+        q.write = true;
+        q.addr = t.hbm_wr_addr_o[p];
+        q.id = t.hbm_wr_id_o[p] | static_cast<uint32_t>(p) << kPortShift;
+        for (int w = 0; w < 4; ++w)
+          q.data[w] = (static_cast<uint64_t>(t.hbm_wr_data_o[8 * p + 2 * w + 1]) << 32) |
+                      t.hbm_wr_data_o[8 * p + 2 * w];
+        channels_[static_cast<size_t>(wr_ch[p])].offer(q);
+      }
+      if (rsp_valid >> p & 1) responses_[static_cast<size_t>(p)].pop_front();
     }
-    if (t.hbm_wr_valid_o && t.hbm_wr_ready_i) {
-      model::HbmRequest q;
-      q.write = true;
-      q.addr = t.hbm_wr_addr_o;
-      q.id = t.hbm_wr_id_o;
-      q.data = from_wide<decltype(t.hbm_wr_data_o)>(t.hbm_wr_data_o);
-      channels_[static_cast<size_t>(wr_ch)].offer(q);
-    }
-    if (t.hbm_rsp_valid_i) responses_.pop_front();
     for (auto& ch : channels_) {
       const auto s = ch.step();
-      if (s.has_response) responses_.push_back(s.response);
+      if (s.has_response) responses_[s.response.id >> kPortShift].push_back(s.response);
     }
     t.clk_i = 1;
     t.eval();
@@ -423,7 +456,7 @@ class CoreBench {
   int size_;
   model::HbmConfig hc_;
   std::vector<model::HbmChannel> channels_;
-  std::deque<model::HbmReadResponse> responses_;
+  std::array<std::deque<model::HbmReadResponse>, kDmaPorts> responses_;  // per DMA port
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<V> top_;
   std::unique_ptr<VerilatedFstC> fst_;
