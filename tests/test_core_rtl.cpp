@@ -98,7 +98,6 @@ model::Program random_program(model::SplitMix64& rng, int n) {
   hin.seed = rng.next();
   b.tensor(hin);
 
-  const isa::Queue queues[4] = {isa::Queue::kPe, isa::Queue::kAct, isa::Queue::kDve, isa::Queue::kSp};
   int sem[4];
   for (int q = 0; q < 4; ++q) sem[q] = b.semaphore(fmt::format("{}_done", isa::kQueueNames[q]));
   std::vector<int> queue_of(n);
