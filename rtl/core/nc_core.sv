@@ -20,6 +20,7 @@ module nc_core
   parameter int unsigned ImemDepth = 2048,    // instructions per queue
   // HBM and SBUF ports of the DMA: engine e is served by port e % DmaPorts (1, 2, 4 or 8)
   parameter int unsigned DmaPorts = 4,
+  parameter int unsigned DmaTags = 64,        // HBM reads in flight per DMA engine
   localparam int unsigned PcW = $clog2(ImemDepth) + 1,
   localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW
 ) (
@@ -457,7 +458,7 @@ module nc_core
     logic [3:0] local_done_engine;
     assign dma_port_selected[g] = 32'(dma_payload.engine) % DmaPorts == g;
     assign dma_done_engine[g] = 4'(32'(local_done_engine) * DmaPorts + g);
-    nc_dma #(.Engines(PortEngines)) u_dma (
+    nc_dma #(.Engines(PortEngines), .Tags(DmaTags)) u_dma (
       .clk_i, .rst_ni, .hbm_bytes_log2_i,
       .desc_valid_i(dma_desc_valid && dma_port_selected[g]),
       .desc_ready_o(dma_port_desc_ready[g]),
