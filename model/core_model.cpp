@@ -28,7 +28,6 @@ std::string_view core_error_name(CoreError e) {
     case CoreError::kScalar: return "ScalarRefused";
     case CoreError::kDma: return "DmaRefused";
     case CoreError::kSemOverflow: return "SemOverflow";
-    case CoreError::kUnsupported: return "Unsupported";
   }
   return "?";
 }

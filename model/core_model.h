@@ -59,7 +59,6 @@ enum class CoreError : uint8_t {
   kScalar = 4,        // the scalar engine refused
   kDma = 5,           // a DMA descriptor was refused
   kSemOverflow = 6,   // an increment past 65535
-  kUnsupported = 7,   // RTL core only: a vector/scalar-engine write to PSUM (not wired there)
 };
 std::string_view core_error_name(CoreError e);
 

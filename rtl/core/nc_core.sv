@@ -89,8 +89,7 @@ module nc_core
   localparam logic [1:0] StatDone = 2'd0, StatError = 2'd1, StatDeadlock = 2'd2,
                          StatWatchdog = 2'd3;
   localparam logic [2:0] ErrDecode = 3'd1, ErrTensor = 3'd2, ErrVector = 3'd3,
-                         ErrScalar = 3'd4, ErrDma = 3'd5, ErrSemOverflow = 3'd6,
-                         ErrUnsupported = 3'd7;
+                         ErrScalar = 3'd4, ErrDma = 3'd5, ErrSemOverflow = 3'd6;
 
   // ---------------------------------------------------------------------------------------
   // Sequencers and semaphores
@@ -205,6 +204,10 @@ module nc_core
     .psum_rd_valid_i(psum_rd_valid), .psum_rd_ready_o(psum_rd_ready),
     .psum_rd_bank_i(psum_rd_bank), .psum_rd_elem_i(psum_rd_elem),
     .psum_rd_rsp_valid_o(psum_rd_rsp_valid), .psum_rd_rsp_data_o(psum_rd_rsp_data),
+    .psum_ext_wr_valid_i(psum_ext_wr_valid), .psum_ext_wr_ready_o(psum_ext_wr_ready),
+    .psum_ext_wr_bank_i(psum_ext_wr_bank), .psum_ext_wr_elem_i(psum_ext_wr_elem),
+    .psum_ext_wr_byte_en_i(psum_ext_wr_byte_en), .psum_ext_wr_part_mask_i(psum_ext_wr_part_mask),
+    .psum_ext_wr_data_i(psum_ext_wr_data),
     .psum_wr_valid_o(psum_wr_valid), .psum_wr_bank_o(psum_wr_bank),
     .psum_wr_elem_o(psum_wr_elem), .psum_wr_half_o(psum_wr_half),
     .psum_wr_data_o(psum_wr_data), .psum_wr_tag_o(psum_wr_tag),
@@ -239,7 +242,7 @@ module nc_core
   logic [VeAddrW-1:0]  ve_rd_addr [2], ve_wr_addr [2];
   logic [2:0]          ve_rd_bytes [2], ve_wr_bytes [2];
   logic [Size-1:0][31:0] ve_rd_rsp_data [2], ve_wr_data [2], sbuf_ve_rsp_data [2];
-  logic                ve_wr_valid [2], ve_wr_space [2];
+  logic                ve_wr_valid [2], ve_wr_ready [2], ve_wr_space [2];
   logic [Size-1:0]     ve_wr_mask [2];
   logic                sbuf_ve_rd_valid [2], sbuf_ve_rsp_valid [2], sbuf_ve_wr_valid [2];
   function automatic isa_queue_e ve_queue(int c);
@@ -292,7 +295,7 @@ module nc_core
         .rd_valid_o(ve_rd_valid[c]), .rd_ready_i(ve_rd_ready[c]), .rd_space_o(ve_rd_space[c]),
         .rd_addr_o(ve_rd_addr[c]), .rd_bytes_o(ve_rd_bytes[c]),
         .rd_rsp_valid_i(ve_rd_rsp_valid[c]), .rd_rsp_data_i(ve_rd_rsp_data[c]),
-        .wr_valid_o(ve_wr_valid[c]), .wr_ready_i(1'b1), .wr_space_o(ve_wr_space[c]),
+        .wr_valid_o(ve_wr_valid[c]), .wr_ready_i(ve_wr_ready[c]), .wr_space_o(ve_wr_space[c]),
         .wr_addr_o(ve_wr_addr[c]), .wr_bytes_o(ve_wr_bytes[c]), .wr_mask_o(ve_wr_mask[c]),
         .wr_data_o(ve_wr_data[c]),
         .idle_o(ve_idle[c]), .err_o(ve_err[c]), .counters_o(ve_counters[c])
@@ -306,14 +309,13 @@ module nc_core
         .rd_valid_o(ve_rd_valid[c]), .rd_ready_i(ve_rd_ready[c]), .rd_space_o(ve_rd_space[c]),
         .rd_addr_o(ve_rd_addr[c]), .rd_bytes_o(ve_rd_bytes[c]),
         .rd_rsp_valid_i(ve_rd_rsp_valid[c]), .rd_rsp_data_i(ve_rd_rsp_data[c]),
-        .wr_valid_o(ve_wr_valid[c]), .wr_ready_i(1'b1), .wr_space_o(ve_wr_space[c]),
+        .wr_valid_o(ve_wr_valid[c]), .wr_ready_i(ve_wr_ready[c]), .wr_space_o(ve_wr_space[c]),
         .wr_addr_o(ve_wr_addr[c]), .wr_bytes_o(ve_wr_bytes[c]), .wr_mask_o(ve_wr_mask[c]),
         .wr_data_o(ve_wr_data[c]),
         .idle_o(ve_idle[c]), .err_o(ve_err[c]), .counters_o(ve_counters[c])
       );
     end
     assign sbuf_ve_rd_valid[c] = ve_rd_valid[c] && !ve_rd_space[c];
-    // Writes to PSUM from the vector and scalar engines are not wired (error Unsupported).
     assign sbuf_ve_wr_valid[c] = ve_wr_valid[c] && !ve_wr_space[c];
   end
 
@@ -361,6 +363,41 @@ module nc_core
       psum_rsp_shift_q <= ve_rd_addr[psum_grant][1:0];
       psum_rsp_bytes_q <= ve_rd_bytes[psum_grant];
     end
+  end
+
+  // PSUM writes: the tensor engine's external write port, the two engines alternate priority;
+  // a write waits (ready low) while the tensor engine has writes to that bank in flight.
+  logic                         psum_wr_prio_q, psum_wr_grant, psum_wr_req [2];
+  logic                         psum_ext_wr_valid, psum_ext_wr_ready;
+  logic [$clog2(Banks)-1:0]     psum_ext_wr_bank;
+  logic [$clog2(BankElems)-1:0] psum_ext_wr_elem;
+  logic [3:0]                   psum_ext_wr_byte_en;
+  logic [Size-1:0]              psum_ext_wr_part_mask;
+  logic [31:0]                  psum_ext_wr_data [Size];
+  assign psum_wr_req[0] = ve_wr_valid[0] && ve_wr_space[0];
+  assign psum_wr_req[1] = ve_wr_valid[1] && ve_wr_space[1];
+  assign psum_wr_grant = psum_wr_req[1] && (!psum_wr_req[0] || psum_wr_prio_q);
+  assign psum_ext_wr_valid = psum_wr_req[0] || psum_wr_req[1];
+  always_comb begin
+    logic [VeAddrW-1:0] a;
+    logic [31:0]        word;
+    a = ve_wr_addr[psum_wr_grant];
+    word = 32'(a) >> 2;
+    psum_ext_wr_bank = $clog2(Banks)'(word / BankElems);
+    psum_ext_wr_elem = $clog2(BankElems)'(word % BankElems);
+    psum_ext_wr_byte_en = ve_wr_bytes[psum_wr_grant] == 3'd4 ? 4'hF
+                        : ve_wr_bytes[psum_wr_grant] == 3'd2 ? 4'b0011 << a[1:0]
+                                                             : 4'b0001 << a[1:0];
+    psum_ext_wr_part_mask = ve_wr_mask[psum_wr_grant];
+    for (int unsigned p = 0; p < Size; p++)
+      psum_ext_wr_data[p] = ve_wr_data[psum_wr_grant][p] << (8 * a[1:0]);
+  end
+  for (genvar c = 0; c < 2; c++) begin : g_ve_wr
+    assign ve_wr_ready[c] = !ve_wr_space[c] || (psum_wr_grant == 1'(c) && psum_ext_wr_ready);
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) psum_wr_prio_q <= 1'b0;
+    else if (psum_ext_wr_valid && psum_ext_wr_ready) psum_wr_prio_q <= !psum_wr_grant;
   end
 
   // ---------------------------------------------------------------------------------------
@@ -638,15 +675,6 @@ module nc_core
         err_now_queue = 2'(ve_queue(c));
         err_now_pc = pc_from_tag(last_issued_pc_q[ve_queue(c)], ve_done_tag[c]);
         err_now_detail = 8'(ve_done_error[c]);
-      end
-    end
-    for (int c = 1; c >= 0; c--) begin
-      if (!err_now && ve_wr_valid[c] && ve_wr_space[c]) begin
-        err_now = 1'b1;
-        err_now_code = ErrUnsupported;
-        err_now_queue = 2'(ve_queue(c));
-        err_now_pc = last_issued_pc_q[ve_queue(c)];
-        err_now_detail = 8'd1;  // 1: a vector/scalar write to PSUM
       end
     end
     for (int g = DmaPorts - 1; g >= 0; g--) begin  // the lowest port first

@@ -7,6 +7,9 @@
 // Read side: one read of (bank, element) across every partition per accepted request, data
 // the next cycle. A read of a bank with writes still in flight (pending_i) is a bank
 // conflict: it is held off (ready low) until the bank drains, never served stale.
+// External write port (the vector and scalar engines' writes to PSUM): bytes `byte_en` of one
+// word in every partition of `part_mask`, taken only when the bank has no array writes in
+// flight (the same rule as reads), so it never meets an array write to its word.
 // After reset the memory is cleared, one word per partition per cycle (init_busy_o), so it
 // powers up as +0 like the golden model.
 `include "nc_assert.svh"
@@ -31,6 +34,14 @@ module nc_psum
   output logic [31:0]                           wr_result_o [Parts],  // the word written
   // banks with writes in flight (from the engine's bookkeeping)
   input  logic [Banks-1:0]                      pending_i,
+  // external writes: one word address, byte enables, data already in its byte lanes
+  input  logic                                  ext_wr_valid_i,
+  output logic                                  ext_wr_ready_o,
+  input  logic [$clog2(Banks)-1:0]              ext_wr_bank_i,
+  input  logic [$clog2(BankElems)-1:0]          ext_wr_elem_i,
+  input  logic [3:0]                            ext_wr_byte_en_i,
+  input  logic [Parts-1:0]                      ext_wr_part_mask_i,
+  input  logic [31:0]                           ext_wr_data_i [Parts],
   // reads across all partitions
   input  logic                                  rd_valid_i,
   output logic                                  rd_ready_o,
@@ -58,6 +69,15 @@ module nc_psum
   assign rd_bank_pending = pending_i[rd_bank_i];
   assign rd_conflict_o = rd_valid_i && !init_busy_q && rd_bank_pending;
   assign rd_ready_o = !init_busy_q && !rd_bank_pending;
+
+  logic             ext_fire;
+  logic [AddrW-1:0] ext_addr;
+  logic [31:0]      ext_bits;     // the bytes the external write replaces
+  assign ext_wr_ready_o = !init_busy_q && !pending_i[ext_wr_bank_i];
+  assign ext_fire = ext_wr_valid_i && ext_wr_ready_o;
+  assign ext_addr = AddrW'(ext_wr_bank_i) * AddrW'(BankElems) + AddrW'(ext_wr_elem_i);
+  assign ext_bits = {{8{ext_wr_byte_en_i[3]}}, {8{ext_wr_byte_en_i[2]}},
+                     {8{ext_wr_byte_en_i[1]}}, {8{ext_wr_byte_en_i[0]}}};
   assign rd_rsp_valid_o = rd_rsp_valid_q;
   assign rd_rsp_data_o = rd_data_q;
 
@@ -97,17 +117,27 @@ module nc_psum
   for (genvar p = 0; p < Parts; p++) begin : g_part
     always_ff @(posedge clk_i) begin
       if (init_busy_q) mem_q[p][init_addr_q] <= '0;
-      else if (wr_valid_i[p]) mem_q[p][wr_addr[p]] <= wr_result_o[p];
+      else begin
+        if (wr_valid_i[p]) mem_q[p][wr_addr[p]] <= wr_result_o[p];
+        if (ext_fire && ext_wr_part_mask_i[p])
+          mem_q[p][ext_addr] <= (mem_q[p][ext_addr] & ~ext_bits) | (ext_wr_data_i[p] & ext_bits);
+      end
     end
   end
 
-  logic any_write;
+  logic any_write, ext_meets_array;
   always_comb begin
     any_write = 1'b0;
-    for (int unsigned p = 0; p < Parts; p++) any_write = any_write | wr_valid_i[p];
+    ext_meets_array = 1'b0;
+    for (int unsigned p = 0; p < Parts; p++) begin
+      any_write = any_write | wr_valid_i[p];
+      ext_meets_array |= ext_fire && ext_wr_part_mask_i[p] && wr_valid_i[p] && wr_addr[p] == ext_addr;
+    end
   end
 
   `NC_ASSERT(PsumNoWriteDuringInit, init_busy_q |-> !any_write)
   // The bank-conflict rule: a read is never served from a bank with writes in flight.
   `NC_ASSERT(PsumReadNeverMeetsPendingBank, (rd_valid_i && rd_ready_o) |-> !rd_bank_pending)
+  // An external write never lands on a word the array writes in the same cycle.
+  `NC_ASSERT(PsumExtWriteNeverMeetsArrayWrite, !ext_meets_array)
 endmodule

@@ -54,6 +54,15 @@ module nc_tensor_engine
   input  logic [$clog2(BankElems)-1:0] psum_rd_elem_i,
   output logic                  psum_rd_rsp_valid_o,
   output logic [31:0]           psum_rd_rsp_data_o [Cols],
+  // PSUM write port for other engines: bytes `byte_en` of one word in the partitions of
+  // `part_mask`; held off (ready low) while the bank has array writes in flight.
+  input  logic                  psum_ext_wr_valid_i,
+  output logic                  psum_ext_wr_ready_o,
+  input  logic [$clog2(Banks)-1:0]     psum_ext_wr_bank_i,
+  input  logic [$clog2(BankElems)-1:0] psum_ext_wr_elem_i,
+  input  logic [3:0]            psum_ext_wr_byte_en_i,
+  input  logic [Cols-1:0]       psum_ext_wr_part_mask_i,
+  input  logic [31:0]           psum_ext_wr_data_i [Cols],
   // Every PSUM write as it happens, for checkers and waves.
   output logic                  psum_wr_valid_o [Cols],
   output logic [$clog2(Banks)-1:0]     psum_wr_bank_o [Cols],
@@ -847,6 +856,10 @@ module nc_tensor_engine
     .wr_valid_i(wr_valid), .wr_bank_i(wr_bank), .wr_elem_i(wr_elem), .wr_half_i(wr_half),
     .wr_accumulate_i(wr_acc), .wr_data_i(out_sum), .wr_result_o(wr_result),
     .pending_i(pending),
+    .ext_wr_valid_i(psum_ext_wr_valid_i), .ext_wr_ready_o(psum_ext_wr_ready_o),
+    .ext_wr_bank_i(psum_ext_wr_bank_i), .ext_wr_elem_i(psum_ext_wr_elem_i),
+    .ext_wr_byte_en_i(psum_ext_wr_byte_en_i), .ext_wr_part_mask_i(psum_ext_wr_part_mask_i),
+    .ext_wr_data_i(psum_ext_wr_data_i),
     .rd_valid_i(psum_rd_valid_i), .rd_ready_o(psum_rd_ready_o),
     .rd_bank_i(psum_rd_bank_i), .rd_elem_i(psum_rd_elem_i),
     .rd_rsp_valid_o(psum_rd_rsp_valid_o), .rd_rsp_data_o(psum_rd_rsp_data_o),

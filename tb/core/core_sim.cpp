@@ -40,7 +40,6 @@ std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
       return detail == 8 ? "an access outside this core's SBUF partitions"
                          : model::dma_error_name(static_cast<model::DmaError>(detail));
     case CoreError::kSemOverflow: return fmt::format("semaphore {} passes {}", p.sem_name(detail), model::kMaxSemValue);
-    case CoreError::kUnsupported: return "a vector/scalar-engine write to PSUM (not wired in the RTL core)";
     default: return "";
   }
 }

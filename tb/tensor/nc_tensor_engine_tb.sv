@@ -94,6 +94,11 @@ module nc_tensor_engine_tb
   assign rej_code_o = rej_code;
   assign err_code_o = err_code;
 
+  // The external PSUM write port (the NeuronCore's vector and scalar engines) is idle here.
+  logic        psum_ext_wr_ready_unused;
+  logic [31:0] psum_ext_wr_data_zero [Cols];
+  assign psum_ext_wr_data_zero = '{default: '0};
+
   nc_tensor_engine #(.Rows(Rows), .Cols(Cols), .SbufBytes(SbufBytes)) u_te (
     .clk_i, .rst_ni,
     .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd),
@@ -104,6 +109,9 @@ module nc_tensor_engine_tb
     .mv_req_rep_step_o, .mv_rsp_valid_i, .mv_rsp_data_i,
     .psum_rd_valid_i, .psum_rd_ready_o, .psum_rd_bank_i, .psum_rd_elem_i,
     .psum_rd_rsp_valid_o, .psum_rd_rsp_data_o,
+    .psum_ext_wr_valid_i(1'b0), .psum_ext_wr_ready_o(psum_ext_wr_ready_unused),
+    .psum_ext_wr_bank_i('0), .psum_ext_wr_elem_i('0), .psum_ext_wr_byte_en_i('0),
+    .psum_ext_wr_part_mask_i('0), .psum_ext_wr_data_i(psum_ext_wr_data_zero),
     .psum_wr_valid_o, .psum_wr_bank_o, .psum_wr_elem_o, .psum_wr_half_o, .psum_wr_data_o,
     .psum_wr_tag_o,
     .rej_valid_o, .rej_code_o(rej_code), .rej_tag_o, .err_o, .err_code_o(err_code), .idle_o,
