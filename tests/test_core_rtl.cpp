@@ -71,6 +71,27 @@ TEST(CoreRtl, VectorAndScalarWritesToPsumCoSimulateBitExact) {
   }
 }
 
+TEST(CoreRtl, SignalsToOneSemaphoreInOneCycleAllCount) {
+  // Every queue signals the same semaphore at start (sp at issue, the fenced queues once their
+  // idle engines have drained: the same cycle), then the sp queue adds 5 and waits for all.
+  const model::Program p = model::assemble(R"(
+.sem s
+.queue pe
+sem_signal s
+.queue act
+sem_signal s
+.queue dve
+sem_signal s
+.queue sp
+sem_signal s
+sem_increment s+=5
+sem_wait s>=9
+)", "same_cycle.s");
+  const CoreSimResult r = cosim(p);
+  expect_match(r);
+  EXPECT_EQ(r.semaphores[0], 9u);
+}
+
 TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {
   // The harness flips one SBUF bit of the RTL after the run (fault injection): the comparison
   // must fail there and name the tensor element.
