@@ -319,6 +319,14 @@ module nc_core
     assign sbuf_ve_wr_valid[c] = ve_wr_valid[c] && !ve_wr_space[c];
   end
 
+  // A PSUM byte offset (the same in every partition) as the bank and element of its FP32 word.
+  function automatic logic [$clog2(Banks)-1:0] psum_bank_of(logic [VeAddrW-1:0] a);
+    return $clog2(Banks)'((32'(a) >> 2) / BankElems);
+  endfunction
+  function automatic logic [$clog2(BankElems)-1:0] psum_elem_of(logic [VeAddrW-1:0] a);
+    return $clog2(BankElems)'((32'(a) >> 2) % BankElems);
+  endfunction
+
   // PSUM reads: one port, the two engines alternate priority. The tensor engine holds a read
   // off while writes to its bank are in flight.
   logic       psum_prio_q, psum_grant, psum_req [2];
@@ -329,14 +337,8 @@ module nc_core
   assign psum_req[1] = ve_rd_valid[1] && ve_rd_space[1];
   assign psum_grant = psum_req[1] && (!psum_req[0] || psum_prio_q);
   assign psum_rd_valid = psum_req[0] || psum_req[1];
-  always_comb begin
-    logic [VeAddrW-1:0] a;
-    logic [31:0]        word;
-    a = ve_rd_addr[psum_grant];
-    word = 32'(a) >> 2;
-    psum_rd_bank = $clog2(Banks)'(word / BankElems);
-    psum_rd_elem = $clog2(BankElems)'(word % BankElems);
-  end
+  assign psum_rd_bank = psum_bank_of(ve_rd_addr[psum_grant]);
+  assign psum_rd_elem = psum_elem_of(ve_rd_addr[psum_grant]);
   for (genvar c = 0; c < 2; c++) begin : g_ve_rd
     assign ve_rd_ready[c] = !ve_rd_space[c] || (psum_grant == 1'(c) && psum_rd_ready);
     always_comb begin
@@ -380,11 +382,9 @@ module nc_core
   assign psum_ext_wr_valid = psum_wr_req[0] || psum_wr_req[1];
   always_comb begin
     logic [VeAddrW-1:0] a;
-    logic [31:0]        word;
     a = ve_wr_addr[psum_wr_grant];
-    word = 32'(a) >> 2;
-    psum_ext_wr_bank = $clog2(Banks)'(word / BankElems);
-    psum_ext_wr_elem = $clog2(BankElems)'(word % BankElems);
+    psum_ext_wr_bank = psum_bank_of(a);
+    psum_ext_wr_elem = psum_elem_of(a);
     psum_ext_wr_byte_en = ve_wr_bytes[psum_wr_grant] == 3'd4 ? 4'hF
                         : ve_wr_bytes[psum_wr_grant] == 3'd2 ? 4'b0011 << a[1:0]
                                                              : 4'b0001 << a[1:0];
