@@ -1,6 +1,6 @@
 #pragma once
 // The RTL NeuronCore (rtl/core/nc_core.sv, Verilated) running a Program, with the HBM reference
-// controller (model::HbmChannel, 16 pseudo-channels, 4 GiB) behind its DMA port, and, for
+// controller (model::HbmChannel, 16 pseudo-channels, 4 GiB) behind its DMA ports, and, for
 // co-simulation, the golden core (model::CoreModel) run on the same program and tensors.
 //
 // Co-simulation compares the end state bit for bit: the run status and error (code, queue,
