@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   ncore::cli::add_hbm_command(app);
   ncore::cli::add_vec_command(app);
   ncore::cli::add_run_command(app);
+  ncore::cli::add_tlm_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,149 @@
+#include "tb/tlm/system.h"
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "model/error.h"
+
+// libsystemc calls sc_main from its own main(); ncore's programs have their own main() and run
+// simulations from it, so this one is never called.
+int sc_main(int, char*[]) { return 1; }
+
+namespace ncore::tlmsys {
+
+using sc_core::sc_time;
+
+namespace {
+
+std::vector<std::unique_ptr<HbmStack>> make_stacks(const ChipConfig& k) {
+  std::vector<std::unique_ptr<HbmStack>> stacks;
+  const uint64_t stack_bytes = static_cast<uint64_t>(k.hbm_stack_gib * double(uint64_t{1} << 30));
+  for (int s = 0; s < k.hbm_stacks; ++s)
+    stacks.push_back(std::make_unique<HbmStack>(fmt::format("hbm{}", s).c_str(), hbm_stack_gbps(k),
+                                                stack_bytes));
+  return stacks;
+}
+
+std::vector<HbmStack*> pointers(const std::vector<std::unique_ptr<HbmStack>>& stacks) {
+  std::vector<HbmStack*> out;
+  for (const auto& s : stacks) out.push_back(s.get());
+  return out;
+}
+
+}  // namespace
+
+Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topology& topology,
+           int rank)
+    : sc_module(name),
+      bus("bus"),
+      stacks(make_stacks(config.chip)),
+      router("router", topology, rank),
+      endpoint("endpoint", pointers(stacks)),
+      to_router("to_router"),
+      rank_(rank) {
+  capacity_ = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) *
+              config.chip.hbm_stacks;
+  for (size_t s = 0; s < stacks.size(); ++s) {
+    to_stack_.push_back(std::make_unique<tlm_utils::simple_initiator_socket<Chip>>(
+        fmt::format("to_hbm{}", s).c_str()));
+    to_stack_.back()->bind(stacks[s]->socket);
+  }
+  bus.register_b_transport(this, &Chip::bus_b_transport);
+  bus.register_transport_dbg(this, &Chip::bus_transport_dbg);
+  to_router.bind(*router.in[Router::kLocal]);
+  router.local.bind(endpoint.socket);
+}
+
+HbmStack& Chip::stack_of(uint64_t addr, uint64_t* local) {
+  const uint64_t n = stacks.size();
+  const uint64_t line = addr / kStackInterleave;
+  *local = (line / n) * kStackInterleave + addr % kStackInterleave;
+  return *stacks[line % n];
+}
+
+void Chip::bus_b_transport(int, ::tlm::tlm_generic_payload& t, sc_time& delay) {
+  const uint64_t addr = t.get_address(), n = t.get_data_length();
+  if (addr + n > capacity_ || (addr % kStackInterleave) + n > kStackInterleave) {
+    // Accesses are split at the stack interleave by the initiator (a DMA does so).
+    t.set_response_status(::tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    return;
+  }
+  uint64_t local = 0;
+  const int s = static_cast<int>((addr / kStackInterleave) % stacks.size());
+  stack_of(addr, &local);
+  t.set_address(local);
+  (*to_stack_[s])->b_transport(t, delay);
+  t.set_address(addr);
+}
+
+unsigned int Chip::bus_transport_dbg(int, ::tlm::tlm_generic_payload& t) {
+  const uint64_t addr = t.get_address(), n = t.get_data_length();
+  uint8_t* data = t.get_data_ptr();
+  if (addr + n > capacity_) return 0;
+  for (uint64_t done = 0; done < n;) {
+    const uint64_t a = addr + done;
+    const uint64_t piece = std::min(n - done, kStackInterleave - a % kStackInterleave);
+    uint64_t local = 0;
+    HbmStack& stack = stack_of(a, &local);
+    if (t.is_write())
+      stack.memory().write_block(local, data + done, piece);
+    else
+      stack.memory().read_block(local, data + done, piece);
+    done += piece;
+  }
+  return static_cast<unsigned int>(n);
+}
+
+void Chip::write_hbm(uint64_t addr, const uint8_t* data, size_t n) {
+  ::tlm::tlm_generic_payload t;
+  t.set_command(::tlm::TLM_WRITE_COMMAND);
+  t.set_address(addr);
+  t.set_data_ptr(const_cast<uint8_t*>(data));
+  t.set_data_length(static_cast<unsigned int>(n));
+  if (bus_transport_dbg(0, t) != n)
+    throw Error(fmt::format("chip {}: HBM write of {} bytes at {:#x} is outside its {} bytes", rank_, n,
+                            addr, capacity_));
+}
+
+void Chip::read_hbm(uint64_t addr, uint8_t* data, size_t n) {
+  ::tlm::tlm_generic_payload t;
+  t.set_command(::tlm::TLM_READ_COMMAND);
+  t.set_address(addr);
+  t.set_data_ptr(data);
+  t.set_data_length(static_cast<unsigned int>(n));
+  if (bus_transport_dbg(0, t) != n)
+    throw Error(fmt::format("chip {}: HBM read of {} bytes at {:#x} is outside its {} bytes", rank_, n,
+                            addr, capacity_));
+}
+
+System::System(const SystemConfig& config)
+    : config_(config), topology_(config.x, config.y, config.z) {
+  config_.validate();
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  for (int r = 0; r < topology_.chips(); ++r)
+    chips_.push_back(std::make_unique<Chip>(fmt::format("chip{}", r).c_str(), config_, topology_, r));
+  links_.resize(topology_.chips() * kNumPorts);
+  for (int r = 0; r < topology_.chips(); ++r) {
+    for (int p = 0; p < kNumPorts; ++p) {
+      if (!topology_.has_port(p)) continue;
+      const LinkConfig& lc = port_dim(p) == 2 ? config_.chip.z_link : config_.chip.link;
+      auto link = std::make_unique<Link>(fmt::format("link_{}_{}", r, p).c_str(), lc);
+      (*chips_[r]->router.out[p]).bind(link->in);
+      // The link arrives at the neighbour on the opposite port.
+      const int back = p ^ 1;
+      link->out.bind(*chips_[topology_.neighbor(r, p)]->router.in[back]);
+      links_[r * kNumPorts + p] = std::move(link);
+    }
+  }
+}
+
+System::~System() = default;
+
+void System::reset_kernel() {
+  setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+  sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
+  sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+}
+
+}  // namespace ncore::tlmsys

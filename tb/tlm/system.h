@@ -1,0 +1,65 @@
+#pragma once
+// The assembled system: chips (each a Router, an Endpoint for its collective engine and
+// `hbm_stacks` HbmStacks behind a chip bus, and its NeuronCores) joined by Links on the torus
+// the configuration gives: one chip, a Trn2 instance (4x4) or an UltraServer (4x4x4).
+//
+// SystemC has one simulation per process context; System::reset_kernel() starts a fresh one so
+// that a test binary can build and run several systems one after another.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+
+#include "tb/tlm/network.h"
+#include "tb/tlm/system_config.h"
+#include "tb/tlm/topology.h"
+
+namespace ncore::tlmsys {
+
+class Chip : public sc_core::sc_module {
+ public:
+  // The chip bus: any number of initiators (cores, a host) reach the stacks by local address.
+  tlm_utils::multi_passthrough_target_socket<Chip, 32, ::tlm::tlm_base_protocol_types, 0,
+                                             sc_core::SC_ZERO_OR_MORE_BOUND>
+      bus;
+  std::vector<std::unique_ptr<HbmStack>> stacks;
+  Router router;
+  Endpoint endpoint;
+  // Sends from the chip's collective engine enter its router here.
+  tlm_utils::simple_initiator_socket<Chip> to_router;
+  Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topology& topology, int rank);
+  int rank() const { return rank_; }
+  // Backdoor (transport_dbg) access to the chip's HBM.
+  void write_hbm(uint64_t addr, const uint8_t* data, size_t n);
+  void read_hbm(uint64_t addr, uint8_t* data, size_t n);
+ private:
+  void bus_b_transport(int initiator, ::tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  unsigned int bus_transport_dbg(int initiator, ::tlm::tlm_generic_payload& t);
+  HbmStack& stack_of(uint64_t addr, uint64_t* local);
+  std::vector<std::unique_ptr<tlm_utils::simple_initiator_socket<Chip>>> to_stack_;
+  int rank_;
+  uint64_t capacity_;
+};
+
+class System {
+ public:
+  explicit System(const SystemConfig& config);
+  ~System();
+  const SystemConfig& config() const { return config_; }
+  const Topology& topology() const { return topology_; }
+  Chip& chip(int rank) { return *chips_[rank]; }
+  int chips() const { return static_cast<int>(chips_.size()); }
+  // The link leaving `rank` on `port` (nullptr when the topology has none).
+  Link* link(int rank, int port) { return links_[rank * kNumPorts + port].get(); }
+  // Drops the current SystemC simulation context and starts an empty one.
+  static void reset_kernel();
+ private:
+  SystemConfig config_;
+  Topology topology_;
+  std::vector<std::unique_ptr<Chip>> chips_;
+  std::vector<std::unique_ptr<Link>> links_;
+};
+
+}  // namespace ncore::tlmsys
