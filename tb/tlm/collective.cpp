@@ -128,6 +128,7 @@ class Process {
   uint32_t waiting_tag = 0;
   int rank() const { return rank_; }
   int stream() const { return stream_; }
+  bool sent_any = false, received_any = false;
 
  private:
   // Message primitives.
@@ -179,6 +180,9 @@ Process::Process(Run& run, int rank, int stream)
 
 void Process::send_bytes(int dst, uint32_t tag, uint64_t bytes, std::vector<uint8_t> data,
                          std::vector<uint32_t> labels) {
+  const bool first = !sent_any;
+  sent_any = true;
+  if (first && rank_ == 0 && stream_ == 0 && run_.options.inject_lost_message) return;
   ::tlm::tlm_generic_payload t;
   MessageExtension ext;
   ext.src = rank_;
@@ -226,6 +230,13 @@ Message Process::recv(int src, uint32_t tag) {
   }
   waiting_src = -1;
   Message m = ep.take(src, tag);
+  if (!received_any && rank_ == 1 && run_.options.inject_corruption && m.data.size() >= 4) {
+    float v;
+    std::memcpy(&v, m.data.data(), 4);
+    v += 1.0f;
+    std::memcpy(m.data.data(), &v, 4);
+  }
+  received_any = true;
   const Ps now = ps_of(qk_.get_current_time());
   if (m.arrival > now) qk_.set(time_of(m.arrival) - sc_core::sc_time_stamp());
   if (qk_.need_sync()) qk_.sync();
@@ -649,6 +660,44 @@ CollectiveResult run_collective(const SystemConfig& config, const CollectiveOpti
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+std::vector<TransferResult> run_transfers(const SystemConfig& config, const std::vector<Transfer>& transfers) {
+  System::reset_kernel();
+  System system(config);
+  std::vector<TransferResult> results(transfers.size());
+  std::vector<bool> done(transfers.size(), false);
+  for (size_t i = 0; i < transfers.size(); ++i) {
+    const Transfer tr = transfers[i];
+    if (tr.src < 0 || tr.src >= system.chips() || tr.dst < 0 || tr.dst >= system.chips() || tr.src == tr.dst)
+      throw Error(fmt::format("transfer {}: chips {} -> {} (the system has {})", i, tr.src, tr.dst, system.chips()));
+    sc_core::sc_spawn([&system, tr, i] {
+      sc_core::wait(sc_time(tr.start_us, sc_core::SC_US));
+      ::tlm::tlm_generic_payload t;
+      MessageExtension ext;
+      ext.src = tr.src;
+      ext.tag = static_cast<uint32_t>(i);
+      ext.bytes = tr.bytes;
+      ext.tail = ps_of(sc_core::sc_time_stamp());
+      t.set_command(::tlm::TLM_WRITE_COMMAND);
+      t.set_address(uint64_t(tr.dst) << kChipAddressShift);
+      t.set_extension(&ext);
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      system.chip(tr.src).to_router->b_transport(t, delay);
+      t.clear_extension(&ext);
+    });
+    sc_core::sc_spawn([&system, &results, &done, tr, i] {
+      Endpoint& ep = system.chip(tr.dst).endpoint;
+      while (!ep.has(tr.src, static_cast<uint32_t>(i))) sc_core::wait(ep.arrived());
+      const Message m = ep.take(tr.src, static_cast<uint32_t>(i));
+      results[i] = TransferResult{double(m.arrival) / 1e6, m.hops};
+      done[i] = true;
+    });
+  }
+  sc_core::sc_start();
+  for (size_t i = 0; i < transfers.size(); ++i)
+    if (!done[i]) throw Error(fmt::format("transfer {} ({} -> {}) never arrived", i, transfers[i].src, transfers[i].dst));
+  return results;
 }
 
 nlohmann::json to_json(const CollectiveResult& r) {

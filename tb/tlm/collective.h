@@ -24,6 +24,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -45,6 +46,10 @@ struct CollectiveOptions {
   bool data = true;             // false: timing only (no payload bytes; for sizes that do not fit)
   uint64_t seed = 1;
   double limit_seconds = 100;   // simulated-time watchdog
+  // Tests of the checks: chip 1 corrupts the first message it receives (one element + 1), or
+  // chip 0 never sends its first message (the run must end naming the waiting processes).
+  bool inject_corruption = false;
+  bool inject_lost_message = false;
 };
 
 struct CollectiveResult {
@@ -74,5 +79,19 @@ double collective_closed_form_us(const SystemConfig& config, CollectiveOp op, Co
 uint64_t collective_granule(const SystemConfig& config, CollectiveAlgo algo);
 
 nlohmann::json to_json(const CollectiveResult& r);
+
+// Point-to-point messages on an otherwise idle fabric (for tests of routing, latency, bandwidth
+// and contention): each leaves `src` at `start_us`; returns when its last byte arrived and the
+// hops it took.
+struct Transfer {
+  int src = 0, dst = 0;
+  uint64_t bytes = 0;
+  double start_us = 0;
+};
+struct TransferResult {
+  double arrival_us = 0;
+  int hops = 0;
+};
+std::vector<TransferResult> run_transfers(const SystemConfig& config, const std::vector<Transfer>& transfers);
 
 }  // namespace ncore::tlmsys
