@@ -51,6 +51,10 @@ Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topol
   }
   bus.register_b_transport(this, &Chip::bus_b_transport);
   bus.register_transport_dbg(this, &Chip::bus_transport_dbg);
+  for (int c = 0; c < config.chip.cores; ++c) {
+    cores.push_back(std::make_unique<NeuronCore>(fmt::format("core{}", c).c_str(), c, config.chip.core_clock_ghz));
+    cores.back()->bus.bind(bus);
+  }
   to_router.bind(*router.in[Router::kLocal]);
   router.local.bind(endpoint.socket);
 }
