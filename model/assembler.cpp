@@ -2,6 +2,7 @@
 // Every error names file:line:col, what was expected and what was found.
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -194,7 +195,14 @@ class Assembler {
           pos = start;
           fail(fmt::format("expected a number, found '{}'", s.substr(start)));
         }
-        return static_cast<int64_t>(std::stoull(digits, nullptr, base));
+        uint64_t value = 0;
+        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
+        if (ec != std::errc() || end != digits.data() + digits.size()) {
+          const size_t stop = pos;
+          pos = start;
+          fail(fmt::format("expected a number below 2^64, found '{}'", s.substr(start, stop - start)));
+        }
+        return static_cast<int64_t>(value);
       }
       if (is_ident_start(s[pos])) {
         const size_t start = pos;

@@ -266,6 +266,12 @@ DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string
                   fmt::format("bit {} is set: {} uses bits [0, {}) and [{}, {})", b, info->name,
                               hdr.bits, fmt_info.lsb, fmt_info.lsb + fmt_info.bits));
   }
+  // The wait and signal fields mean nothing without their enable; set, they would be bits the
+  // core ignores (and no assembler line could make them), so they count as reserved.
+  if (!h.wait_en && (h.wait_sem || h.wait_value))
+    return fail(DecodeError::kReserved, fmt::format("wait_en is 0 but wait_sem {} wait_value {}", h.wait_sem, h.wait_value));
+  if (h.sig_op == 0 && (h.sig_sem || h.sig_value))
+    return fail(DecodeError::kReserved, fmt::format("sig_op is none but sig_sem {} sig_value {}", h.sig_sem, h.sig_value));
   if (h.sig_op >= isa::kNumSigOp) return fail(DecodeError::kSigOp, fmt::format("sig_op {}", h.sig_op));
   if (!out) return DecodeError::kNone;
   CoreInstr& in = *out;

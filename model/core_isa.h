@@ -56,7 +56,8 @@ enum class DecodeError : uint8_t {
   kNone = 0,
   kOpcode = 1,     // not an opcode of the table
   kQueue = 2,      // the opcode may not sit in this queue
-  kReserved = 3,   // a bit outside the header and the opcode's format is set
+  kReserved = 3,   // a bit outside the header and the opcode's format is set, or a wait/signal
+                   // field is set while wait_en / sig_op leaves it unused
   kSigOp = 4,      // sig_op 3
 };
 std::string_view decode_error_name(DecodeError e);

@@ -289,7 +289,8 @@ struct CoreModel::Impl {
           raise(CoreError::kDma, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
           return false;
         }
-        const DmaError e = dma_check(in.dma, cfg.hbm_bytes);
+        // Descriptors reaching past this core's partitions are refused like any out of range.
+        const DmaError e = dma_check(in.dma, cfg.hbm_bytes, static_cast<uint64_t>(cfg.lanes) * kSbufPartitionStride);
         if (e != DmaError::kNone) {
           raise(CoreError::kDma, q, i, dma_error_name(e));
           return false;

@@ -15,7 +15,7 @@ const char* dma_error_name(DmaError e) {
   return "?";
 }
 
-DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes) {
+DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_bytes) {
   if (d.bytes == 0 || d.count1 == 0 || d.count2 == 0) return DmaError::kZero;
   for (uint64_t v : {d.hbm_addr, d.sbuf_addr, d.bytes, d.hbm_stride1, d.hbm_stride2,
                      d.sbuf_stride1, d.sbuf_stride2})
@@ -25,7 +25,7 @@ DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes) {
   if (hbm_end > hbm_bytes) return DmaError::kHbmRange;
   const uint64_t sbuf_end = d.sbuf_addr + (d.count2 - 1) * d.sbuf_stride2 +
                             (d.count1 - 1) * d.sbuf_stride1 + d.bytes;
-  if (sbuf_end > kDmaSbufBytes) return DmaError::kSbufRange;
+  if (sbuf_end > sbuf_bytes) return DmaError::kSbufRange;
   return DmaError::kNone;
 }
 

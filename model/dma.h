@@ -31,7 +31,8 @@ const char* dma_error_name(DmaError e);
 
 // Why the engines refuse a descriptor (kNone: they execute it). Field widths are the encoder's
 // business: dma_fields_fit() says whether a descriptor can be encoded at all.
-DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes);
+// sbuf_bytes: the flat SBUF address space that exists (a core's partitions x 224 KiB).
+DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_bytes = kDmaSbufBytes);
 bool dma_fields_fit(const DmaDescriptor& d, std::string* why = nullptr);
 
 // The bursts of a legal descriptor in the order an engine issues them: (HBM, SBUF) addresses.

@@ -197,6 +197,8 @@ int64_t sign_extend(DType t, uint32_t bits) {
 }  // namespace
 
 bool is_float(DType t) {
+  // A code outside the table (an instruction word's 4-bit field can hold one) is no type at all.
+  if (static_cast<size_t>(t) >= kDTypes.size()) return false;
   return t != DType::kInt8 && t != DType::kInt16 && t != DType::kInt32;
 }
 

@@ -16,6 +16,9 @@ packages=(
   gtkwave                             # waveform viewer for the FST dumps
   python3                             # scripts/mutate, scripts/hbm_traces, scripts/hbm_bench
   gnuplot-nox                         # benchmark plots (scripts/hbm_bench)
+  clang libclang-rt-14-dev            # libFuzzer harnesses (tests/fuzz, scripts/fuzz)
+  slurm-wlm munge                     # scripts/regress --backend slurm, its test (scripts/slurm_local)
+  lcov                                # coverage report (scripts/coverage: genhtml)
 )
 
 missing=()

@@ -34,6 +34,8 @@ isa::Word random_word(const isa::OpcodeInfo& o, SplitMix64& rng) {
   isa::set_bits(w, 0, 8, static_cast<uint64_t>(o.opcode));
   isa::HeaderFields h = isa::unpack_header(w);
   h.sig_op %= isa::kNumSigOp;
+  if (!h.wait_en) h.wait_sem = h.wait_value = 0;   // unused fields must be zero
+  if (h.sig_op == 0) h.sig_sem = h.sig_value = 0;
   isa::pack(w, h);
   return w;
 }
@@ -102,6 +104,10 @@ TEST(Isa, DecoderRejectsIllegalWords) {
   r[15] |= uint64_t{1} << 63;  // bit 1023: above every format
   EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);
   EXPECT_NE(why.find("bit 1023"), std::string::npos) << why;
+  r = w;                        // wait fields without wait_en, signal fields without sig_op
+  isa::set_bits(r, isa::kFormats[0].fields[2].lsb, 1, 1);
+  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);
+  EXPECT_NE(why.find("wait_en is 0"), std::string::npos) << why;
   r = w;
   r[0] |= uint64_t{1} << 62;   // header's reserved bits
   EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);

@@ -495,7 +495,7 @@ module nc_core
     logic [3:0] local_done_engine;
     assign dma_port_selected[g] = 32'(dma_payload.engine) % DmaPorts == g;
     assign dma_done_engine[g] = 4'(32'(local_done_engine) * DmaPorts + g);
-    nc_dma #(.Engines(PortEngines), .Tags(DmaTags)) u_dma (
+    nc_dma #(.Engines(PortEngines), .Tags(DmaTags), .SbufLimit(Size * SbufBytes)) u_dma (
       .clk_i, .rst_ni, .hbm_bytes_log2_i,
       .desc_valid_i(dma_desc_valid && dma_port_selected[g]),
       .desc_ready_o(dma_port_desc_ready[g]),

@@ -26,6 +26,11 @@ module nc_isa_decode
     if (queue_mask == 4'b0000)                        err_o = 3'd1;
     else if (!queue_mask[queue_i])                    err_o = 3'd2;
     else if ((instr_i & ~used_mask) != '0)            err_o = 3'd3;
+    // Wait/signal fields with their enable off: bits the core would ignore, so reserved too.
+    else if (!header_o.wait_en && (header_o.wait_sem != '0 || header_o.wait_value != '0))
+                                                      err_o = 3'd3;
+    else if (header_o.sig_op == 2'd0 && (header_o.sig_sem != '0 || header_o.sig_value != '0))
+                                                      err_o = 3'd3;
     else if (header_o.sig_op == 2'd3)                 err_o = 3'd4;
     else                                              err_o = 3'd0;
   end

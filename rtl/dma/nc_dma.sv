@@ -17,7 +17,10 @@ module nc_dma
   parameter int unsigned Engines = 16,
   parameter int unsigned QueueDepth = 4,
   parameter int unsigned Tags = 16,        // HBM reads in flight per engine
-  parameter int unsigned StageDepth = 4    // SBUF -> HBM writes staged
+  parameter int unsigned StageDepth = 4,   // SBUF -> HBM writes staged
+  // Bytes of flat SBUF address space that exist (partitions x 224 KiB): a NeuronCore with
+  // fewer partitions refuses descriptors that reach past its last one.
+  parameter int unsigned SbufLimit = SbufBytes
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -93,7 +96,7 @@ module nc_dma
     if (hbm_end > (48'd1 << hbm_log2)) return DmaErrHbmRange;
     sbuf_end = 48'(d.sbuf_addr) + (48'(d.count2) - 48'd1) * 48'(d.sbuf_stride2) +
                (48'(d.count1) - 48'd1) * 48'(d.sbuf_stride1) + 48'(d.bytes);
-    if (sbuf_end > 48'(SbufBytes)) return DmaErrSbufRange;
+    if (sbuf_end > 48'(SbufLimit)) return DmaErrSbufRange;
     return DmaErrNone;
   endfunction
 

@@ -79,6 +79,7 @@ class CoreBench {
     context_ = std::make_unique<VerilatedContext>();
     if (!o.waves.empty()) context_->traceEverOn(true);
     top_ = std::make_unique<V>(context_.get(), "core");
+    coverage_ = std::make_unique<CoverageDump>(*context_, fmt::format("core_{}", size));
     if (!o.waves.empty()) fst_ = open_fst(*top_, o.waves);
   }
   ~CoreBench() {
@@ -240,7 +241,8 @@ class CoreBench {
       for (size_t i = 0; i < prog_.queues[q].size(); ++i) {
         isa::Word w;
         try {
-          w = model::encode(prog_.queues[q][i]);
+          const auto raw = opt_.raw_words.find({q, i});
+          w = raw != opt_.raw_words.end() ? raw->second : model::encode(prog_.queues[q][i]);
         } catch (const Error& e) {
           throw Error(fmt::format("{}: {}", describe(prog_, q, i), e.what()));
         }
@@ -436,7 +438,8 @@ class CoreBench {
       for (const auto& [a, d] : ch.store()) bursts.insert(a);
     for (const auto& in : prog_.queues[static_cast<int>(isa::Queue::kSp)])
       if (in.opcode == isa::Opcode::kDmaCopy && in.dma.to_hbm &&
-          model::dma_check(in.dma, model::hbm_capacity_bytes(kHbmChannels)) == model::DmaError::kNone)
+          model::dma_check(in.dma, model::hbm_capacity_bytes(kHbmChannels),
+                           static_cast<uint64_t>(size_) * model::kSbufPartitionStride) == model::DmaError::kNone)
         for (const auto& [h, s] : model::dma_bursts(in.dma)) bursts.insert(h);
     for (const uint64_t a : bursts) {
       uint8_t want[kLine];
@@ -458,6 +461,7 @@ class CoreBench {
   std::array<std::deque<model::HbmReadResponse>, kDmaPorts> responses_;  // per DMA port
   std::unique_ptr<VerilatedContext> context_;
   std::unique_ptr<V> top_;
+  std::unique_ptr<CoverageDump> coverage_;  // after top_: written before the model goes
   std::unique_ptr<VerilatedFstC> fst_;
 };
 

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct CoreSimOptions {
   std::function<void(uint64_t cycle, uint64_t issued, uint64_t total)> progress;
   // Test of the checker: flip bit 0 of this SBUF byte (flat address) in the RTL after the run.
   uint64_t inject_sbuf_flip = UINT64_MAX;
+  // Words the RTL's instruction memory gets instead of the encoding of the program's instruction
+  // at (queue, index): how a fuzzer feeds the RTL words the encoder would never make. The golden
+  // core still runs the program's instruction there (for an illegal word: one it refuses).
+  std::map<std::pair<int, size_t>, isa::Word> raw_words;
 };
 
 struct CoreRtlQueue {

@@ -102,6 +102,7 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
   context->randSeed(static_cast<int>(options.seed & 0x7FFFFFFF));
   if (!options.waves.empty()) context->traceEverOn(true);
   auto top = std::make_unique<Vnc_dma>(context.get(), "dma");
+  const CoverageDump coverage(*context, "dma");
   std::unique_ptr<VerilatedFstC> fst;
   if (!options.waves.empty()) fst = open_fst(*top, options.waves);
   Vnc_dma& t = *top;

@@ -230,6 +230,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
     ch.push_back(std::make_unique<Channel>(context.get(), config, options.check, c));
     players.emplace_back(bursts, c);
   }
+  const CoverageDump coverage(*context, "hbm");
   std::unique_ptr<VerilatedFstC> fst;
   if (!options.waves.empty()) fst = open_fst(ch[0]->top(), options.waves);
   if (commands) commands->assign(static_cast<size_t>(channels), {});

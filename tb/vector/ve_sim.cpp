@@ -126,6 +126,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   }
   if (!opt.waves.empty()) context->traceEverOn(true);
   auto top = std::make_unique<V>(context.get(), "ve");
+  const CoverageDump coverage(*context, fmt::format("{}_{}", cfg.scalar_engine ? "scalar" : "vector", lanes));
   std::unique_ptr<VerilatedFstC> fst;
   if (!opt.waves.empty()) fst = open_fst(*top, opt.waves);
   V& t = *top;

@@ -1,0 +1,57 @@
+// Writes the fuzzers' seed corpora from the example programs:
+//   fuzz_seeds OUT_DIR PROGRAM.s...
+// OUT_DIR/isa: one file per instruction (queue byte + word); OUT_DIR/core: one file per queue of
+// each program (queue byte + its first words); OUT_DIR/asm: the programs' texts.
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "model/core_isa.h"
+#include "model/program.h"
+#include "tests/fuzz/fuzz_words.h"
+
+using namespace ncore;
+namespace fs = std::filesystem;
+
+namespace {
+
+void write(const fs::path& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: fuzz_seeds OUT_DIR PROGRAM.s...\n";
+    return 2;
+  }
+  const fs::path out = argv[1];
+  for (const char* d : {"isa", "core", "asm"}) fs::create_directories(out / d);
+  int files = 0;
+  for (int a = 2; a < argc; ++a) {
+    const fs::path src = argv[a];
+    std::ifstream in(src);
+    std::stringstream text;
+    text << in.rdbuf();
+    write(out / "asm" / src.filename(), text.str());
+    const model::Program p = model::assemble_file(src.string());
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const std::string queue_byte(1, static_cast<char>(q));
+      std::string words;
+      for (size_t i = 0; i < p.queues[q].size(); ++i) {
+        const std::string w = fuzz::word_to_bytes(model::encode(p.queues[q][i]));
+        write(out / "isa" / fmt::format("{}_{}_{}", src.stem().string(), q, i), queue_byte + w);
+        if (i < 6) words += w;
+        ++files;
+      }
+      if (!words.empty()) write(out / "core" / fmt::format("{}_{}", src.stem().string(), q), queue_byte + words);
+    }
+  }
+  std::cout << "fuzz_seeds: " << files << " words from " << argc - 2 << " programs\n";
+  return 0;
+}
