@@ -3,6 +3,8 @@
 // semaphore graphs, and the status the core raises for deadlocks, illegal words, refusals,
 // semaphore overflow and a hang (watchdog), each naming the instruction as the golden core does.
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -343,6 +345,52 @@ sem_wait s>=1
   ASSERT_EQ(r.status, CoreStatus::kWatchdog) << r.message;
   EXPECT_NE(r.message.find("no progress for 5000 cycles"), std::string::npos) << r.message;
   EXPECT_LT(r.cycles, 7000u);
+}
+
+
+// ---- assertions: the harness breaks a rule on purpose and the core's SVA stops the run --------
+
+// Four vector copies: no DMA, so no HBM read is ever in flight, and the core still runs at cycle
+// 8, when the harness injects its fault.
+model::Program copies() {
+  return model::assemble(R"(
+.tensor a sbuf addr=0x0000 dtype=fp32 shape=8x256 init=random seed=3
+.tensor b sbuf addr=0x1000 dtype=fp32 shape=8x256
+.queue dve
+.rept i 4
+  tensor_copy partitions=8 src0=a src0_ap=[[1,256]] dst=b dst_ap=[[1,256]]
+.endr
+)", "copies.s");
+}
+
+CoreSimResult run_with_fault(tb::CoreFault fault) {
+  CoreSimOptions o;
+  o.size = kSize;
+  o.watchdog = 20'000;
+  o.fault = fault;
+  return run_core_rtl(copies(), o);
+}
+
+// Verilator prints an assertion's message on stdout; the death test reads stderr.
+void run_expecting_stop(tb::CoreFault fault) {
+  dup2(STDERR_FILENO, STDOUT_FILENO);
+  run_with_fault(fault);
+}
+
+TEST(CoreSva, WithoutAFaultTheProgramRunsCleanPastTheFaultCycle) {
+  const CoreSimResult r = run_with_fault(tb::CoreFault::kNone);
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_TRUE(r.compared && r.match) << r.mismatch;
+  EXPECT_GT(r.cycles, 8u) << "the core finished before the fault cycle: the fault would not bite";
+  EXPECT_EQ(r.dma_bursts, 0u);
+}
+
+TEST(CoreSvaDeathTest, ProgramWriteWhileRunningFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::CoreFault::kProgramWriteWhileRunning), "ProgramLoadOnlyWhenIdle");
+}
+
+TEST(CoreSvaDeathTest, HbmResponseWithoutAReadFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::CoreFault::kHbmResponseWithoutRead), "RspMatchesAReadInFlight");
 }
 
 }  // namespace

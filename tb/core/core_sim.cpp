@@ -167,6 +167,21 @@ class CoreBench {
   // One clock cycle with the HBM behind the DMA ports. A pseudo-channel takes one read and one
   // write a cycle; ports asking for the same channel are served round-robin (the first port
   // considered rotates every cycle). Each port gets at most one read response a cycle.
+  void inject_fault(uint64_t cycle) {
+    V& t = *top_;
+    t.imem_wr_valid_i = 0;
+    if (cycle != 8) return;
+    if (opt_.fault == CoreFault::kProgramWriteWhileRunning) {
+      t.imem_wr_valid_i = 1;
+      t.imem_wr_queue_i = 0;
+      t.imem_wr_addr_i = 0;
+    }
+    if (opt_.fault == CoreFault::kHbmResponseWithoutRead) {
+      t.hbm_rsp_valid_i |= 1u;
+      t.hbm_rsp_id_i[0] = 0;
+    }
+  }
+
   void step(uint64_t cycle) {
     V& t = *top_;
     std::array<int, kDmaPorts> rd_ch{}, wr_ch{};
@@ -200,6 +215,7 @@ class CoreBench {
       }
     }
     t.hbm_rsp_valid_i = rsp_valid;
+    inject_fault(cycle);
     t.clk_i = 0;
     t.eval();
     dump(2 * cycle, cycle);

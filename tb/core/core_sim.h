@@ -22,6 +22,14 @@ namespace ncore::tb {
 // The array sizes (PE rows = columns = lanes = partitions) Verilated for the core.
 std::vector<int> core_rtl_sizes();
 
+// A rule the harness breaks on purpose at run cycle 8, so that a test can see the core's
+// assertion fire (the process stops naming it).
+enum class CoreFault {
+  kNone,
+  kProgramWriteWhileRunning,   // an instruction-memory write while the queues run: ProgramLoadOnlyWhenIdle
+  kHbmResponseWithoutRead,     // an HBM read response on port 0 with no read in flight: RspMatchesAReadInFlight
+};
+
 struct CoreSimOptions {
   int size = 128;                  // one of core_rtl_sizes()
   bool cosim = true;               // also run the golden core and compare
@@ -37,6 +45,7 @@ struct CoreSimOptions {
   // at (queue, index): how a fuzzer feeds the RTL words the encoder would never make. The golden
   // core still runs the program's instruction there (for an illegal word: one it refuses).
   std::map<std::pair<int, size_t>, isa::Word> raw_words;
+  CoreFault fault = CoreFault::kNone;
 };
 
 struct CoreRtlQueue {
