@@ -44,15 +44,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       std::string why;
       fuzz::check(model::decode(w, queue, nullptr, &why) == model::DecodeError::kNone,
                   where + ": assembled, but the decoder refuses it: " + why);
-      const std::string line = model::disassemble(in);
-      model::Program back;
-      try {
-        back = model::assemble(fuzz::disassembly_prelude(queue) + line + "\n", "disassembly.s");
-      } catch (const model::AsmError& e) {
-        fuzz::fail(fmt::format("{}: its disassembly does not assemble\n  {}\n  {}", where, line, e.what()));
-      }
-      fuzz::check(back.queues[q].size() == 1 && model::encode(back.queues[q][0]) == w,
-                  fmt::format("{}: disassembly assembles to a different word\n  {}", where, line));
+      fuzz::check_disassembly_round_trip(in, queue, w, where);
     }
   }
   return 0;

@@ -77,15 +77,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::check(again == word, fmt::format("{}: accepted, but re-encodes as {}: a bit is ignored", where, hex(again)));
 
   if (engine_refuses(in)) return 0;
-  const std::string line = model::disassemble(in);
-  model::Program back;
-  try {
-    back = model::assemble(fuzz::disassembly_prelude(queue) + line + "\n", "disassembly.s");
-  } catch (const model::AsmError& e) {
-    fuzz::fail(fmt::format("{}: its disassembly does not assemble\n  {}\n  {}", where, line, e.what()));
-  }
-  const auto& q = back.queues[static_cast<int>(queue)];
-  fuzz::check(q.size() == 1 && model::encode(q[0]) == word,
-              fmt::format("{}: disassembly assembles to a different word\n  {}", where, line));
+  fuzz::check_disassembly_round_trip(in, queue, word, where);
   return 0;
 }

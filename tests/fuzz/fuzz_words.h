@@ -10,6 +10,7 @@
 
 #include "model/core_isa.h"
 #include "model/program.h"
+#include "tests/fuzz/fuzz_check.h"
 
 namespace ncore::fuzz {
 
@@ -37,6 +38,20 @@ inline std::string disassembly_prelude(isa::Queue q) {
   std::string text;
   for (int i = 0; i < model::kNumSemaphores; ++i) text += ".sem x" + std::to_string(i) + "\n";
   return text + ".queue " + std::string(model::queue_name(q)) + "\n";
+}
+
+// Checks that the instruction's disassembly assembles (alone in its queue) to `word`.
+inline void check_disassembly_round_trip(const model::CoreInstr& in, isa::Queue queue, const isa::Word& word,
+                                         const std::string& where) {
+  const std::string line = model::disassemble(in);
+  model::Program back;
+  try {
+    back = model::assemble(disassembly_prelude(queue) + line + "\n", "disassembly.s");
+  } catch (const model::AsmError& e) {
+    fail(where + ": its disassembly does not assemble\n  " + line + "\n  " + e.what());
+  }
+  const auto& q = back.queues[static_cast<int>(queue)];
+  check(q.size() == 1 && model::encode(q[0]) == word, where + ": disassembly assembles to a different word\n  " + line);
 }
 
 }  // namespace ncore::fuzz
