@@ -11,6 +11,9 @@
 
 #include <fmt/format.h>
 #include <verilated_fst_c.h>
+#if NCORE_COVERAGE
+#include <verilated_cov.h>
+#endif
 
 #include "model/error.h"
 
