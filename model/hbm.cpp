@@ -50,6 +50,7 @@ void HbmConfig::validate() const {
   check_range("wr_depth", wr_depth, 2, 256);
   check_range("wr_high", wr_high, 1, wr_depth);
   check_range("wr_low", wr_low, 0, wr_high - 1);
+  check_range("rd_batch", rd_batch, 0, 4095);
   check_range("age_cap", age_cap, 1, 65535);
   check_range("max_postpone", max_postpone, 1, 8);
   check_range("max_pull_in", max_pull_in, 0, 8);
@@ -508,7 +509,8 @@ HbmChannel::StepResult HbmChannel::step() {
   if (urgent)
     next_mode = oldest_write;
   else if (!write_mode_)
-    next_mode = wr_count >= config_.wr_high || (rd_ready == 0 && wr_count > 0);
+    next_mode = (wr_count >= config_.wr_high && rd_served_ >= config_.rd_batch) ||
+                (rd_ready == 0 && wr_count > 0);
   else
     next_mode = !(wr_count == 0 || (rd_ready > 0 && (wr_count <= config_.wr_low || wr_ready == 0)));
 
@@ -537,6 +539,7 @@ HbmChannel::StepResult HbmChannel::step() {
     issue(col);
     out.col = col;
     retire(dir, col_slot);
+    if (!dir && rd_served_ < config_.rd_batch) ++rd_served_;
   }
   // Insert the read, then the write (a read and a write arriving together: the read is older).
   // Each waits for the older requests to its burst that conflict with it, less the one retiring.
@@ -565,6 +568,7 @@ HbmChannel::StepResult HbmChannel::step() {
     pending_[w] = false;
   }
   if (next_mode != write_mode_) ++counters_.mode_switches;
+  if (next_mode && !write_mode_) rd_served_ = 0;
   write_mode_ = next_mode;
 
   // Refresh timer: one refresh owed every tREFI / banks (per-bank) or tREFI (all-bank).

@@ -5,9 +5,10 @@
 //
 // Policy (rtl/hbm/README.md gives the theory of operation):
 //   - Separate read and write queues. Reorder mode serves one direction at a time: writes drain
-//     in batches between a high and a low watermark; within a direction the oldest request whose
-//     column command is ready is served first (row hits first), and the oldest request whose row
-//     command (ACT or PRE) is ready gets the row bus. A row is not closed while requests of the
+//     in batches between a high and a low watermark, reads in phases of at least rd_batch (while
+//     reads wait); within a direction the oldest request whose column command is ready is
+//     served first (row hits first), and the oldest request whose row command (ACT or PRE) is
+//     ready gets the row bus. A row is not closed while requests of the
 //     current direction still hit it. FCFS mode serves strictly the oldest request.
 //   - Age cap: the oldest request, once older than the cap, is urgent: the direction switches to
 //     it, its row may be closed despite hits, and no other column command touches its bank.
@@ -69,6 +70,7 @@ struct HbmConfig {
   int wr_depth = 256;
   int wr_high = 224;         // write queue fill that starts a write batch
   int wr_low = 32;           // write batch ends at or below this fill (when reads wait)
+  int rd_batch = 512;        // reads a read phase serves before the high watermark ends it
   int age_cap = 4096;        // cycles in the queue before a request becomes urgent
   int max_postpone = 8;      // refreshes owed before one is forced
   int max_pull_in = 8;       // refreshes issued ahead of time, at most
@@ -203,6 +205,7 @@ class HbmChannel {
   std::array<uint64_t, 4> faw_{};  // the last four ACT cycles (+1, so 0 means none)
   int faw_next_ = 0;
   bool write_mode_ = false;
+  int rd_served_ = 0;              // reads issued in this read phase (saturates at rd_batch)
   int ref_debt_ = 0;               // refreshes owed (negative: pulled in)
   uint64_t ref_timer_ = 0;
   std::array<bool, 2> pending_{};        // a read / a write offered this cycle

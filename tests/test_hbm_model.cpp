@@ -2,6 +2,7 @@
 // checker: each checker rule made to fire, and random traffic with many same-address conflicts
 // whose every read must return the latest earlier write.
 
+#include <algorithm>
 #include <set>
 #include <sstream>
 
@@ -57,7 +58,9 @@ TEST(HbmAddressMap, XorHashSpreadsAlignedStreams) {
         EXPECT_EQ(banks.size(), 16u) << "streams 2^" << shift << " apart, " << channels << " ch";
         EXPECT_EQ(plain_banks.size(), 1u);
       }
-      if (channels == 4 && shift <= 24) EXPECT_EQ(chans.size(), 4u) << shift;
+      if (channels == 4 && shift <= 24) {
+        EXPECT_EQ(chans.size(), 4u) << shift;
+      }
     }
   }
 }
@@ -322,6 +325,36 @@ TEST(HbmGolden, UrgentRequestsAreServedWithinABound) {
     EXPECT_LE(s.max_urgent_wait_cycles, bound);
     EXPECT_GT(s.max_age_cycles, static_cast<uint64_t>(c.age_cap)) << "the cap was never reached";
   }
+}
+
+// Reads and writes both always waiting (a 3:1 mix, all offered at cycle 0): every read phase
+// but the last serves at least rd_batch reads before the high watermark starts a write batch.
+// Without it (rd_batch 0) the writes refilling to the watermark cut the read phases short.
+std::vector<int> read_phase_lengths(int rd_batch) {
+  HbmConfig c;
+  c.rd_batch = rd_batch;
+  std::vector<model::HbmTraceEntry> trace;
+  for (uint64_t i = 0; i < 6000; ++i)
+    trace.push_back({0, i % 4 == 3, (i % 4 == 3 ? 64 << 20 : 0) + i * 256, 256});
+  std::vector<std::vector<HbmCommand>> commands;
+  model::run_hbm_golden(model::hbm_bursts(trace, c, 1), c, 0, &commands);
+  std::vector<int> phases{0};
+  for (const HbmCommand& cmd : commands.at(0)) {
+    if (cmd.cmd == model::HbmCmd::kRd) ++phases.back();
+    if (cmd.cmd == model::HbmCmd::kWr && phases.back() > 0) phases.push_back(0);
+  }
+  phases.pop_back();  // the last phase ends when the reads run out
+  return phases;
+}
+
+TEST(HbmGolden, ReadPhasesServeTheReadBatchBeforeAWriteBatch) {
+  const auto with_batch = read_phase_lengths(512);
+  ASSERT_GE(with_batch.size(), 3u) << "too few read/write alternations to check";
+  for (size_t i = 0; i < with_batch.size(); ++i)
+    EXPECT_GE(with_batch[i], 512) << "read phase " << i;
+  const auto without = read_phase_lengths(0);
+  EXPECT_LT(*std::min_element(without.begin(), without.end()), 512)
+      << "the write high watermark alone should end read phases early on this traffic";
 }
 
 TEST(HbmGolden, ActivationBoundOfRandomAccesses) {

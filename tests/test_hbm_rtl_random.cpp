@@ -30,6 +30,7 @@ HbmConfig random_config(model::SplitMix64& rng) {
   c.xor_hash = rng.below(5) != 0;
   c.wr_high = 2 + static_cast<int>(rng.below(126));
   c.wr_low = static_cast<int>(rng.below(static_cast<uint32_t>(c.wr_high)));
+  c.rd_batch = rng.below(3) == 0 ? 0 : static_cast<int>(rng.below(600));
   c.age_cap = 50 + static_cast<int>(rng.below(2000));
   c.max_postpone = 1 + static_cast<int>(rng.below(8));
   c.max_pull_in = static_cast<int>(rng.below(9));

@@ -109,6 +109,7 @@ module nc_hbm_ctrl
   logic [TimeW-1:0]   faw_rem_q [4], faw_rem_d [4];
   logic [1:0]         faw_ptr_q, faw_ptr_d;
   logic               write_mode_q, write_mode_d;
+  logic [11:0]        rd_served_q;   // reads issued in this read phase, saturating at rd_batch
   logic signed [5:0]  ref_debt_q, ref_debt_d;
   logic [15:0]        ref_timer_q, ref_timer_d;
   logic [31:0]        now_q;
@@ -465,7 +466,8 @@ module nc_hbm_ctrl
     // Direction for the next cycle.
     if (urgent) write_mode_next = oldest_write;
     else if (!write_mode_q)
-      write_mode_next = wr_count >= cfg_i.wr_high || (rd_ready_count == '0 && wr_count != '0);
+      write_mode_next = (wr_count >= cfg_i.wr_high && rd_served_q >= cfg_i.rd_batch) ||
+                        (rd_ready_count == '0 && wr_count != '0);
     else
       write_mode_next = !(wr_count == '0 || (rd_ready_count != '0 &&
                           (wr_count <= cfg_i.wr_low || wr_ready_count == '0)));
@@ -693,6 +695,7 @@ module nc_hbm_ctrl
       ch_ref_rem_q <= '0;
       faw_ptr_q <= '0;
       write_mode_q <= 1'b0;
+      rd_served_q <= '0;
       ref_debt_q <= '0;
       ref_timer_q <= '0;
       now_q <= '0;
@@ -719,6 +722,8 @@ module nc_hbm_ctrl
       ch_ref_rem_q <= ch_ref_rem_d;
       faw_ptr_q <= faw_ptr_d;
       write_mode_q <= write_mode_d;
+      if (write_mode_d && !write_mode_q) rd_served_q <= '0;
+      else if (col_is_rd && rd_served_q < cfg_i.rd_batch) rd_served_q <= rd_served_q + 1'b1;
       ref_debt_q <= ref_debt_d;
       ref_timer_q <= ref_timer_d;
       now_q <= now_q + 1'b1;
@@ -762,4 +767,8 @@ module nc_hbm_ctrl
   `NC_ASSERT(ConfigTurnaroundCoversReadData,
              32'(cfg_i.rtw) + 32'(cfg_i.cwl) >= 32'(cfg_i.cl) + 32'(cfg_i.bl))
   `NC_ASSERT(QueueCountsInRange, rd_count <= 9'(RdDepth) && wr_count <= 9'(WrDepth))
+  // A read phase with reads still ready ends early only for an urgent request.
+  `NC_ASSERT(ReadPhaseServesTheBatch,
+             !cfg_i.fcfs && !write_mode_q && write_mode_d && rd_ready_count != '0 && !urgent
+             |-> rd_served_q >= cfg_i.rd_batch)
 endmodule

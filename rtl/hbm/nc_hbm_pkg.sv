@@ -39,6 +39,7 @@ package nc_hbm_pkg;
     logic        xor_hash;      // fold row bits into the bank bits
     logic [2:0]  ch_bits;       // log2 of the channels: the channel bits sit above the bank
     logic [8:0]  wr_high, wr_low;
+    logic [11:0] rd_batch;      // reads a read phase serves before the high watermark ends it
     logic [15:0] age_cap;
     logic [3:0]  max_postpone, max_pull_in;
   } hbm_cfg_t;

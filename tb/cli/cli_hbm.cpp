@@ -151,6 +151,8 @@ void add_hbm_command(CLI::App& app) {
   c->add_flag("--no-xor", o->no_xor, "plain address map (no row-bit XOR hashing)");
   c->add_option("--wr-high", o->config.wr_high, "write-batch high watermark");
   c->add_option("--wr-low", o->config.wr_low, "write-batch low watermark");
+  c->add_option("--rd-batch", o->config.rd_batch,
+                "reads a read phase serves before the high watermark starts a write batch");
   c->add_option("--age-cap", o->config.age_cap, "cycles before a request becomes urgent");
   c->add_option("--rd-depth", o->config.rd_depth, "read queue depth (golden engine only)");
   c->add_option("--wr-depth", o->config.wr_depth, "write queue depth (golden engine only)");

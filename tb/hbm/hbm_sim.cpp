@@ -57,6 +57,7 @@ void configure(Vnc_hbm& top, const HbmConfig& c) {
   top.cfg_ch_bits_i = kLog2[c.channels];
   top.cfg_wr_high_i = c.wr_high;
   top.cfg_wr_low_i = c.wr_low;
+  top.cfg_rd_batch_i = c.rd_batch;
   top.cfg_age_cap_i = c.age_cap;
   top.cfg_max_postpone_i = c.max_postpone;
   top.cfg_max_pull_in_i = c.max_pull_in;

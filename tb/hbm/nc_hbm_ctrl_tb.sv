@@ -16,6 +16,7 @@ module nc_hbm_ctrl_tb
   input  logic              cfg_fcfs_i, cfg_all_bank_ref_i, cfg_xor_hash_i,
   input  logic [2:0]        cfg_ch_bits_i,
   input  logic [8:0]        cfg_wr_high_i, cfg_wr_low_i,
+  input  logic [11:0]       cfg_rd_batch_i,
   input  logic [15:0]       cfg_age_cap_i,
   input  logic [3:0]        cfg_max_postpone_i, cfg_max_pull_in_i,
   input  logic              rd_req_valid_i,
@@ -66,6 +67,7 @@ module nc_hbm_ctrl_tb
             rrefd: cfg_rrefd_i, refi: cfg_refi_i, fcfs: cfg_fcfs_i,
             all_bank_ref: cfg_all_bank_ref_i, xor_hash: cfg_xor_hash_i,
             ch_bits: cfg_ch_bits_i, wr_high: cfg_wr_high_i, wr_low: cfg_wr_low_i,
+            rd_batch: cfg_rd_batch_i,
             age_cap: cfg_age_cap_i, max_postpone: cfg_max_postpone_i,
             max_pull_in: cfg_max_pull_in_i};
   end
