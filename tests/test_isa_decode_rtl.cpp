@@ -8,6 +8,7 @@
 
 #include "Vnc_isa_decode.h"
 #include "model/core_isa.h"
+#include "tb/common/coverage_dump.h"
 #include "tests/seed.h"
 
 namespace ncore::model {
@@ -16,6 +17,7 @@ namespace {
 TEST(IsaDecodeRtl, AgreesWithTheModelOnRandomAndCorruptedWords) {
   SplitMix64 rng(test::test_seed(3));
   auto dut = std::make_unique<Vnc_isa_decode>();
+  const tb::CoverageDump coverage(*dut->contextp(), "isa_decode");
   int errors_seen[5] = {};
   for (int trial = 0; trial < 20000; ++trial) {
     isa::Word w{};

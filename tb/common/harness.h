@@ -1,47 +1,18 @@
 #pragma once
-// What every Verilator harness does the same way: opening an FST dump and resetting the top.
+// What every Verilator harness does the same way: opening an FST dump and resetting the top
+// (and, from coverage_dump.h, writing the coverage counters).
 
-#include <atomic>
-#include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 #include <verilated_fst_c.h>
-#if NCORE_COVERAGE
-#include <verilated_cov.h>
-#endif
 
 #include "model/error.h"
+#include "tb/common/coverage_dump.h"
 
 namespace ncore::tb {
-
-// In a coverage build (-DNCORE_COVERAGE=ON, scripts/coverage) writes the context's line, toggle
-// and user coverage to $NCORE_COVERAGE_DIR/<block>-<pid>-<n>.dat when it goes out of scope;
-// elsewhere does nothing. Declare it after the model: the counters live in the model.
-class CoverageDump {
- public:
-  CoverageDump(VerilatedContext& context, std::string block) : context_(context), block_(std::move(block)) {}
-  CoverageDump(const CoverageDump&) = delete;
-  CoverageDump& operator=(const CoverageDump&) = delete;
-  ~CoverageDump() {
-#if NCORE_COVERAGE
-    const char* dir = std::getenv("NCORE_COVERAGE_DIR");
-    if (!dir || !*dir) return;
-    static std::atomic<int> count{0};
-    std::filesystem::create_directories(dir);
-    const std::string path = fmt::format("{}/{}-{}-{}.dat", dir, block_, getpid(), count++);
-    context_.coveragep()->write(path.c_str());
-#endif
-  }
-
- private:
-  VerilatedContext& context_;
-  std::string block_;
-};
 
 // Creates the dump's folder, attaches an FST writer to every level of `top` and opens `path`;
 // throws ncore::Error when the file cannot be written. The model's VerilatedContext must have
