@@ -95,6 +95,7 @@ class TeSimImpl final : public TeSim {
   uint32_t psum_read_port(int partition) const override {
     return top_->psum_rd_rsp_data_o[partition];
   }
+  const std::map<std::string, uint64_t>& coverage_bins() const override { return coverage_bins_; }
 
   TeRunResult run(const std::vector<TeInstruction>& program) override {
     const auto wall_start = std::chrono::steady_clock::now();
@@ -251,11 +252,12 @@ class TeSimImpl final : public TeSim {
 
   // ---- functional coverage --------------------------------------------------------------------
   // One bin per accepted instruction: operation x type pair x mode x shape class x stall
-  // pattern x value class (of the operand it reads), counted when NCORE_COVERAGE_DIR is set and
-  // written next to the Verilator coverage (scripts/coverage merges and reports them).
-  static bool coverage_bins_enabled() {
-    static const bool on = std::getenv("NCORE_COVERAGE_DIR") != nullptr;
-    return on;
+  // pattern x value class (of the operand it reads), counted when NCORE_COVERAGE_DIR is set (and
+  // written next to the Verilator coverage; scripts/coverage merges and reports them) or when
+  // options.count_bins is. A refused instruction exercised no datapath and hits no bin.
+  bool coverage_bins_enabled() const {
+    static const bool env = std::getenv("NCORE_COVERAGE_DIR") != nullptr;
+    return env || options_.count_bins;
   }
 
   // The worst class among the elements the instruction reads: zero/normal < subnormal < inf/NaN.
@@ -265,8 +267,9 @@ class TeSimImpl final : public TeSim {
     const int bytes = f.storage_bits / 8;
     const int count = (i.opcode == TeOpcode::kLoadStationary ? i.m : i.n) * model::te_replicas(i);
     const int parts = std::min(i.k, rows_);
+    const int row0 = golden_.tile_row0(i.tiling);  // a row tile's operands lie on its partitions
     int worst = 0;
-    for (int p = 0; p < parts; ++p)
+    for (int p = row0; p < std::min(row0 + parts, rows_); ++p)
       for (int e = 0; e < count; ++e) {
         const uint64_t addr = i.sbuf_addr + static_cast<uint64_t>(e) * i.sbuf_stride;
         if (addr + bytes > kTeSimSbufBytes) continue;
@@ -314,7 +317,7 @@ class TeSimImpl final : public TeSim {
       ++next_;
       return;
     }
-    if (coverage_bins_enabled()) cover(i);
+    if (coverage_bins_enabled() && golden_.check(i) == TeError::kNone) cover(i);
     const TeError err = golden_.execute(i, sbuf_);
     if (err != TeError::kNone) {
       rejections_.push_back({i.tag, err, next_});

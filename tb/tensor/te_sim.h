@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -51,6 +52,9 @@ struct TeSimOptions {
   // Nonzero: run the X-propagation build of the array size (Verilated with --x-assign unique
   // --x-initial unique), its flops without reset and its X assignments random from this seed.
   uint64_t xprop_seed = 0;
+  // Count the functional bins (te_sim.cpp, "functional coverage") even without
+  // NCORE_COVERAGE_DIR, so that a test can read them with coverage_bins().
+  bool count_bins = false;
 };
 
 struct TeCounters {
@@ -88,6 +92,9 @@ class TeSim {
   // The PSUM read port's data output of a partition as it is now, valid or not: before the
   // first read it shows the read register's power-up value (random in an X-propagation build).
   virtual uint32_t psum_read_port(int partition) const = 0;
+  // The functional bins hit so far and how often ("mm bf16xfp8 plain+acc full none normal");
+  // counted when options.count_bins is set or NCORE_COVERAGE_DIR is.
+  virtual const std::map<std::string, uint64_t>& coverage_bins() const = 0;
 };
 
 // The array sizes built into this binary, and a simulator for one of them.
