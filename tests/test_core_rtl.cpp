@@ -112,16 +112,21 @@ TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {
 // dependency on one earlier instruction (a semaphore wait) and by its own queue. pe
 // instructions multiply two regions into a PSUM bank, which the next dve instruction of the
 // same pe step evicts to SBUF. Any timing gives the same memory, so the RTL must match the
-// golden core byte for byte.
+// golden core byte for byte. Fields take values across their width: regions at a random SBUF
+// offset, HBM tensors anywhere in the 4 GiB window, DMA in two dimensions with strides of up
+// to 128 MiB, semaphore increments of up to 2,500 (waits to match) and random header tags.
 model::Program random_program(model::SplitMix64& rng, int n) {
   using namespace model;
   ProgramBuilder b("random");
   constexpr int kWords = 32;                       // FP32 words per region and partition
-  const auto region = [](int i) { return static_cast<uint32_t>(128 * (i + 1)); };
+  const uint32_t sbuf_base = 128 * rng.below(1400);  // the regions end below 180 KiB
+  const auto region = [&](int i) { return sbuf_base + static_cast<uint32_t>(128 * (i + 1)); };
+  const uint64_t store_base = 0x40000000ull + 0x10000ull * rng.below(0x4000);  // HBM, above hbm_in
+  const auto increment = [&] { return rng.below(4) == 0 ? 1 + rng.below(2500) : 1u; };
   TensorDecl init;
   init.name = "init";
   init.hbm = false;
-  init.addr = 0;
+  init.addr = sbuf_base;
   init.dtype = DType::kFp32;
   init.shape = {kSize, kWords};
   init.init = TensorInit::kRandom;
@@ -130,7 +135,7 @@ model::Program random_program(model::SplitMix64& rng, int n) {
   TensorDecl hin = init;
   hin.name = "hbm_in";
   hin.hbm = true;
-  hin.addr = 0x10000;
+  hin.addr = 0x10000 + 0x1000ull * rng.below(0x3FF00);  // below 1 GiB
   hin.shape = {kSize, kWords};
   hin.seed = rng.next();
   b.tensor(hin);
@@ -173,11 +178,12 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       v.partitions = kSize;
       v.src0 = VeAccess{MemSpace::kPsum, static_cast<uint32_t>(bank * 2048), {kWords, 1, 1, 1}, {1, 0, 0, 0}};
       v.dst = access(region(i));
-      refs.back().signal(sem[0]);
-      ++count[0];
+      const uint32_t mm_inc = increment(), ev_inc = increment();
+      refs.back().signal(sem[0], mm_inc).tag(static_cast<uint8_t>(rng.next()));
+      count[0] += mm_inc;
       auto ev = b.dve(v);
-      ev.wait(sem[0], count[0]).signal(sem[2]);
-      ++count[2];
+      ev.wait(sem[0], count[0]).signal(sem[2], ev_inc).tag(static_cast<uint8_t>(rng.next()));
+      count[2] += ev_inc;
       ++bank;
       if (dep >= 0) refs.front().wait(sem[queue_of[dep]], count_after[dep]);
       // The step is done once its eviction is: later instructions wait for it on dve's semaphore.
@@ -187,18 +193,24 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       continue;
     }
     if (q == 3) {
+      // kSize rows of kWords words as count2 groups of count1 rows.
       DmaDescriptor d;
       d.bytes = kWords * 4;
-      d.count1 = kSize;
+      d.count1 = 1u << rng.below(4);
+      d.count2 = kSize / d.count1;
       d.sbuf_stride1 = kSbufPartitionStride;
+      d.sbuf_stride2 = d.count1 * kSbufPartitionStride;
       d.hbm_stride1 = kWords * 4;
+      d.hbm_stride2 = d.count1 * kWords * 4;
       if (rng.next() % 2) {
-        d.hbm_addr = 0x10000;
+        d.hbm_addr = hin.addr;
         d.sbuf_addr = region(i);
       } else {
+        // Groups 1 MiB to 128 MiB apart; each store has its own 4 KiB slot within them.
         d.to_hbm = true;
         d.sbuf_addr = src(s0);
-        d.hbm_addr = 0x20000 + static_cast<uint64_t>(i) * 0x1000;
+        d.hbm_addr = store_base + static_cast<uint64_t>(i) * 0x1000;
+        d.hbm_stride2 = 1ull << (20 + rng.below(8));
       }
       refs.push_back(b.dma(d, 0));  // one DMA engine: completions in order, so sp_done counts them
     } else {
@@ -219,10 +231,11 @@ model::Program random_program(model::SplitMix64& rng, int n) {
         refs.push_back(b.dve(v));
       }
     }
-    refs.back().signal(sem[q]);
+    const uint32_t inc = increment();
+    refs.back().signal(sem[q], inc).tag(static_cast<uint8_t>(rng.next()));
     if (dep >= 0) refs.back().wait(sem[queue_of[dep]], count_after[dep]);
     queue_of[i] = q;
-    count_after[i] = ++count[q];
+    count_after[i] = count[q] += inc;
     last[q] = i;
   }
   return b.take();
