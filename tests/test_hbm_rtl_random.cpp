@@ -28,7 +28,7 @@ HbmConfig random_config(model::SplitMix64& rng) {
   c.refresh = rng.below(3) == 0 ? model::HbmRefresh::kAllBank : model::HbmRefresh::kPerBank;
   c.channels = 1 << rng.below(3);
   c.xor_hash = rng.below(5) != 0;
-  c.wr_high = 2 + static_cast<int>(rng.below(126));
+  c.wr_high = 2 + static_cast<int>(rng.below(static_cast<uint32_t>(c.wr_depth) - 1));
   c.wr_low = static_cast<int>(rng.below(static_cast<uint32_t>(c.wr_high)));
   c.rd_batch = rng.below(3) == 0 ? 0 : static_cast<int>(rng.below(600));
   c.age_cap = 50 + static_cast<int>(rng.below(2000));
@@ -69,7 +69,9 @@ TEST(HbmRtlRandom, RandomTrafficAndConfigurationsFromASeed) {
     const auto bursts = model::hbm_bursts(trace, c, seed);
     const double stall = rng.below(3) * 0.25;
     std::vector<std::vector<model::HbmCommand>> commands;
-    const auto r = tb::run_hbm_rtl(bursts, c, sim_options(seed, stall), &commands);
+    auto opts = sim_options(seed, stall);
+    opts.scramble_ids = true;
+    const auto r = tb::run_hbm_rtl(bursts, c, opts, &commands);
     SCOPED_TRACE(fmt::format("seed {} (reproduce: NCORE_SEED={} "
                              "--gtest_filter=HbmRtlRandom.*)", seed, seed));
     expect_clean(r, bursts, commands, c);

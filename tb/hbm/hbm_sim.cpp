@@ -64,6 +64,16 @@ void configure(Vnc_hbm& top, const HbmConfig& c) {
 }
 
 
+// Request ids as the RTL sees them with HbmSimOptions::scramble_ids: id * kIdScramble mod 2^32,
+// undone by its inverse.
+constexpr uint32_t kIdScramble = 0x9E3779B1u;
+constexpr uint32_t inverse_mod_2_32(uint32_t odd) {
+  uint32_t x = odd;  // Newton's iteration doubles the correct low bits each step
+  for (int i = 0; i < 5; ++i) x *= 2u - odd * x;
+  return x;
+}
+static_assert(kIdScramble * inverse_mod_2_32(kIdScramble) == 1u);
+
 std::string show(const HbmCommand& c) {
   return c.cmd == HbmCmd::kNone ? std::string("nothing") : model::describe(c);
 }
@@ -71,8 +81,8 @@ std::string show(const HbmCommand& c) {
 // One channel: the RTL controller, its DRAM device model, and (when checking) the reference.
 class Channel {
  public:
-  Channel(VerilatedContext* context, const HbmConfig& config, bool check, int index)
-      : config_(config), golden_(config), index_(index), check_(check) {
+  Channel(VerilatedContext* context, const HbmConfig& config, bool check, bool scramble_ids, int index)
+      : config_(config), golden_(config), index_(index), check_(check), scramble_ids_(scramble_ids) {
     top_ = std::make_unique<Vnc_hbm>(context, fmt::format("ch{}", index).c_str());
     configure(*top_, config);
     top_->rd_req_valid_i = 0;
@@ -104,12 +114,12 @@ class Channel {
     t.rd_req_valid_i = rd != nullptr;
     if (rd) {
       t.rd_req_addr_i = static_cast<uint32_t>(rd->request.addr);
-      t.rd_req_id_i = rd->request.id;
+      t.rd_req_id_i = rtl_id(rd->request.id);
     }
     t.wr_req_valid_i = wr != nullptr;
     if (wr) {
       t.wr_req_addr_i = static_cast<uint32_t>(wr->request.addr);
-      t.wr_req_id_i = wr->request.id;
+      t.wr_req_id_i = rtl_id(wr->request.id);
       to_wide(wr->request.data, t.wr_req_data_i);
     }
     const bool data_due = !device_reads_.empty() && device_reads_.front().first == now;
@@ -132,10 +142,10 @@ class Channel {
       out.col.bank = t.col_bank_o;
       out.col.row = t.col_row_o;
       out.col.col = t.col_col_o;
-      out.col.id = t.col_id_o;
+      out.col.id = model_id(t.col_id_o);
     }
     out.response = t.rsp_valid_o;
-    out.response_id = t.rsp_id_o;
+    out.response_id = model_id(t.rsp_id_o);
     out.response_data = from_wide<decltype(t.rsp_data_o)>(t.rsp_data_o);
 
     // The DRAM: writes land at their WR, reads answer CL + BL cycles after their RD.
@@ -202,6 +212,11 @@ class Channel {
   model::HbmChannel golden_;
   int index_;
   bool check_;
+  bool scramble_ids_;
+  uint32_t rtl_id(uint32_t id) const { return scramble_ids_ ? id * kIdScramble : id; }
+  uint32_t model_id(uint32_t id) const {
+    return scramble_ids_ ? id * inverse_mod_2_32(kIdScramble) : id;
+  }
   std::unordered_map<uint64_t, HbmData> memory_;
   std::deque<std::pair<uint64_t, HbmData>> device_reads_;
 };
@@ -228,7 +243,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
   std::vector<std::unique_ptr<Channel>> ch;
   std::vector<model::HbmPlayer> players;
   for (int c = 0; c < channels; ++c) {
-    ch.push_back(std::make_unique<Channel>(context.get(), config, options.check, c));
+    ch.push_back(std::make_unique<Channel>(context.get(), config, options.check, options.scramble_ids, c));
     players.emplace_back(bursts, c);
   }
   const CoverageDump coverage(*context, "hbm");
@@ -334,7 +349,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
 HbmRefusal hbm_rtl_refuse(const HbmConfig& config, bool write, uint64_t addr) {
   require_rtl_shape(config);
   VerilatedContext context;
-  Channel ch(&context, config, false, 0);
+  Channel ch(&context, config, false, false, 0);
   HbmBurst bad;
   bad.request.write = write;
   bad.request.addr = addr;

@@ -39,6 +39,9 @@ struct HbmSimOptions {
   uint64_t wave_from = 0, wave_to = std::numeric_limits<uint64_t>::max();
   uint64_t timeline_window = 0;
   HbmFault fault = HbmFault::kNone;
+  // The RTL sees every request id multiplied by an odd constant (a bijection on 32 bits), so
+  // that all id bits move through its queues; ids coming back are mapped to the model's.
+  bool scramble_ids = false;
 };
 
 struct HbmSimResult {
