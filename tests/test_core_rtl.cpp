@@ -140,23 +140,32 @@ model::Program random_program(model::SplitMix64& rng, int n) {
   hin.seed = rng.next();
   b.tensor(hin);
 
-  int sem[4];
-  for (int q = 0; q < 4; ++q) sem[q] = b.semaphore(fmt::format("{}_done", isa::kQueueNames[q]));
-  std::vector<int> queue_of(n);
-  std::vector<uint32_t> count_after(n);             // the queue's completions once i is done
+  // A stream completes in order and counts its completions on a semaphore: the queues pe, act
+  // and dve (0-2), and each DMA engine (4 + engine; a DMA engine completes in order, engines
+  // and so the sp queue do not).
+  constexpr int kStreams = 4 + 16;
+  int sem[kStreams];
+  for (int q = 0; q < 3; ++q) sem[q] = b.semaphore(fmt::format("{}_done", isa::kQueueNames[q]));
+  sem[3] = -1;                                    // sp itself counts nothing
+  for (int e = 0; e < 16; ++e) sem[4 + e] = -1;  // declared when first used
+  std::vector<int> stream_of(n);
+  std::vector<uint32_t> count_after(n);             // the stream's completions once i is done
   std::vector<std::vector<bool>> before(n, std::vector<bool>(n, false));
-  uint32_t count[4] = {0, 0, 0, 0};
-  std::vector<int> last(4, -1);
+  uint32_t count[kStreams] = {};
+  std::vector<int> last(kStreams, -1);
   int bank = 0;  // one PSUM bank per pe step (at most 8 steps), so no bank is reused while evicted
   for (int i = 0; i < n; ++i) {
     int q = static_cast<int>(rng.next() % 4);
     if (q == 0 && bank == 8) q = 2;
     const int dep = i > 0 && rng.next() % 4 ? static_cast<int>(rng.next() % i) : -1;
-    for (int src : {dep, last[q]}) {
+    const int engine = q == 3 ? static_cast<int>(rng.below(16)) : -1;  // ports: engine % 4
+    const int stream = q == 3 ? 4 + engine : q;
+    if (q == 3 && sem[stream] < 0) sem[stream] = b.semaphore(fmt::format("dma{}_done", engine));
+    for (int src : {dep, last[stream]}) {
       if (src < 0) continue;
       // Queue order on pe does not wait for the previous step's eviction (on dve): a pe step
       // inherits what its predecessor waited for, not the predecessor's own region.
-      if (!(q == 0 && src == last[q] && src != dep)) before[i][src] = true;
+      if (!(q == 0 && src == last[stream] && src != dep)) before[i][src] = true;
       for (int k = 0; k < n; ++k)
         if (before[src][k]) before[i][k] = true;
     }
@@ -185,11 +194,11 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       ev.wait(sem[0], count[0]).signal(sem[2], ev_inc).tag(static_cast<uint8_t>(rng.next()));
       count[2] += ev_inc;
       ++bank;
-      if (dep >= 0) refs.front().wait(sem[queue_of[dep]], count_after[dep]);
+      if (dep >= 0) refs.front().wait(sem[stream_of[dep]], count_after[dep]);
       // The step is done once its eviction is: later instructions wait for it on dve's semaphore.
-      queue_of[i] = 2;
+      stream_of[i] = 2;
       count_after[i] = count[2];
-      last[q] = i;
+      last[stream] = i;
       continue;
     }
     if (q == 3) {
@@ -212,7 +221,7 @@ model::Program random_program(model::SplitMix64& rng, int n) {
         d.hbm_addr = store_base + static_cast<uint64_t>(i) * 0x1000;
         d.hbm_stride2 = 1ull << (20 + rng.below(8));
       }
-      refs.push_back(b.dma(d, 0));  // one DMA engine: completions in order, so sp_done counts them
+      refs.push_back(b.dma(d, engine));
     } else {
       VeInstruction v;
       v.partitions = kSize;
@@ -232,11 +241,11 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       }
     }
     const uint32_t inc = increment();
-    refs.back().signal(sem[q], inc).tag(static_cast<uint8_t>(rng.next()));
-    if (dep >= 0) refs.back().wait(sem[queue_of[dep]], count_after[dep]);
-    queue_of[i] = q;
-    count_after[i] = count[q] += inc;
-    last[q] = i;
+    refs.back().signal(sem[stream], inc).tag(static_cast<uint8_t>(rng.next()));
+    if (dep >= 0) refs.back().wait(sem[stream_of[dep]], count_after[dep]);
+    stream_of[i] = stream;
+    count_after[i] = count[stream] += inc;
+    last[stream] = i;
   }
   return b.take();
 }
