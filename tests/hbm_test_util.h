@@ -47,6 +47,18 @@ inline std::vector<HbmTraceEntry> pattern(const std::string& name, model::SplitM
                                       : (rng.below(5) * 65536 + rng.below(64) * 32) % capacity;
       t.push_back({cycle, rng.below(5) < 2, a, 32 * (1 + rng.below(2))});
     }
+  } else if (name == "write_flood") {
+    // Four writes to a hot set of 48 bursts per scattered read: the reads keep the controller
+    // in read mode while the write queue fills towards its high watermark, most writes waiting
+    // behind an older write (or read) of the same burst.
+    uint64_t hot[48];
+    for (auto& h : hot) h = (rng.below(8) * 65536 + rng.below(16) * 32) % capacity;
+    for (int i = 0; i < 1600; ++i) {
+      if (i % 5 == 0)
+        t.push_back({0, false, rng.below(4) == 0 ? hot[rng.below(48)] : random_addr(32), 32});
+      else
+        t.push_back({0, true, hot[rng.below(48)], 32});
+    }
   }
   return t;
 }

@@ -121,6 +121,8 @@ model::Program random_program(model::SplitMix64& rng, int n) {
   constexpr int kWords = 32;                       // FP32 words per region and partition
   const uint32_t sbuf_base = 128 * rng.below(1400);  // the regions end below 180 KiB
   const auto region = [&](int i) { return sbuf_base + static_cast<uint32_t>(128 * (i + 1)); };
+  // Long DMA loads land in a 1 KiB slot of their own, past the regions of up to 31 instructions.
+  const auto scratch = [&](int i) { return sbuf_base + 4096 + static_cast<uint32_t>(1024 * i); };
   const uint64_t store_base = 0x40000000ull + 0x10000ull * rng.below(0x4000);  // HBM, above hbm_in
   const auto increment = [&] { return rng.below(4) == 0 ? 1 + rng.below(2500) : 1u; };
   TensorDecl init;
@@ -211,15 +213,35 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       d.sbuf_stride2 = d.count1 * kSbufPartitionStride;
       d.hbm_stride1 = kWords * 4;
       d.hbm_stride2 = d.count1 * kWords * 4;
-      if (rng.next() % 2) {
+      const uint32_t kind = rng.below(4);
+      if (kind < 2) {
         d.hbm_addr = hin.addr;
         d.sbuf_addr = region(i);
+        if (kind == 1) {
+          // Rows anywhere from 32 B to 64 MiB apart (log-uniform), below the stores; a quarter
+          // of these are long (1 KiB rows, 256 bursts on one engine) into the instruction's
+          // own scratch area, which nothing reads: enough reads to fill all 64 tags.
+          d.hbm_stride1 = kDmaBurstBytes * (1 + rng.below(1u << rng.below(22)));
+          d.hbm_stride2 = d.count1 * d.hbm_stride1;
+          if (rng.below(4) == 0) {
+            d.bytes = 1024;
+            d.sbuf_addr = scratch(i);
+          }
+          const uint64_t span = (d.count2 - 1) * d.hbm_stride2 + (d.count1 - 1) * d.hbm_stride1 + d.bytes;
+          d.hbm_addr = std::min<uint64_t>(hin.addr, 0x40000000ull - span) / kDmaBurstBytes * kDmaBurstBytes;
+        }
       } else {
-        // Groups 1 MiB to 128 MiB apart; each store has its own 4 KiB slot within them.
+        // Groups 1 MiB to 128 MiB apart; each store has its own 4 KiB slot within them. Half
+        // the stores space their rows 128 KiB to 8 MiB apart instead (groups count1 rows
+        // apart), still clear of the other slots, which all lie within the first 96 KiB.
         d.to_hbm = true;
         d.sbuf_addr = src(s0);
         d.hbm_addr = store_base + static_cast<uint64_t>(i) * 0x1000;
         d.hbm_stride2 = 1ull << (20 + rng.below(8));
+        if (kind == 3) {
+          d.hbm_stride1 = 1ull << (17 + rng.below(7));
+          d.hbm_stride2 = d.count1 * d.hbm_stride1;
+        }
       }
       refs.push_back(b.dma(d, engine));
     } else {

@@ -58,10 +58,10 @@ TEST(HbmRtlRandom, RandomTrafficAndConfigurationsFromASeed) {
     const uint64_t seed = base + static_cast<uint64_t>(i);
     model::SplitMix64 rng(seed);
     const HbmConfig c = random_config(rng);
-    static const char* kPatterns[] = {"seq", "dma16", "random", "mixed", "conflicts"};
+    static const char* kPatterns[] = {"seq", "dma16", "random", "mixed", "conflicts", "write_flood"};
     std::vector<HbmTraceEntry> trace;
     for (int k = 0; k < 2; ++k) {
-      auto part = pattern(kPatterns[rng.below(5)], rng, c);
+      auto part = pattern(kPatterns[rng.below(6)], rng, c);
       const uint64_t start = trace.empty() ? 0 : trace.back().cycle;
       for (auto& e : part) e.cycle += start;
       trace.insert(trace.end(), part.begin(), part.end());
@@ -74,6 +74,54 @@ TEST(HbmRtlRandom, RandomTrafficAndConfigurationsFromASeed) {
     const auto r = tb::run_hbm_rtl(bursts, c, opts, &commands);
     SCOPED_TRACE(fmt::format("seed {} (reproduce: NCORE_SEED={} "
                              "--gtest_filter=HbmRtlRandom.*)", seed, seed));
+    expect_clean(r, bursts, commands, c);
+    if (HasFailure()) break;
+  }
+}
+
+// Every timing parameter in the top quarter of its 12-bit field (a part thousands of times
+// slower than HBM3, but a legal configuration): the countdowns load their largest values, and
+// the sums of them (write-to-read, write-to-precharge) carry into bits 12 and 13. A short mixed
+// trace over a few rows of every bank group; all-bank refresh, the only kind a forced refresh
+// of this length fits.
+HbmConfig slow_config(model::SplitMix64& rng) {
+  HbmConfig c;
+  c.sched = rng.below(2) ? model::HbmSched::kFcfs : model::HbmSched::kReorder;
+  c.refresh = model::HbmRefresh::kAllBank;
+  c.channels = 1;
+  auto& t = c.timing;
+  const auto top = [&] { return 3072 + static_cast<int>(rng.below(1024)); };
+  for (int* v : {&t.cl, &t.cwl, &t.rcd_rd, &t.rcd_wr, &t.rp, &t.ras, &t.rc, &t.ccd_s, &t.ccd_l,
+                 &t.rrd_s, &t.rrd_l, &t.faw, &t.wr, &t.rtp, &t.wtr_s, &t.wtr_l, &t.rtw, &t.rfc,
+                 &t.rfcpb, &t.rrefd})
+    *v = top();
+  t.bl = 1024 + static_cast<int>(rng.below(1024));  // rtw >= cl + bl - cwl holds: rtw >= 3072
+  const int forced = t.ras + t.cwl + t.bl + t.wr + t.rp + t.rc + 16;
+  t.refi = forced + static_cast<int>(rng.below(static_cast<uint32_t>(65536 - forced)));
+  c.validate();
+  return c;
+}
+
+TEST(HbmRtlRandom, TimingsAtTheTopOfTheirFieldsFromASeed) {
+  const uint64_t base = test::test_seed(41000);
+  const int seeds = std::getenv("NCORE_SEED") != nullptr ? 1 : 2;
+  for (int i = 0; i < seeds; ++i) {
+    const uint64_t seed = base + static_cast<uint64_t>(i);
+    model::SplitMix64 rng(seed);
+    const HbmConfig c = slow_config(rng);
+    std::vector<HbmTraceEntry> trace;
+    for (int k = 0; k < 40; ++k) {
+      const uint64_t addr = (rng.below(4) * 65536 + rng.below(16) * 1024 + rng.below(2) * 32) %
+                            model::hbm_capacity_bytes(c.channels);
+      trace.push_back({0, rng.below(3) == 0, addr, 32});
+    }
+    const auto bursts = model::hbm_bursts(trace, c, seed);
+    std::vector<std::vector<model::HbmCommand>> commands;
+    auto opts = sim_options(seed, 0.25);
+    opts.watchdog = 1'000'000;  // a refresh alone takes up to 4,095 cycles
+    const auto r = tb::run_hbm_rtl(bursts, c, opts, &commands);
+    SCOPED_TRACE(fmt::format("seed {} (reproduce: NCORE_SEED={} "
+                             "--gtest_filter=HbmRtlRandom.TimingsAtTheTop*)", seed, seed));
     expect_clean(r, bursts, commands, c);
     if (HasFailure()) break;
   }

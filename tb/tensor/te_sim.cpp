@@ -623,7 +623,9 @@ class TeSimImpl final : public TeSim {
   size_t next_ = 0;
   bool offering_ = false;
   TeInstruction offered_;
-  uint32_t tag_counter_ = 0;
+  // Tags are handed out in sequence from a seed-dependent start, so every tag bit toggles
+  // even in short programs.
+  uint32_t tag_counter_ = static_cast<uint32_t>((options_.seed * 0x9E3779B97F4A7C15ull) >> 56);
   SbufRequest st_req_, mv_req_;
   std::map<uint8_t, ExpectedMm> expected_;
   std::vector<Rejection> rejections_;
