@@ -1,6 +1,7 @@
-// Negative tests of the tensor engine's interface assertions: the harness breaks one rule on
-// purpose (tb::TeFault) and the RTL's SVA must stop the simulation naming the assertion. The
-// same program without the fault runs clean, so the stop is the fault's doing.
+// Negative tests of the tensor engine's assertions: the harness breaks one interface rule on
+// purpose, or its top upsets one register inside the engine (tb::TeFault), and the RTL's SVA
+// must stop the simulation naming the assertion. The same program without the fault runs
+// clean, so the stop is the fault's doing.
 
 #include <unistd.h>
 
@@ -15,8 +16,9 @@ namespace {
 using model::DType;
 using tb::TeFault;
 
-// Twelve MMs of N = 100 on one stationary: the instruction queue fills (ready drops) and PSUM
-// reads meet banks in flight (held off).
+// Twelve MMs of N = 100, a new stationary loaded (into the other weight bank) after every
+// third: the instruction queue fills (ready drops), PSUM reads meet banks in flight (held off)
+// and each LS loads while an MM streams.
 tb::TeRunResult run_with(TeFault fault) {
   auto opts = test::options(1, 0.0);
   opts.fault = fault;
@@ -26,9 +28,11 @@ tb::TeRunResult run_with(TeFault fault) {
   model::SplitMix64 rng(1);
   sim->sbuf().write_tile(model::random_tile(DType::kBf16, 8, 8, rng), 0, 2);
   sim->sbuf().write_tile(model::random_tile(DType::kBf16, 8, 100, rng), 1024, 2);
-  std::vector<model::TeInstruction> program = {model::load_stationary(DType::kBf16, 8, 8, 0, 2)};
-  for (int i = 0; i < 12; ++i)
+  std::vector<model::TeInstruction> program;
+  for (int i = 0; i < 12; ++i) {
+    if (i % 3 == 0) program.push_back(model::load_stationary(DType::kBf16, 8, 8, 0, 2));
     program.push_back(model::multiply_moving(DType::kBf16, 8, 100, 1024, 2, i % 8, 0, false));
+  }
   return sim->run(program);
 }
 
@@ -59,6 +63,22 @@ TEST(TensorSvaDeathTest, MovingResponseWithoutRequestFires) {
 
 TEST(TensorSvaDeathTest, PsumReadChangingWhileHeldOffFires) {
   EXPECT_DEATH(run_expecting_stop(TeFault::kPsumReadChangesWhileStalled), "PsumRdReqStable");
+}
+
+// Internal invariants (FIFO occupancy, the PSUM and weight bank hazards): register upsets in
+// the harness top, once the target is live.
+TEST(TensorSvaDeathTest, CommandQueueCountPastItsDepthFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kUpsetCmdFifoCount), "FifoCountInRange");
+}
+
+TEST(TensorSvaDeathTest, PsumWritesForgottenInFlightFire) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kUpsetPsumPending), "PsumWritesInFlightAreCounted");
+}
+
+// The MM streaming with the bank now being loaded is what stops the run
+// (MmNeverReadsLoadingBank: the weight-bank hazard seen from the MM side).
+TEST(TensorSvaDeathTest, LoadMovedOntoTheStreamingWeightBankFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kUpsetLsBank), "MmNeverReadsLoadingBank");
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-// Negative tests of the vector engine's interface assertions: the harness breaks one rule on
-// purpose (tb::VeFault) and the RTL's SVA must stop the simulation naming the assertion. The
-// same program without the fault runs clean with the instruction port held off, so the stop is
-// the fault's doing.
+// Negative tests of the vector engine's assertions: the harness breaks one interface rule on
+// purpose, or its top upsets one state register (tb::VeFault), and the RTL's SVA must stop
+// the simulation naming the assertion. The same program without the fault runs clean with the
+// instruction port held off, so the stop is the fault's doing.
 
 #include <unistd.h>
 
@@ -43,6 +43,15 @@ TEST(VeSvaDeathTest, InstructionChangingWhileStalledFires) {
 
 TEST(VeSvaDeathTest, ReadResponseWithoutARequestFires) {
   EXPECT_DEATH(run_expecting_stop(tb::VeFault::kResponseWithoutRequest), "VeRspHasRequest");
+}
+
+// The state machine's invariants (FSM kind): register upsets in the harness top.
+TEST(VeSvaDeathTest, StateMachineIdlingWithAWriteQueuedFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::VeFault::kUpsetStateIdle), "VeNoWriteWhenIdle");
+}
+
+TEST(VeSvaDeathTest, ProducedCountPastTheDestinationFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::VeFault::kUpsetProduced), "VeProducedBound");
 }
 
 }  // namespace

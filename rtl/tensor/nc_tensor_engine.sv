@@ -937,7 +937,7 @@ module nc_tensor_engine
   // Assertions
   // ---------------------------------------------------------------------------------------
   logic ls_hits_streaming_bank, mm_reads_loading_bank, exit_outside_bank, streams_overlap;
-  logic first_col_narrow_acc;
+  logic first_col_narrow_acc, exit_uncounted;
   logic [Segs*(SbufAddrW+1)-1:0] mv_req_payload;   // segments and addresses, flattened
   always_comb begin
     for (int unsigned s = 0; s < Segs; s++)
@@ -964,6 +964,15 @@ module nc_tensor_engine
       if (exit_meta[c].valid &&
           32'(exit_meta[c].psum_elem) >= (exit_meta[c].narrow ? 2 * BankElems : BankElems))
         exit_outside_bank = 1'b1;
+    // Each vector leaving the array was counted into its bank's pending count when it entered.
+    exit_uncounted = 1'b0;
+    for (int unsigned b = 0; b < Banks; b++) begin
+      logic [15:0] exits;
+      exits = '0;
+      for (int unsigned c = 0; c < Segs; c++)
+        if (exit_meta[c].valid && 32'(exit_meta[c].psum_bank) == b) exits = exits + 1'b1;
+      if (exits > pending_q[b]) exit_uncounted = 1'b1;
+    end
   end
   assign first_col_narrow_acc = col_meta[0].valid && col_meta[0].narrow && col_meta[0].accumulate;
 
@@ -981,6 +990,9 @@ module nc_tensor_engine
   // MMs streaming at once share no PE rows and no PE columns.
   `NC_ASSERT(StreamingTilesAreDisjoint, !streams_overlap)
   `NC_ASSERT(PsumWriteInsideBank, !exit_outside_bank)
+  // The PSUM bank hazard's bookkeeping: no write lands in a bank that shows none in flight
+  // (a read of it would have been let through while the write was still on its way).
+  `NC_ASSERT(PsumWritesInFlightAreCounted, !exit_uncounted)
   `NC_ASSERT(NoPsumWriteDuringInit, !(psum_init_busy && enter_valid_q))
   // A transpose never accumulates (check() rejects it), so half-word writes are plain stores.
   `NC_ASSERT(NarrowWriteNeverAccumulates, !first_col_narrow_acc)

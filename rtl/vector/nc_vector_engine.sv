@@ -64,7 +64,6 @@ module nc_vector_engine
     lanes_t           data;
   } wr_entry_t;
 
-  typedef enum logic [1:0] { StIdle, StCheck, StRun } state_e;
   // What the next read (and the next response consumed) is.
   typedef enum logic [1:0] { PhScalar0, PhScalar1, PhElements, PhDone } phase_e;
 
@@ -235,7 +234,7 @@ module nc_vector_engine
   // ---------------------------------------------------------------------------------------
   // State
   // ---------------------------------------------------------------------------------------
-  state_e            state_q;
+  ve_state_e         state_q;
   ve_instr_t         in_q;            // the instruction being executed
   logic              intc_q, two_q;   // integer class; two tensor inputs
   logic              perf_q;          // performance mode: a pair of 16-bit elements per step

@@ -5,6 +5,10 @@ package nc_vector_pkg;
 
   localparam int AddrW = 18;  // byte address within a partition (SBUF up to 256 KiB)
 
+  // The engine's control state (in the package so that the harness's register upsets can
+  // name it).
+  typedef enum logic [1:0] { StIdle, StCheck, StRun } ve_state_e;
+
   typedef enum logic [3:0] {
     OpTensorTensor     = 4'd0,
     OpTensorScalar     = 4'd1,

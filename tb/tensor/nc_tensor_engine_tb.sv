@@ -1,5 +1,6 @@
 // Top of the tensor-engine harness for Verilator: nc_tensor_engine with its instruction struct
-// spread over flat ports, so that C++ sets fields by name. Adds nothing else.
+// spread over flat ports, so that C++ sets fields by name, and register upsets for the
+// negative tests of the engine's internal assertions. Adds nothing else.
 module nc_tensor_engine_tb
   import nc_tensor_pkg::*;
 #(
@@ -76,7 +77,9 @@ module nc_tensor_engine_tb
   output logic [63:0]           cnt_stall_psum_rd_o,
   output logic [63:0]           cnt_mm_o,
   output logic [63:0]           cnt_ls_o,
-  output logic [63:0]           cnt_rejected_o
+  output logic [63:0]           cnt_rejected_o,
+  // Register upset to inject (UpsetNone: none), for tests/test_tensor_sva.cpp.
+  input  logic [1:0]            upset_i
 );
   te_instr_t cmd;
   assign cmd = '{
@@ -119,4 +122,40 @@ module nc_tensor_engine_tb
     .cnt_stall_mm_wait_ls_o, .cnt_stall_ls_wait_bank_o, .cnt_stall_psum_rd_o,
     .cnt_mm_o, .cnt_ls_o, .cnt_rejected_o
   );
+
+  // Register upsets (single-event-upset style fault injection). The internal invariants
+  // (queue occupancy, the PSUM bank hazard's write count, the weight banks' double buffering)
+  // cannot be broken through the ports, so their assertions' negative tests overwrite one
+  // register inside the engine: once, at the first falling edge (between the engine's own
+  // updates) at which the upset named by upset_i finds its target live. The assertion that
+  // guards the register must then stop the simulation.
+  localparam logic [1:0] UpsetNone = 2'd0;
+  localparam logic [1:0] UpsetCmdFifoCount = 2'd1;  // occupancy past the depth: FifoCountInRange
+  localparam logic [1:0] UpsetPsumPending = 2'd2;   // bank 0's writes forgotten in flight:
+                                                    // PsumWritesInFlightAreCounted
+  localparam logic [1:0] UpsetLsBank = 2'd3;        // the loading LS moves onto the bank an MM
+                                                    // streams with: MmNeverReadsLoadingBank
+  logic upset_done_q;
+  always @(negedge clk_i) begin
+    if (!rst_ni) begin
+      upset_done_q <= 1'b0;
+    end else if (!upset_done_q) begin
+      unique case (upset_i)
+        UpsetCmdFifoCount: if (u_te.u_cmd_fifo.count_q != '0) begin
+          u_te.u_cmd_fifo.count_q <= '1;  // 2 * depth - 1
+          upset_done_q <= 1'b1;
+        end
+        UpsetPsumPending: if (u_te.pending_q[0] != '0) begin
+          u_te.pending_q[0] <= '0;
+          upset_done_q <= 1'b1;
+        end
+        UpsetLsBank: if (u_te.ls_busy_q && u_te.mm_act_q[0].valid &&
+                         u_te.mm_act_q[0].wsel != u_te.ls_bank_q) begin
+          u_te.ls_bank_q <= u_te.mm_act_q[0].wsel;
+          upset_done_q <= 1'b1;
+        end
+        UpsetNone: ;
+      endcase
+    end
+  end
 endmodule

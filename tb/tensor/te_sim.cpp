@@ -36,6 +36,16 @@ std::string show_fp32(uint32_t bits) {
   }());
 }
 
+// The harness top's upset_i code of a register-upset fault (nc_tensor_engine_tb.sv), else 0.
+uint8_t upset_code(TeFault f) {
+  switch (f) {
+    case TeFault::kUpsetCmdFifoCount: return 1;
+    case TeFault::kUpsetPsumPending: return 2;
+    case TeFault::kUpsetLsBank: return 3;
+    default: return 0;
+  }
+}
+
 // What one accepted MultiplyMoving must write: PSUM[m][offset + n] = values[m * N + n].
 struct ExpectedMm {
   size_t index;        // position in the program
@@ -72,6 +82,7 @@ class TeSimImpl final : public TeSim {
     top_->rst_ni = 0;
     top_->clk_i = 0;
     idle_inputs();
+    top_->upset_i = upset_code(options.fault);
     for (int i = 0; i < 4; ++i) clock();
     top_->rst_ni = 1;
     // PSUM clears itself after reset; runs start once the engine reports idle.

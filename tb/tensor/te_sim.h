@@ -25,14 +25,19 @@ namespace ncore::tb {
 // Bytes per SBUF partition: the RTL top's SbufBytes (224 KiB, as in hardware).
 inline constexpr uint32_t kTeSimSbufBytes = 229376;
 
-// A protocol violation the harness commits on purpose, so that a test can see the RTL's
-// interface assertion fire (the process stops with the assertion's name).
+// A fault injected on purpose, so that a test can see an RTL assertion fire (the process
+// stops with the assertion's name): a protocol violation the harness commits at a port, or
+// a register upset inside the engine, which the harness top (nc_tensor_engine_tb.sv) makes
+// once its target is live, for the internal invariants no port can break.
 enum class TeFault {
   kNone,
   kCmdPayloadChangesWhileStalled,   // CmdPayloadStable
   kStResponseWithoutRequest,        // StRspOneCycleAfterReq
   kMvResponseWithoutRequest,        // MvRspOneCycleAfterReq
   kPsumReadChangesWhileStalled,     // PsumRdReqStable
+  kUpsetCmdFifoCount,               // FifoCountInRange: queue occupancy set past its depth
+  kUpsetPsumPending,                // PsumWritesInFlightAreCounted: bank 0's count cleared
+  kUpsetLsBank,                     // MmNeverReadsLoadingBank: the LS moved to the MM's bank
 };
 
 struct TeSimOptions {

@@ -68,7 +68,9 @@ module nc_vector_engine_tb
   output logic [31:0]            cnt_credit_stall_o,
   output logic [31:0]            cnt_elements_o,
   output logic [31:0]            cnt_executed_o,
-  output logic [31:0]            cnt_refused_o
+  output logic [31:0]            cnt_refused_o,
+  // Register upset to inject (0: none), for tests/test_vector_sva.cpp; the vector engine only.
+  input  logic [1:0]             upset_i
 );
   ve_instr_t    cmd;
   ve_error_e    done_error, err;
@@ -101,6 +103,8 @@ module nc_vector_engine_tb
       .wr_valid_o, .wr_ready_i, .wr_space_o, .wr_addr_o, .wr_bytes_o, .wr_mask_o,
       .wr_data_o(wr_data_o),
       .idle_o, .err_o(err), .counters_o(cnt));
+    logic upset_unused;  // the scalar engine has no upsets
+    assign upset_unused = ^upset_i;
   end else begin : g_vector
     nc_vector_engine #(.Lanes(Lanes)) u_ve (
       .clk_i, .rst_ni,
@@ -111,6 +115,34 @@ module nc_vector_engine_tb
       .wr_valid_o, .wr_ready_i, .wr_space_o, .wr_addr_o, .wr_bytes_o, .wr_mask_o,
       .wr_data_o(wr_data_o),
       .idle_o, .err_o(err), .counters_o(cnt));
+
+    // Register upsets (single-event-upset style fault injection) for the negative tests of
+    // the engine's state-machine assertions, which the ports cannot break: once, at the
+    // first falling edge at which the upset named by upset_i finds its target live, one
+    // state register is overwritten with a value the engine's own logic never gives it.
+    localparam logic [1:0] UpsetNone = 2'd0;
+    localparam logic [1:0] UpsetStateIdle = 2'd1;   // idle with a write still queued:
+                                                    // VeNoWriteWhenIdle
+    localparam logic [1:0] UpsetProduced = 2'd2;    // more produced than the instruction
+                                                    // writes: VeProducedBound
+    logic upset_done_q;
+    always @(negedge clk_i) begin
+      if (!rst_ni) begin
+        upset_done_q <= 1'b0;
+      end else if (!upset_done_q) begin
+        unique case (upset_i)
+          UpsetStateIdle: if (u_ve.state_q == StRun && u_ve.wrf_valid) begin
+            u_ve.state_q <= StIdle;
+            upset_done_q <= 1'b1;
+          end
+          UpsetProduced: if (u_ve.state_q == StRun) begin
+            u_ve.produced_q <= u_ve.n_dst_q + 32'd1;
+            upset_done_q <= 1'b1;
+          end
+          UpsetNone, 2'd3: ;
+        endcase
+      end
+    end
   end
 
   assign done_error_o = done_error;

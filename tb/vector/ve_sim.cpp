@@ -135,6 +135,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   };
   t.cmd_valid_i = 0;
   t.rd_rsp_valid_i = 0;
+  t.upset_i = opt.fault == VeFault::kUpsetStateIdle ? 1 : opt.fault == VeFault::kUpsetProduced ? 2 : 0;
   hold_in_reset(t);
   for (int l = 0; l < lanes; ++l)
     r.powerup_signature = (r.powerup_signature ^ t.wr_data_o[l]) * 0x100000001B3ull;

@@ -18,9 +18,16 @@
 
 namespace ncore::tb {
 
-// A protocol violation the harness commits on purpose, so that a test can see the RTL's
-// interface assertion fire.
-enum class VeFault { kNone, kCmdChangesWhileStalled, kResponseWithoutRequest };
+// A fault injected on purpose, so that a test can see an RTL assertion fire: a protocol
+// violation the harness commits at a port, or (vector engine only) a register upset that the
+// harness top (nc_vector_engine_tb.sv) makes once its target is live.
+enum class VeFault {
+  kNone,
+  kCmdChangesWhileStalled,   // VeCmdStable
+  kResponseWithoutRequest,   // VeRspHasRequest
+  kUpsetStateIdle,           // VeNoWriteWhenIdle: the state machine idles with a write queued
+  kUpsetProduced,            // VeProducedBound: more elements produced than the destination has
+};
 
 struct VeSimOptions {
   bool check = true;            // false: RTL alone, no golden model and no comparison
