@@ -46,5 +46,22 @@ TEST(HbmSvaDeathTest, DramDataWithoutAReadFires) {
   EXPECT_DEATH(run_expecting_stop(tb::HbmFault::kDramDataWithoutRead), "DramDataOnlyWhenExpected");
 }
 
+// The default timings have tCWL < CL + BL, so tRTW 0 leaves write data on top of read data.
+TEST(HbmSvaDeathTest, ConfigurationPastTheValidatorFires) {
+  const model::HbmTiming t;
+  ASSERT_LT(t.cwl, t.cl + t.bl) << "tRTW 0 would be a legal configuration: the fault would not bite";
+  EXPECT_DEATH(run_expecting_stop(tb::HbmFault::kConfigBypassesValidation),
+               "ConfigTurnaroundCoversReadData");
+}
+
+// Internal invariants: register upsets in the harness top, once the target is live.
+TEST(HbmSvaDeathTest, ReadReturnQueueFullAtARdFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::HbmFault::kUpsetInFlightFull), "InFlightNeverOverflows");
+}
+
+TEST(HbmSvaDeathTest, RefreshOwedPastTheLimitFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::HbmFault::kUpsetRefreshDebt), "RefreshDebtBounded");
+}
+
 }  // namespace
 }  // namespace ncore

@@ -18,9 +18,10 @@ using tb::TeFault;
 
 // Twelve MMs of N = 100, a new stationary loaded (into the other weight bank) after every
 // third: the instruction queue fills (ready drops), PSUM reads meet banks in flight (held off)
-// and each LS loads while an MM streams.
-tb::TeRunResult run_with(TeFault fault) {
+// and each LS loads while an MM streams. `sbuf_stall` holds SBUF requests back at random.
+tb::TeRunResult run_with(TeFault fault, double sbuf_stall = 0.0) {
   auto opts = test::options(1, 0.0);
+  opts.sbuf_stall = sbuf_stall;
   opts.fault = fault;
   opts.probe_reads = 0.3;
   opts.watchdog = 5000;
@@ -37,16 +38,23 @@ tb::TeRunResult run_with(TeFault fault) {
 }
 
 // Verilator prints an assertion's message on stdout; the death test reads stderr.
-void run_expecting_stop(TeFault fault) {
+void run_expecting_stop(TeFault fault, double sbuf_stall = 0.0) {
   dup2(STDERR_FILENO, STDOUT_FILENO);
-  run_with(fault);
+  run_with(fault, sbuf_stall);
 }
+
+// The SBUF stall rate of the test whose upset needs an MM held while the LS writes.
+constexpr double kSbufStall = 0.3;
 
 TEST(TensorSva, WithoutAFaultTheProgramRunsClean) {
   const auto r = run_with(TeFault::kNone);
   test::expect_clean(r, 12);
   EXPECT_GT(r.probes_checked, 0u);
   EXPECT_GT(r.counters.stall_psum_rd, 0u) << "no PSUM read was held off: the fault would not bite";
+  const auto stalled = run_with(TeFault::kNone, kSbufStall);
+  test::expect_clean(stalled, 12);
+  EXPECT_GT(stalled.counters.stall_sbuf_mv, 0u)
+      << "no moving request was held: the LS-side fault would not bite";
 }
 
 TEST(TensorSvaDeathTest, CmdPayloadChangingWhileStalledFires) {
@@ -79,6 +87,13 @@ TEST(TensorSvaDeathTest, PsumWritesForgottenInFlightFire) {
 // (MmNeverReadsLoadingBank: the weight-bank hazard seen from the MM side).
 TEST(TensorSvaDeathTest, LoadMovedOntoTheStreamingWeightBankFires) {
   EXPECT_DEATH(run_expecting_stop(TeFault::kUpsetLsBank), "MmNeverReadsLoadingBank");
+}
+
+// The same hazard seen from the LS side: the upset lands in a cycle the LS writes a weight row
+// while the MM on that bank is held by the SBUF, so no MM read meets it in that cycle.
+TEST(TensorSvaDeathTest, LoadWritingTheBankOfAHeldMmFires) {
+  EXPECT_DEATH(run_expecting_stop(TeFault::kUpsetLsBankWhileMmStalled, kSbufStall),
+               "LsWritesOnlyAFreeBank");
 }
 
 }  // namespace

@@ -125,19 +125,22 @@ module nc_psum
     end
   end
 
-  logic any_write, ext_meets_array;
+  logic any_write, ext_meets_array, read_meets_array;
   always_comb begin
     any_write = 1'b0;
     ext_meets_array = 1'b0;
+    read_meets_array = 1'b0;
     for (int unsigned p = 0; p < Parts; p++) begin
       any_write = any_write | wr_valid_i[p];
       ext_meets_array |= ext_fire && ext_wr_part_mask_i[p] && wr_valid_i[p] && wr_addr[p] == ext_addr;
+      read_meets_array |= rd_valid_i && rd_ready_o && wr_valid_i[p] && wr_bank_i[p] == rd_bank_i;
     end
   end
 
   `NC_ASSERT(PsumNoWriteDuringInit, init_busy_q |-> !any_write)
-  // The bank-conflict rule: a read is never served from a bank with writes in flight.
-  `NC_ASSERT(PsumReadNeverMeetsPendingBank, (rd_valid_i && rd_ready_o) |-> !rd_bank_pending)
+  // The bank-conflict rule, checked against the writes themselves rather than the pending
+  // flags the ready logic uses: a read is never served from a bank an array write lands in.
+  `NC_ASSERT(PsumReadNeverMeetsArrayWrite, !read_meets_array)
   // An external write never lands on a word the array writes in the same cycle.
   `NC_ASSERT(PsumExtWriteNeverMeetsArrayWrite, !ext_meets_array)
 endmodule

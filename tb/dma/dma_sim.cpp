@@ -109,6 +109,7 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
   t.hbm_bytes_log2_i = static_cast<uint8_t>(log2);
   t.desc_valid_i = 0;
   t.hbm_rsp_valid_i = 0;
+  t.upset_stage_full_i = options.fault == DmaFault::kUpsetStageFull;
   hold_in_reset(t);
 
   DmaSimResult r;

@@ -22,12 +22,20 @@ struct DmaList {
   std::vector<model::DmaDescriptor> descriptors;
 };
 
+// A fault injected on purpose, so that a test can see an RTL assertion fire (the process stops
+// with the assertion's name): a register upset the harness top (nc_dma_tb.sv) makes.
+enum class DmaFault {
+  kNone,
+  kUpsetStageFull,  // StageNeverOverflows: the staging FIFO shown full as SBUF data arrives
+};
+
 struct DmaSimOptions {
   uint64_t seed = 1;
   double stall = 0.0;          // chance the descriptor port holds back a descriptor a cycle
   uint64_t watchdog = 200000;  // cycles without progress before the run is declared hung
   std::string waves;           // FST file; empty: none
   model::HbmConfig hbm;        // the HBM behind the engines
+  DmaFault fault = DmaFault::kNone;
 };
 
 struct DmaSimResult {

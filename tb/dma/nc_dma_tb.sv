@@ -1,8 +1,11 @@
 // Top of the DMA harness for Verilator: nc_dma with its descriptor spread over flat ports, so
-// that C++ sets fields by name. Adds nothing else.
+// that C++ sets fields by name, and a register upset for the negative test of its staging
+// FIFO's assertion (tests/test_dma_rtl.cpp).
 module nc_dma_tb
   import nc_dma_pkg::*;
-(
+#(
+  parameter int unsigned StageDepth = 4
+) (
   input  logic                 clk_i,
   input  logic                 rst_ni,
   input  logic [5:0]           hbm_bytes_log2_i,
@@ -44,7 +47,9 @@ module nc_dma_tb
   output logic                 err_o,
   output logic [2:0]           err_code_o,
   output logic                 idle_o,
-  output logic [31:0]          cnt_bursts_o
+  output logic [31:0]          cnt_bursts_o,
+  // Register upset to inject: the staging FIFO shown full as SBUF read data arrives for it.
+  input  logic                 upset_stage_full_i
 );
   dma_desc_t desc;
   dma_err_e  err_code;
@@ -54,7 +59,7 @@ module nc_dma_tb
                   hbm_stride2: desc_hbm_stride2_i, sbuf_stride1: desc_sbuf_stride1_i,
                   sbuf_stride2: desc_sbuf_stride2_i};
 
-  nc_dma #(.Engines(16)) u_dma (
+  nc_dma #(.Engines(16), .StageDepth(StageDepth)) u_dma (
     .clk_i, .rst_ni, .hbm_bytes_log2_i,
     .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i(desc),
     .done_valid_o, .done_engine_o, .done_error_o,
@@ -66,4 +71,19 @@ module nc_dma_tb
     .err_o, .err_code_o(err_code), .idle_o, .cnt_bursts_o
   );
   assign err_code_o = err_code;
+
+  // Register upset (single-event-upset style fault injection): the engine sizes its SBUF reads
+  // by its own count of staged words, so no port activity can overfill the staging FIFO. Once,
+  // at the first falling edge (after the C++ driver has set the inputs of the coming edge) at
+  // which SBUF read data is due into the FIFO, its occupancy is overwritten with "full":
+  // StageNeverOverflows must stop the run.
+  logic upset_done_q;
+  always @(negedge clk_i) begin
+    if (!rst_ni) begin
+      upset_done_q <= 1'b0;
+    end else if (upset_stage_full_i && !upset_done_q && u_dma.srd_valid_q) begin
+      u_dma.u_stage.count_q <= $bits(u_dma.u_stage.count_q)'(StageDepth);
+      upset_done_q <= 1'b1;
+    end
+  end
 endmodule

@@ -88,6 +88,7 @@ class Channel {
     top_->rd_req_valid_i = 0;
     top_->wr_req_valid_i = 0;
     top_->dram_rd_valid_i = 0;
+    top_->upset_i = 0;
     hold_in_reset(*top_);
   }
   ~Channel() { top_->final(); }
@@ -245,6 +246,11 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
   for (int c = 0; c < channels; ++c) {
     ch.push_back(std::make_unique<Channel>(context.get(), config, options.check, options.scramble_ids, c));
     players.emplace_back(bursts, c);
+    Vnc_hbm& top = ch.back()->top();
+    // A configuration the validator would refuse (tRTW + tCWL < CL + BL), driven past it.
+    if (options.fault == HbmFault::kConfigBypassesValidation) top.cfg_rtw_i = 0;
+    top.upset_i = options.fault == HbmFault::kUpsetInFlightFull ? 1
+                : options.fault == HbmFault::kUpsetRefreshDebt ? 2 : 0;
   }
   const CoverageDump coverage(*context, "hbm");
   std::unique_ptr<VerilatedFstC> fst;

@@ -28,6 +28,10 @@ enum class HbmFault {
   kNone,
   kRdPayloadChangesWhileStalled,  // RdReqStable
   kDramDataWithoutRead,           // DramDataOnlyWhenExpected
+  kConfigBypassesValidation,      // ConfigTurnaroundCoversReadData: tRTW 0 reaches the RTL
+  // Register upsets the harness top (nc_hbm_ctrl_tb.sv) makes once their target is live:
+  kUpsetInFlightFull,             // InFlightNeverOverflows: read-return FIFO shown full at a RD
+  kUpsetRefreshDebt,              // RefreshDebtBounded: two refreshes owed past the limit
 };
 
 struct HbmSimOptions {

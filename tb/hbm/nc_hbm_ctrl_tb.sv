@@ -1,10 +1,12 @@
 // Top of the HBM controller harness for Verilator: nc_hbm_ctrl with its configuration struct
-// spread over flat ports, so that C++ sets fields by name. Adds nothing else.
+// spread over flat ports, so that C++ sets fields by name, and register upsets for the
+// negative tests of its internal assertions (tests/test_hbm_sva.cpp).
 module nc_hbm_ctrl_tb
   import nc_hbm_pkg::*;
 #(
   parameter int unsigned RdDepth = 64,
-  parameter int unsigned WrDepth = 256
+  parameter int unsigned WrDepth = 256,
+  parameter int unsigned InFlight = 32
 ) (
   input  logic              clk_i,
   input  logic              rst_ni,
@@ -52,7 +54,9 @@ module nc_hbm_ctrl_tb
   output logic [31:0]       cnt_act_o,
   output logic [31:0]       cnt_rd_o,
   output logic [31:0]       cnt_wr_o,
-  output logic [31:0]       cnt_ref_o
+  output logic [31:0]       cnt_ref_o,
+  // Register upset to inject (UpsetNone: none).
+  input  logic [1:0]        upset_i
 );
   hbm_cfg_t cfg;
   hbm_cmd_e row_cmd, col_cmd;
@@ -72,7 +76,7 @@ module nc_hbm_ctrl_tb
             max_pull_in: cfg_max_pull_in_i};
   end
 
-  nc_hbm_ctrl #(.RdDepth(RdDepth), .WrDepth(WrDepth), .IdW(32)) u_ctrl (
+  nc_hbm_ctrl #(.RdDepth(RdDepth), .WrDepth(WrDepth), .IdW(32), .InFlight(InFlight)) u_ctrl (
     .clk_i, .rst_ni,
     .cfg_i(cfg),
     .rd_req_valid_i, .rd_req_ready_o, .rd_req_addr_i, .rd_req_id_i,
@@ -88,4 +92,33 @@ module nc_hbm_ctrl_tb
   assign row_cmd_o = row_cmd;
   assign col_cmd_o = col_cmd;
   assign err_code_o = err_code;
+
+  // Register upsets (single-event-upset style fault injection): invariants that no legal port
+  // activity can break are made to fire by overwriting one register inside the controller,
+  // once, at the first falling edge (between its own updates, after the C++ driver has set
+  // the inputs of the coming edge) at which the upset finds its target live.
+  localparam logic [1:0] UpsetNone = 2'd0;
+  localparam logic [1:0] UpsetInFlightFull = 2'd1;  // the read-return FIFO shown full as a RD
+                                                    // goes out: InFlightNeverOverflows
+  localparam logic [1:0] UpsetRefreshDebt = 2'd2;   // two refreshes owed past the limit:
+                                                    // RefreshDebtBounded
+  logic upset_done_q;
+  always @(negedge clk_i) begin
+    if (!rst_ni) begin
+      upset_done_q <= 1'b0;
+    end else if (!upset_done_q) begin
+      unique case (upset_i)
+        UpsetInFlightFull: if (u_ctrl.col_is_rd) begin
+          u_ctrl.u_inflight.count_q <= $bits(u_ctrl.u_inflight.count_q)'(InFlight);
+          upset_done_q <= 1'b1;
+        end
+        UpsetRefreshDebt: begin
+          u_ctrl.ref_debt_q <= $signed({2'b0, cfg_max_postpone_i}) + 6'sd2;
+          upset_done_q <= 1'b1;
+        end
+        UpsetNone: ;
+        default: ;  // code 3 names no upset
+      endcase
+    end
+  end
 endmodule

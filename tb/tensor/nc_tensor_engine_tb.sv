@@ -79,7 +79,7 @@ module nc_tensor_engine_tb
   output logic [63:0]           cnt_ls_o,
   output logic [63:0]           cnt_rejected_o,
   // Register upset to inject (UpsetNone: none), for tests/test_tensor_sva.cpp.
-  input  logic [1:0]            upset_i
+  input  logic [2:0]            upset_i
 );
   te_instr_t cmd;
   assign cmd = '{
@@ -129,12 +129,15 @@ module nc_tensor_engine_tb
   // register inside the engine: once, at the first falling edge (between the engine's own
   // updates) at which the upset named by upset_i finds its target live. The assertion that
   // guards the register must then stop the simulation.
-  localparam logic [1:0] UpsetNone = 2'd0;
-  localparam logic [1:0] UpsetCmdFifoCount = 2'd1;  // occupancy past the depth: FifoCountInRange
-  localparam logic [1:0] UpsetPsumPending = 2'd2;   // bank 0's writes forgotten in flight:
+  localparam logic [2:0] UpsetNone = 3'd0;
+  localparam logic [2:0] UpsetCmdFifoCount = 3'd1;  // occupancy past the depth: FifoCountInRange
+  localparam logic [2:0] UpsetPsumPending = 3'd2;   // bank 0's writes forgotten in flight:
                                                     // PsumWritesInFlightAreCounted
-  localparam logic [1:0] UpsetLsBank = 2'd3;        // the loading LS moves onto the bank an MM
+  localparam logic [2:0] UpsetLsBank = 3'd3;        // the loading LS moves onto the bank an MM
                                                     // streams with: MmNeverReadsLoadingBank
+  localparam logic [2:0] UpsetLsBankMmStalled = 3'd4;  // the same, in a cycle the LS writes
+                                                       // while that MM's moving request waits
+                                                       // for the SBUF: LsWritesOnlyAFreeBank
   logic upset_done_q;
   always @(negedge clk_i) begin
     if (!rst_ni) begin
@@ -154,7 +157,16 @@ module nc_tensor_engine_tb
           u_te.ls_bank_q <= u_te.mm_act_q[0].wsel;
           upset_done_q <= 1'b1;
         end
+        // The inputs of the coming edge are already driven, so w_we and fire are final here.
+        UpsetLsBankMmStalled: if (u_te.ls_busy_q && u_te.w_we && u_te.mm_act_q[0].valid &&
+                                  !u_te.fire[0] && u_te.mm_act_q[0].wsel != u_te.ls_bank_q &&
+                                  (u_te.mm_act_q[0].rows & u_te.ls_rows_q) != '0 &&
+                                  (u_te.mm_act_q[0].cols & u_te.ls_cols_q) != '0) begin
+          u_te.ls_bank_q <= u_te.mm_act_q[0].wsel;
+          upset_done_q <= 1'b1;
+        end
         UpsetNone: ;
+        default: ;  // codes 5-7 name no upset
       endcase
     end
   end

@@ -42,6 +42,7 @@ uint8_t upset_code(TeFault f) {
     case TeFault::kUpsetCmdFifoCount: return 1;
     case TeFault::kUpsetPsumPending: return 2;
     case TeFault::kUpsetLsBank: return 3;
+    case TeFault::kUpsetLsBankWhileMmStalled: return 4;
     default: return 0;
   }
 }

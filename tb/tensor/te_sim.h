@@ -38,6 +38,8 @@ enum class TeFault {
   kUpsetCmdFifoCount,               // FifoCountInRange: queue occupancy set past its depth
   kUpsetPsumPending,                // PsumWritesInFlightAreCounted: bank 0's count cleared
   kUpsetLsBank,                     // MmNeverReadsLoadingBank: the LS moved to the MM's bank
+  kUpsetLsBankWhileMmStalled,       // LsWritesOnlyAFreeBank: the same, in a cycle the LS writes
+                                    // and the MM's moving request is held (needs sbuf_stall)
 };
 
 struct TeSimOptions {
