@@ -1,6 +1,7 @@
-// Negative tests of the HBM controller's assertions: the harness breaks one rule on purpose
-// (tb::HbmFault) and the RTL's SVA must stop the simulation naming the assertion. The same traffic
-// without the fault runs clean and makes the read port stall, so the stop is the fault's doing.
+// Negative tests of the HBM controller's assertions: the harness breaks one rule on purpose, or
+// its top upsets one register inside the controller (tb::HbmFault), and the RTL's SVA must stop
+// the simulation naming the assertion. The same traffic without the fault runs clean and makes
+// the read port stall, so the stop is the fault's doing.
 
 #include <unistd.h>
 

@@ -22,8 +22,9 @@ namespace ncore::tb {
 inline constexpr int kHbmRtlRdDepth = 64;
 inline constexpr int kHbmRtlWrDepth = 256;
 
-// A protocol violation the harness commits on purpose, so that a test can see the RTL's
-// assertion fire (the process stops with the assertion's name).
+// A fault injected on purpose, so that a test can see the RTL's assertion fire (the process
+// stops with the assertion's name): a protocol or configuration violation the harness commits,
+// or a register upset its top makes.
 enum class HbmFault {
   kNone,
   kRdPayloadChangesWhileStalled,  // RdReqStable
