@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <functional>
+#include <limits>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -19,6 +20,12 @@
 
 namespace ncore::model {
 namespace {
+
+// Bounds that keep any text within bounded time, memory and stack.
+constexpr int kMaxNesting = 64;                      // parentheses and unary minus in one expression; .rept/.if blocks
+constexpr int64_t kMaxReptCount = int64_t{1} << 20;  // iterations of one .rept
+constexpr uint64_t kMaxExpandedLines = uint64_t{1} << 22;  // lines visited, .rept bodies counted each time
+constexpr int64_t kMaxTensorDim = int64_t{1} << 32;
 
 struct Token {
   std::string text;
@@ -89,6 +96,21 @@ class Assembler {
     const std::string& s;
     int col0;
     size_t pos = 0;
+    int depth = 0;  // open parentheses and unary minuses: bounded, so that no text overflows the stack
+
+    struct Nest {
+      ExprParser& p;
+      explicit Nest(ExprParser& parser) : p(parser) {
+        if (++p.depth > kMaxNesting)
+          p.fail(fmt::format("expected at most {} nested parentheses or signs, found more", kMaxNesting));
+      }
+      ~Nest() { --p.depth; }
+    };
+    // Checked 64-bit arithmetic: an expression whose value does not fit is an error, never a wrap.
+    [[noreturn]] void overflow(size_t at, int64_t a, char op, int64_t b) {
+      pos = at;
+      fail(fmt::format("expected a value within 64-bit signed range, found {} {} {} overflowing", a, op, b));
+    }
 
     void skip() {
       while (pos < s.size() && std::isspace(static_cast<unsigned char>(s[pos]))) ++pos;
@@ -134,9 +156,13 @@ class Assembler {
       for (;;) {
         skip();
         if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+          const size_t at = pos;
           const char op = s[pos++];
           const int64_t r = product();
-          v = op == '+' ? v + r : v - r;
+          int64_t out;
+          const bool bad = op == '+' ? __builtin_add_overflow(v, r, &out) : __builtin_sub_overflow(v, r, &out);
+          if (bad) overflow(at, v, op, r);
+          v = out;
         } else {
           return v;
         }
@@ -147,6 +173,7 @@ class Assembler {
       for (;;) {
         skip();
         if (pos < s.size() && (s[pos] == '*' || s[pos] == '/' || s[pos] == '%')) {
+          const size_t op_at = pos;
           const char op = s[pos++];
           const size_t at = pos;
           const int64_t r = unary();
@@ -154,7 +181,14 @@ class Assembler {
             pos = at;
             fail("division by zero");
           }
-          v = op == '*' ? v * r : op == '/' ? v / r : v % r;
+          if (op == '*') {
+            int64_t product;
+            if (__builtin_mul_overflow(v, r, &product)) overflow(op_at, v, op, r);
+            v = product;
+          } else {
+            if (v == std::numeric_limits<int64_t>::min() && r == -1) overflow(op_at, v, op, r);
+            v = op == '/' ? v / r : v % r;
+          }
         } else {
           return v;
         }
@@ -163,8 +197,11 @@ class Assembler {
     int64_t unary() {
       skip();
       if (pos < s.size() && s[pos] == '-') {
-        ++pos;
-        return -unary();
+        const size_t at = pos++;
+        Nest nest(*this);
+        const int64_t v = unary();
+        if (v == std::numeric_limits<int64_t>::min()) overflow(at, 0, '-', v);
+        return -v;
       }
       return primary();
     }
@@ -173,6 +210,7 @@ class Assembler {
       if (pos >= s.size()) fail(fmt::format("expected a number or a name, found the end of '{}'", s));
       if (s[pos] == '(') {
         ++pos;
+        Nest nest(*this);
         const int64_t v = logic();
         skip();
         if (pos >= s.size() || s[pos] != ')') fail("expected ')'");
@@ -197,10 +235,11 @@ class Assembler {
         }
         uint64_t value = 0;
         const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-        if (ec != std::errc() || end != digits.data() + digits.size()) {
+        if (ec != std::errc() || end != digits.data() + digits.size() ||
+            value > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
           const size_t stop = pos;
           pos = start;
-          fail(fmt::format("expected a number below 2^64, found '{}'", s.substr(start, stop - start)));
+          fail(fmt::format("expected a number below 2^63, found '{}'", s.substr(start, stop - start)));
         }
         return static_cast<int64_t>(value);
       }
@@ -222,9 +261,16 @@ class Assembler {
   int64_t eval(const std::string& s, int col) const { return ExprParser{*this, s, col}.parse_all(); }
 
   // ---- lines -----------------------------------------------------------------------------
+  // Lines are visited once each, .rept bodies once per iteration; blocks nest at most kMaxNesting
+  // deep. Both bounds keep any text within bounded time and stack (a queue's instruction memory
+  // bounds what the visits can emit).
   void block(int begin, int end) {
+    if (++block_depth_ > kMaxNesting)
+      fail(1, fmt::format("expected .rept and .if blocks nested at most {} deep, found more", kMaxNesting));
     for (int i = begin; i < end; ++i) {
       line_ = i;
+      if (++lines_visited_ > kMaxExpandedLines)
+        fail(1, fmt::format("expected at most {} lines after .rept expansion, found more", kMaxExpandedLines));
       auto tokens = tokenize(lines_[i]);
       if (tokens.empty()) continue;
       if (tokens[0].text == ".rept") {
@@ -232,9 +278,14 @@ class Assembler {
         const int close = find_endr(i);
         const std::string var = tokens[1].text;
         const int64_t count = eval(tokens[2].text, tokens[2].col);
-        if (count < 0) fail(tokens[2].col, fmt::format("expected a count >= 0, found {}", count));
+        if (count < 0 || count > kMaxReptCount)
+          fail(tokens[2].col, fmt::format("expected a count 0..{}, found {}", kMaxReptCount, count));
         ++rept_depth_;
         for (int64_t k = 0; k < count; ++k) {
+          line_ = i;
+          if (++lines_visited_ > kMaxExpandedLines)  // an iteration counts, even of an empty body
+            fail(tokens[2].col, fmt::format("expected at most {} lines after .rept expansion, found more",
+                                            kMaxExpandedLines));
           symbols_.emplace_back();
           symbols_.back()[var] = k;
           block(i + 1, close);
@@ -258,28 +309,31 @@ class Assembler {
         fail(tokens[0].col, fmt::format("'{}' without '.if'", tokens[0].text));
       statement(tokens);
     }
+    --block_depth_;
   }
 
   // The matching .else (-1 if none) and .endif of the .if on line `open`.
   std::pair<int, int> find_else_endif(int open) {
+    if (auto it = else_endif_.find(open); it != else_endif_.end()) return it->second;
     int depth = 0, els = -1;
     for (int j = open + 1; j < static_cast<int>(lines_.size()); ++j) {
       auto t = tokenize(lines_[j]);
       if (t.empty()) continue;
       if (t[0].text == ".if") ++depth;
       if (t[0].text == ".else" && depth == 0) els = j;
-      if (t[0].text == ".endif" && depth-- == 0) return {els, j};
+      if (t[0].text == ".endif" && depth-- == 0) return else_endif_[open] = {els, j};
     }
     fail(1, "'.if' without a matching '.endif'");
   }
 
   int find_endr(int open) {
+    if (auto it = endr_.find(open); it != endr_.end()) return it->second;
     int depth = 0;
     for (int j = open + 1; j < static_cast<int>(lines_.size()); ++j) {
       auto t = tokenize(lines_[j]);
       if (t.empty()) continue;
       if (t[0].text == ".rept") ++depth;
-      if (t[0].text == ".endr" && depth-- == 0) return j;
+      if (t[0].text == ".endr" && depth-- == 0) return endr_[open] = j;
     }
     fail(1, "'.rept' without a matching '.endr'");
   }
@@ -360,16 +414,23 @@ class Assembler {
       fail(t[2].col, fmt::format("expected hbm or sbuf, found '{}'", t[2].text));
     d.hbm = t[2].text == "hbm";
     bool have_addr = false, have_shape = false;
+    int shape_col = t[0].col, addr_col = t[0].col;
     for (size_t i = 3; i < t.size(); ++i) {
       auto [key, value] = split_kv(t[i]);
       const int vcol = t[i].col + static_cast<int>(key.size()) + 1;
       if (key == "output" && value.empty()) {
         d.output = true;
       } else if (key == "addr") {
-        d.addr = static_cast<uint64_t>(eval(value, vcol));
+        const int64_t addr = eval(value, vcol);
+        if (addr < 0) fail(vcol, fmt::format("expected an address >= 0, found {}", addr));
+        d.addr = static_cast<uint64_t>(addr);
         have_addr = true;
+        addr_col = vcol;
       } else if (key == "partition" && !d.hbm) {
-        d.partition = static_cast<int>(eval(value, vcol));
+        const int64_t partition = eval(value, vcol);
+        if (partition < 0 || partition >= kSbufPartitions)
+          fail(vcol, fmt::format("expected a partition 0..{}, found {}", kSbufPartitions - 1, partition));
+        d.partition = static_cast<int>(partition);
       } else if (key == "dtype") {
         d.dtype = dtype_value(value, vcol);
       } else if (key == "shape") {
@@ -378,11 +439,13 @@ class Assembler {
           size_t x = value.find('x', start);
           if (x == std::string::npos) x = value.size();
           const int64_t dim = eval(value.substr(start, x - start), vcol + static_cast<int>(start));
-          if (dim <= 0) fail(vcol + static_cast<int>(start), fmt::format("expected a dimension > 0, found {}", dim));
+          if (dim <= 0 || dim > kMaxTensorDim)
+            fail(vcol + static_cast<int>(start), fmt::format("expected a dimension 1..2^32, found {}", dim));
           d.shape.push_back(dim);
           start = x + 1;
         }
         have_shape = true;
+        shape_col = vcol;
       } else if (key == "init") {
         if (value == "zero") d.init = TensorInit::kZero;
         else if (value == "random") d.init = TensorInit::kRandom;
@@ -397,11 +460,21 @@ class Assembler {
     }
     if (!have_addr) fail(t[0].col, fmt::format("tensor {}: addr= is required", d.name));
     if (!have_shape) fail(t[0].col, fmt::format("tensor {}: shape= is required", d.name));
+    // The tensor's extent, overflow-checked, must lie inside the memory it names.
+    const uint64_t limit = d.hbm ? kCoreHbmBytes : kSbufPartitionStride;
+    uint64_t bytes = static_cast<uint64_t>(storage_bits(d.dtype) / 8);
+    for (size_t i = d.hbm ? 0 : 1; i < d.shape.size(); ++i)
+      if (__builtin_mul_overflow(bytes, static_cast<uint64_t>(d.shape[i]), &bytes) || bytes > limit)
+        fail(shape_col, fmt::format("tensor {}: expected a shape of at most {} bytes{}, found more", d.name, limit,
+                                    d.hbm ? "" : " per partition"));
+    if (d.hbm && (d.addr > kCoreHbmBytes || bytes > kCoreHbmBytes - d.addr))
+      fail(addr_col, fmt::format("tensor {}: bytes [{:#x}, {:#x}) leave the core's HBM window [0, {:#x})", d.name,
+                                 d.addr, d.addr + bytes, kCoreHbmBytes));
     if (!d.hbm) {
-      if (d.partition < 0 || d.partition + d.shape[0] > 128)
-        fail(t[0].col, fmt::format("tensor {}: partitions [{}, {}) leave the 128 SBUF partitions",
-                                   d.name, d.partition, d.partition + d.shape[0]));
-      if (d.addr + d.bytes() > kSbufPartitionStride)
+      if (d.shape[0] > kSbufPartitions - d.partition)
+        fail(t[0].col, fmt::format("tensor {}: partitions [{}, {}) leave the {} SBUF partitions",
+                                   d.name, d.partition, d.partition + d.shape[0], kSbufPartitions));
+      if (d.addr > kSbufPartitionStride || bytes > kSbufPartitionStride - d.addr)
         fail(t[0].col, fmt::format("tensor {}: bytes [{}, {}) leave an SBUF partition ({} bytes)",
                                    d.name, d.addr, d.addr + d.bytes(), kSbufPartitionStride));
     }
@@ -480,8 +553,11 @@ class Assembler {
     auto it = sems_.find(name);
     if (it != sems_.end()) return it->second;
     if (name.size() > 1 && name[0] == 's' && std::all_of(name.begin() + 1, name.end(), ::isdigit)) {
-      const int s = std::stoi(name.substr(1));
-      if (s < kNumSemaphores) return s;
+      int s = 0;
+      const auto [end, ec] = std::from_chars(name.data() + 1, name.data() + name.size(), s);
+      if (ec != std::errc() || s >= kNumSemaphores)
+        fail(col, fmt::format("expected a semaphore s0..s{}, found '{}'", kNumSemaphores - 1, name));
+      return s;
     }
     if (!name.empty() && is_ident_start(name[0]) && std::all_of(name.begin(), name.end(), is_ident) && !lookup(name))
       fail(col, fmt::format("expected a semaphore (declared with .sem, or s0..s{}), found '{}'", kNumSemaphores - 1, name));
@@ -720,7 +796,7 @@ class Assembler {
         break;
       }
       case isa::Format::kDma: {
-        const DmaError e = dma_check(in.dma, uint64_t{1} << 32);
+        const DmaError e = dma_check(in.dma, kCoreHbmBytes);
         if (e != DmaError::kNone) fail(col, fmt::format("the DMA engines would refuse this descriptor ({})", dma_error_name(e)));
         break;
       }
@@ -729,8 +805,12 @@ class Assembler {
   }
 
   void push(CoreInstr in, int col) {
+    auto& queue = prog_.queues[static_cast<int>(*queue_)];
+    if (queue.size() >= kQueueInstructions)
+      fail(col, fmt::format("queue {}: instruction {} does not fit: expected at most {}, the instruction memory of a queue",
+                            queue_name(*queue_), queue.size() + 1, kQueueInstructions));
     in.loc = loc(col);
-    prog_.queues[static_cast<int>(*queue_)].push_back(std::move(in));
+    queue.push_back(std::move(in));
   }
 
   // nc_matmul: a load_stationary and a multiply_moving in one line. The wait goes on the LS,
@@ -781,6 +861,10 @@ class Assembler {
   std::set<std::string> labels_;
   int next_sem_ = 0;
   int rept_depth_ = 0;
+  int block_depth_ = 0;
+  uint64_t lines_visited_ = 0;
+  std::map<int, int> endr_;                       // a .rept line -> its .endr (found once)
+  std::map<int, std::pair<int, int>> else_endif_;  // an .if line -> its .else (or -1) and .endif
   std::optional<isa::Queue> queue_;
   std::string label_;
   std::optional<isa::Queue> label_queue_;

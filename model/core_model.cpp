@@ -106,6 +106,16 @@ struct CoreModel::Impl {
     uint64_t wake = 0;           // a satisfied wait issues from this cycle
     uint64_t last_complete = 0;  // completion is in order
     std::deque<InFlight> inflight;
+    // A refusal found at issue (an illegal word, an engine's or the DMA's check). The queue
+    // issues nothing more; the error is raised once everything issued before it on this queue
+    // has completed, so that an earlier instruction's own error (a refusal at completion, a
+    // semaphore overflow) comes first: errors are precise, in program order per queue.
+    struct Fault {
+      bool set = false;
+      CoreError code = CoreError::kNone;
+      size_t index = 0;
+      std::string why;
+    } fault;
   };
   struct DmaJob {
     size_t index;                // in the sp queue
@@ -225,9 +235,12 @@ struct CoreModel::Impl {
   // ---- issue -------------------------------------------------------------------------------
   bool try_issue(int q) {
     QueueState& s = qs[q];
-    if (s.pc >= prog.queues[q].size()) return false;
+    if (s.pc >= prog.queues[q].size() || s.fault.set) return false;
     const size_t i = s.pc;
     const CoreInstr& in = instr(q, i);
+    // A built program has not been through the assembler: check its word as the sequencer's
+    // decoder does, before the wait (whose fields an illegal word may not encode).
+    if (!issue_checked(q, i)) return false;
     if (in.wait_en) {
       if (sems[in.wait_sem] < in.wait_value) {
         if (!s.blocked) {
@@ -244,8 +257,6 @@ struct CoreModel::Impl {
     }
     if (now < std::max(s.ready, s.wake)) return false;
     const isa::Queue queue = static_cast<isa::Queue>(q);
-    // A built program has not been through the assembler: check its word as the sequencer does.
-    if (!issue_checked(q, i)) return false;
     uint64_t start = now, complete = now;
     switch (format_of(in.opcode)) {
       case isa::Format::kTe: {
@@ -275,7 +286,7 @@ struct CoreModel::Impl {
         std::string why;
         const VeError e = ve_check(in.ve, scalar ? se_cfg : ve_cfg, &why);
         if (e != VeError::kNone) {
-          raise(scalar ? CoreError::kScalar : CoreError::kVector, q, i, fmt::format("{}: {}", ve_error_name(e), why));
+          defer(scalar ? CoreError::kScalar : CoreError::kVector, q, i, fmt::format("{}: {}", ve_error_name(e), why));
           return false;
         }
         const uint64_t cost = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
@@ -286,13 +297,13 @@ struct CoreModel::Impl {
       }
       case isa::Format::kDma: {
         if (in.dma_queue >= cfg.dma_engines) {
-          raise(CoreError::kDma, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
+          defer(CoreError::kDma, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
           return false;
         }
         // Descriptors reaching past this core's partitions are refused like any out of range.
         const DmaError e = dma_check(in.dma, cfg.hbm_bytes, static_cast<uint64_t>(cfg.lanes) * kSbufPartitionStride);
         if (e != DmaError::kNone) {
-          raise(CoreError::kDma, q, i, dma_error_name(e));
+          defer(CoreError::kDma, q, i, dma_error_name(e));
           return false;
         }
         auto& fifo = dma[in.dma_queue];
@@ -337,8 +348,28 @@ struct CoreModel::Impl {
       why = err.what();
     }
     if (e == DecodeError::kNone) return true;
-    raise(CoreError::kDecode, q, i, fmt::format("{}: {}", decode_error_name(e), why));
+    defer(CoreError::kDecode, q, i, fmt::format("{}: {}", decode_error_name(e), why));
     return false;
+  }
+
+  void defer(CoreError e, int q, size_t i, std::string why) {
+    qs[q].fault = {true, e, i, std::move(why)};
+  }
+  // Nothing issued from queue q is still to complete (sp: no DMA descriptor either).
+  bool drained(int q) const {
+    if (!qs[q].inflight.empty()) return false;
+    if (q == isa::kNumQueue - 1)
+      for (const auto& f : dma)
+        if (!f.empty()) return false;
+    return true;
+  }
+  // Raises the first deferred refusal whose queue has drained; true when one was raised.
+  bool raise_drained_faults() {
+    for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q) {
+      const auto& f = qs[q].fault;
+      if (f.set && drained(q)) raise(f.code, q, f.index, f.why);
+    }
+    return result.status != CoreStatus::kDone;
   }
 
   void start_dma_front(int e) {
@@ -433,7 +464,7 @@ struct CoreModel::Impl {
 
   bool all_done() const {
     for (int q = 0; q < isa::kNumQueue; ++q)
-      if (qs[q].pc < prog.queues[q].size() || !qs[q].inflight.empty()) return false;
+      if (qs[q].pc < prog.queues[q].size() || !qs[q].inflight.empty() || qs[q].fault.set) return false;
     for (const auto& f : dma)
       if (!f.empty()) return false;
     return true;
@@ -462,6 +493,7 @@ struct CoreModel::Impl {
         changed = complete_due();
         for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
           while (try_issue(q)) changed = true;
+        if (raise_drained_faults()) break;
       }
       if (result.status != CoreStatus::kDone || all_done()) break;
       const uint64_t next = next_event();

@@ -13,7 +13,11 @@
 //   - sp hands each dma_copy to DMA engine `queue` (16 of them, in order each); the dma_copy's
 //     signal fires when that descriptor's data has landed. A nop on sp signals at issue.
 //   - The first refusal (an engine refuses its instruction, a semaphore overflows, an illegal
-//     word) stops the core with an error status naming the instruction.
+//     word) stops the core with an error status naming the instruction. Errors are precise per
+//     queue: a refusal found at issue (an illegal word, checked before the wait; a vector or
+//     scalar instruction; a DMA descriptor) stops the queue, and is raised once everything
+//     issued before it on that queue has completed, so an earlier instruction's own error
+//     comes first. The RTL core raises the same (rtl/core/README.md, "Status").
 //   - When nothing is in flight and a queue still waits on a semaphore, the run ends as a
 //     deadlock naming every waiting queue, the instruction, the semaphore and both values.
 

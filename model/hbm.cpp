@@ -638,6 +638,7 @@ std::vector<HbmTraceEntry> parse_hbm_trace(std::istream& in, const std::string& 
     if (e.bytes == 0 || e.bytes % kHbmBurstBytes != 0)
       throw bad(fmt::format("bytes: expected a positive multiple of {}, found {}", kHbmBurstBytes,
                             e.bytes));
+    e.line = number;
     if (!out.empty() && e.cycle < out.back().cycle)
       throw bad(fmt::format("issue cycle: expected cycles in order (at least {}), found {}",
                             out.back().cycle, e.cycle));
@@ -647,14 +648,25 @@ std::vector<HbmTraceEntry> parse_hbm_trace(std::istream& in, const std::string& 
 }
 
 std::vector<HbmBurst> hbm_bursts(const std::vector<HbmTraceEntry>& trace, const HbmConfig& config,
-                                 uint64_t seed) {
+                                 uint64_t seed, const std::string& source) {
   std::vector<HbmBurst> out;
   const uint64_t capacity = hbm_capacity_bytes(config.channels);
+  uint64_t bursts = 0;
+  for (const auto& t : trace) {
+    const std::string where = t.line ? fmt::format("{}:{}", source, t.line) : source;
+    // addr + bytes may not fit in 64 bits: compare without adding.
+    if (t.addr >= capacity || t.bytes > capacity - t.addr)
+      throw Error(fmt::format("{}: address: expected {} bytes at 0x{:x} to end within HBM (0x{:x} bytes "
+                              "with {} channels), found them past its end", where, t.bytes, t.addr, capacity,
+                              config.channels));
+    bursts += t.bytes / kHbmBurstBytes;
+    if (bursts > kMaxTraceBursts)
+      throw Error(fmt::format("{}: bytes: expected a trace of at most {} bursts ({} MiB), found more", where,
+                              kMaxTraceBursts, kMaxTraceBursts * kHbmBurstBytes >> 20));
+  }
+  out.reserve(bursts);
   uint32_t id = 0;
   for (const auto& t : trace) {
-    if (t.addr + t.bytes > capacity)
-      throw Error(fmt::format("trace: {} bytes at 0x{:x} run past the end of HBM (0x{:x} bytes "
-                              "with {} channels)", t.bytes, t.addr, capacity, config.channels));
     for (uint64_t a = t.addr; a < t.addr + t.bytes; a += kHbmBurstBytes) {
       HbmBurst b;
       b.cycle = t.cycle;

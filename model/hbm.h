@@ -226,7 +226,10 @@ struct HbmTraceEntry {
   bool write = false;
   uint64_t addr = 0;
   uint64_t bytes = 0;
+  int line = 0;  // in the trace file (0: made in code)
 };
+// The most bursts one trace may expand to (512 MiB of traffic): memory stays bounded.
+inline constexpr uint64_t kMaxTraceBursts = uint64_t{1} << 24;
 // Parses a trace; a bad line throws Error naming the source, the line and what is wrong.
 std::vector<HbmTraceEntry> parse_hbm_trace(std::istream& in, const std::string& source);
 
@@ -250,8 +253,10 @@ struct HbmBurst {
   int channel = 0;
   HbmRequest request;
 };
+// A request past the end of HBM, or a trace past kMaxTraceBursts, throws Error naming `source`
+// and the line.
 std::vector<HbmBurst> hbm_bursts(const std::vector<HbmTraceEntry>& trace, const HbmConfig& config,
-                                 uint64_t seed);
+                                 uint64_t seed, const std::string& source = "trace");
 
 // Plays one channel's bursts into its read and write ports, each in trace order. A burst is
 // offered no earlier than its issue cycle, and not before every earlier burst of the other

@@ -15,6 +15,9 @@
 namespace ncore::model {
 
 inline constexpr uint64_t kSbufPartitionStride = 229376;  // DMA address of partition p: p * this
+inline constexpr uint64_t kCoreHbmBytes = uint64_t{1} << 32;  // one core's HBM window (4 GiB)
+inline constexpr size_t kQueueInstructions = 2048;             // instruction memory of one queue
+inline constexpr int kSbufPartitions = 128;
 
 enum class TensorInit : uint8_t { kNone, kZero, kRandom, kRamp };
 

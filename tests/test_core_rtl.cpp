@@ -376,6 +376,176 @@ TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
   }
 }
 
+// Errors are precise per queue: when two instructions of one queue would both fail, the
+// earlier one's error is raised, with its own code, by both cores; a refusal found at issue
+// waits for the queue to drain. Each program is built in C++ (the assembler refuses these).
+TEST(CoreRtl, TheEarlierOfTwoErrorsInAQueueIsRaised) {
+  // An illegal word: an instruction in a queue it does not belong to (kIllegal stands for it).
+  const model::CoreInstr kIllegal = model::default_instr(isa::Opcode::kNop);
+  const auto illegal_in = [](isa::Queue q) {
+    model::CoreInstr in = model::default_instr(q == isa::Queue::kDve ? isa::Opcode::kActivation
+                                                                      : isa::Opcode::kTensorCopy);
+    in.ve.partitions = kSize;
+    return in;
+  };
+  model::CoreInstr bad_dma = model::default_instr(isa::Opcode::kDmaCopy);
+  bad_dma.dma.hbm_addr = 0xFFFFFFE0u;  // 64 bytes past the end of HBM
+  bad_dma.dma.bytes = 64;
+  model::CoreInstr long_dma = model::default_instr(isa::Opcode::kDmaCopy);
+  long_dma.dma.bytes = 4096;           // hundreds of cycles in flight
+  long_dma.dma.count1 = 8;
+  long_dma.dma.hbm_stride1 = 4096;
+  long_dma.dma.sbuf_stride1 = model::kSbufPartitionStride;
+  model::CoreInstr refused_copy = model::default_instr(isa::Opcode::kTensorCopy);
+  refused_copy.ve.partitions = 2 * kSize;  // more partitions than the core has
+  refused_copy.ve.src0 = {model::MemSpace::kSbuf, 0, {4, 1, 1, 1}, {1, 0, 0, 0}};
+  refused_copy.ve.dst = {model::MemSpace::kSbuf, 64, {4, 1, 1, 1}, {1, 0, 0, 0}};
+  model::CoreInstr long_copy = refused_copy;
+  long_copy.ve.partitions = kSize;
+  long_copy.ve.src0.count[0] = long_copy.ve.dst.count[0] = 2048;
+  long_copy.ve.dst.addr = 16384;
+  const auto overflowing = [](model::CoreInstr in) {  // semaphore 0 starts at 65535
+    in.sig_op = isa::SigOp::kIncrement;
+    in.sig_sem = 0;
+    in.sig_value = 1;
+    return in;
+  };
+  model::CoreInstr mm = model::default_instr(isa::Opcode::kMultiplyMoving);  // nothing loaded
+  mm.te = model::multiply_moving(model::DType::kBf16, kSize, 16, 0, 2, 0, 0, false);
+  struct Case {
+    const char* name;
+    isa::Queue queue;
+    std::vector<model::CoreInstr> instrs;
+    CoreError error;
+    size_t index;
+  };
+  const std::vector<Case> cases = {
+      // the fuzzer's finding (it raised Decode on the RTL, DmaRefused on the golden core)
+      {"refused DMA, then an illegal word", isa::Queue::kSp, {long_dma, bad_dma, kIllegal}, CoreError::kDma, 1},
+      {"DMA whose signal overflows, then a refused DMA", isa::Queue::kSp, {overflowing(long_dma), bad_dma},
+       CoreError::kSemOverflow, 0},
+      {"refused vector instruction, then an illegal word", isa::Queue::kDve, {long_copy, refused_copy, kIllegal},
+       CoreError::kVector, 1},
+      {"vector instruction whose signal overflows, then a refused one", isa::Queue::kDve,
+       {overflowing(long_copy), refused_copy}, CoreError::kSemOverflow, 0},
+      {"refused matmul, then an illegal word", isa::Queue::kPe, {mm, kIllegal}, CoreError::kTensor, 0},
+      {"an illegal word is refused before its wait", isa::Queue::kAct, {kIllegal}, CoreError::kDecode, 0},
+  };
+  for (const Case& c : cases) {
+    model::ProgramBuilder b("precise");
+    b.semaphore("s", 65535);
+    for (size_t i = 0; i < c.instrs.size(); ++i) {
+      const bool is_illegal = c.instrs[i].opcode == isa::Opcode::kNop && !c.instrs[i].wait_en;
+      model::CoreInstr in = is_illegal ? illegal_in(c.queue) : c.instrs[i];
+      if (is_illegal && std::string(c.name).find("before its wait") != std::string::npos) {
+        in.wait_en = true;  // a wait that never ends: the word is refused all the same
+        in.wait_sem = 1;
+        in.wait_value = 1;
+      }
+      b.push(c.queue, in).instr().loc = {"precise.s", static_cast<int>(i) + 1, 1, "", 0};
+    }
+    const CoreSimResult r = cosim(b.take());
+    EXPECT_EQ(r.status, CoreStatus::kError) << c.name << ": " << r.message;
+    EXPECT_EQ(r.error, c.error) << c.name << ": " << r.message;
+    EXPECT_EQ(r.error_pc, c.index) << c.name << ": " << r.message;
+    EXPECT_TRUE(r.match) << c.name << ": " << r.mismatch;
+  }
+}
+
+// Edges of the core's counters and memories, each co-simulated.
+TEST(CoreRtl, AQueueFilledToItsLastInstructionWordRuns) {
+  // 2048 instructions on dve, the last one signalling: the instruction memory's last word.
+  std::string text = ".sem s\n.tensor a sbuf addr=0 dtype=fp32 shape=8x4 init=random seed=5\n"
+                     ".tensor b sbuf addr=0x100 dtype=fp32 shape=8x4\n.queue dve\n.rept i 2047\nnop\n.endr\n"
+                     "tensor_copy partitions=8 src0=a src0_ap=[[1,4]] dst=b dst_ap=[[1,4]] signal=s+=1\n";
+  const model::Program p = model::assemble(text, "full_queue.s");
+  ASSERT_EQ(p.queues[static_cast<int>(isa::Queue::kDve)].size(), model::kQueueInstructions);
+  const CoreSimResult r = cosim(p);
+  expect_match(r);
+  EXPECT_EQ(r.semaphores[0], 1u);
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kDve)].issued, model::kQueueInstructions);
+}
+
+TEST(CoreRtl, SemaphoresCountToExactly65535) {
+  // Three queues add up to the largest value in one cycle and apart; the sp queue waits for it.
+  const model::Program p = model::assemble(R"(.sem s 65000
+.sem t 65530
+.queue pe
+sem_increment s+=500
+.queue act
+sem_increment s+=35
+.queue dve
+sem_increment t+=5
+.queue sp
+sem_wait s>=65535
+sem_wait t>=65535
+)", "max.s");
+  const CoreSimResult r = cosim(p);
+  EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_TRUE(r.match) << r.mismatch;
+  EXPECT_EQ(r.semaphores[0], 65535u);
+  EXPECT_EQ(r.semaphores[1], 65535u);
+}
+
+TEST(CoreRtl, MoreDescriptorsInFlightOnOneEngineThanItsTrackerHolds) {
+  // Twelve long loads on engine 0, each signalling: the engine's completion tracker (8) fills
+  // and the sp queue stalls on it; every signal must arrive, in order, for the right load.
+  std::string text = ".sem s\n.tensor h hbm addr=0 dtype=bf16 shape=8x2048 init=random seed=9\n.queue sp\n"
+                     ".rept i 12\n"
+                     "dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=h+(i%4)*1024 sbuf_addr=(i%8)*SBUF_PARTITION+i*1024 "
+                     "bytes=1024 count1=4 hbm_stride1=4096 sbuf_stride1=0 signal=s+=1\n.endr\n"
+                     ".queue dve\nsem_wait s>=12\n";
+  const CoreSimResult r = cosim(model::assemble(text, "tracker.s"));
+  expect_match(r);
+  EXPECT_EQ(r.semaphores[0], 12u);
+}
+
+TEST(CoreRtl, DmaEndingExactlyAtTheEndOfHbmAndOfSbuf) {
+  // The last 32 bytes of the 4 GiB HBM and the last line of the size-8 core's SBUF, both ways.
+  const std::string text = fmt::format(R"(.sem s
+.tensor top hbm addr=0xFFFFFFC0 dtype=bf16 shape=16 init=random seed=4
+.queue sp
+dma_copy engine=1 dir=hbm_to_sbuf hbm_addr=0xFFFFFFE0 sbuf_addr={last} bytes=32 signal=s+=1
+dma_copy engine=1 dir=sbuf_to_hbm hbm_addr=0xFFFFFFC0 sbuf_addr={last} bytes=32 wait=s>=1 signal=s+=1
+dma_copy engine=2 dir=hbm_to_sbuf hbm_addr=0xFFFFFFC0 sbuf_addr={row} bytes=64 wait=s>=2 signal=s+=1
+)", fmt::arg("last", kSize * model::kSbufPartitionStride - 32),
+                                       fmt::arg("row", kSize * model::kSbufPartitionStride - 64));
+  const CoreSimResult r = cosim(model::assemble(text, "ends.s"));
+  expect_match(r);
+  EXPECT_EQ(r.semaphores[0], 3u);
+}
+
+TEST(CoreRtl, DmaRowOfTheLargestSize) {
+  // One row of 65,536 bytes (the field's largest value) in and out.
+  const model::Program p = model::assemble(R"(.sem s
+.tensor h hbm addr=0x100000 dtype=bf16 shape=32768 init=random seed=6
+.queue sp
+dma_copy engine=3 dir=hbm_to_sbuf hbm_addr=h sbuf_addr=0x10000 bytes=65536 signal=s+=1
+dma_copy engine=3 dir=sbuf_to_hbm hbm_addr=0x300000 sbuf_addr=0x10000 bytes=65536 wait=s>=1
+)", "row64k.s");
+  const CoreSimResult r = cosim(p);
+  expect_match(r);
+  EXPECT_GE(r.hbm_bytes_compared, 65536u);
+}
+
+TEST(CoreRtl, VectorAndScalarWriteOneSbufLineInTheSameCycles) {
+  // dve writes the even BF16 elements of a region and act the odd ones, both at once over long
+  // rows: their writes meet in the same 32-byte lines in the same cycles, each keeping the
+  // other's bytes.
+  const model::Program p = model::assemble(R"(.sem go
+.tensor a sbuf addr=0x0000 dtype=bf16 shape=8x4096 init=random seed=7
+.tensor y sbuf addr=0x4000 dtype=bf16 shape=8x8192
+.queue dve
+tensor_copy in0=bf16 out=bf16 partitions=8 src0=a src0_ap=[[1,4096]] dst=y dst_ap=[[2,4096]] wait=go>=1
+.queue act
+activation func=identity in0=bf16 out=bf16 partitions=8 src0=a src0_ap=[[1,4096]] dst=y+2 dst_ap=[[2,4096]] wait=go>=1
+.queue sp
+sem_signal go
+)", "same_line.s");
+  const CoreSimResult r = cosim(p);
+  expect_match(r);
+}
+
 TEST(CoreRtl, WatchdogStopsARunThatCannotFinish) {
   // A descriptor that does not end its list never completes (its engine waits for the rest of
   // the list); the act queue waits for its signal. The RTL watchdog ends the run.

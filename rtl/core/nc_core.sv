@@ -438,12 +438,26 @@ module nc_core
   logic [3:0] trk_pop_engine;
   trk_entry_t trk_pop_entry;
 
+  // The DMA engines' checks at issue: a descriptor they would refuse is never issued, and its
+  // refusal is raised (precisely) once sp has drained.
+  nc_dma_pkg::dma_err_e dma_refusal;
+  logic dma_refused, dma_lists_pending;
+  assign dma_refusal = nc_dma_pkg::dma_check(dma_desc, hbm_bytes_log2_i,
+                                             48'(Size * SbufBytes));
+  assign dma_refused = seq_issue_valid[QueueSp] && dma_refusal != nc_dma_pkg::DmaErrNone;
+
   assign trk_push = seq_issue_valid[QueueSp] && seq_issue_ready[QueueSp];
-  assign dma_desc_valid = seq_issue_valid[QueueSp] &&
+  assign dma_desc_valid = seq_issue_valid[QueueSp] && dma_refusal == nc_dma_pkg::DmaErrNone &&
                           trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
-  assign seq_issue_ready[QueueSp] = dma_desc_ready &&
+  assign seq_issue_ready[QueueSp] = dma_desc_ready && dma_refusal == nc_dma_pkg::DmaErrNone &&
                           trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
-  assign seq_drained[QueueSp] = 1'b1;  // unused: sp is not fenced
+  // sp has drained when no descriptor is in flight and no finished list still owes its signals
+  // (a list left open by a descriptor without `last` can never finish: it does not count).
+  always_comb begin
+    dma_lists_pending = |dma_done_valid;  // reported this cycle, counted from the next
+    for (int e = 0; e < DmaEngines; e++) dma_lists_pending |= trk_lists_q[e] != '0;
+  end
+  assign seq_drained[QueueSp] = dma_idle && !dma_lists_pending;
 
   // One completion a cycle: the lowest engine with a finished list pops its oldest entry.
   always_comb begin
@@ -652,16 +666,9 @@ module nc_core
     err_now_dma = 1'b0;
     err_now_dma_pc = '0;
     err_now_dma_detail = '0;
-    for (int q = NumQ - 1; q >= 0; q--) begin
-      if (seq_decode_err[q] != '0) begin
-        err_now = 1'b1;
-        err_now_code = ErrDecode;
-        err_now_queue = 2'(q);
-        err_now_pc = seq_pc[q];
-        err_now_detail = 8'(seq_decode_err[q]);
-      end
-    end
-    if (!err_now && te_rej_valid) begin
+    // An engine's refusal comes before a refusal found at issue: the latter waits for its
+    // queue to drain, so any refusal in the same cycle belongs to an earlier instruction.
+    if (te_rej_valid) begin
       err_now = 1'b1;
       err_now_code = ErrTensor;
       err_now_queue = 2'(QueuePe);
@@ -690,6 +697,23 @@ module nc_core
       err_now_queue = 2'(QueueSp);
       err_now_pc = err_now_dma_pc;
       err_now_detail = err_now_dma_detail;
+    end
+    // Refusals found at issue (the sequencers raise a decode error only once drained).
+    for (int q = NumQ - 1; q >= 0; q--) begin
+      if (!err_now && seq_decode_err[q] != '0) begin
+        err_now = 1'b1;
+        err_now_code = ErrDecode;
+        err_now_queue = 2'(q);
+        err_now_pc = seq_pc[q];
+        err_now_detail = 8'(seq_decode_err[q]);
+      end
+    end
+    if (!err_now && dma_refused && seq_drained[QueueSp]) begin
+      err_now = 1'b1;
+      err_now_code = ErrDma;
+      err_now_queue = 2'(QueueSp);
+      err_now_pc = seq_pc[QueueSp];
+      err_now_detail = 8'(dma_refusal);
     end
     if (!err_now && sbuf_range_err) begin
       err_now = 1'b1;

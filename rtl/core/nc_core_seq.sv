@@ -1,8 +1,9 @@
 // One instruction queue of the NeuronCore and its sequencer: an instruction memory and a
 // program counter that issues in order.
 //
-// Per instruction at pc: decode (nc_isa_decode; an illegal word stops the queue with
-// decode_err_o); wait until semaphore wait_sem >= wait_value when wait_en (the wait does not
+// Per instruction at pc: decode (nc_isa_decode; an illegal word stops the queue, and
+// decode_err_o rises once the engine has drained, so that an earlier instruction's own error
+// comes first: errors are precise per queue); wait until semaphore wait_sem >= wait_value when wait_en (the wait does not
 // consume); then
 //   - a nop issues at once;
 //   - anything else is offered to the engine (issue_valid_o) until it is taken.
@@ -37,7 +38,7 @@ module nc_core_seq
   input  logic               issue_ready_i,
   output logic [InstrW-1:0]  issue_word_o,
   output logic [PcW-1:0]     pc_o,
-  input  logic               drained_i,
+  input  logic               drained_i,     // nothing issued from this queue is still to complete
   // signal to apply this cycle
   output logic               sig_valid_o,
   output isa_header_t        sig_header_o,
@@ -72,7 +73,7 @@ module nc_core_seq
   assign wait_ok = !header.wait_en || sems_i[header.wait_sem] >= header.wait_value;
   assign is_nop = header.opcode == 8'(IsaNop);
 
-  assign decode_err_o = head_valid ? decode_err : 3'd0;
+  assign decode_err_o = head_valid && drained_i ? decode_err : 3'd0;
   // Kept after the core stops, so that a deadlock report can name the waiting queues.
   assign waiting_o = head_present && decode_err == 3'd0 && !wait_ok;
   assign issue_valid_o = head_valid && decode_err == 3'd0 && wait_ok && !is_nop;

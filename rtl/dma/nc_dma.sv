@@ -83,22 +83,6 @@ module nc_dma
   end
   assign desc_ready_o = q_in_ready[EngW'(desc_engine_i)];
 
-  // What is wrong with a descriptor, if anything.
-  function automatic dma_err_e check(input dma_desc_t d, input logic [5:0] hbm_log2);
-    logic [47:0] hbm_end, sbuf_end;
-    if (d.bytes == '0 || d.count1 == '0 || d.count2 == '0) return DmaErrZero;
-    if (d.hbm_addr[4:0] != '0 || d.sbuf_addr[4:0] != '0 || d.bytes[4:0] != '0 ||
-        d.hbm_stride1[4:0] != '0 || d.hbm_stride2[4:0] != '0 || d.sbuf_stride1[4:0] != '0 ||
-        d.sbuf_stride2[4:0] != '0)
-      return DmaErrAlign;
-    hbm_end = 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
-              (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
-    if (hbm_end > (48'd1 << hbm_log2)) return DmaErrHbmRange;
-    sbuf_end = 48'(d.sbuf_addr) + (48'(d.count2) - 48'd1) * 48'(d.sbuf_stride2) +
-               (48'(d.count1) - 48'd1) * 48'(d.sbuf_stride1) + 48'(d.bytes);
-    if (sbuf_end > 48'(SbufLimit)) return DmaErrSbufRange;
-    return DmaErrNone;
-  endfunction
 
   // ------------------------------------------------------------------------------------------
   // Engine state
@@ -288,7 +272,7 @@ module nc_dma
       // The next descriptor: refused, or loaded.
       if (!eng_q[e].busy && !eng_q[e].report && q_out_valid[e]) begin
         q_pop[e] = 1'b1;
-        code = check(q_out[e], hbm_bytes_log2_i);
+        code = dma_check(q_out[e], hbm_bytes_log2_i, 48'(SbufLimit));
         if (code != DmaErrNone) begin
           eng_d[e].list_err = 1'b1;
           eng_d[e].report = q_out[e].last;

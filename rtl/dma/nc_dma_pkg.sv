@@ -27,4 +27,27 @@ package nc_dma_pkg;
     DmaErrSbufRange = 3'd4   // the transfer runs past the end of SBUF
   } dma_err_e;
 
+  // What is wrong with a descriptor, if anything, in model::dma_check's order. HBM holds
+  // 2^hbm_log2 bytes and the flat SBUF sbuf_limit. The NeuronCore checks each descriptor at
+  // issue (so a refusal is precise); an engine checks it again when it loads it.
+  // (The direction and `last` do not matter to the checks.)
+  /* verilator lint_off UNUSEDSIGNAL */
+  function automatic dma_err_e dma_check(input dma_desc_t d, input logic [5:0] hbm_log2,
+                                         input logic [47:0] sbuf_limit);
+  /* verilator lint_on UNUSEDSIGNAL */
+    logic [47:0] hbm_end, sbuf_end;
+    if (d.bytes == '0 || d.count1 == '0 || d.count2 == '0) return DmaErrZero;
+    if (d.hbm_addr[4:0] != '0 || d.sbuf_addr[4:0] != '0 || d.bytes[4:0] != '0 ||
+        d.hbm_stride1[4:0] != '0 || d.hbm_stride2[4:0] != '0 || d.sbuf_stride1[4:0] != '0 ||
+        d.sbuf_stride2[4:0] != '0)
+      return DmaErrAlign;
+    hbm_end = 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
+              (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
+    if (hbm_end > (48'd1 << hbm_log2)) return DmaErrHbmRange;
+    sbuf_end = 48'(d.sbuf_addr) + (48'(d.count2) - 48'd1) * 48'(d.sbuf_stride2) +
+               (48'(d.count1) - 48'd1) * 48'(d.sbuf_stride1) + 48'(d.bytes);
+    if (sbuf_end > sbuf_limit) return DmaErrSbufRange;
+    return DmaErrNone;
+  endfunction
+
 endpackage

@@ -49,7 +49,7 @@ void run(const HbmOptions& o) {
   }
   const auto trace = model::parse_hbm_trace(*in, source);
   if (trace.empty()) throw Error(fmt::format("{}: the trace holds no request", source));
-  const auto bursts = model::hbm_bursts(trace, config, o.seed);
+  const auto bursts = model::hbm_bursts(trace, config, o.seed, source);
 
   model::HbmStats s;
   uint64_t compared = 0, checked = 0;

@@ -271,7 +271,8 @@ void add_run_command(CLI::App& app) {
   run->add_option("program", o->program, "program file (.s)")->required();
   run->add_option("--engine", o->engine, "golden (model), rtl (the Verilated core) or cosim (RTL checked "
                                         "against the golden core)");
-  run->add_option("--size", o->size, "core size: PE rows = columns = lanes (RTL: the sizes built)");
+  run->add_option("--size", o->size, "core size: PE rows = columns = lanes (RTL: the sizes built)")
+      ->check(CLI::Range(1, 128));
   run->add_option("--waves", o->waves, "RTL: write an FST waves file");
   run->add_option("--from", o->waves_from, "RTL: first cycle in the waves");
   run->add_option("--to", o->waves_to, "RTL: last cycle in the waves");

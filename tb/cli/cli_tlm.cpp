@@ -88,7 +88,7 @@ void run_collective_cmd(const CollectiveCli& o) {
   c.bytes = o.bytes;
   c.seed = o.seed;
   // Real data by default while it fits comfortably (inputs, results and messages in flight).
-  c.data = o.data == "on" || (o.data == "auto" && o.bytes * uint64_t(config.chips()) <= (uint64_t{1} << 28));
+  c.data = o.data == "on" || (o.data == "auto" && o.bytes <= (uint64_t{1} << 28) / uint64_t(config.chips()));
   const auto r = tlmsys::run_collective(config, c);
   if (o.system.json) {
     auto j = tlmsys::to_json(r);
@@ -163,9 +163,12 @@ void add_tlm_command(CLI::App& app) {
   static CollectiveCli coll;
   auto* c = tlm->add_subcommand("collective", "one collective with real data; time vs the closed form");
   add_system_options(c, coll.system);
-  c->add_option("--op", coll.op, "allreduce|allgather|reducescatter|alltoall");
-  c->add_option("--algo", coll.algo, "ring|torus2d|torus2d-split|rhd|hier");
-  c->add_option("--bytes", coll.bytes, "per-chip buffer size (nccl-tests convention)");
+  c->add_option("--op", coll.op, "allreduce|allgather|reducescatter|alltoall")
+      ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall"}));
+  c->add_option("--algo", coll.algo, "ring|torus2d|torus2d-split|rhd|hier")
+      ->check(CLI::IsMember({"ring", "torus2d", "torus2d-split", "rhd", "hier"}));
+  c->add_option("--bytes", coll.bytes, "per-chip buffer size (nccl-tests convention)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   c->add_option("--seed", coll.seed, "input data seed");
   c->add_option("--data", coll.data, "on|off|auto: carry and check real data (auto: up to 256 MiB over all chips)")
       ->check(CLI::IsMember({"on", "off", "auto"}));
@@ -176,10 +179,12 @@ void add_tlm_command(CLI::App& app) {
   add_system_options(d, dp.system);
   d->add_option("program", dp.program, "the GEMM program (assembly)")->required()->check(CLI::ExistingFile);
   d->add_option("--core-engine", dp.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
-  d->add_option("--rtl-size", dp.rtl_size, "RTL core array size (8; 128 in the full-size build)");
+  d->add_option("--rtl-size", dp.rtl_size, "RTL core array size (8; 128 in the full-size build)")
+      ->check(CLI::IsMember({8, 128}));
   d->add_option("--layers", dp.layers, "layers (one GEMM and one all-reduce each)")->check(CLI::Range(1, 64));
   d->add_option("--algo", dp.algo, "all-reduce algorithm");
-  d->add_option("--gradient-bytes", dp.gradient_bytes, "per layer and chip (default: outputs x cores)");
+  d->add_option("--gradient-bytes", dp.gradient_bytes, "per layer and chip (default: outputs x cores)")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   d->callback([] { run_dp_step_cmd(dp); });
 }
 

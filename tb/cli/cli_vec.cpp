@@ -155,10 +155,11 @@ void add_vec_command(CLI::App& app) {
   cmd->add_flag("--accumulate", o->accumulate, "activation: also write the sum of the results");
   cmd->add_option("--dtype-in", o->dtype_in, "input type")->capture_default_str();
   cmd->add_option("--dtype-out", o->dtype_out, "output type")->capture_default_str();
-  cmd->add_option("--partitions", o->partitions, "active partitions, from 0 (default: all lanes)");
+  cmd->add_option("--partitions", o->partitions, "active partitions, from 0 (default: all lanes)")
+      ->check(CLI::Range(0, 128));
   cmd->add_option("--free", o->free, "free size (elements per partition)")->capture_default_str();
   cmd->add_option("--lanes", o->lanes, "lanes of the engine (a built RTL size: 8, 16, 32, 128)")
-      ->capture_default_str();
+      ->capture_default_str()->check(CLI::Range(1, 128));
   cmd->add_option("--alu0", o->alu0, "first ALU operation (add, subtract, multiply, max, min, "
                                      "and, or, xor, shl, lshr, ashr, bypass)");
   cmd->add_option("--alu1", o->alu1, "second ALU operation (tensor_scalar, scan)");

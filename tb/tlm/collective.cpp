@@ -559,6 +559,15 @@ CollectiveResult run_collective(const SystemConfig& config, const CollectiveOpti
     throw Error(fmt::format("collective: --bytes {} must be a positive multiple of {} ({} chips x {} streams "
                             "x 4-byte elements)", options.bytes, granule, config.chips(),
                             granule / config.chips() / 4));
+  // The buffer lives in each chip's HBM; real data is held in host memory on every chip at once.
+  const uint64_t hbm_bytes = static_cast<uint64_t>(config.chip.hbm_stacks * config.chip.hbm_stack_gib * (1ull << 30));
+  if (options.bytes > hbm_bytes)
+    throw Error(fmt::format("collective: --bytes: expected a buffer that fits one chip's HBM ({} bytes), found {}",
+                            hbm_bytes, options.bytes));
+  if (options.data && options.bytes > kMaxCollectiveDataBytes / uint64_t(config.chips()))
+    throw Error(fmt::format("collective: --bytes: with real data expected at most {} bytes per chip ({} GiB over {} "
+                            "chips), found {}; --data off runs it timing only", kMaxCollectiveDataBytes / config.chips(),
+                            kMaxCollectiveDataBytes >> 30, config.chips(), options.bytes));
   const auto wall_start = std::chrono::steady_clock::now();
   System::reset_kernel();
   auto run = std::make_unique<Run>(config, options);
@@ -590,10 +599,10 @@ CollectiveResult run_collective(const SystemConfig& config, const CollectiveOpti
   spawn.set_stack_size(1 << 20);
   for (auto& p : run->processes) {
     Process* raw = p.get();
-    sc_core::sc_spawn([raw] { raw->body(); }, fmt::format("chip{}_stream{}", raw->rank(), raw->stream()).c_str(),
-                      &spawn);
+    System::spawn([raw] { raw->body(); }, fmt::format("chip{}_stream{}", raw->rank(), raw->stream()), &spawn);
   }
-  sc_core::sc_start(sc_time(options.limit_seconds, sc_core::SC_SEC));
+  const sc_time limit(options.limit_seconds, sc_core::SC_SEC);
+  System::simulate(&limit);
   if (!run->failure.empty()) throw Error(run->failure);
 
   std::string waiting;
@@ -671,7 +680,7 @@ std::vector<TransferResult> run_transfers(const SystemConfig& config, const std:
     const Transfer tr = transfers[i];
     if (tr.src < 0 || tr.src >= system.chips() || tr.dst < 0 || tr.dst >= system.chips() || tr.src == tr.dst)
       throw Error(fmt::format("transfer {}: chips {} -> {} (the system has {})", i, tr.src, tr.dst, system.chips()));
-    sc_core::sc_spawn([&system, tr, i] {
+    System::spawn([&system, tr, i] {
       sc_core::wait(sc_time(tr.start_us, sc_core::SC_US));
       ::tlm::tlm_generic_payload t;
       MessageExtension ext;
@@ -686,7 +695,7 @@ std::vector<TransferResult> run_transfers(const SystemConfig& config, const std:
       system.chip(tr.src).to_router->b_transport(t, delay);
       t.clear_extension(&ext);
     });
-    sc_core::sc_spawn([&system, &results, &done, tr, i] {
+    System::spawn([&system, &results, &done, tr, i] {
       Endpoint& ep = system.chip(tr.dst).endpoint;
       while (!ep.has(tr.src, static_cast<uint32_t>(i))) sc_core::wait(ep.arrived());
       const Message m = ep.take(tr.src, static_cast<uint32_t>(i));
@@ -694,7 +703,7 @@ std::vector<TransferResult> run_transfers(const SystemConfig& config, const std:
       done[i] = true;
     });
   }
-  sc_core::sc_start();
+  System::simulate();
   for (size_t i = 0; i < transfers.size(); ++i)
     if (!done[i]) throw Error(fmt::format("transfer {} ({} -> {}) never arrived", i, transfers[i].src, transfers[i].dst));
   return results;

@@ -39,6 +39,10 @@ CollectiveAlgo parse_collective_algo(const std::string& name);
 const char* collective_op_name(CollectiveOp op);
 const char* collective_algo_name(CollectiveAlgo algo);
 
+// Real data is carried for at most this many bytes over all chips (inputs, results and messages
+// in flight take a few times that in host memory).
+inline constexpr uint64_t kMaxCollectiveDataBytes = uint64_t{4} << 30;
+
 struct CollectiveOptions {
   CollectiveOp op = CollectiveOp::kAllReduce;
   CollectiveAlgo algo = CollectiveAlgo::kRing;

@@ -144,10 +144,41 @@ System::System(const SystemConfig& config)
 
 System::~System() = default;
 
+namespace {
+std::string& process_failure() {
+  static std::string failure;  // the first exception thrown inside a spawned process
+  return failure;
+}
+}  // namespace
+
 void System::reset_kernel() {
   setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
   sc_core::sc_curr_simcontext = new sc_core::sc_simcontext();
   sc_core::sc_default_global_context = sc_core::sc_curr_simcontext;
+  process_failure().clear();
+}
+
+void System::spawn(std::function<void()> body, const std::string& name, const sc_core::sc_spawn_options* options) {
+  auto guarded = [body = std::move(body)] {
+    try {
+      body();
+    } catch (const std::exception& e) {
+      if (process_failure().empty()) process_failure() = e.what();
+      sc_core::sc_stop();
+    }
+  };
+  if (name.empty()) sc_core::sc_spawn(guarded, nullptr, options);
+  else sc_core::sc_spawn(guarded, name.c_str(), options);
+}
+
+void System::simulate(const sc_core::sc_time* limit) {
+  try {
+    if (limit) sc_core::sc_start(*limit);
+    else sc_core::sc_start();
+  } catch (const sc_core::sc_report& r) {
+    throw Error(fmt::format("SystemC: {}", r.get_msg()));
+  }
+  if (!process_failure().empty()) throw Error(process_failure());
 }
 
 }  // namespace ncore::tlmsys

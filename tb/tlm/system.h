@@ -6,6 +6,7 @@
 // SystemC has one simulation per process context; System::reset_kernel() starts a fresh one so
 // that a test binary can build and run several systems one after another.
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,13 @@ class System {
   Link* link(int rank, int port) { return links_[rank * kNumPorts + port].get(); }
   // Drops the current SystemC simulation context and starts an empty one.
   static void reset_kernel();
+  // A process whose exceptions are not lost: the first one thrown in any process spawned here
+  // stops the simulation, and simulate() rethrows it as ncore::Error.
+  static void spawn(std::function<void()> body, const std::string& name = "",
+                    const sc_core::sc_spawn_options* options = nullptr);
+  // sc_start (until `limit`, or until no event is left), then the first process failure or
+  // SystemC report error, as ncore::Error.
+  static void simulate(const sc_core::sc_time* limit = nullptr);
  private:
   SystemConfig config_;
   Topology topology_;

@@ -29,7 +29,7 @@ DpStepResult run_dp_step(const SystemConfig& config, const model::Program& progr
   for (int c = 0; c < system.chips(); ++c) {
     for (auto& nc : system.chip(c).cores) {
       NeuronCore* raw = nc.get();
-      sc_core::sc_spawn([raw, &core, &layer_ready, window, &options] {
+      System::spawn([raw, &core, &layer_ready, window, &options] {
         for (int l = 0; l < options.layers; ++l) {
           raw->run(core, (uint64_t(l) * 64 + raw->index()) * window);
           layer_ready[l] = std::max(layer_ready[l], ps_of(sc_core::sc_time_stamp()));
@@ -37,7 +37,7 @@ DpStepResult run_dp_step(const SystemConfig& config, const model::Program& progr
       });
     }
   }
-  sc_core::sc_start();
+  System::simulate();
   result.layer_compute_us = double(layer_ready[0]) / 1e6;
   result.compute_us = double(layer_ready.back()) / 1e6;
 
@@ -48,7 +48,7 @@ DpStepResult run_dp_step(const SystemConfig& config, const model::Program& progr
   const uint64_t granule = collective_granule(config, options.algo);
   const uint64_t wanted = options.gradient_bytes ? options.gradient_bytes : output_bytes * config.chip.cores;
   co.bytes = (wanted + granule - 1) / granule * granule;
-  co.data = co.bytes * config.chips() <= (uint64_t{1} << 28);
+  co.data = co.bytes <= (uint64_t{1} << 28) / uint64_t(config.chips());
   const CollectiveResult ar = run_collective(config, co);
   result.gradient_bytes = co.bytes;
   result.allreduce_us = ar.sim_time_us;

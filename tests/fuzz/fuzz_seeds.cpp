@@ -1,7 +1,8 @@
 // Writes the fuzzers' seed corpora from the example programs:
 //   fuzz_seeds OUT_DIR PROGRAM.s...
 // OUT_DIR/isa: one file per instruction (queue byte + word); OUT_DIR/core: one file per queue of
-// each program (queue byte + its first words); OUT_DIR/asm: the programs' texts.
+// each program (queue byte + its first words); OUT_DIR/asm: the programs' texts;
+// OUT_DIR/hbm_trace: a few small traces; OUT_DIR/tlm_config: the named systems' configurations.
 
 #include <filesystem>
 #include <fstream>
@@ -31,7 +32,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path out = argv[1];
-  for (const char* d : {"isa", "core", "asm"}) fs::create_directories(out / d);
+  for (const char* d : {"isa", "core", "asm", "hbm_trace", "tlm_config"}) fs::create_directories(out / d);
+  write(out / "hbm_trace" / "mixed", "# cycle dir addr bytes\n0 R 0x0 64\n4 W 1000 128\n4 r 0x2000 32\n9 w 3fe0 32\n");
+  write(out / "hbm_trace" / "end", "0 R fffffe0 32\n1 W 0x8000 4096\n");
+  write(out / "tlm_config" / "chip", R"({"system": "chip"})");
+  write(out / "tlm_config" / "trn2u", R"({"system": "trn2u", "quantum_ns": 500, "chip": {"cores": 8,
+    "hbm_stacks": 4, "link": {"gbps": 128, "hop_latency_us": 1.0}, "z_link": {"gbps": 64}}})");
+  write(out / "tlm_config" / "torus", R"({"x": 2, "y": 8, "z": 1, "chip": {"reduce_gbps": 500.5}})");
   int files = 0;
   for (int a = 2; a < argc; ++a) {
     const fs::path src = argv[a];
