@@ -187,7 +187,8 @@ TEST(Cli, HbmBadTraceLineNamesTheLine) {
   EXPECT_EQ(r.err, "ncore: error: stdin:3: direction: expected R or W, found 'Q'\n");
   const Result far = run("hbm --trace -", "0 R ffffffe0 64\n");
   EXPECT_EQ(far.exit_code, 1);
-  EXPECT_NE(far.err.find("run past the end of HBM"), std::string::npos) << far.err;
+  EXPECT_NE(far.err.find("stdin:1: address: expected 64 bytes at 0xffffffe0 to end within HBM"), std::string::npos)
+      << far.err;
   const Result bad = run("hbm --trace - --channels 3", "0 R 0 64\n");
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("channels is 3"), std::string::npos) << bad.err;

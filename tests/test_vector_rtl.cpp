@@ -151,5 +151,53 @@ TEST(VeRtl, PerformanceModeDoublesSixteenBitCopies) {
   EXPECT_EQ(r.instr_cycles[0], n + model::kVeFixedCycles);
 }
 
+// Layouts one step short of performance mode, each a BF16 copy: an odd row (one element short
+// of a pair), rows starting 2 bytes into a word, odd outer strides (rows at odd elements), and
+// source and destination rows of different lengths. None may take the paired fast path: each
+// runs one element per cycle and matches the golden model byte for byte.
+TEST(VeRtl, LayoutsOneElementShortOfPerformanceModeRunUnpaired) {
+  tb::VeSim sim(8, {});
+  const model::VeInstruction base =
+      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorCopy, DType::kBf16, DType::kBf16, 256);
+  ASSERT_TRUE(model::ve_perf_mode(base));
+  std::vector<model::VeInstruction> program;
+  model::VeInstruction odd = base;  // 255 elements
+  odd.src0.count[0] = odd.dst.count[0] = 255;
+  program.push_back(odd);
+  model::VeInstruction src_at_2 = base;  // the source 2 bytes into a word
+  src_at_2.src0.addr += 2;
+  program.push_back(src_at_2);
+  model::VeInstruction dst_at_2 = base;  // the destination 2 bytes into a word
+  dst_at_2.dst.addr += 2;
+  program.push_back(dst_at_2);
+  model::VeInstruction odd_stride = base;  // 16 rows of 16, the source's rows 17 elements apart
+  odd_stride.src0.count = {16, 16, 1, 1};
+  odd_stride.src0.stride = {1, 17, 0, 0};
+  odd_stride.dst.count = {16, 16, 1, 1};
+  odd_stride.dst.stride = {1, 16, 0, 0};
+  program.push_back(odd_stride);
+  model::VeInstruction lengths = odd_stride;  // rows of 16 read, rows of 32 written
+  lengths.src0.stride = {1, 16, 0, 0};
+  lengths.dst.count = {32, 8, 1, 1};
+  lengths.dst.stride = {1, 32, 0, 0};
+  program.push_back(lengths);
+  for (const auto& in : program) {
+    std::string why;
+    ASSERT_EQ(model::ve_check(in, sim.config(), &why), model::VeError::kNone) << why;
+    EXPECT_FALSE(model::ve_perf_mode(in));
+  }
+  model::SplitMix64 rng(test::test_seed(5));
+  tb::fill_random(sim.memory(), model::MemSpace::kSbuf, 0, 1024, DType::kBf16, rng);
+  const auto r = sim.run(program);
+  ASSERT_TRUE(r.ok) << r.failure;
+  ASSERT_EQ(r.instr_cycles.size(), program.size());
+  for (size_t i = 0; i < program.size(); ++i) {
+    uint32_t elements = 1;
+    for (int d = 0; d < model::kVeDims; ++d) elements *= program[i].src0.count[d];
+    EXPECT_EQ(r.instr_cycles[i], elements + model::kVeFixedCycles) << "instruction " << i;
+  }
+  EXPECT_GT(r.writes_compared, 0u);
+}
+
 }  // namespace
 }  // namespace ncore
