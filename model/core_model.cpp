@@ -67,6 +67,12 @@ uint64_t fnv1a(const std::vector<uint8_t>& bytes) {
 
 std::vector<uint8_t> tensor_init_bytes(const TensorDecl& t) {
   const int size = storage_bits(t.dtype) / 8;
+  if (t.init == TensorInit::kData) {
+    if (t.data.size() != t.elements() * size)
+      throw Error(fmt::format("tensor {}: expected {} bytes of data for its shape, found {}", t.name,
+                              t.elements() * size, t.data.size()));
+    return t.data;
+  }
   std::vector<uint8_t> out(t.elements() * size, 0);
   if (t.init == TensorInit::kNone || t.init == TensorInit::kZero) return out;
   SplitMix64 rng(t.seed);

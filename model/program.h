@@ -19,7 +19,8 @@ inline constexpr uint64_t kCoreHbmBytes = uint64_t{1} << 32;  // one core's HBM 
 inline constexpr size_t kQueueInstructions = 2048;             // instruction memory of one queue
 inline constexpr int kSbufPartitions = 128;
 
-enum class TensorInit : uint8_t { kNone, kZero, kRandom, kRamp };
+// kData: the bytes given in TensorDecl::data (made in code: tests, and later .npy inputs).
+enum class TensorInit : uint8_t { kNone, kZero, kRandom, kRamp, kData };
 
 // A named region. HBM tensors are byte ranges; SBUF tensors are `shape[0]` partitions from
 // `partition` with the rest of the shape along the free axis of each, at byte offset `addr`.
@@ -33,6 +34,7 @@ struct TensorDecl {
   TensorInit init = TensorInit::kNone;
   uint64_t seed = 1;
   bool output = false;  // reported (checksum) and compared in co-simulation
+  std::vector<uint8_t> data;  // init kData: bytes in tensor_bytes() order (SBUF: partition by partition)
   SourceLoc loc;
   uint64_t elements() const;
   uint64_t bytes() const;  // HBM: elements * size; SBUF: per partition
