@@ -92,6 +92,26 @@ TEST(HbmRtl, RefusesBadAddressesWithACodeAndStaysLive) {
   EXPECT_TRUE(r.live);
 }
 
+// Edges of the address space: the last bursts of HBM (and the first), written and read back
+// in lockstep with the reference, and the last burst accepted where one past it is refused.
+TEST(HbmRtl, TheLastBurstsOfHbmWorkInLockstep) {
+  for (int channels : {1, 2}) {
+    HbmConfig c;
+    c.channels = channels;
+    const uint64_t end = model::hbm_capacity_bytes(channels);
+    const std::vector<HbmTraceEntry> trace = {
+        {0, true, end - 128, 128}, {0, true, 0, 64}, {4, false, end - 128, 128},
+        {8, false, end - 32, 32},  {8, false, 0, 64}, {12, true, end - 32, 32}, {20, false, end - 32, 32}};
+    const auto bursts = model::hbm_bursts(trace, c, 9);
+    std::vector<std::vector<model::HbmCommand>> commands;
+    const auto r = tb::run_hbm_rtl(bursts, c, sim_options(9, 0.2), &commands);
+    SCOPED_TRACE(fmt::format("{} channels", channels));
+    expect_clean(r, bursts, commands, c);
+    EXPECT_EQ(tb::hbm_rtl_refuse(c, false, end - 32).err_code, 0) << "the last burst";
+    EXPECT_EQ(tb::hbm_rtl_refuse(c, false, end).err_code, 2) << "one past the end";
+  }
+}
+
 TEST(HbmRtl, QueueDepthsOtherThanTheBuiltOnesAreRefused) {
   HbmConfig c;
   c.rd_depth = 32;
