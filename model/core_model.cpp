@@ -32,6 +32,24 @@ std::string_view core_error_name(CoreError e) {
   return "?";
 }
 
+std::string_view core_memory_name(CoreMemory m) {
+  switch (m) {
+    case CoreMemory::kSbuf: return "SBUF";
+    case CoreMemory::kPsum: return "PSUM";
+    case CoreMemory::kHbm: return "HBM";
+  }
+  return "?";
+}
+
+void InstrEffects::write(CoreMemory m, uint64_t addr, const uint8_t* bytes, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    LineWrite& line = writes[{m, (addr + i) / kLineBytes * kLineBytes}];
+    const auto b = static_cast<int>((addr + i) % kLineBytes);
+    line.data[b] = bytes[i];
+    line.mask |= 1u << b;
+  }
+}
+
 double CoreResult::te_utilization(const CoreConfig& c) const {
   return cycles ? static_cast<double>(te_macs) / (static_cast<double>(cycles) * c.te.rows * c.te.cols) : 0.0;
 }
@@ -205,7 +223,10 @@ struct CoreModel::Impl {
         psum_ve_to_te();
         const TeError e = te.execute(in.te, mem.sbuf);
         if (e != TeError::kNone) return raise(CoreError::kTensor, q, i, std::string(te_error_name(e)));
-        if (in.te.opcode == TeOpcode::kMultiplyMoving) te_dirty_banks |= 1u << in.te.psum_bank;
+        if (in.te.opcode == TeOpcode::kMultiplyMoving) {
+          te_dirty_banks |= 1u << in.te.psum_bank;
+          if (effects_cb) record_psum_region(te.last_psum_region());
+        }
         break;
       }
       case isa::Format::kVe: {
@@ -213,7 +234,9 @@ struct CoreModel::Impl {
         const VeConfig& vc = in.opcode == isa::Opcode::kActivation ? se_cfg : ve_cfg;
         const bool reads_psum = v.src0.space == MemSpace::kPsum || v.src1.space == MemSpace::kPsum;
         if (reads_psum || v.dst.space == MemSpace::kPsum) psum_te_to_ve();
-        ve_apply(ve_writes(v, vc, mem), v, mem);
+        const std::vector<VeWrite> writes = ve_writes(v, vc, mem);
+        ve_apply(writes, v, mem);
+        if (effects_cb) record_ve_writes(writes, v);
         if (v.dst.space == MemSpace::kPsum) ve_psum_dirty = true;
         break;
       }
@@ -230,12 +253,49 @@ struct CoreModel::Impl {
       if (d.to_hbm) {
         for (int b = 0; b < kDmaBurstBytes; ++b) buf[b] = static_cast<uint8_t>(mem.sbuf.read(part, off + b, 1));
         hbm.write_block(h, buf, kDmaBurstBytes);
+        if (effects_cb) effects.write(CoreMemory::kHbm, h, buf, kDmaBurstBytes);
       } else {
         hbm.read_block(h, buf, kDmaBurstBytes);
         for (int b = 0; b < kDmaBurstBytes; ++b) mem.sbuf.write(part, off + b, 1, buf[b]);
+        if (effects_cb) effects.write(CoreMemory::kSbuf, s, buf, kDmaBurstBytes);
       }
     }
     result.dma_bytes += d.bytes * d.count1 * d.count2;
+  }
+
+  // ---- lockstep record ----------------------------------------------------------------------
+  void begin_effects(int q, size_t i) {
+    if (!effects_cb) return;
+    effects.queue = q;
+    effects.index = i;
+    effects.cycle = now;
+    effects.writes.clear();
+  }
+  void end_effects() {
+    if (effects_cb && result.status == CoreStatus::kDone) effects_cb(effects);
+  }
+  void record_ve_writes(const std::vector<VeWrite>& writes, const VeInstruction& v) {
+    const uint64_t psum_bytes = static_cast<uint64_t>(cfg.te.psum_banks) * cfg.te.bank_elements * 4;
+    for (const VeWrite& w : writes)
+      for (int l = v.start_partition; l < v.start_partition + v.partitions; ++l) {
+        uint8_t bytes[4];
+        for (int b = 0; b < w.bytes; ++b) bytes[b] = static_cast<uint8_t>(w.data[l] >> (8 * b));
+        const bool sbuf = w.space == MemSpace::kSbuf;
+        effects.write(sbuf ? CoreMemory::kSbuf : CoreMemory::kPsum,
+                      static_cast<uint64_t>(l) * (sbuf ? kSbufPartitionStride : psum_bytes) + w.addr, bytes,
+                      static_cast<size_t>(w.bytes));
+      }
+  }
+  void record_psum_region(const TensorEngine::PsumRegion& r) {
+    const uint64_t bank_bytes = static_cast<uint64_t>(cfg.te.bank_elements) * 4;
+    const uint64_t psum_bytes = bank_bytes * cfg.te.psum_banks;
+    for (int p = r.partition; p < r.partition + r.partitions; ++p)
+      for (uint32_t b = r.byte_begin; b < r.byte_end; b += 2) {
+        const uint32_t word = te.psum(p, r.bank, static_cast<int>(b / 4));
+        const uint8_t bytes[2] = {static_cast<uint8_t>(word >> (8 * (b % 4))),
+                                  static_cast<uint8_t>(word >> (8 * (b % 4 + 1)))};
+        effects.write(CoreMemory::kPsum, static_cast<uint64_t>(p) * psum_bytes + r.bank * bank_bytes + b, bytes, 2);
+      }
   }
 
   // ---- issue -------------------------------------------------------------------------------
@@ -330,7 +390,9 @@ struct CoreModel::Impl {
           ++s.pc;
           ++result.queues[q].instructions;
           ++completed;
+          begin_effects(q, i);
           signal(q, i);
+          end_effects();
           if (record) result.timeline.push_back({q, i, now, now, now});
           return true;
         }
@@ -397,8 +459,10 @@ struct CoreModel::Impl {
       while (!s.inflight.empty() && s.inflight.front().complete <= now && result.status == CoreStatus::kDone) {
         const InFlight f = s.inflight.front();
         s.inflight.pop_front();
+        begin_effects(q, f.index);
         execute(q, f.index);
         signal(q, f.index);
+        end_effects();
         ++completed;
         if (record) result.timeline.push_back({q, f.index, f.issue, f.start, f.complete});
         any = true;
@@ -410,8 +474,10 @@ struct CoreModel::Impl {
              fifo.front().remaining <= 1e-6 && result.status == CoreStatus::kDone) {
         const DmaJob j = fifo.front();
         fifo.pop_front();
+        begin_effects(isa::kNumQueue - 1, j.index);
         execute_dma(j.index);
         signal(isa::kNumQueue - 1, j.index);
+        end_effects();
         ++completed;
         if (record) result.timeline.push_back({isa::kNumQueue - 1, j.index, j.issue, j.issue, now});
         start_dma_front(e);
@@ -547,12 +613,16 @@ struct CoreModel::Impl {
   bool ve_psum_dirty = false;
   uint64_t progress_every = 0;
   std::function<void(uint64_t, size_t, size_t)> progress;
+  std::function<void(const InstrEffects&)> effects_cb;
+  InstrEffects effects;  // of the instruction completing now
   CoreResult result;
 };
 
 CoreModel::CoreModel(const CoreConfig& cfg, const Program& program)
     : impl_(std::make_unique<Impl>(cfg, program, hbm_)) {}
 CoreModel::~CoreModel() = default;
+
+void CoreModel::on_effects(std::function<void(const InstrEffects&)> f) { impl_->effects_cb = std::move(f); }
 
 void CoreModel::on_progress(uint64_t every, std::function<void(uint64_t, size_t, size_t)> f) {
   impl_->progress_every = every;

@@ -24,6 +24,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -109,6 +110,25 @@ class SparseMemory {
   std::unordered_map<uint64_t, std::vector<uint8_t>> pages_;
 };
 
+// What one instruction did, recorded as it completed: the base of the lockstep comparison with
+// the RTL core (tb/core). Writes are grouped in 32-byte lines of each memory, each byte as the
+// instruction left it: SBUF at partition * kSbufPartitionStride + offset, PSUM at partition *
+// (its bytes per partition) + bank * bank bytes + offset, HBM at its address.
+enum class CoreMemory : uint8_t { kSbuf = 0, kPsum = 1, kHbm = 2 };
+std::string_view core_memory_name(CoreMemory m);
+inline constexpr int kLineBytes = 32;
+struct LineWrite {
+  std::array<uint8_t, kLineBytes> data{};
+  uint32_t mask = 0;  // bit b: byte b written
+};
+struct InstrEffects {
+  int queue = 0;
+  size_t index = 0;
+  uint64_t cycle = 0;  // completion (sp nop: issue)
+  std::map<std::pair<CoreMemory, uint64_t>, LineWrite> writes;
+  void write(CoreMemory m, uint64_t addr, const uint8_t* bytes, size_t n);
+};
+
 class CoreModel {
  public:
   CoreModel(const CoreConfig& cfg, const Program& program);
@@ -117,6 +137,8 @@ class CoreModel {
   // Fills every tensor with an init= from its declaration (deterministic from its seed).
   void load_tensors();
   void record_timeline(bool on) { record_ = on; }
+  // Called as each instruction completes, in completion order, with what it wrote.
+  void on_effects(std::function<void(const InstrEffects&)> f);
   // Called every `every` simulated cycles with (cycle, instructions completed, total).
   void on_progress(uint64_t every, std::function<void(uint64_t, size_t, size_t)> f);
 

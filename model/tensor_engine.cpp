@@ -339,6 +339,9 @@ void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm)
     macs_ += static_cast<uint64_t>(cur_->k) * cur_->m * moving.cols;
   }
   group_length_[mm.psum_bank] = mm.accumulate ? group_length_[mm.psum_bank] + 1 : 1;
+  const uint32_t element_bytes = cur_->modes.transpose && transpose_is_narrow(mm.tiling) ? 2 : 4;
+  last_region_ = {out0_, cur_->m, mm.psum_bank, static_cast<uint32_t>(mm.psum_offset) * element_bytes,
+                  static_cast<uint32_t>(mm.psum_offset + moving.cols) * element_bytes};
 }
 
 void TensorEngine::write_psum(int partition, const MultiplyMoving& mm, int n,

@@ -135,6 +135,14 @@ class TensorEngine {
   int group_length(int bank) const { return group_length_[bank]; }
   uint64_t macs() const { return macs_; }
   void reset_psum();
+  // The PSUM bytes the last MultiplyMoving wrote: in bank `bank` of partitions [partition,
+  // partition + partitions), bytes [byte_begin, byte_end) of the bank (16-bit elements for a
+  // narrow transpose, words otherwise). For the core's lockstep record of each instruction.
+  struct PsumRegion {
+    int partition = 0, partitions = 0, bank = 0;
+    uint32_t byte_begin = 0, byte_end = 0;
+  };
+  const PsumRegion& last_psum_region() const { return last_region_; }
 
  private:
   size_t psum_index(int partition, int bank, int element) const;
@@ -168,6 +176,7 @@ class TensorEngine {
   std::vector<float> psum_;        // [bank][partition][element], canonical NaNs only
   std::vector<int> group_length_;
   uint64_t macs_ = 0;
+  PsumRegion last_region_;
 };
 
 }  // namespace ncore::model
