@@ -587,6 +587,7 @@ struct CoreModel::Impl {
         next_progress = now + progress_every;
       }
     }
+    psum_ve_to_te();  // the tensor engine's PSUM holds every write from here on (tensor_engine())
     result.cycles = now;
     result.te_macs = te.macs();
     result.semaphores = sems;

@@ -148,6 +148,7 @@ class CoreModel {
   SparseMemory& hbm() { return hbm_; }
   const SparseMemory& hbm() const { return hbm_; }
   Sbuf& sbuf();
+  // After run(), its PSUM holds the vector and scalar engines' PSUM writes too.
   const TensorEngine& tensor_engine() const;
   // The tensor's bytes: HBM in address order; SBUF partition by partition.
   std::vector<uint8_t> tensor_bytes(const TensorDecl& t);

@@ -40,6 +40,7 @@ void expect_match(const CoreSimResult& r) {
   EXPECT_TRUE(r.compared);
   EXPECT_TRUE(r.match) << r.mismatch;
   EXPECT_GT(r.sbuf_bytes_compared, 0u);
+  EXPECT_GT(r.psum_words_compared, 0u);
 }
 
 TEST(CoreRtl, SoftmaxCoSimulatesBitExact) {
@@ -95,6 +96,22 @@ sem_wait s>=9
   const CoreSimResult r = cosim(p);
   expect_match(r);
   EXPECT_EQ(r.semaphores[0], 9u);
+}
+
+TEST(CoreRtl, CoSimulationComparesEveryPsumWord) {
+  // A bit flipped in one PSUM word as the harness reads it back: the comparison must name it.
+  CoreSimOptions o;
+  o.size = kSize;
+  o.inject_psum_flip = std::array<int, 3>{5, 1, 17};
+  const CoreSimResult r = run_core_rtl(model::assemble_file(kSmall + "gemm_8.s"), o);
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_FALSE(r.match);
+  EXPECT_NE(r.mismatch.find("PSUM partition 5 bank 1 word 17"), std::string::npos) << r.mismatch;
+  CoreSimOptions clean;
+  clean.size = kSize;
+  const CoreSimResult ok = run_core_rtl(model::assemble_file(kSmall + "gemm_8.s"), clean);
+  EXPECT_TRUE(ok.match) << ok.mismatch;
+  EXPECT_EQ(ok.psum_words_compared, 8u * 512 * kSize);
 }
 
 TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {

@@ -43,6 +43,13 @@ module nc_core
   input  logic [FlatW-1:0]      dbg_sbuf_addr_i,
   input  logic [255:0]          dbg_sbuf_wr_data_i,
   output logic [255:0]          dbg_sbuf_rd_data_o,
+  // PSUM debug read port (only while the queues do not run): one word of every partition,
+  // the data the next cycle, as the engines read it
+  input  logic                  dbg_psum_rd_valid_i,
+  input  logic [$clog2(Banks)-1:0]     dbg_psum_bank_i,
+  input  logic [$clog2(BankElems)-1:0] dbg_psum_elem_i,
+  output logic                  dbg_psum_rd_rsp_valid_o,
+  output logic [31:0]           dbg_psum_rd_data_o [Size],
   // HBM, one port per DMA port (32-byte bursts; read responses in any order, by id, on the
   // port that sent the read, never back-pressured)
   output logic [DmaPorts-1:0]         hbm_rd_valid_o,
@@ -328,22 +335,26 @@ module nc_core
   endfunction
 
   // PSUM reads: one port, the two engines alternate priority. The tensor engine holds a read
-  // off while writes to its bank are in flight.
+  // off while writes to its bank are in flight. The debug port takes it while the core is
+  // stopped.
   logic       psum_prio_q, psum_grant, psum_req [2];
-  logic       psum_rsp_owner_q;
+  logic       psum_rsp_owner_q, psum_rsp_dbg_q;
   logic [1:0] psum_rsp_shift_q;
   logic [2:0] psum_rsp_bytes_q;
   assign psum_req[0] = ve_rd_valid[0] && ve_rd_space[0];
   assign psum_req[1] = ve_rd_valid[1] && ve_rd_space[1];
   assign psum_grant = psum_req[1] && (!psum_req[0] || psum_prio_q);
-  assign psum_rd_valid = psum_req[0] || psum_req[1];
-  assign psum_rd_bank = psum_bank_of(ve_rd_addr[psum_grant]);
-  assign psum_rd_elem = psum_elem_of(ve_rd_addr[psum_grant]);
+  assign psum_rd_valid = dbg_psum_rd_valid_i || psum_req[0] || psum_req[1];
+  assign psum_rd_bank = dbg_psum_rd_valid_i ? dbg_psum_bank_i : psum_bank_of(ve_rd_addr[psum_grant]);
+  assign psum_rd_elem = dbg_psum_rd_valid_i ? dbg_psum_elem_i : psum_elem_of(ve_rd_addr[psum_grant]);
+  assign dbg_psum_rd_rsp_valid_o = psum_rd_rsp_valid && psum_rsp_dbg_q;
+  assign dbg_psum_rd_data_o = psum_rd_rsp_data;
   for (genvar c = 0; c < 2; c++) begin : g_ve_rd
-    assign ve_rd_ready[c] = !ve_rd_space[c] || (psum_grant == 1'(c) && psum_rd_ready);
+    assign ve_rd_ready[c] = !ve_rd_space[c] ||
+                            (psum_grant == 1'(c) && psum_rd_ready && !dbg_psum_rd_valid_i);
     always_comb begin
       ve_rd_rsp_valid[c] = sbuf_ve_rsp_valid[c] ||
-                           (psum_rd_rsp_valid && psum_rsp_owner_q == 1'(c));
+                           (psum_rd_rsp_valid && !psum_rsp_dbg_q && psum_rsp_owner_q == 1'(c));
       for (int unsigned p = 0; p < Size; p++) begin
         logic [31:0] w;
         w = psum_rd_rsp_data[p] >> (8 * psum_rsp_shift_q);
@@ -357,9 +368,11 @@ module nc_core
     if (!rst_ni) begin
       psum_prio_q <= 1'b0;
       psum_rsp_owner_q <= 1'b0;
+      psum_rsp_dbg_q <= 1'b0;
       psum_rsp_shift_q <= '0;
       psum_rsp_bytes_q <= '0;
     end else if (psum_rd_valid && psum_rd_ready) begin
+      psum_rsp_dbg_q <= dbg_psum_rd_valid_i;
       psum_prio_q <= !psum_grant;
       psum_rsp_owner_q <= psum_grant;
       psum_rsp_shift_q <= ve_rd_addr[psum_grant][1:0];
@@ -827,4 +840,5 @@ module nc_core
   // An increment past 65535 always stops the core.
   `NC_ASSERT(SemaphoreNeverWrapsSilently, !(sem_overflow && !err_now))
   `NC_ASSERT(ProgramLoadOnlyWhenIdle, !(imem_wr_valid_i && run_q == RunBusy))
+  `NC_ASSERT(PsumDebugReadOnlyWhenStopped, !(dbg_psum_rd_valid_i && run_q == RunBusy))
 endmodule

@@ -71,9 +71,11 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
     for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
   if (j.contains("cosim")) {
     const auto& c = j["cosim"];
-    fmt::print("co-simulation {}: {} SBUF bytes and {} HBM bytes compared with the golden core ({} golden cycles)\n",
+    fmt::print("co-simulation {}: {} SBUF bytes, {} PSUM words and {} HBM bytes compared with the golden core ({} "
+               "golden cycles)\n",
                c["match"].get<bool>() ? "MATCH" : "MISMATCH", c["sbuf_bytes_compared"].get<uint64_t>(),
-               c["hbm_bytes_compared"].get<uint64_t>(), c["golden_cycles"].get<uint64_t>());
+               c["psum_words_compared"].get<uint64_t>(), c["hbm_bytes_compared"].get<uint64_t>(),
+               c["golden_cycles"].get<uint64_t>());
   }
   if (j.contains("waves")) fmt::print("waves         {}\n", j["waves"].get<std::string>());
 }
@@ -189,6 +191,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     j["cosim"] = {{"match", r.match}, {"mismatch", r.mismatch},
                   {"sbuf_bytes_compared", r.sbuf_bytes_compared},
                   {"hbm_bytes_compared", r.hbm_bytes_compared},
+                  {"psum_words_compared", r.psum_words_compared},
                   {"golden_cycles", r.golden.cycles}};
   }
   if (!o.waves.empty()) j["waves"] = o.waves;

@@ -95,6 +95,7 @@ class CoreBench {
     t.sem_wr_valid_i = 0;
     t.start_i = 0;
     t.dbg_sbuf_wr_valid_i = 0;
+    t.dbg_psum_rd_valid_i = 0;
     static_assert(sizeof(t.hbm_rd_addr_o) == 4 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
     t.hbm_rsp_valid_i = 0;
     t.hbm_rd_ready_i = 0;
@@ -345,6 +346,27 @@ class CoreBench {
     tick();
     top_->dbg_sbuf_wr_valid_i = 0;
   }
+  // Every PSUM word through the debug read port (the core stopped): one request a cycle, its
+  // data registered by the clock edge that takes it. words[(bank * BankElems + elem) * size + partition].
+  std::vector<uint32_t> psum_words(int banks, int elems) {
+    V& t = *top_;
+    std::vector<uint32_t> words(static_cast<size_t>(banks) * elems * size_);
+    for (int i = 0; i < banks * elems; ++i) {
+      t.dbg_psum_rd_valid_i = 1;
+      t.dbg_psum_bank_i = static_cast<uint8_t>(i / elems);
+      t.dbg_psum_elem_i = static_cast<uint16_t>(i % elems);
+      // Held until the tensor engine takes it (it holds reads off while a bank has writes in
+      // flight); the data comes with the clock edge that takes it.
+      int waited = 0;
+      for (tick(), top_->eval(); !t.dbg_psum_rd_rsp_valid_o; tick(), top_->eval())
+        if (++waited > 100'000) throw Error(fmt::format("the RTL core's PSUM debug read of bank {} word {} was never "
+                                                       "taken", i / elems, i % elems));
+      for (int p = 0; p < size_; ++p) words[static_cast<size_t>(i) * size_ + p] = t.dbg_psum_rd_data_o[p];
+    }
+    t.dbg_psum_rd_valid_i = 0;
+    tick();
+    return words;
+  }
   uint8_t hbm_byte(uint64_t a) const {
     const HbmData d = channels_[static_cast<size_t>(channel_of(a))].peek(a / kLine * kLine);
     return static_cast<uint8_t>(d[(a % kLine) / 8] >> ((a % 8) * 8));
@@ -470,6 +492,21 @@ class CoreBench {
                                          locate(prog_, true, a + b), hbm_byte(a + b), want[b]));
       r.hbm_bytes_compared += kLine;
     }
+    // Every PSUM word.
+    const model::TensorEngineConfig& tc = golden.tensor_engine().config();
+    std::vector<uint32_t> psum = psum_words(tc.psum_banks, tc.bank_elements);
+    if (const auto& f = opt_.inject_psum_flip)
+      psum[(static_cast<size_t>((*f)[1]) * tc.bank_elements + (*f)[2]) * size_ + (*f)[0]] ^= 1u;
+    for (int b = 0; b < tc.psum_banks; ++b)
+      for (int e = 0; e < tc.bank_elements; ++e)
+        for (int p = 0; p < size_; ++p) {
+          const uint32_t rtl = psum[(static_cast<size_t>(b) * tc.bank_elements + e) * size_ + p];
+          const uint32_t want = golden.tensor_engine().psum(p, b, e);
+          if (rtl != want)
+            return mismatch(r, fmt::format("PSUM partition {} bank {} word {}: RTL 0x{:08x}, golden 0x{:08x}", p, b,
+                                           e, rtl, want));
+          ++r.psum_words_compared;
+        }
     if (r.sbuf_bytes_compared + r.hbm_bytes_compared == 0) mismatch(r, "nothing was compared");
   }
 

@@ -4,13 +4,14 @@
 // co-simulation, the golden core (model::CoreModel) run on the same program and tensors.
 //
 // Co-simulation compares the end state bit for bit: the run status and error (code, queue,
-// instruction), the semaphores, every SBUF byte, every HBM burst either side wrote, and every
-// declared tensor; the first difference is reported with its place (tensor and element when it
+// instruction), the semaphores, every SBUF byte, every PSUM word (through the core's PSUM
+// debug read port), every HBM burst either side wrote, and every declared tensor; the first difference is reported with its place (tensor and element when it
 // falls in one). Timing is not compared: the golden core's is a model, the RTL's is exact.
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,8 @@ struct CoreSimOptions {
   std::function<void(uint64_t cycle, uint64_t issued, uint64_t total)> progress;
   // Test of the checker: flip bit 0 of this SBUF byte (flat address) in the RTL after the run.
   uint64_t inject_sbuf_flip = UINT64_MAX;
+  // Likewise for PSUM: flip bit 0 of this word as read back from the RTL (partition, bank, word).
+  std::optional<std::array<int, 3>> inject_psum_flip;
   // Words the RTL's instruction memory gets instead of the encoding of the program's instruction
   // at (queue, index): how a fuzzer feeds the RTL words the encoder would never make. The golden
   // core still runs the program's instruction there (for an illegal word: one it refuses).
@@ -70,7 +73,7 @@ struct CoreSimResult {
   bool compared = false;
   bool match = true;
   std::string mismatch;            // the first difference
-  uint64_t sbuf_bytes_compared = 0, hbm_bytes_compared = 0;
+  uint64_t sbuf_bytes_compared = 0, hbm_bytes_compared = 0, psum_words_compared = 0;
   model::CoreResult golden;
   // The output tensors' bytes (RTL), for checksums.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
