@@ -566,8 +566,7 @@ TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
 // earlier one's error is raised, with its own code, by both cores; a refusal found at issue
 // waits for the queue to drain. Each program is built in C++ (the assembler refuses these).
 TEST(CoreRtl, TheEarlierOfTwoErrorsInAQueueIsRaised) {
-  // An illegal word: an instruction in a queue it does not belong to (kIllegal stands for it).
-  const model::CoreInstr kIllegal = model::default_instr(isa::Opcode::kNop);
+  // An illegal word: an instruction in a queue it does not belong to.
   const auto illegal_in = [](isa::Queue q) {
     model::CoreInstr in = model::default_instr(q == isa::Queue::kDve ? isa::Opcode::kActivation
                                                                       : isa::Opcode::kTensorCopy);
@@ -598,6 +597,10 @@ TEST(CoreRtl, TheEarlierOfTwoErrorsInAQueueIsRaised) {
   };
   model::CoreInstr mm = model::default_instr(isa::Opcode::kMultiplyMoving);  // nothing loaded
   mm.te = model::multiply_moving(model::DType::kBf16, kSize, 16, 0, 2, 0, 0, false);
+  model::CoreInstr illegal_waiting = illegal_in(isa::Queue::kAct);  // its wait never ends
+  illegal_waiting.wait_en = true;
+  illegal_waiting.wait_sem = 1;
+  illegal_waiting.wait_value = 1;
   struct Case {
     const char* name;
     isa::Queue queue;
@@ -607,29 +610,22 @@ TEST(CoreRtl, TheEarlierOfTwoErrorsInAQueueIsRaised) {
   };
   const std::vector<Case> cases = {
       // the fuzzer's finding (it raised Decode on the RTL, DmaRefused on the golden core)
-      {"refused DMA, then an illegal word", isa::Queue::kSp, {long_dma, bad_dma, kIllegal}, CoreError::kDma, 1},
+      {"refused DMA, then an illegal word", isa::Queue::kSp, {long_dma, bad_dma, illegal_in(isa::Queue::kSp)},
+       CoreError::kDma, 1},
       {"DMA whose signal overflows, then a refused DMA", isa::Queue::kSp, {overflowing(long_dma), bad_dma},
        CoreError::kSemOverflow, 0},
-      {"refused vector instruction, then an illegal word", isa::Queue::kDve, {long_copy, refused_copy, kIllegal},
-       CoreError::kVector, 1},
+      {"refused vector instruction, then an illegal word", isa::Queue::kDve,
+       {long_copy, refused_copy, illegal_in(isa::Queue::kDve)}, CoreError::kVector, 1},
       {"vector instruction whose signal overflows, then a refused one", isa::Queue::kDve,
        {overflowing(long_copy), refused_copy}, CoreError::kSemOverflow, 0},
-      {"refused matmul, then an illegal word", isa::Queue::kPe, {mm, kIllegal}, CoreError::kTensor, 0},
-      {"an illegal word is refused before its wait", isa::Queue::kAct, {kIllegal}, CoreError::kDecode, 0},
+      {"refused matmul, then an illegal word", isa::Queue::kPe, {mm, illegal_in(isa::Queue::kPe)}, CoreError::kTensor, 0},
+      {"an illegal word is refused before its wait", isa::Queue::kAct, {illegal_waiting}, CoreError::kDecode, 0},
   };
   for (const Case& c : cases) {
     model::ProgramBuilder b("precise");
     b.semaphore("s", 65535);
-    for (size_t i = 0; i < c.instrs.size(); ++i) {
-      const bool is_illegal = c.instrs[i].opcode == isa::Opcode::kNop && !c.instrs[i].wait_en;
-      model::CoreInstr in = is_illegal ? illegal_in(c.queue) : c.instrs[i];
-      if (is_illegal && std::string(c.name).find("before its wait") != std::string::npos) {
-        in.wait_en = true;  // a wait that never ends: the word is refused all the same
-        in.wait_sem = 1;
-        in.wait_value = 1;
-      }
-      b.push(c.queue, in).instr().loc = {"precise.s", static_cast<int>(i) + 1, 1, "", 0};
-    }
+    for (size_t i = 0; i < c.instrs.size(); ++i)
+      b.push(c.queue, c.instrs[i]).instr().loc = {"precise.s", static_cast<int>(i) + 1, 1, "", 0};
     const CoreSimResult r = cosim(b.take());
     EXPECT_EQ(r.status, CoreStatus::kError) << c.name << ": " << r.message;
     EXPECT_EQ(r.error, c.error) << c.name << ": " << r.message;
@@ -787,6 +783,10 @@ TEST(CoreSva, WithoutAFaultTheProgramRunsCleanPastTheFaultCycle) {
 
 TEST(CoreSvaDeathTest, ProgramWriteWhileRunningFires) {
   EXPECT_DEATH(run_expecting_stop(tb::CoreFault::kProgramWriteWhileRunning), "ProgramLoadOnlyWhenIdle");
+}
+
+TEST(CoreSvaDeathTest, PsumDebugReadWhileRunningFires) {
+  EXPECT_DEATH(run_expecting_stop(tb::CoreFault::kPsumDebugReadWhileRunning), "PsumDebugReadOnlyWhenStopped");
 }
 
 TEST(CoreSvaDeathTest, HbmResponseWithoutAReadFires) {

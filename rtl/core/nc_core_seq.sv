@@ -3,8 +3,8 @@
 //
 // Per instruction at pc: decode (nc_isa_decode; an illegal word stops the queue, and
 // decode_err_o rises once the engine has drained, so that an earlier instruction's own error
-// comes first: errors are precise per queue); wait until semaphore wait_sem >= wait_value when wait_en (the wait does not
-// consume); then
+// comes first: errors are precise per queue); wait until semaphore wait_sem >= wait_value when
+// wait_en (the wait does not consume); then
 //   - a nop issues at once;
 //   - anything else is offered to the engine (issue_valid_o) until it is taken.
 // Signals (applied by the core when sig_valid_o is high):

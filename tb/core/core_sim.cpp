@@ -28,7 +28,6 @@ using model::HbmData;
 constexpr int kHbmChannels = 16;   // 16 x 256 MiB: the golden core's 4 GiB window
 constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
 constexpr int kPortShift = 24;     // requests carry their port in the id's bits 24 and up
-constexpr int kImemDepth = 2048;   // nc_core's ImemDepth
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 
 std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
@@ -172,12 +171,14 @@ class CoreBench {
   void inject_fault(uint64_t cycle) {
     V& t = *top_;
     t.imem_wr_valid_i = 0;
+    t.dbg_psum_rd_valid_i = 0;
     if (cycle != 8) return;
     if (opt_.fault == CoreFault::kProgramWriteWhileRunning) {
       t.imem_wr_valid_i = 1;
       t.imem_wr_queue_i = 0;
       t.imem_wr_addr_i = 0;
     }
+    if (opt_.fault == CoreFault::kPsumDebugReadWhileRunning) t.dbg_psum_rd_valid_i = 1;
     if (opt_.fault == CoreFault::kHbmResponseWithoutRead) {
       t.hbm_rsp_valid_i |= 1u;
       t.hbm_rsp_id_i[0] = 0;
@@ -253,9 +254,9 @@ class CoreBench {
   void load() {
     V& t = *top_;
     for (int q = 0; q < isa::kNumQueue; ++q) {
-      if (prog_.queues[q].size() > static_cast<size_t>(kImemDepth))
+      if (prog_.queues[q].size() > model::kQueueInstructions)  // nc_core's ImemDepth
         throw Error(fmt::format("queue {} holds {} instructions; the RTL core's instruction memory holds {}",
-                                isa::kQueueNames[q], prog_.queues[q].size(), kImemDepth));
+                                isa::kQueueNames[q], prog_.queues[q].size(), model::kQueueInstructions));
       for (size_t i = 0; i < prog_.queues[q].size(); ++i) {
         isa::Word w;
         try {
@@ -347,7 +348,8 @@ class CoreBench {
     top_->dbg_sbuf_wr_valid_i = 0;
   }
   // Every PSUM word through the debug read port (the core stopped): one request a cycle, its
-  // data registered by the clock edge that takes it. words[(bank * BankElems + elem) * size + partition].
+  // data registered by the clock edge that takes it.
+  // words[(bank * BankElems + elem) * size + partition].
   std::vector<uint32_t> psum_words(int banks, int elems) {
     V& t = *top_;
     std::vector<uint32_t> words(static_cast<size_t>(banks) * elems * size_);

@@ -5,8 +5,8 @@
 //
 // Co-simulation compares the end state bit for bit: the run status and error (code, queue,
 // instruction), the semaphores, every SBUF byte, every PSUM word (through the core's PSUM
-// debug read port), every HBM burst either side wrote, and every declared tensor; the first difference is reported with its place (tensor and element when it
-// falls in one). Timing is not compared: the golden core's is a model, the RTL's is exact.
+// debug read port), every HBM burst either side wrote, and every declared tensor; the first
+// difference is reported with its place (tensor and element when it falls in one). Timing is not compared: the golden core's is a model, the RTL's is exact.
 
 #include <cstdint>
 #include <functional>
@@ -29,6 +29,7 @@ enum class CoreFault {
   kNone,
   kProgramWriteWhileRunning,   // an instruction-memory write while the queues run: ProgramLoadOnlyWhenIdle
   kHbmResponseWithoutRead,     // an HBM read response on port 0 with no read in flight: RspMatchesAReadInFlight
+  kPsumDebugReadWhileRunning,  // a PSUM debug read while the queues run: PsumDebugReadOnlyWhenStopped
 };
 
 struct CoreSimOptions {
