@@ -41,6 +41,7 @@ void expect_match(const CoreSimResult& r) {
   EXPECT_TRUE(r.match) << r.mismatch;
   EXPECT_GT(r.sbuf_bytes_compared, 0u);
   EXPECT_GT(r.psum_words_compared, 0u);
+  EXPECT_GT(r.lockstep_instructions, 0u);
 }
 
 TEST(CoreRtl, SoftmaxCoSimulatesBitExact) {
@@ -125,6 +126,51 @@ TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {
   EXPECT_FALSE(r.match);
   EXPECT_NE(r.mismatch.find("SBUF partition 3 byte 0x406 (tensor C_sb partition 3 element 3)"), std::string::npos)
       << r.mismatch;
+}
+
+TEST(CoreRtl, LockstepChecksEveryInstructionAndSignalAsItCommits) {
+  const model::Program p = model::assemble_file(kSmall + "gemm_8.s");
+  const CoreSimResult r = cosim(p);
+  expect_match(r);
+  EXPECT_EQ(r.lockstep_instructions, p.instructions());
+  size_t signals = 0;
+  for (const auto& q : p.queues)
+    for (const auto& in : q) signals += in.sig_op != isa::SigOp::kNone;
+  EXPECT_EQ(r.lockstep_signals, signals);
+  // Lines: 8 x 8 DMA loads of 32 and 128 bytes (1 and 4 lines each), 2 x 8 matmuls' PSUM
+  // rows of 64 FP32 words (8 lines each) in 8 partitions, 2 evictions of 64 BF16 (4 lines) in
+  // 8 partitions, 2 x 8 DMA stores of 128 bytes (4 lines).
+  EXPECT_EQ(r.lockstep_lines, 4u * 8 * (1 + 4) + 8u * 8 * 8 + 2u * 8 * 4 + 2u * 8 * 4);
+}
+
+TEST(CoreRtl, LockstepStopsAtTheFirstWrongInstruction) {
+  // One bit of the RTL's SBUF flipped through the debug port (a register upset) at a chosen
+  // cycle: in A_sb after the DMA loaded it and before the second M tile's matmuls read it, and
+  // in C_sb after the vector engine evicted the first M tile and before its DMA store read it.
+  // The end state would only show wrong bytes of C; the lockstep names the instruction that
+  // first wrote something else than the golden core, with its cycle and a command for waves.
+  const model::Program p = model::assemble_file(kSmall + "gemm_8.s");
+  struct Case {
+    uint64_t cycle, flat;
+    std::string instruction;
+  };
+  const Case cases[] = {
+      {500, 2 * model::kSbufPartitionStride + 0x000 + 16 + 1, "pe instruction 9 at "},
+      {795, 1 * model::kSbufPartitionStride + 0x400 + 7, "sp instruction 8 at "},
+  };
+  for (const Case& c : cases) {
+    CoreSimOptions o;
+    o.size = kSize;
+    o.upset_sbuf = {{c.cycle, c.flat}};
+    const CoreSimResult r = run_core_rtl(p, o);
+    fmt::print("{}\n", r.mismatch);  // what a user sees
+    EXPECT_FALSE(r.match);
+    EXPECT_NE(r.mismatch.find("lockstep, cycle "), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find(c.instruction), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find("gemm_8.s:"), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find("    RTL:    "), std::string::npos) << r.mismatch;
+    EXPECT_NE(r.mismatch.find("reproduce with waves: ncore run"), std::string::npos) << r.mismatch;
+  }
 }
 
 // Random programs on all four queues: each instruction writes its own SBUF region (or HBM

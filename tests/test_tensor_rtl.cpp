@@ -185,6 +185,32 @@ TEST(TensorRtl, IllegalInstructionsRaiseTheModelsErrorCode) {
   EXPECT_EQ(r.counters.rejected, expected_rejections);
 }
 
+TEST(TensorRtl, FieldsExactlyAtTheirLimitsAreAccepted) {
+  // The edges IllegalInstructionsRaiseTheModelsErrorCode approaches from outside, here from
+  // inside: K and M equal to the array, N = 512 filling a bank from word 0, a tile ending at
+  // the last word of bank 7, and stationary and moving data ending at the last SBUF byte.
+  constexpr uint32_t kSbufEnd = 229376;
+  auto sim = tb::make_te_sim(8, 8, options(test::test_seed(13), 0.2));
+  model::SplitMix64 rng(13);
+  const uint32_t mv_addr = kSbufEnd - 512 * 2;  // 8 x 512 BF16: its last byte is the SBUF's
+  sim->sbuf().write_tile(model::random_tile(DType::kBf16, 8, 512, rng), mv_addr, 2);
+  const std::vector<TeInstruction> program = {
+      model::load_stationary(DType::kBf16, 8, 8, kSbufEnd - 8 * 2, 2),  // the last 8 columns
+      model::multiply_moving(DType::kBf16, 8, 512, mv_addr, 2, 0, 0, false),
+      model::multiply_moving(DType::kBf16, 8, 64, mv_addr, 2, 7, 448, false),
+      model::multiply_moving(DType::kBf16, 8, 64, kSbufEnd - 64 * 2, 2, 7, 448, true),
+  };
+  model::TensorEngine probe({8, 8, 8, 512, kSbufEnd});
+  for (const auto& in : program) {
+    EXPECT_EQ(probe.check(in), TeError::kNone) << model::describe(in);
+    if (in.opcode == model::TeOpcode::kLoadStationary) probe.load_stationary(model::Tile(DType::kBf16, 8, 8));
+  }
+  const auto r = sim->run(program);
+  expect_clean(r, 3);
+  EXPECT_EQ(r.rejections_checked, 0u);
+  EXPECT_EQ(r.counters.rejected, 0u);
+}
+
 // Cycle counts are properties of the design, not of the machine: exact figures are tests.
 uint64_t cycles_of(int rows, int cols, DType t, int n, int mms) {
   auto sim = tb::make_te_sim(rows, cols, options(1, 0.0));

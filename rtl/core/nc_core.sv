@@ -22,7 +22,11 @@ module nc_core
   parameter int unsigned DmaPorts = 4,
   parameter int unsigned DmaTags = 64,        // HBM reads in flight per DMA engine
   localparam int unsigned PcW = $clog2(ImemDepth) + 1,
-  localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW
+  localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW,
+  // Commit channels: a nop on each queue, the tensor engine's MMs (one per column segment)
+  // and LS, the vector and scalar engines, the sync queue's DMA completions.
+  localparam int unsigned NumCommit = 4 + Segs + 1 + 2 + 1,
+  localparam int unsigned NumSig = 5   // semaphore signals: pe, act, dve, sp nop, DMA
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -83,7 +87,40 @@ module nc_core
   output logic [31:0]           cnt_busy_o [4],    // cycles the queue's engine was busy
   output logic [63:0]           cnt_te_macs_o,
   output logic [63:0]           cnt_te_stream_o,   // cycles the PE array streamed work
-  output logic [31:0]           cnt_dma_bursts_o
+  output logic [31:0]           cnt_dma_bursts_o,
+  // Lockstep observation (README.md, "Commit and write ports"): every instruction as it
+  // completes, every semaphore signal as it applies, every SBUF and PSUM write as it happens
+  // (HBM writes are the HBM port's). Tags are the low 8 bits of the instruction's index.
+  output logic                  commit_valid_o [NumCommit],
+  output logic [1:0]            commit_queue_o [NumCommit],
+  output logic [PcW-1:0]        commit_pc_o [NumCommit],
+  output logic                  sem_effect_valid_o [NumSig],
+  output logic [1:0]            sem_effect_queue_o [NumSig],
+  output logic [PcW-1:0]        sem_effect_pc_o [NumSig],
+  output logic [1:0]            sem_effect_op_o [NumSig],     // isa_sig_op_e
+  output logic [4:0]            sem_effect_sem_o [NumSig],
+  output logic [15:0]           sem_effect_value_o [NumSig],
+  // the vector (0) and scalar (1) engines: one element of each partition in ve_write_mask_o
+  output logic                  ve_write_valid_o [2],
+  output logic [7:0]            ve_write_tag_o [2],
+  output logic                  ve_write_psum_o [2],          // else SBUF
+  output logic [nc_vector_pkg::AddrW-1:0] ve_write_addr_o [2], // byte offset in a partition
+  output logic [2:0]            ve_write_bytes_o [2],
+  output logic [Size-1:0]       ve_write_mask_o [2],
+  output logic [Size-1:0][31:0] ve_write_data_o [2],
+  // the tensor engine: per partition, the PSUM word after the write
+  output logic                  te_write_any_o,
+  output logic                  te_write_valid_o [Size],
+  output logic [7:0]            te_write_tag_o [Size],
+  output logic [$clog2(Banks)-1:0]     te_write_bank_o [Size],
+  output logic [$clog2(BankElems)-1:0] te_write_elem_o [Size],
+  output logic [1:0]            te_write_half_o [Size],       // 0 word, 1 low half, 2 high half
+  output logic [31:0]           te_write_data_o [Size],
+  // the DMA ports' SBUF writes (32 bytes at a flat address) and the engine that made each
+  output logic [DmaPorts-1:0]   dma_write_valid_o,
+  output logic [3:0]            dma_write_engine_o [DmaPorts],
+  output logic [FlatW-1:0]      dma_write_addr_o [DmaPorts],
+  output logic [255:0]          dma_write_data_o [DmaPorts]
 );
   localparam int unsigned NumQ = 4;
   localparam int unsigned DmaEngines = 16;
@@ -195,6 +232,8 @@ module nc_core
   logic [31:0]          psum_wr_data [Size];
   logic [7:0]           psum_wr_tag [Size];
   logic [63:0]          te_cnt_unused [8];
+  logic                 te_mm_done_valid [Segs], te_ls_done_valid;
+  logic [7:0]           te_mm_done_tag [Segs], te_ls_done_tag;
 
   nc_tensor_engine #(.Rows(Size), .Cols(Size), .Banks(Banks), .BankElems(BankElems),
                      .SbufBytes(SbufBytes)) u_te (
@@ -218,6 +257,8 @@ module nc_core
     .psum_wr_valid_o(psum_wr_valid), .psum_wr_bank_o(psum_wr_bank),
     .psum_wr_elem_o(psum_wr_elem), .psum_wr_half_o(psum_wr_half),
     .psum_wr_data_o(psum_wr_data), .psum_wr_tag_o(psum_wr_tag),
+    .mm_done_valid_o(te_mm_done_valid), .mm_done_tag_o(te_mm_done_tag),
+    .ls_done_valid_o(te_ls_done_valid), .ls_done_tag_o(te_ls_done_tag),
     .rej_valid_o(te_rej_valid), .rej_code_o(te_rej_code), .rej_tag_o(te_rej_tag),
     .err_o(te_err), .err_code_o(te_err_code), .idle_o(te_idle),
     .cnt_busy_o(te_cnt_busy), .cnt_macs_o(te_cnt_macs),
@@ -590,7 +631,6 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   // Semaphores: signals of one cycle apply in queue order (pe, act, dve, sp nop, DMA)
   // ---------------------------------------------------------------------------------------
-  localparam int unsigned NumSig = NumQ + 1;
   logic        sig_valid [NumSig];
   isa_header_t sig_header [NumSig];
   logic [PcW-1:0] sig_pc [NumSig];
@@ -829,9 +869,74 @@ module nc_core
                        dma_err, te_cnt_unused[0], te_cnt_unused[1], te_cnt_unused[2],
                        te_cnt_unused[3], te_cnt_unused[4], te_cnt_unused[5], te_cnt_unused[6],
                        te_cnt_unused[7]};
-    for (int unsigned p = 0; p < Size; p++)
-      unused_outputs ^= ^{psum_wr_bank[p], psum_wr_elem[p], psum_wr_half[p], psum_wr_data[p],
-                          psum_wr_tag[p]};
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Lockstep observation: commits, semaphore effects, writes (nothing here feeds back)
+  // ---------------------------------------------------------------------------------------
+  always_comb begin
+    for (int q = 0; q < NumQ; q++) begin  // a nop completes as it issues
+      commit_valid_o[q] = seq_issued[q] && seq_word[q][7:0] == 8'(IsaNop);
+      commit_queue_o[q] = 2'(q);
+      commit_pc_o[q] = seq_pc[q];
+    end
+    for (int c = 0; c < int'(Segs); c++) begin
+      commit_valid_o[NumQ + c] = te_mm_done_valid[c];
+      commit_queue_o[NumQ + c] = 2'(QueuePe);
+      commit_pc_o[NumQ + c] = pc_from_tag(last_issued_pc_q[QueuePe], te_mm_done_tag[c]);
+    end
+    commit_valid_o[NumQ + Segs] = te_ls_done_valid;
+    commit_queue_o[NumQ + Segs] = 2'(QueuePe);
+    commit_pc_o[NumQ + Segs] = pc_from_tag(last_issued_pc_q[QueuePe], te_ls_done_tag);
+    for (int c = 0; c < 2; c++) begin  // an instruction refused at completion does not commit
+      commit_valid_o[NumQ + Segs + 1 + c] = ve_done_valid[c] &&
+                                            ve_done_error[c] == nc_vector_pkg::ErrNone;
+      commit_queue_o[NumQ + Segs + 1 + c] = 2'(ve_queue(c));
+      commit_pc_o[NumQ + Segs + 1 + c] = pc_from_tag(last_issued_pc_q[ve_queue(c)],
+                                                     ve_done_tag[c]);
+    end
+    commit_valid_o[NumCommit - 1] = trk_pop;
+    commit_queue_o[NumCommit - 1] = 2'(QueueSp);
+    commit_pc_o[NumCommit - 1] = trk_pop_entry.pc;
+    for (int i = 0; i < int'(NumCommit); i++) commit_valid_o[i] &= !halt;
+
+    for (int s = 0; s < int'(NumSig); s++) begin
+      sem_effect_valid_o[s] = sig_valid[s] && !halt;
+      sem_effect_queue_o[s] = sig_queue[s];
+      sem_effect_pc_o[s] = sig_pc[s];
+      sem_effect_op_o[s] = sig_header[s].sig_op;
+      sem_effect_sem_o[s] = sig_header[s].sig_sem;
+      sem_effect_value_o[s] = sig_header[s].sig_value;
+    end
+
+    for (int c = 0; c < 2; c++) begin  // the engine runs one instruction at a time
+      ve_write_valid_o[c] = ve_wr_valid[c] && ve_wr_ready[c];
+      ve_write_tag_o[c] = ve_done_tag[c];
+      ve_write_psum_o[c] = ve_wr_space[c];
+      ve_write_addr_o[c] = ve_wr_addr[c];
+      ve_write_bytes_o[c] = ve_wr_bytes[c];
+      ve_write_mask_o[c] = ve_wr_mask[c];
+      ve_write_data_o[c] = ve_wr_data[c];
+    end
+
+    te_write_any_o = te_psum_write_any;
+    for (int unsigned p = 0; p < Size; p++) begin
+      te_write_valid_o[p] = psum_wr_valid[p];
+      te_write_tag_o[p] = psum_wr_tag[p];
+      te_write_bank_o[p] = psum_wr_bank[p];
+      te_write_elem_o[p] = psum_wr_elem[p];
+      te_write_half_o[p] = psum_wr_half[p];
+      te_write_data_o[p] = psum_wr_data[p];
+    end
+
+    // A DMA port writes SBUF in the cycle an HBM read response arrives; the response's id
+    // names the port's engine (nc_dma: {16'd0, 8'(engine), 8'(tag)}).
+    for (int g = 0; g < int'(DmaPorts); g++) begin
+      dma_write_valid_o[g] = sbuf_dma_wr_valid[g];
+      dma_write_engine_o[g] = 4'(32'(hbm_rsp_id_i[g][15:8]) * DmaPorts + g);
+      dma_write_addr_o[g] = sbuf_dma_wr_addr[g];
+      dma_write_data_o[g] = sbuf_dma_wr_data[g];
+    end
   end
 
   // ---------------------------------------------------------------------------------------

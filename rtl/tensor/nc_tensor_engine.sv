@@ -70,6 +70,14 @@ module nc_tensor_engine
   output logic [1:0]            psum_wr_half_o [Cols],   // 0 word, 1 low half, 2 high half
   output logic [31:0]           psum_wr_data_o [Cols],   // the whole word after the write
   output logic [7:0]            psum_wr_tag_o [Cols],
+  // Completions, for checkers (the NeuronCore's commit port): an MM completes in the cycle its
+  // last moving vector leaves the array (all its PSUM writes done), one pulse per MM, MMs on
+  // disjoint column tiles in the same cycle on their lowest column segment's index; an LS
+  // completes with its last weight column.
+  output logic                  mm_done_valid_o [Segs],
+  output logic [7:0]            mm_done_tag_o [Segs],
+  output logic                  ls_done_valid_o,
+  output logic [7:0]            ls_done_tag_o,
   // A rejected instruction: one pulse per rejection. err_o stays set from the first.
   output logic                  rej_valid_o,
   output te_error_e             rej_code_o,
@@ -235,6 +243,7 @@ module nc_tensor_engine
   logic [2:0]           ls_reps_q;
   logic [SbufAddrW-1:0] ls_rep_step_q;
   logic [SbufAddrW-1:0] ls_tag_addr_q;
+  logic [7:0]           ls_tag_q;         // the instruction's tag, for its completion
   logic                 ls_transpose_q;
   logic                 ls_sparse_q;
   logic [Segs-1:0]      ls_rows_q, ls_cols_q;   // its tile
@@ -380,6 +389,7 @@ module nc_tensor_engine
       ls_reps_q <= 3'd1;
       ls_rep_step_q <= '0;
       ls_tag_addr_q <= '0;
+      ls_tag_q <= '0;
       ls_transpose_q <= 1'b0;
       ls_sparse_q <= 1'b0;
       ls_rows_q <= '0;
@@ -403,6 +413,7 @@ module nc_tensor_engine
         ls_reps_q <= replicas(head);
         ls_rep_step_q <= SbufAddrW'(32'(head.m) * 32'(head.sbuf_stride));
         ls_tag_addr_q <= head.tag_addr;
+        ls_tag_q <= head.tag;
         ls_transpose_q <= head.transpose;
         ls_sparse_q <= head.sparsity != SpDense;
         ls_rows_q <= head_rows;
@@ -648,7 +659,9 @@ module nc_tensor_engine
               narrow: mm_act_q[j].narrow,
               accumulate: mm_act_q[j].accumulate,
               m_limit: mm_act_q[j].m_limit,
-              tag: mm_act_q[j].tag
+              tag: mm_act_q[j].tag,
+              last: mm_req_cnt_q[j] + 1'b1 == mm_act_q[j].n,
+              lead: (mm_act_q[j].cols & Segs'((1 << s) - 1)) == '0
             };
           end
         end
@@ -803,6 +816,17 @@ module nc_tensor_engine
       psum_wr_tag_o[m] = col_meta[m].tag;
     end
   end
+
+  // Completions (the vector leaving the last column has written in every column).
+  always_comb begin
+    for (int unsigned c = 0; c < Segs; c++) begin
+      mm_done_valid_o[c] = exit_meta[c].valid && exit_meta[c].last && exit_meta[c].lead;
+      mm_done_tag_o[c] = exit_meta[c].tag;
+    end
+  end
+  assign ls_done_valid_o = !dispatch_ls && ls_busy_q && st_rsp_valid_i &&
+                           ls_rsp_cnt_q + 1'b1 == ls_m_q;
+  assign ls_done_tag_o = ls_tag_q;
 
   // Vectors in flight per PSUM bank (one count per column segment a vector writes): from the
   // request until it leaves the last column.

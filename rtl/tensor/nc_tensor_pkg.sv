@@ -104,6 +104,8 @@ package nc_tensor_pkg;
     logic        accumulate;
     logic [8:0]  m_limit;     // columns below m_limit (array index) write PSUM
     logic [7:0]  tag;
+    logic        last;        // the MM's last moving vector: it completes as this one leaves
+    logic        lead;        // the lowest column segment of the MM's tile: reports completion
   } te_col_meta_t;
 
 endpackage

@@ -71,11 +71,13 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
     for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
   if (j.contains("cosim")) {
     const auto& c = j["cosim"];
-    fmt::print("co-simulation {}: {} SBUF bytes, {} PSUM words and {} HBM bytes compared with the golden core ({} "
-               "golden cycles)\n",
-               c["match"].get<bool>() ? "MATCH" : "MISMATCH", c["sbuf_bytes_compared"].get<uint64_t>(),
-               c["psum_words_compared"].get<uint64_t>(), c["hbm_bytes_compared"].get<uint64_t>(),
-               c["golden_cycles"].get<uint64_t>());
+    fmt::print("co-simulation {}: in lockstep {} instructions ({} lines written) and {} semaphore signals; at the "
+               "end {} SBUF bytes, {} PSUM words and {} HBM bytes compared with the golden core ({} golden "
+               "cycles)\n",
+               c["match"].get<bool>() ? "MATCH" : "MISMATCH", c["lockstep_instructions"].get<uint64_t>(),
+               c["lockstep_lines"].get<uint64_t>(), c["lockstep_signals"].get<uint64_t>(),
+               c["sbuf_bytes_compared"].get<uint64_t>(), c["psum_words_compared"].get<uint64_t>(),
+               c["hbm_bytes_compared"].get<uint64_t>(), c["golden_cycles"].get<uint64_t>());
   }
   if (j.contains("waves")) fmt::print("waves         {}\n", j["waves"].get<std::string>());
 }
@@ -150,6 +152,8 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   so.waves = o.waves;
   so.waves_from = o.waves_from;
   so.waves_to = o.waves_to;
+  so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}", o.program, o.size,
+                             o.seed ? fmt::format(" --seed {}", o.seed) : "");
   const bool tty = isatty(fileno(stderr)) && !o.json;
   if (tty) {
     so.progress_every = 20'000;
@@ -192,6 +196,9 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
                   {"sbuf_bytes_compared", r.sbuf_bytes_compared},
                   {"hbm_bytes_compared", r.hbm_bytes_compared},
                   {"psum_words_compared", r.psum_words_compared},
+                  {"lockstep_instructions", r.lockstep_instructions},
+                  {"lockstep_lines", r.lockstep_lines},
+                  {"lockstep_signals", r.lockstep_signals},
                   {"golden_cycles", r.golden.cycles}};
   }
   if (!o.waves.empty()) j["waves"] = o.waves;

@@ -5,7 +5,9 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <iterator>
 #include <set>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <verilated.h>
@@ -17,6 +19,8 @@
 #include "model/error.h"
 #include "model/hbm.h"
 #include "tb/common/harness.h"
+#include "tb/common/wide.h"
+#include "tb/core/lockstep.h"
 
 namespace ncore::tb {
 namespace {
@@ -44,29 +48,16 @@ std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
   }
 }
 
-std::string describe(const model::Program& p, int q, uint64_t pc) {
-  if (pc >= p.queues[q].size()) return fmt::format("{} instruction {}", isa::kQueueNames[q], pc);
-  const auto& in = p.queues[q][pc];
-  std::string text;
-  try {
-    text = model::disassemble(in);
-  } catch (const Error&) {
-    text = fmt::format("opcode 0x{:02x}", static_cast<int>(in.opcode));
-  }
-  return fmt::format("{} instruction {} at {}: {}", isa::kQueueNames[q], pc, in.loc.str(), text);
+std::string describe(const model::Program& p, int q, uint64_t pc) { return describe_instruction(p, q, pc); }
+std::string locate(const model::Program& p, bool hbm, uint64_t addr, int part = 0) {
+  return locate_tensor_byte(p, hbm, addr, part);
 }
 
-// The tensor holding HBM byte `addr`, or SBUF byte `off` of partition `part`, as "name[element]".
-std::string locate(const model::Program& p, bool hbm, uint64_t addr, int part = 0) {
-  for (const auto& t : p.tensors) {
-    const uint64_t size = static_cast<uint64_t>(model::storage_bits(t.dtype) / 8);
-    if (hbm && t.hbm && addr >= t.addr && addr < t.addr + t.bytes())
-      return fmt::format(" (tensor {} element {})", t.name, (addr - t.addr) / size);
-    if (!hbm && !t.hbm && part >= t.partition && part < t.partition + t.shape[0] && addr >= t.addr &&
-        addr < t.addr + t.bytes())
-      return fmt::format(" (tensor {} partition {} element {})", t.name, part - t.partition, (addr - t.addr) / size);
-  }
-  return "";
+// Bit i of a Verilated packed vector (an integer up to 64 bits, a VlWide above).
+template <class T>
+bool bit_of(const T& v, int i) {
+  if constexpr (std::is_integral_v<T>) return v >> i & 1;
+  else return v[static_cast<size_t>(i / 32)] >> (i % 32) & 1;
 }
 
 template <class V>
@@ -90,6 +81,12 @@ class CoreBench {
   CoreSimResult run() {
     const auto wall_start = std::chrono::steady_clock::now();
     V& t = *top_;
+    if (opt_.cosim) {  // the golden core runs first: the RTL is checked against it as it goes
+      std::string again = opt_.reproduce.empty()
+                              ? fmt::format("ncore run {} --engine cosim --size {}", prog_.name, size_)
+                              : opt_.reproduce;
+      lockstep_ = std::make_unique<Lockstep>(prog_, core_config_for_size(size_), opt_.raw_words, again);
+    }
     t.imem_wr_valid_i = 0;
     t.sem_wr_valid_i = 0;
     t.start_i = 0;
@@ -116,7 +113,10 @@ class CoreBench {
     const uint64_t total = prog_.instructions();
     uint64_t cycle = 0;
     for (; !t.finished_o && cycle < opt_.max_cycles; ++cycle) {
+      if (lockstep_ && lockstep_->failed()) break;  // the first wrong instruction stops the run
+      if (opt_.upset_sbuf && opt_.upset_sbuf->first == cycle) upset_sbuf_bit(opt_.upset_sbuf->second);
       step(cycle);
+      top_->dbg_sbuf_wr_valid_i = 0;
       if (opt_.progress && opt_.progress_every && cycle % opt_.progress_every == 0) {
         uint64_t issued = 0;
         for (int q = 0; q < isa::kNumQueue; ++q) issued += t.cnt_issued_o[q];
@@ -126,8 +126,11 @@ class CoreBench {
     // Posted HBM writes still queued in the controllers land before anything is read back.
     for (uint64_t drain = 0; !hbm_idle() && drain < 1'000'000; ++drain) step(cycle + drain);
     collect(r);
+    r.cycles_run = cycle;
     if (opt_.inject_sbuf_flip != UINT64_MAX) flip_sbuf_bit(opt_.inject_sbuf_flip);
-    if (!t.finished_o) {
+    if (lockstep_ && lockstep_->failed()) {
+      r.message = fmt::format("the lockstep checker stopped the run at cycle {}", lockstep_->failure_cycle());
+    } else if (!t.finished_o) {
       r.status = CoreStatus::kWatchdog;
       r.message = fmt::format("the harness stopped the run after {} cycles (--max-cycles); {}", cycle, positions());
     }
@@ -222,6 +225,7 @@ class CoreBench {
     t.clk_i = 0;
     t.eval();
     dump(2 * cycle, cycle);
+    if (lockstep_ && t.running_o) observe(cycle, wr_ready);
     for (int p = 0; p < kDmaPorts; ++p) {
       if (rd_ready >> p & 1) {
         model::HbmRequest q;
@@ -248,6 +252,87 @@ class CoreBench {
     t.clk_i = 1;
     t.eval();
     dump(2 * cycle + 1, cycle);
+  }
+
+  // ---- lockstep ----------------------------------------------------------------------------
+  // The index of queue q's instruction with `tag` (its index's low 8 bits): the latest issued
+  // one with that tag (an engine holds far fewer than 256).
+  uint64_t pc_of_tag(int q, uint8_t tag) const {
+    const uint64_t next = top_->pc_o[q];
+    if (next == 0) return tag;
+    const uint64_t last = next - 1;
+    return last - ((last - tag) & 0xFF);
+  }
+
+  // This cycle's writes, commits and semaphore signals, to the lockstep checker (nc_core's
+  // observation ports, read between the edges).
+  void observe(uint64_t cycle, uint32_t wr_ready) {
+    V& t = *top_;
+    Lockstep& ls = *lockstep_;
+    const int pe = static_cast<int>(isa::Queue::kPe);
+    const uint64_t bank_bytes = static_cast<uint64_t>(psum_elems_) * 4;
+    const uint64_t psum_bytes = bank_bytes * static_cast<uint64_t>(psum_banks_);
+    uint8_t bytes[kLine];
+    if (t.te_write_any_o) {
+      for (int p = 0; p < size_; ++p) {
+        if (!t.te_write_valid_o[p]) continue;
+        const uint32_t word = t.te_write_data_o[p];
+        for (int b = 0; b < 4; ++b) bytes[b] = static_cast<uint8_t>(word >> (8 * b));
+        const int half = t.te_write_half_o[p];  // 0 word, 1 low half, 2 high half
+        const int first = half == 2 ? 2 : 0;
+        ls.write(pe, pc_of_tag(pe, t.te_write_tag_o[p]), model::CoreMemory::kPsum,
+                 static_cast<uint64_t>(p) * psum_bytes + t.te_write_bank_o[p] * bank_bytes +
+                     static_cast<uint64_t>(t.te_write_elem_o[p]) * 4 + static_cast<uint64_t>(first),
+                 bytes + first, half ? 2 : 4);
+      }
+    }
+    for (int c = 0; c < 2; ++c) {  // the vector engine (dve) and the scalar engine (act)
+      if (!t.ve_write_valid_o[c]) continue;
+      const int q = static_cast<int>(c == 0 ? isa::Queue::kDve : isa::Queue::kAct);
+      const uint64_t pc = pc_of_tag(q, t.ve_write_tag_o[c]);
+      const bool psum = t.ve_write_psum_o[c];
+      const int n = t.ve_write_bytes_o[c];
+      for (int l = 0; l < size_; ++l) {
+        if (!bit_of(t.ve_write_mask_o[c], l)) continue;
+        const uint32_t v = t.ve_write_data_o[c][static_cast<size_t>(l)];
+        for (int b = 0; b < n; ++b) bytes[b] = static_cast<uint8_t>(v >> (8 * b));
+        ls.write(q, pc, psum ? model::CoreMemory::kPsum : model::CoreMemory::kSbuf,
+                 static_cast<uint64_t>(l) * (psum ? psum_bytes : model::kSbufPartitionStride) + t.ve_write_addr_o[c],
+                 bytes, static_cast<size_t>(n));
+      }
+    }
+    for (int g = 0; g < kDmaPorts; ++g) {
+      if (t.dma_write_valid_o >> g & 1) {
+        const model::HbmData d = from_wide(t.dma_write_data_o[g]);
+        for (int b = 0; b < static_cast<int>(kLine); ++b) bytes[b] = static_cast<uint8_t>(d[b / 8] >> (8 * (b % 8)));
+        ls.dma_write(t.dma_write_engine_o[g], model::CoreMemory::kSbuf, t.dma_write_addr_o[g], bytes, kLine, cycle);
+      }
+      if (wr_ready >> g & 1) {  // the HBM write the port hands over this cycle
+        for (int b = 0; b < static_cast<int>(kLine); ++b)
+          bytes[b] = static_cast<uint8_t>(t.hbm_wr_data_o[8 * g + b / 4] >> (8 * (b % 4)));
+        // nc_dma's write id: {16'd0, 8'(engine), 8'd0}, the engine within the port
+        const int engine = static_cast<int>((t.hbm_wr_id_o[g] >> 8) & 0xFF) * kDmaPorts + g;
+        ls.dma_write(engine, model::CoreMemory::kHbm, t.hbm_wr_addr_o[g], bytes, kLine, cycle);
+      }
+    }
+    for (size_t i = 0; i < std::size(t.commit_valid_o); ++i)
+      if (t.commit_valid_o[i]) ls.commit(t.commit_queue_o[i], t.commit_pc_o[i], cycle);
+    for (size_t i = 0; i < std::size(t.sem_effect_valid_o); ++i)
+      if (t.sem_effect_valid_o[i])
+        ls.signal(t.sem_effect_queue_o[i], t.sem_effect_pc_o[i], t.sem_effect_op_o[i], t.sem_effect_sem_o[i],
+                  t.sem_effect_value_o[i], cycle);
+  }
+
+  // Flips bit 0 of an SBUF byte through the debug port, with the coming clock edge.
+  void upset_sbuf_bit(uint64_t flat) {
+    auto line = sbuf_line(flat / kLine * kLine);
+    line[flat % kLine] ^= 1;
+    for (int k = 0; k < 8; ++k) {
+      uint32_t w = 0;
+      for (int b = 0; b < 4; ++b) w |= static_cast<uint32_t>(line[4 * k + b]) << (8 * b);
+      top_->dbg_sbuf_wr_data_i[k] = w;
+    }
+    top_->dbg_sbuf_wr_valid_i = 1;
   }
 
   // ---- program and tensors -----------------------------------------------------------------
@@ -336,14 +421,7 @@ class CoreBench {
     return out;
   }
   void flip_sbuf_bit(uint64_t flat) {
-    auto line = sbuf_line(flat / kLine * kLine);
-    line[flat % kLine] ^= 1;
-    for (int k = 0; k < 8; ++k) {
-      uint32_t w = 0;
-      for (int b = 0; b < 4; ++b) w |= static_cast<uint32_t>(line[4 * k + b]) << (8 * b);
-      top_->dbg_sbuf_wr_data_i[k] = w;
-    }
-    top_->dbg_sbuf_wr_valid_i = 1;
+    upset_sbuf_bit(flat);
     tick();
     top_->dbg_sbuf_wr_valid_i = 0;
   }
@@ -442,10 +520,14 @@ class CoreBench {
   }
 
   void compare(CoreSimResult& r) {
-    model::CoreModel golden(core_config_for_size(size_), prog_);
-    golden.load_tensors();
-    r.golden = golden.run();
+    model::CoreModel& golden = lockstep_->golden_model();
+    r.golden = lockstep_->golden();
     r.compared = true;
+    const LockstepStats& ls = lockstep_->stats();
+    r.lockstep_instructions = ls.instructions;
+    r.lockstep_lines = ls.lines;
+    r.lockstep_signals = ls.signals;
+    if (lockstep_->failed()) return mismatch(r, lockstep_->failure());
     const model::CoreResult& g = r.golden;
     if (g.status != r.status || g.error != r.error) {
       return mismatch(r, fmt::format("status: RTL {} {}, golden {} {}\n  RTL:    {}\n  golden: {}",
@@ -459,6 +541,8 @@ class CoreBench {
                                      describe(prog_, r.error_queue, r.error_pc),
                                      describe(prog_, g.error_queue, g.error_index)));
     if (r.status != CoreStatus::kDone) return;  // the state after a stop depends on timing
+    lockstep_->finish(r.cycles_run);
+    if (lockstep_->failed()) return mismatch(r, lockstep_->failure());
     for (int s = 0; s < model::kNumSemaphores; ++s)
       if (g.semaphores[s] != r.semaphores[s])
         return mismatch(r, fmt::format("semaphore {}: RTL {}, golden {}", prog_.sem_name(s), r.semaphores[s],
@@ -522,6 +606,9 @@ class CoreBench {
   std::unique_ptr<V> top_;
   std::unique_ptr<CoverageDump> coverage_;  // after top_: written before the model goes
   std::unique_ptr<VerilatedFstC> fst_;
+  std::unique_ptr<Lockstep> lockstep_;
+  int psum_banks_ = model::TensorEngineConfig{}.psum_banks;
+  int psum_elems_ = model::TensorEngineConfig{}.bank_elements;
 };
 
 }  // namespace

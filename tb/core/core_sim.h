@@ -3,10 +3,14 @@
 // controller (model::HbmChannel, 16 pseudo-channels, 4 GiB) behind its DMA ports, and, for
 // co-simulation, the golden core (model::CoreModel) run on the same program and tensors.
 //
-// Co-simulation compares the end state bit for bit: the run status and error (code, queue,
-// instruction), the semaphores, every SBUF byte, every PSUM word (through the core's PSUM
-// debug read port), every HBM burst either side wrote, and every declared tensor; the first
-// difference is reported with its place (tensor and element when it falls in one). Timing is not compared: the golden core's is a model, the RTL's is exact.
+// Co-simulation runs the golden core first, then checks the RTL in lockstep as it runs
+// (tb/core/lockstep.h): every instruction's SBUF, PSUM and HBM writes as it commits, and every
+// semaphore signal; the first wrong instruction stops the run, named with its cycle and a
+// command that reproduces it with waves. At the end it compares the end state bit for bit: the
+// run status and error (code, queue, instruction), the semaphores, every SBUF byte, every PSUM
+// word (through the core's PSUM debug read port), every HBM burst either side wrote; the first
+// difference is reported with its place (tensor and element when it falls in one). Timing is
+// not compared: the golden core's is a model, the RTL's is exact.
 
 #include <cstdint>
 #include <functional>
@@ -49,6 +53,12 @@ struct CoreSimOptions {
   // at (queue, index): how a fuzzer feeds the RTL words the encoder would never make. The golden
   // core still runs the program's instruction there (for an illegal word: one it refuses).
   std::map<std::pair<int, size_t>, isa::Word> raw_words;
+  // Test of the lockstep checker: flip bit 0 of this SBUF byte (flat address) in the RTL through
+  // the debug port at this run cycle (first), as a register upset would.
+  std::optional<std::pair<uint64_t, uint64_t>> upset_sbuf;
+  // The command that reruns this case, for the lockstep checker's report (it adds the waves
+  // options); empty: "ncore run <program name> --engine cosim --size N".
+  std::string reproduce;
   CoreFault fault = CoreFault::kNone;
 };
 
@@ -65,6 +75,7 @@ struct CoreSimResult {
   int error_detail = 0;
   std::string message;             // error, deadlock or watchdog report; "" when done
   uint64_t cycles = 0;
+  uint64_t cycles_run = 0;         // the harness's cycles from start (the waves' cycle numbers)
   std::array<CoreRtlQueue, isa::kNumQueue> queues{};
   uint64_t te_macs = 0, te_stream_cycles = 0, dma_bursts = 0;
   std::array<uint32_t, model::kNumSemaphores> semaphores{};
@@ -75,6 +86,9 @@ struct CoreSimResult {
   bool match = true;
   std::string mismatch;            // the first difference
   uint64_t sbuf_bytes_compared = 0, hbm_bytes_compared = 0, psum_words_compared = 0;
+  // Lockstep: instructions whose writes were compared as they committed, their 32-byte lines,
+  // semaphore signals checked.
+  uint64_t lockstep_instructions = 0, lockstep_lines = 0, lockstep_signals = 0;
   model::CoreResult golden;
   // The output tensors' bytes (RTL), for checksums.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
