@@ -39,6 +39,7 @@ inline void expect_clean(const tb::TeRunResult& r, uint64_t min_mm) {
   EXPECT_GE(r.mm_checked, min_mm);
   if (min_mm > 0) {
     EXPECT_GT(r.psum_writes_checked, 0u);
+    EXPECT_GE(r.completions_checked, r.mm_checked);  // every MM (and every LS)
   }
 }
 

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <deque>
 #include <set>
 #include <tuple>
 
@@ -125,13 +126,15 @@ class TeSimImpl final : public TeSim {
       const bool progress = step();
       if (progress) last_progress = cycle_;
       if (next_ == program.size() && !offering_ && top_->idle_o && expected_.empty() &&
-          rejections_.empty() && !probe_active_ && !probe_rsp_pending_)
+          awaiting_done_.empty() && ls_in_flight_.empty() && rejections_.empty() && !probe_active_ &&
+          !probe_rsp_pending_)
         break;
       if (cycle_ - last_progress > options_.watchdog) {
         fail(fmt::format("watchdog: no progress for {} cycles ({} of {} instructions "
-                         "accepted, idle={}, {} MMs with PSUM writes outstanding)",
+                         "accepted, idle={}, {} MMs with PSUM writes outstanding, {} completions "
+                         "outstanding)",
                          options_.watchdog, next_, program.size(), top_->idle_o,
-                         expected_.size()));
+                         expected_.size(), awaiting_done_.size() + ls_in_flight_.size()));
       }
     }
     result_.cycles = cycle_ - start;
@@ -333,6 +336,8 @@ class TeSimImpl final : public TeSim {
     const TeError err = golden_.execute(i, sbuf_);
     if (err != TeError::kNone) {
       rejections_.push_back({i.tag, err, next_});
+    } else if (i.opcode == TeOpcode::kLoadStationary) {
+      ls_in_flight_.push_back(i.tag);
     } else if (i.opcode == TeOpcode::kMultiplyMoving) {
       ExpectedMm e;
       e.index = next_;
@@ -413,8 +418,34 @@ class TeSimImpl final : public TeSim {
       shadow_[{partition, bank, static_cast<int>(top_->psum_wr_elem_o[partition])}] = actual_word;
       if (++e.writes == static_cast<uint64_t>(e.m) * e.n) {
         ++result_.mm_checked;
+        awaiting_done_.insert(tag);
         expected_.erase(it);
       }
+    }
+  }
+
+  // The completion ports: an MM completes once, after (or with) its last PSUM write; LSs
+  // complete in order.
+  void check_completions() {
+    if (!options_.check) return;
+    for (int c = 0; c < kSegs; ++c) {
+      if (!top_->mm_done_valid_o[c]) continue;
+      const uint8_t tag = top_->mm_done_tag_o[c];
+      if (!awaiting_done_.erase(tag)) {
+        fail(fmt::format("MM completion (segment {}) for tag {}, which has {}", c, tag,
+                         expected_.count(tag) ? "PSUM writes still to come" : "no MultiplyMoving in flight"));
+        return;
+      }
+      ++result_.completions_checked;
+    }
+    if (top_->ls_done_valid_o) {
+      if (ls_in_flight_.empty() || ls_in_flight_.front() != top_->ls_done_tag_o) {
+        fail(fmt::format("LS completion for tag {}; the oldest LS in flight is {}", top_->ls_done_tag_o,
+                         ls_in_flight_.empty() ? std::string("none") : std::to_string(ls_in_flight_.front())));
+        return;
+      }
+      ls_in_flight_.pop_front();
+      ++result_.completions_checked;
     }
   }
 
@@ -486,6 +517,7 @@ class TeSimImpl final : public TeSim {
     }
     const uint64_t writes_before = result_.psum_writes_checked + result_.psum_writes_unchecked;
     check_psum_writes();
+    check_completions();
     check_rejection();
     progress = progress || st_req_.pending || mv_req_.pending || top_->rej_valid_o ||
                result_.psum_writes_checked + result_.psum_writes_unchecked != writes_before;
@@ -640,6 +672,8 @@ class TeSimImpl final : public TeSim {
   uint32_t tag_counter_ = static_cast<uint32_t>((options_.seed * 0x9E3779B97F4A7C15ull) >> 56);
   SbufRequest st_req_, mv_req_;
   std::map<uint8_t, ExpectedMm> expected_;
+  std::set<uint8_t> awaiting_done_;   // MMs with every PSUM write seen, not yet reported complete
+  std::deque<uint8_t> ls_in_flight_;  // accepted LSs, oldest first
   std::vector<Rejection> rejections_;
   std::set<std::pair<int, int>> touched_;
   std::map<std::tuple<int, int, int>, uint32_t> shadow_;  // (partition, bank, word) -> RTL value

@@ -77,6 +77,7 @@ struct TeRunResult {
   uint64_t psum_writes_checked = 0;
   uint64_t psum_writes_unchecked = 0;  // with check off
   uint64_t mm_checked = 0;        // MMs whose every PSUM write was seen and matched
+  uint64_t completions_checked = 0;  // MM and LS completions (mm_done_*, ls_done_*) checked
   uint64_t rejections_checked = 0;
   uint64_t readback_checked = 0;  // PSUM words compared through the read port
   uint64_t probes_checked = 0;    // PSUM reads during the run, compared with the writes seen
