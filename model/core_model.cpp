@@ -42,11 +42,12 @@ std::string_view core_memory_name(CoreMemory m) {
 }
 
 void InstrEffects::write(CoreMemory m, uint64_t addr, const uint8_t* bytes, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
+  for (size_t i = 0; i < n;) {  // one map look-up per line touched
     LineWrite& line = writes[{m, (addr + i) / kLineBytes * kLineBytes}];
-    const auto b = static_cast<int>((addr + i) % kLineBytes);
-    line.data[b] = bytes[i];
-    line.mask |= 1u << b;
+    for (auto b = static_cast<size_t>((addr + i) % kLineBytes); b < kLineBytes && i < n; ++b, ++i) {
+      line.data[b] = bytes[i];
+      line.mask |= 1u << b;
+    }
   }
 }
 
@@ -151,7 +152,7 @@ struct CoreModel::Impl {
 
   Impl(const CoreConfig& c, const Program& p, SparseMemory& h)
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
-        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines) {
+        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), open_list(c.dma_engines, 0) {
     sems = p.sem_init;
   }
 
@@ -372,8 +373,14 @@ struct CoreModel::Impl {
           defer(CoreError::kDma, q, i, dma_error_name(e));
           return false;
         }
+        // A list longer than the engine's completion tracker could never finish: refused.
+        if (open_list[in.dma_queue] >= kDmaListDescriptors) {
+          defer(CoreError::kDma, q, i, dma_error_name(DmaError::kListLength));
+          return false;
+        }
         auto& fifo = dma[in.dma_queue];
         if (fifo.size() >= kDmaFifoDepth) return false;  // a completion frees a slot
+        open_list[in.dma_queue] = in.dma.last ? 0 : open_list[in.dma_queue] + 1;
         DmaJob job{i, now};
         job.remaining = static_cast<double>(in.dma.bytes * in.dma.count1 * in.dma.count2);
         fifo.push_back(job);
@@ -603,6 +610,7 @@ struct CoreModel::Impl {
   std::array<uint32_t, kNumSemaphores> sems{};
   std::array<QueueState, isa::kNumQueue> qs{};
   std::vector<std::deque<DmaJob>> dma;
+  std::vector<int> open_list;  // per DMA engine: descriptors issued since its last `last`
   uint64_t now = 0;
   size_t completed = 0;
   bool record = false;

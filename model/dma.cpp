@@ -11,6 +11,7 @@ const char* dma_error_name(DmaError e) {
     case DmaError::kAlign: return "misaligned";
     case DmaError::kHbmRange: return "past the end of HBM";
     case DmaError::kSbufRange: return "past the end of SBUF";
+    case DmaError::kListLength: return "a ninth descriptor in one list (an engine tracks 8)";
   }
   return "?";
 }

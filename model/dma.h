@@ -26,7 +26,10 @@ struct DmaDescriptor {
   uint64_t sbuf_stride1 = 0, sbuf_stride2 = 0;    // 25 bits
 };
 
-enum class DmaError : uint8_t { kNone = 0, kZero = 1, kAlign = 2, kHbmRange = 3, kSbufRange = 4 };
+// kListLength: the descriptor would make a list (descriptors up to one with `last`) longer than
+// an engine's completion tracker holds (kDmaListDescriptors): the NeuronCore refuses it at issue.
+enum class DmaError : uint8_t { kNone = 0, kZero = 1, kAlign = 2, kHbmRange = 3, kSbufRange = 4, kListLength = 5 };
+inline constexpr int kDmaListDescriptors = 8;
 const char* dma_error_name(DmaError e);
 
 // Why the engines refuse a descriptor (kNone: they execute it). Field widths are the encoder's

@@ -716,16 +716,42 @@ sem_wait t>=65535
 }
 
 TEST(CoreRtl, MoreDescriptorsInFlightOnOneEngineThanItsTrackerHolds) {
-  // Twelve long loads on engine 0, each signalling: the engine's completion tracker (8) fills
-  // and the sp queue stalls on it; every signal must arrive, in order, for the right load.
+  // Two lists of eight long loads on engine 0, each load signalling its own increment: the
+  // first list fills the engine's completion tracker (8) exactly, so the sp queue must stall on
+  // the ninth descriptor until the list has finished; every signal must arrive once, for the
+  // right load.
   std::string text = ".sem s\n.tensor h hbm addr=0 dtype=bf16 shape=8x2048 init=random seed=9\n.queue sp\n"
-                     ".rept i 12\n"
+                     ".rept i 16\n"
                      "dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=h+(i%4)*1024 sbuf_addr=(i%8)*SBUF_PARTITION+i*1024 "
-                     "bytes=1024 count1=4 hbm_stride1=4096 sbuf_stride1=0 signal=s+=1\n.endr\n"
-                     ".queue dve\nsem_wait s>=12\n";
+                     "bytes=1024 count1=4 hbm_stride1=4096 sbuf_stride1=0 last=(i%8)/7 signal=s+=i+1\n.endr\n"
+                     ".queue dve\nsem_wait s>=136\n";
   const CoreSimResult r = cosim(model::assemble(text, "tracker.s"));
   expect_match(r);
-  EXPECT_EQ(r.semaphores[0], 12u);
+  EXPECT_EQ(r.semaphores[0], 136u);
+  EXPECT_EQ(r.lockstep_signals, 16u);
+}
+
+TEST(CoreRtl, ANinthDescriptorInOneListIsRefused) {
+  // A list's entries leave the completion tracker (8) only when the list finishes, so a ninth
+  // descriptor could never be issued: both cores refuse it (precisely, once the first eight have
+  // completed) instead of hanging; eight in one list run.
+  const auto list = [](int n) {
+    return model::assemble(fmt::format(".sem s\n.tensor h hbm addr=0 dtype=bf16 shape=8x2048 init=random seed=9\n"
+                                       ".queue sp\n.rept i {}\n"
+                                       "dma_copy engine=5 dir=hbm_to_sbuf hbm_addr=h+i*64 sbuf_addr=i*64 bytes=64 "
+                                       "last=i/({}-1) signal=s+=1\n.endr\n",
+                                       n, n),
+                           "list.s");
+  };
+  const CoreSimResult nine = cosim(list(9));
+  EXPECT_EQ(nine.status, CoreStatus::kError) << nine.message;
+  EXPECT_EQ(nine.error, CoreError::kDma) << nine.message;
+  EXPECT_EQ(nine.error_pc, 8u) << nine.message;
+  EXPECT_NE(nine.message.find("a ninth descriptor in one list"), std::string::npos) << nine.message;
+  EXPECT_TRUE(nine.match) << nine.mismatch;
+  const CoreSimResult eight = cosim(list(8));
+  expect_match(eight);
+  EXPECT_EQ(eight.semaphores[0], 8u);
 }
 
 TEST(CoreRtl, DmaEndingExactlyAtTheEndOfHbmAndOfSbuf) {

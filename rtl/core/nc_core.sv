@@ -488,16 +488,22 @@ module nc_core
   logic [$clog2(TrkDepth)-1:0] trk_head_q [DmaEngines], trk_tail_q [DmaEngines];
   logic [$clog2(TrkDepth):0]   trk_count_q [DmaEngines];
   logic [$clog2(TrkDepth):0]   trk_lists_q [DmaEngines];  // finished lists not yet popped
+  logic [$clog2(TrkDepth):0]   trk_open_q [DmaEngines];   // descriptors of the open list
   logic       trk_push, trk_pop, trk_empty;
   logic [3:0] trk_pop_engine;
   trk_entry_t trk_pop_entry;
 
   // The DMA engines' checks at issue: a descriptor they would refuse is never issued, and its
-  // refusal is raised (precisely) once sp has drained.
+  // refusal is raised (precisely) once sp has drained. So is the ninth descriptor of one list:
+  // the list's entries leave the tracker only when it finishes, so it could never be issued.
   nc_dma_pkg::dma_err_e dma_refusal;
   logic dma_refused, dma_lists_pending;
-  assign dma_refusal = nc_dma_pkg::dma_check(dma_desc, hbm_bytes_log2_i,
-                                             48'(Size * SbufBytes));
+  always_comb begin
+    dma_refusal = nc_dma_pkg::dma_check(dma_desc, hbm_bytes_log2_i, 48'(Size * SbufBytes));
+    if (dma_refusal == nc_dma_pkg::DmaErrNone &&
+        trk_open_q[dma_payload.engine] == ($clog2(TrkDepth) + 1)'(TrkDepth))
+      dma_refusal = nc_dma_pkg::DmaErrListLength;
+  end
   assign dma_refused = seq_issue_valid[QueueSp] && dma_refusal != nc_dma_pkg::DmaErrNone;
 
   assign trk_push = seq_issue_valid[QueueSp] && seq_issue_ready[QueueSp];
@@ -540,7 +546,9 @@ module nc_core
         trk_tail_q[e] <= '0;
         trk_count_q[e] <= '0;
         trk_lists_q[e] <= '0;
+        trk_open_q[e] <= '0;
       end else begin
+        if (push) trk_open_q[e] <= dma_payload.last ? '0 : trk_open_q[e] + 1'b1;
         if (push) trk_tail_q[e] <= trk_tail_q[e] + 1'b1;
         if (pop) trk_head_q[e] <= trk_head_q[e] + 1'b1;
         trk_count_q[e] <= trk_count_q[e] + ($clog2(TrkDepth) + 1)'(push) -

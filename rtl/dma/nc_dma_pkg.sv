@@ -24,7 +24,8 @@ package nc_dma_pkg;
     DmaErrZero      = 3'd1,  // bytes, count1 or count2 is zero
     DmaErrAlign     = 3'd2,  // an address, stride or size not a multiple of 32 bytes
     DmaErrHbmRange  = 3'd3,  // the transfer runs past the end of HBM
-    DmaErrSbufRange = 3'd4   // the transfer runs past the end of SBUF
+    DmaErrSbufRange = 3'd4,  // the transfer runs past the end of SBUF
+    DmaErrListLength = 3'd5  // (the NeuronCore's) a ninth descriptor in one list: never issued
   } dma_err_e;
 
   // What is wrong with a descriptor, if anything, in model::dma_check's order. HBM holds
