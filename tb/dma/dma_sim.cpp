@@ -213,6 +213,10 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
     if (all_idle) break;
     if (cycle - last_progress > options.watchdog)
       fail(fmt::format("watchdog: no progress for {} cycles", options.watchdog));
+    // A transfer that never ends makes progress every cycle: the burst count stops it.
+    if (t.cnt_bursts_o > legal_bursts)
+      fail(fmt::format("the engines moved a burst more than the descriptors hold ({}) at cycle {}", legal_bursts,
+                       cycle));
   }
   if (fst) fst->close();
   r.cycles = cycle;
