@@ -48,11 +48,6 @@ std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
   }
 }
 
-std::string describe(const model::Program& p, int q, uint64_t pc) { return describe_instruction(p, q, pc); }
-std::string locate(const model::Program& p, bool hbm, uint64_t addr, int part = 0) {
-  return locate_tensor_byte(p, hbm, addr, part);
-}
-
 // Bit i of a Verilated packed vector (an integer up to 64 bits, a VlWide above).
 template <class T>
 bool bit_of(const T& v, int i) {
@@ -348,7 +343,7 @@ class CoreBench {
           const auto raw = opt_.raw_words.find({q, i});
           w = raw != opt_.raw_words.end() ? raw->second : model::encode(prog_.queues[q][i]);
         } catch (const Error& e) {
-          throw Error(fmt::format("{}: {}", describe(prog_, q, i), e.what()));
+          throw Error(fmt::format("{}: {}", describe_instruction(prog_, q, i), e.what()));
         }
         t.imem_wr_valid_i = 1;
         t.imem_wr_queue_i = static_cast<uint8_t>(q);
@@ -493,7 +488,7 @@ class CoreBench {
         r.error_pc = t.err_pc_o;
         r.error_detail = t.err_detail_o;
         r.message = fmt::format("error {} at cycle {}: {}: {}", model::core_error_name(r.error), r.cycles,
-                                describe(prog_, r.error_queue, r.error_pc),
+                                describe_instruction(prog_, r.error_queue, r.error_pc),
                                 rtl_error_detail(r.error, r.error_detail, prog_));
         break;
       case CoreStatus::kDeadlock: {
@@ -501,7 +496,8 @@ class CoreBench {
         for (int q = 0; q < isa::kNumQueue; ++q) {
           if (!(t.waiting_o >> q & 1)) continue;
           const auto& in = prog_.queues[q][t.pc_o[q]];
-          r.message += fmt::format("\n  {}; waits for semaphore {} >= {} (it is {})", describe(prog_, q, t.pc_o[q]),
+          r.message += fmt::format("\n  {}; waits for semaphore {} >= {} (it is {})",
+                                   describe_instruction(prog_, q, t.pc_o[q]),
                                    prog_.sem_name(in.wait_sem), in.wait_value, t.sems_o[in.wait_sem]);
         }
         break;
@@ -538,8 +534,8 @@ class CoreBench {
     if (r.status == CoreStatus::kError &&
         (g.error_queue != r.error_queue || g.error_index != r.error_pc))
       return mismatch(r, fmt::format("error raised by a different instruction: RTL {}, golden {}",
-                                     describe(prog_, r.error_queue, r.error_pc),
-                                     describe(prog_, g.error_queue, g.error_index)));
+                                     describe_instruction(prog_, r.error_queue, r.error_pc),
+                                     describe_instruction(prog_, g.error_queue, g.error_index)));
     if (r.status != CoreStatus::kDone) return;  // the state after a stop depends on timing
     lockstep_->finish(r.cycles_run);
     if (lockstep_->failed()) return mismatch(r, lockstep_->failure());
@@ -556,7 +552,7 @@ class CoreBench {
           const auto want = static_cast<uint8_t>(gs.read(p, static_cast<uint32_t>(off + b), 1));
           if (line[b] != want)
             return mismatch(r, fmt::format("SBUF partition {} byte 0x{:x}{}: RTL 0x{:02x}, golden 0x{:02x}", p,
-                                           off + b, locate(prog_, false, off + b, p), line[b], want));
+                                           off + b, locate_tensor_byte(prog_, false, off + b, p), line[b], want));
         }
         r.sbuf_bytes_compared += kLine;
       }
@@ -575,7 +571,7 @@ class CoreBench {
       for (uint64_t b = 0; b < kLine; ++b)
         if (hbm_byte(a + b) != want[b])
           return mismatch(r, fmt::format("HBM byte 0x{:x}{}: RTL 0x{:02x}, golden 0x{:02x}", a + b,
-                                         locate(prog_, true, a + b), hbm_byte(a + b), want[b]));
+                                         locate_tensor_byte(prog_, true, a + b), hbm_byte(a + b), want[b]));
       r.hbm_bytes_compared += kLine;
     }
     // Every PSUM word.

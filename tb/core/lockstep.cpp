@@ -195,10 +195,10 @@ void Lockstep::commit(int q, uint64_t index, uint64_t cycle) {
   // and the DMA engines may finish out of program order).
   const bool ve_queue = q == static_cast<int>(isa::Queue::kAct) || q == static_cast<int>(isa::Queue::kDve);
   if (ve_queue && in.opcode != isa::Opcode::kNop) {
-    if (static_cast<int64_t>(index) < last_engine_commit_[static_cast<size_t>(q)])
-      return fail(cycle, q, index,
-                  fmt::format("committed after instruction {} of its queue", last_engine_commit_[static_cast<size_t>(q)]));
-    last_engine_commit_[static_cast<size_t>(q)] = static_cast<int64_t>(index);
+    int64_t& last = last_engine_commit_[static_cast<size_t>(q)];
+    if (static_cast<int64_t>(index) < last)
+      return fail(cycle, q, index, fmt::format("committed after instruction {} of its queue", last));
+    last = static_cast<int64_t>(index);
   }
 
   InstrEffects rtl;
