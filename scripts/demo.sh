@@ -45,7 +45,7 @@ echo
 echo "Every PSUM write above was compared with the golden model as it happened."
 
 # The HBM controller: traces of 512 KiB, each run in lockstep (every command, every cycle).
-python3 scripts/hbm_traces --out build/traces/demo --bytes 524288 dma16 seq random mixed > /dev/null
+scripts/hbm_traces --out build/traces/demo --bytes 524288 dma16 seq random mixed > /dev/null
 printf '\n%-22s %-8s %9s %8s %9s %10s %10s  %s\n' "HBM trace" "sched" "cycles" "util" "GB/s" \
   "row hits" "compared" "waves"
 hbm() {

@@ -14,7 +14,8 @@ packages=(
   libcli11-dev                        # command-line parsing for the ncore CLI
   nlohmann-json3-dev                  # JSON output and configuration files
   gtkwave                             # waveform viewer for the FST dumps
-  python3                             # scripts/mutate, scripts/hbm_traces, scripts/hbm_bench
+  python3 python3-tqdm python3-numpy  # scripts/* (run by /usr/bin/python3: Debian's modules, not
+                                      # a pip or pyenv interpreter's): progress bars, tensor data
   gnuplot-nox                         # benchmark plots (scripts/hbm_bench)
   clang libclang-rt-14-dev            # libFuzzer harnesses (tests/fuzz, scripts/fuzz)
   slurm-wlm munge                     # scripts/regress --backend slurm, its test (scripts/slurm_local)

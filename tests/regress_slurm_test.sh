@@ -15,7 +15,7 @@ mkdir -p "$build/slurm-ctest"
 trap 'bash "$root/scripts/slurm_local" stop "$cluster"' EXIT
 
 eval "$(bash "$root/scripts/slurm_local" start "$cluster")" || { echo "FAIL: the local Slurm did not start"; exit 1; }
-python3 "$root/scripts/regress" --backend slurm --no-build --seeds 2 --base-seed 5 --family vector-8 \
+"$root/scripts/regress" --backend slurm --no-build --seeds 2 --base-seed 5 --family vector-8 \
   --inject-failure --jobs 2 --timeout 600 --out "$out" > "$out.log" 2>&1
 code=$?
 cat "$out.log"
