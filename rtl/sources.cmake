@@ -15,6 +15,8 @@ set(NC_RTL_INCLUDE ${CMAKE_CURRENT_LIST_DIR}/common)
 set(NC_RTL_HBM
   ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fifo.sv
+  ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_sched.sv
+  ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_refresh.sv
   ${CMAKE_CURRENT_LIST_DIR}/hbm/nc_hbm_ctrl.sv
 )
 set(NC_RTL_DMA

@@ -9,7 +9,8 @@ for params in "" "-GRows=8 -GCols=8" "-GRows=12 -GCols=8"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" --top-module nc_tensor_engine $params
 done
-hbm=(rtl/common/lint.vlt rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_ctrl.sv)
+hbm=(rtl/common/lint.vlt rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_sched.sv
+     rtl/hbm/nc_hbm_refresh.sv rtl/hbm/nc_hbm_ctrl.sv)
 for params in "" "-GRdDepth=8 -GWrDepth=16" "-GRdDepth=256 -GWrDepth=256"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${hbm[@]}" --top-module nc_hbm_ctrl $params

@@ -10,8 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "model/activation.h"
-#include "model/numerics.h"
+#include "model/vector/activation.h"
+#include "model/common/numerics.h"
 
 namespace {
 

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "model/core_model.h"
-#include "model/program.h"
+#include "model/core/core_model.h"
+#include "model/core/program.h"
 
 int main() {
   using namespace ncore::model;

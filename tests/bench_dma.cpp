@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "model/dma.h"
+#include "model/dma/dma.h"
 #include "tb/dma/dma_sim.h"
 
 namespace {

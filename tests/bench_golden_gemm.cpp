@@ -14,7 +14,7 @@
 #include <benchmark/benchmark.h>
 #include <cblas.h>
 
-#include "model/tensor_engine.h"
+#include "model/tensor/tensor_engine.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 
 #include <gtest/gtest.h>
 
-#include "model/hbm.h"
-#include "model/numerics.h"
+#include "model/hbm/hbm.h"
+#include "model/common/numerics.h"
 #include "tb/hbm/hbm_checker.h"
 #include "tb/hbm/hbm_sim.h"
 

@@ -9,9 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include "model/numerics.h"
-#include "model/sbuf.h"
-#include "model/tensor_engine.h"
+#include "model/common/numerics.h"
+#include "model/common/sbuf.h"
+#include "model/tensor/tensor_engine.h"
 #include "tb/tensor/te_sim.h"
 
 namespace ncore::test {

@@ -1,5 +1,5 @@
 // The scalar engine's activation functions: the RTL lane logic (rtl/scalar/nc_act_pkg.sv)
-// against the model (model/activation.cpp) bit for bit on every value class, and the model
+// against the model (model/vector/activation.cpp) bit for bit on every value class, and the model
 // against the exact functions within the error bounds rtl/scalar/README.md states.
 
 #include <cmath>
@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "Vnc_act_probe.h"
-#include "model/activation.h"
-#include "model/numerics.h"
+#include "model/vector/activation.h"
+#include "model/common/numerics.h"
 #include "tests/seed.h"
 
 namespace ncore {

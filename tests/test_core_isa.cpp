@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/core_isa.h"
-#include "model/program.h"
+#include "model/core/core_isa.h"
+#include "model/core/program.h"
 #include "tests/seed.h"
 
 namespace ncore::model {

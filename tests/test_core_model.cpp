@@ -5,9 +5,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/activation.h"
-#include "model/core_model.h"
-#include "model/program.h"
+#include "model/vector/activation.h"
+#include "model/core/core_model.h"
+#include "model/core/program.h"
 #include "tests/seed.h"
 
 namespace ncore::model {

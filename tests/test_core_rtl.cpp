@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/core_model.h"
-#include "model/numerics.h"
-#include "model/program.h"
+#include "model/core/core_model.h"
+#include "model/common/numerics.h"
+#include "model/core/program.h"
 #include "tb/core/core_sim.h"
 #include "tb/vector/ve_random.h"
 #include "tests/seed.h"

@@ -8,9 +8,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/dma.h"
-#include "model/error.h"
-#include "model/numerics.h"
+#include "model/dma/dma.h"
+#include "model/common/error.h"
+#include "model/common/numerics.h"
 #include "tb/dma/dma_sim.h"
 #include "tests/seed.h"
 

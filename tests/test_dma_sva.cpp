@@ -10,7 +10,7 @@
 
 #include <gtest/gtest.h>
 
-#include "model/dma.h"
+#include "model/dma/dma.h"
 #include "tb/dma/dma_sim.h"
 
 namespace ncore {

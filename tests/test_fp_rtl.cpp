@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "Vnc_fp_probe.h"
-#include "model/numerics.h"
-#include "model/vector_engine.h"
+#include "model/common/numerics.h"
+#include "model/vector/vector_engine.h"
 #include "tests/seed.h"
 
 namespace ncore {

@@ -8,9 +8,9 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/hbm.h"
-#include "model/numerics.h"
+#include "model/common/error.h"
+#include "model/hbm/hbm.h"
+#include "model/common/numerics.h"
 #include "tb/hbm/hbm_checker.h"
 #include "tests/seed.h"
 

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "Vnc_isa_decode.h"
-#include "model/core_isa.h"
+#include "model/core/core_isa.h"
 #include "tb/common/coverage_dump.h"
 #include "tests/seed.h"
 

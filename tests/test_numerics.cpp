@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/numerics.h"
+#include "model/common/error.h"
+#include "model/common/numerics.h"
 #include "tests/oracle.h"
 #include "tests/seed.h"
 

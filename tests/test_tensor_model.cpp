@@ -7,9 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/sbuf.h"
-#include "model/tensor_engine.h"
+#include "model/common/error.h"
+#include "model/common/sbuf.h"
+#include "model/tensor/tensor_engine.h"
 #include "tests/oracle.h"
 #include "tests/seed.h"
 
@@ -240,7 +240,7 @@ TEST(TensorModel, IllegalFieldsAreRejectedWithTheFieldValueAndLimit) {
 }
 
 // ---------------------------------------------------------------------------------------
-// Modes: double-row FP8, M:N sparsity, transpose (documented in model/tensor_engine.h)
+// Modes: double-row FP8, M:N sparsity, transpose (documented in model/tensor/tensor_engine.h)
 // ---------------------------------------------------------------------------------------
 
 Decoded oracle_decode(DType t, uint32_t bits) { return oracle::decode(format_of(t), bits); }

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/tensor/gemm_plan.h"
 #include "tb/tensor/te_sim.h"
 #include "tests/seed.h"

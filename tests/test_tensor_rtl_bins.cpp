@@ -15,8 +15,9 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/numerics.h"
-#include "model/sbuf.h"
+#include "model/common/numerics.h"
+#include "model/common/sbuf.h"
+#include "model/tensor/tensor_engine.h"
 #include "tb/tensor/te_sim.h"
 #include "tests/seed.h"
 #include "tests/te_test_util.h"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/tlm/collective.h"
 #include "tb/tlm/system.h"
 #include "tb/tlm/system_config.h"

@@ -6,8 +6,8 @@
 
 #include <gtest/gtest.h>
 
-#include "model/error.h"
-#include "model/vector_engine.h"
+#include "model/common/error.h"
+#include "model/vector/vector_engine.h"
 
 namespace ncore {
 namespace {

@@ -287,7 +287,7 @@ inline void pack(Word& w, const HeaderFields& f) {
   set_bits(w, 53, 8, static_cast<uint64_t>(f.tag));
 }
 
-// te: tensor engine: see model/tensor_isa.h and rtl/tensor/README.md
+// te: tensor engine: see model/tensor/tensor_isa.h and rtl/tensor/README.md
 struct TeFields {
   uint64_t dtype{};
   uint64_t k{};
@@ -348,7 +348,7 @@ inline void pack(Word& w, const TeFields& f) {
   set_bits(w, 173, 2, static_cast<uint64_t>(f.col_tile));
 }
 
-// ve: vector and scalar engines: see model/vector_engine.h
+// ve: vector and scalar engines: see model/vector/vector_engine.h
 struct VeFields {
   uint64_t in0{};
   uint64_t in1{};
@@ -454,7 +454,7 @@ inline void pack(Word& w, const VeFields& f) {
   set_bits(w, 807, 18, static_cast<uint64_t>(f.acc_addr));
 }
 
-// dma: one DMA descriptor: see model/dma.h
+// dma: one DMA descriptor: see model/dma/dma.h
 struct DmaFields {
   uint64_t engine{};
   uint64_t to_hbm{};

@@ -1,4 +1,4 @@
-// Floating-point arithmetic of ncore as synthesizable logic, bit-exact with model/numerics.h:
+// Floating-point arithmetic of ncore as synthesizable logic, bit-exact with model/common/numerics.h:
 //   - decode of every input type to FP32 (exact),
 //   - FP32 x FP32 multiply and FP32 + FP32 add, IEEE binary32 round-to-nearest-even,
 //     subnormals kept, every NaN result the canonical NaN 32'h7FC0_0000.
@@ -29,7 +29,7 @@ package nc_fp_pkg;
   endfunction
 
   // A narrow float (ExpBits <= 5, ManBits <= 10) to FP32; every such value is exact in FP32.
-  // A NaN keeps its sign and payload and gets the quiet bit, as model/numerics.cpp does.
+  // A NaN keeps its sign and payload and gets the quiet bit, as model/common/numerics.cpp does.
   function automatic logic [31:0] narrow_to_fp32(logic sign, logic [4:0] e, logic [9:0] m,
                                                  int ManBits, int Bias, logic [4:0] EMax,
                                                  logic HasInf);
@@ -251,7 +251,7 @@ package nc_fp_pkg;
     return {sign, exp32, rounded[24] ? rounded[23:1] : rounded[22:0]};
   endfunction
 
-  // FP32 to a narrow float pattern (no container shift); the contract of model/numerics.h
+  // FP32 to a narrow float pattern (no container shift); the contract of model/common/numerics.h
   // from_fp32: one rounding (RNE, or stochastic: round away from zero iff the 32-bit truncated
   // discarded fraction plus `random` carries out), saturation or Inf/NaN on overflow, every
   // NaN the target's canonical NaN.

@@ -1,5 +1,5 @@
 // Shared types of ncore: data types and their encodings. The numbering matches
-// ncore::model::DType (model/numerics.h); tests/test_tensor_rtl.cpp checks the two agree.
+// ncore::model::DType (model/common/numerics.h); tests/test_tensor_rtl.cpp checks the two agree.
 package nc_pkg;
 
   typedef enum logic [3:0] {

@@ -1,6 +1,6 @@
 // First stage of a NeuronCore sequencer: checks an instruction word against the queue it sits
 // in and splits off the header. The checks and their order are model::decode()'s
-// (model/core_isa.cpp); test_isa_decode_rtl compares the two on random and corrupted words.
+// (model/core/core_isa.cpp); test_isa_decode_rtl compares the two on random and corrupted words.
 module nc_isa_decode
   import nc_isa_pkg::*;
 (

@@ -50,7 +50,7 @@ package nc_isa_pkg;
     logic [7:0] opcode;  // operation (opcode table below)
   } isa_header_t;
 
-  // te: tensor engine: see model/tensor_isa.h and rtl/tensor/README.md; bits [174:64]
+  // te: tensor engine: see model/tensor/tensor_isa.h and rtl/tensor/README.md; bits [174:64]
   localparam int unsigned IsaTeLsb = 64;
   localparam int unsigned IsaTeBits = 111;
   typedef struct packed {
@@ -73,7 +73,7 @@ package nc_isa_pkg;
     logic [3:0] dtype;  // DType code of the operand this instruction reads
   } isa_te_t;
 
-  // ve: vector and scalar engines: see model/vector_engine.h; bits [824:64]
+  // ve: vector and scalar engines: see model/vector/vector_engine.h; bits [824:64]
   localparam int unsigned IsaVeLsb = 64;
   localparam int unsigned IsaVeBits = 761;
   typedef struct packed {
@@ -111,7 +111,7 @@ package nc_isa_pkg;
     logic [3:0] in0;  // DType of src0
   } isa_ve_t;
 
-  // dma: one DMA descriptor: see model/dma.h; bits [281:64]
+  // dma: one DMA descriptor: see model/dma/dma.h; bits [281:64]
   localparam int unsigned IsaDmaLsb = 64;
   localparam int unsigned IsaDmaBits = 218;
   typedef struct packed {

@@ -1,4 +1,4 @@
-// Types of the DMA engines. Mirrors model/dma.h (DmaDescriptor, DmaError).
+// Types of the DMA engines. Mirrors model/dma/dma.h (DmaDescriptor, DmaError).
 package nc_dma_pkg;
 
   localparam int unsigned SbufAddrW = 25;  // 128 partitions x 224 KiB = 28 MiB, byte addresses

@@ -1,20 +1,17 @@
 // HBM3 pseudo-channel controller with request reordering (rtl/hbm/README.md).
 //
-// Two request ports (read, write) feed a read queue and a write queue. Each cycle the scheduler
-// picks at most one column command (RD/WR) and one row command (ACT/PRE/REFpb/REFab) from the
-// queues and the bank state, under HBM3 timing kept as countdowns. The policy is the reference
-// scheduler's (model/hbm.cpp, HbmChannel::step), decision for decision, so both emit the same
-// command trace cycle for cycle:
-//   - reorder: one direction at a time (writes drain between a high and a low watermark); the
-//     oldest request whose column command is ready goes first; the oldest whose ACT/PRE is ready
-//     gets the row bus; a row with pending hits of the current direction stays open.
-//   - fcfs: column commands strictly in arrival order; row commands for any request.
-//   - age cap: the oldest request, once older than age_cap, takes over direction and bank.
-//   - same-address order: a request waits for older conflicting requests to its burst.
-//   - refresh: per-bank in a flexible order (idle, most recently used banks first, forced past
-//     the postponement limit) or all-bank.
-// Read data comes back from the DRAM (dram_rd_*) CL + BL cycles after the RD; it leaves on the
-// response port in the same cycle, tagged with the request's id.
+// Two request ports (read, write) feed a read queue and a write queue. Each cycle at most one
+// column command (RD/WR) and one row command (ACT/PRE/REFpb/REFab) go out, under HBM3 timing
+// kept as countdowns. The controller owns the mechanism: the queues, the same-address order
+// (a request waits for older conflicting requests to its burst), the age cap (the oldest
+// request, once older than age_cap, is urgent), the banks and the timing. Its two policies are
+// blocks of their own, each the hardware of a model interface (model/hbm/channel.h, the same
+// command trace cycle for cycle):
+//   - nc_hbm_sched: which request's RD/WR and ACT/PRE go (batched FR-FCFS or FCFS);
+//   - nc_hbm_refresh: when refreshes are owed and which refresh goes (per-bank or all-bank).
+// The row bus goes to a forced refresh first, then to the scheduler, then to a refresh ahead
+// of need. Read data comes back from the DRAM (dram_rd_*) CL + BL cycles after the RD; it
+// leaves on the response port in the same cycle, tagged with the request's id.
 `include "nc_assert.svh"
 
 module nc_hbm_ctrl
@@ -78,24 +75,15 @@ module nc_hbm_ctrl
   // State
 
   typedef struct packed {
-    logic               valid;
-    logic [BankW-1:0]   bank;
-    logic [RowW-1:0]    row;
-    logic [ColW-1:0]    col;
-    logic [IdW-1:0]     id;
-    logic [31:0]        arrival;
-  } entry_t;
-
-  typedef struct packed {
     logic               open;
     logic [RowW-1:0]    row;
     logic [TimeW-1:0]   act_rem, pre_rem, rd_rem, wr_rem;  // cycles until the command may go
     logic [31:0]        last_use;
-    logic               refreshed;                         // in this refresh round
   } bank_t;
 
-  entry_t             rdq_q [RdDepth], rdq_d [RdDepth];
-  entry_t             wrq_q [WrDepth], wrq_d [WrDepth];
+  hbm_slot_t          rdq_q [RdDepth], rdq_d [RdDepth];
+  hbm_slot_t          wrq_q [WrDepth], wrq_d [WrDepth];
+  logic [IdW-1:0]     rd_id_q [RdDepth], wr_id_q [WrDepth];       // the requests' ids
   logic [WrDepth-1:0] rd_dep_wr_q [RdDepth], rd_dep_wr_d [RdDepth];  // read waits for writes
   logic [RdDepth-1:0] wr_dep_rd_q [WrDepth], wr_dep_rd_d [WrDepth];  // write waits for reads
   logic [WrDepth-1:0] wr_dep_wr_q [WrDepth], wr_dep_wr_d [WrDepth];  // ... and for writes
@@ -108,10 +96,6 @@ module nc_hbm_ctrl
   logic [TimeW-1:0]   ch_wr_rem_q, ch_wr_rem_d, ch_ref_rem_q, ch_ref_rem_d;
   logic [TimeW-1:0]   faw_rem_q [4], faw_rem_d [4];
   logic [1:0]         faw_ptr_q, faw_ptr_d;
-  logic               write_mode_q, write_mode_d;
-  logic [11:0]        rd_served_q;   // reads issued in this read phase, saturating at rd_batch
-  logic signed [5:0]  ref_debt_q, ref_debt_d;
-  logic [15:0]        ref_timer_q, ref_timer_d;
   logic [31:0]        now_q;
   logic               err_q, err_d;
   hbm_err_e           err_code_q, err_code_d;
@@ -225,27 +209,19 @@ module nc_hbm_ctrl
   end
 
   // ------------------------------------------------------------------------------------------
-  // Bank readiness and refresh state
+  // Bank readiness
 
-  logic [Banks-1:0] act_ready, ref_ready, pre_ready, hit_pending, queued_any;
-  logic             forced, forced_all, target_valid, all_closed, all_act_ok;
-  logic [BankW-1:0] target;
-  logic             dir;  // the direction of column commands this cycle: 1 write
+  logic [Banks-1:0] act_ready, ref_ready, pre_ready, rd_ok, wr_ok, open, queued_any;
+  logic             all_ref_ready;
+  logic [RowW-1:0]  open_row [Banks];
+  logic [31:0]      last_use [Banks];
 
   always_comb begin
-    dir = cfg_i.fcfs ? oldest_write : write_mode_q;
-    forced = ref_debt_q >= $signed({2'b0, cfg_i.max_postpone});
-    forced_all = cfg_i.all_bank_ref && forced;
-    target_valid = 1'b0;
-    target = '0;
-    all_closed = 1'b1;
-    all_act_ok = 1'b1;
-    for (int b = Banks - 1; b >= 0; b--)
-      if (!cfg_i.all_bank_ref && forced && !bank_q[b].refreshed) begin
-        target_valid = 1'b1;
-        target = BankW'(b);
-      end
+    all_ref_ready = ch_ref_rem_q == '0;
     for (int unsigned b = 0; b < Banks; b++) begin
+      open[b] = bank_q[b].open;
+      open_row[b] = bank_q[b].row;
+      last_use[b] = bank_q[b].last_use;
       act_ready[b] = !bank_q[b].open && bank_q[b].act_rem == '0 &&
                      bg_act_rem_q[bg_of(BankW'(b))] == '0 && ch_act_rem_q == '0 &&
                      faw_rem_q[faw_ptr_q] == '0;
@@ -253,195 +229,99 @@ module nc_hbm_ctrl
                      bg_act_rem_q[bg_of(BankW'(b))] == '0 && ch_act_rem_q == '0 &&
                      ch_ref_rem_q == '0;
       pre_ready[b] = bank_q[b].open && bank_q[b].pre_rem == '0;
-      all_closed &= !bank_q[b].open;
-      all_act_ok &= bank_q[b].act_rem == '0;
+      rd_ok[b] = bank_q[b].rd_rem == '0 && bg_rd_rem_q[bg_of(BankW'(b))] == '0 && ch_rd_rem_q == '0;
+      wr_ok[b] = bank_q[b].wr_rem == '0 && bg_wr_rem_q[bg_of(BankW'(b))] == '0 && ch_wr_rem_q == '0;
+      all_ref_ready &= !bank_q[b].open && bank_q[b].act_rem == '0;
     end
-    hit_pending = '0;
     queued_any = '0;
-    for (int unsigned i = 0; i < RdDepth; i++)
-      if (rdq_q[i].valid) begin
-        queued_any[rdq_q[i].bank] = 1'b1;
-        if ((cfg_i.fcfs || !write_mode_q) && bank_q[rdq_q[i].bank].open &&
-            bank_q[rdq_q[i].bank].row == rdq_q[i].row)
-          hit_pending[rdq_q[i].bank] = 1'b1;
-      end
-    for (int unsigned i = 0; i < WrDepth; i++)
-      if (wrq_q[i].valid) begin
-        queued_any[wrq_q[i].bank] = 1'b1;
-        if ((cfg_i.fcfs || write_mode_q) && bank_q[wrq_q[i].bank].open &&
-            bank_q[wrq_q[i].bank].row == wrq_q[i].row)
-          hit_pending[wrq_q[i].bank] = 1'b1;
-      end
+    for (int unsigned i = 0; i < RdDepth; i++) if (rdq_q[i].valid) queued_any[rdq_q[i].bank] = 1'b1;
+    for (int unsigned i = 0; i < WrDepth; i++) if (wrq_q[i].valid) queued_any[wrq_q[i].bank] = 1'b1;
   end
 
   // ------------------------------------------------------------------------------------------
-  // Column bus: the oldest candidate of the current direction whose RD/WR may go now
+  // The policies: refresh, then the scheduler (which keeps out of what a refresh holds)
 
-  logic        col_found;
+  logic             hold_bank_valid, hold_all;
+  logic [BankW-1:0] hold_bank;
+  hbm_cmd_e         forced_cmd, opp_cmd, sched_row_cmd;
+  logic [BankW-1:0] forced_bank, opp_bank, sched_row_bank;
+  logic [RowW-1:0]  sched_row_row;
+  logic             col_found, dir;  // dir: the column command's queue (1: writes)
   logic [SlotW-1:0] col_slot;
-  logic [31:0] col_arrival;
-
-  // Whether a RD (WR) to `row` of a bank may go now: the row is open and tRCD, tCCD, tWTR and
-  // tRTW have passed (bank_rem: the bank's countdown; bg_rem, ch_rem: its group's, the channel's).
-  function automatic logic col_ok(input logic [RowW-1:0] row, input logic open,
-                                  input logic [RowW-1:0] open_row, input logic [TimeW-1:0] bank_rem,
-                                  input logic [TimeW-1:0] bg_rem, input logic [TimeW-1:0] ch_rem);
-    return open && open_row == row && bank_rem == '0 && bg_rem == '0 && ch_rem == '0;
-  endfunction
-
-  always_comb begin
-    col_found = 1'b0;
-    col_slot = '0;
-    col_arrival = '0;
-    if (!forced_all && !dir) begin
-      for (int unsigned i = 0; i < RdDepth; i++)
-        if (rdq_q[i].valid &&
-            (cfg_i.fcfs ? (!oldest_write && oldest_slot == SlotW'(i)) : !rd_blocked[i]) &&
-            !(target_valid && rdq_q[i].bank == target) &&
-            !(urgent && rdq_q[i].bank == oldest_bank && !(!oldest_write && oldest_slot == SlotW'(i))) &&
-            col_ok(rdq_q[i].row, bank_q[rdq_q[i].bank].open, bank_q[rdq_q[i].bank].row,
-                   bank_q[rdq_q[i].bank].rd_rem, bg_rd_rem_q[bg_of(rdq_q[i].bank)], ch_rd_rem_q) &&
-            (!col_found || rdq_q[i].arrival < col_arrival)) begin
-          col_found = 1'b1;
-          col_slot = SlotW'(i);
-          col_arrival = rdq_q[i].arrival;
-        end
-    end else if (!forced_all) begin
-      for (int unsigned i = 0; i < WrDepth; i++)
-        if (wrq_q[i].valid &&
-            (cfg_i.fcfs ? (oldest_write && oldest_slot == SlotW'(i)) : !wr_blocked[i]) &&
-            !(target_valid && wrq_q[i].bank == target) &&
-            !(urgent && wrq_q[i].bank == oldest_bank && !(oldest_write && oldest_slot == SlotW'(i))) &&
-            col_ok(wrq_q[i].row, bank_q[wrq_q[i].bank].open, bank_q[wrq_q[i].bank].row,
-                   bank_q[wrq_q[i].bank].wr_rem, bg_wr_rem_q[bg_of(wrq_q[i].bank)], ch_wr_rem_q) &&
-            (!col_found || wrq_q[i].arrival < col_arrival)) begin
-          col_found = 1'b1;
-          col_slot = SlotW'(i);
-          col_arrival = wrq_q[i].arrival;
-        end
-    end
-  end
-
-  // ------------------------------------------------------------------------------------------
-  // Row bus: forced refresh, then the oldest request whose ACT/PRE may go, then opportunistic
-  // refresh of idle banks
-
   hbm_cmd_e         row_cmd;
   logic [BankW-1:0] row_bank;
   logic [RowW-1:0]  row_row;
 
-  // What a request needs on the row bus now: CmdAct, CmdPre or CmdNone.
-  // A row is closed only when no request of the current direction still hits it (hits), unless
-  // the request is the urgent one.
-  function automatic hbm_cmd_e row_need(input logic [RowW-1:0] row, input logic open,
-                                        input logic [RowW-1:0] open_row, input logic pre_rdy,
-                                        input logic act_rdy, input logic hits,
-                                        input logic is_urgent);
-    if (!open) return act_rdy ? CmdAct : CmdNone;
-    if (open_row != row && (!hits || is_urgent) && pre_rdy) return CmdPre;
-    return CmdNone;
-  endfunction
+  nc_hbm_refresh u_refresh (
+    .clk_i, .rst_ni, .cfg_i,
+    .ref_ready_i      (ref_ready),
+    .pre_ready_i      (pre_ready),
+    .all_ref_ready_i  (all_ref_ready),
+    .last_use_i       (last_use),
+    .queued_any_i     (queued_any),
+    .requests_i       (oldest_found),
+    .row_cmd_i        (row_cmd),
+    .row_bank_i       (row_bank),
+    .hold_bank_valid_o(hold_bank_valid),
+    .hold_bank_o      (hold_bank),
+    .hold_all_o       (hold_all),
+    .forced_cmd_o     (forced_cmd),
+    .forced_bank_o    (forced_bank),
+    .opp_cmd_o        (opp_cmd),
+    .opp_bank_o       (opp_bank),
+    .debt_o           (ref_debt_o)
+  );
 
+  nc_hbm_sched #(.RdDepth(RdDepth), .WrDepth(WrDepth)) u_sched (
+    .clk_i, .rst_ni, .cfg_i,
+    .rdq_i            (rdq_q),
+    .wrq_i            (wrq_q),
+    .rd_blocked_i     (rd_blocked),
+    .wr_blocked_i     (wr_blocked),
+    .rd_ready_count_i (rd_ready_count),
+    .wr_count_i       (wr_count),
+    .wr_ready_count_i (wr_ready_count),
+    .oldest_found_i   (oldest_found),
+    .oldest_write_i   (oldest_write),
+    .oldest_slot_i    (oldest_slot),
+    .oldest_bank_i    (oldest_bank),
+    .urgent_i         (urgent),
+    .open_i           (open),
+    .open_row_i       (open_row),
+    .act_ready_i      (act_ready),
+    .pre_ready_i      (pre_ready),
+    .rd_ok_i          (rd_ok),
+    .wr_ok_i          (wr_ok),
+    .hold_bank_valid_i(hold_bank_valid),
+    .hold_bank_i      (hold_bank),
+    .hold_all_i       (hold_all),
+    .col_found_o      (col_found),
+    .col_write_o      (dir),
+    .col_slot_o       (col_slot),
+    .row_cmd_o        (sched_row_cmd),
+    .row_bank_o       (sched_row_bank),
+    .row_row_o        (sched_row_row),
+    .write_mode_o
+  );
+
+  // The row bus: a forced refresh, else the scheduler's ACT/PRE, else a refresh ahead of need.
   always_comb begin
-    logic        found;
-    logic [31:0] best_arrival;
-    hbm_cmd_e    need;
-    logic [31:0] best_use;
-    logic        any_open;
-    row_cmd = CmdNone;
-    row_bank = '0;
+    row_cmd = forced_cmd;
+    row_bank = forced_bank;
     row_row = '0;
-    need = CmdNone;
-    found = 1'b0;
-    best_arrival = '0;
-    best_use = '0;
-    any_open = 1'b0;
-    if (target_valid) begin
-      if (pre_ready[target]) begin
-        row_cmd = CmdPre;
-        row_bank = target;
-      end else if (ref_ready[target]) begin
-        row_cmd = CmdRefPb;
-        row_bank = target;
-      end
-    end else if (forced_all) begin
-      for (int b = Banks - 1; b >= 0; b--)
-        if (pre_ready[b]) begin
-          row_cmd = CmdPre;
-          row_bank = BankW'(b);
-        end
-      if (all_closed && all_act_ok && ch_ref_rem_q == '0) begin
-        row_cmd = CmdRefAb;
-      end
-    end
-    if (row_cmd == CmdNone && !forced_all) begin
-      for (int unsigned i = 0; i < RdDepth; i++)
-        if (rdq_q[i].valid && (cfg_i.fcfs || (!write_mode_q && !rd_blocked[i])) &&
-            !(target_valid && rdq_q[i].bank == target)) begin
-          need = row_need(rdq_q[i].row, bank_q[rdq_q[i].bank].open, bank_q[rdq_q[i].bank].row,
-                          pre_ready[rdq_q[i].bank], act_ready[rdq_q[i].bank],
-                          hit_pending[rdq_q[i].bank],
-                          urgent && !oldest_write && oldest_slot == SlotW'(i));
-          if (need != CmdNone && (!found || rdq_q[i].arrival < best_arrival)) begin
-            found = 1'b1;
-            best_arrival = rdq_q[i].arrival;
-            row_cmd = need;
-            row_bank = rdq_q[i].bank;
-            row_row = (need == CmdAct) ? rdq_q[i].row : '0;
-          end
-        end
-      for (int unsigned i = 0; i < WrDepth; i++)
-        if (wrq_q[i].valid && (cfg_i.fcfs || (write_mode_q && !wr_blocked[i])) &&
-            !(target_valid && wrq_q[i].bank == target)) begin
-          need = row_need(wrq_q[i].row, bank_q[wrq_q[i].bank].open, bank_q[wrq_q[i].bank].row,
-                          pre_ready[wrq_q[i].bank], act_ready[wrq_q[i].bank],
-                          hit_pending[wrq_q[i].bank],
-                          urgent && oldest_write && oldest_slot == SlotW'(i));
-          if (need != CmdNone && (!found || wrq_q[i].arrival < best_arrival)) begin
-            found = 1'b1;
-            best_arrival = wrq_q[i].arrival;
-            row_cmd = need;
-            row_bank = wrq_q[i].bank;
-            row_row = (need == CmdAct) ? wrq_q[i].row : '0;
-          end
-        end
-    end
-    if (row_cmd == CmdNone && !cfg_i.all_bank_ref &&
-        ref_debt_q > -$signed({2'b0, cfg_i.max_pull_in})) begin
-      // An idle bank ahead of need: the most recently used (least likely wanted soon) first.
-      found = 1'b0;
-      for (int unsigned b = 0; b < Banks; b++)
-        if (!bank_q[b].refreshed && !queued_any[b] && ref_ready[b] &&
-            (!found || bank_q[b].last_use > best_use)) begin
-          found = 1'b1;
-          best_use = bank_q[b].last_use;
-          row_cmd = CmdRefPb;
-          row_bank = BankW'(b);
-        end
-      if (!found && ref_debt_q > 6'sd0)
-        for (int b = Banks - 1; b >= 0; b--)
-          if (!bank_q[b].refreshed && !queued_any[b] && pre_ready[b]) begin
-            row_cmd = CmdPre;
-            row_bank = BankW'(b);
-          end
-    end
-    if (row_cmd == CmdNone && cfg_i.all_bank_ref && !forced_all &&
-        ref_debt_q > -$signed({2'b0, cfg_i.max_pull_in}) && !oldest_found) begin
-      for (int b = Banks - 1; b >= 0; b--) begin
-        any_open |= bank_q[b].open;
-        if (pre_ready[b]) begin
-          row_cmd = CmdPre;
-          row_bank = BankW'(b);
-        end
-      end
-      if (!any_open && all_act_ok && ch_ref_rem_q == '0) row_cmd = CmdRefAb;
+    if (forced_cmd == CmdNone && !hold_all && sched_row_cmd != CmdNone) begin
+      row_cmd = sched_row_cmd;
+      row_bank = sched_row_bank;
+      row_row = sched_row_row;
+    end else if (forced_cmd == CmdNone) begin
+      row_cmd = opp_cmd;
+      row_bank = opp_bank;
     end
   end
 
   // ------------------------------------------------------------------------------------------
   // Next state
 
-  logic             write_mode_next;
   logic             rd_accept, wr_accept;
   logic [RdW-1:0]   rd_ins;
   logic [WrW-1:0]   wr_ins;
@@ -460,18 +340,10 @@ module nc_hbm_ctrl
   assign col_bank = dir ? wrq_q[col_slot[WrW-1:0]].bank : rdq_q[col_slot[RdW-1:0]].bank;
   assign col_row = dir ? wrq_q[col_slot[WrW-1:0]].row : rdq_q[col_slot[RdW-1:0]].row;
   assign col_col = dir ? wrq_q[col_slot[WrW-1:0]].col : rdq_q[col_slot[RdW-1:0]].col;
-  assign col_id = dir ? wrq_q[col_slot[WrW-1:0]].id : rdq_q[col_slot[RdW-1:0]].id;
+  assign col_id = dir ? wr_id_q[col_slot[WrW-1:0]] : rd_id_q[col_slot[RdW-1:0]];
 
+  // The lowest free slots at the start of the cycle.
   always_comb begin
-    // Direction for the next cycle.
-    if (urgent) write_mode_next = oldest_write;
-    else if (!write_mode_q)
-      write_mode_next = (wr_count >= cfg_i.wr_high && rd_served_q >= cfg_i.rd_batch) ||
-                        (rd_ready_count == '0 && wr_count != '0);
-    else
-      write_mode_next = !(wr_count == '0 || (rd_ready_count != '0 &&
-                          (wr_count <= cfg_i.wr_low || wr_ready_count == '0)));
-    // The lowest free slots at the start of the cycle.
     rd_ins = '0;
     wr_ins = '0;
     for (int i = RdDepth - 1; i >= 0; i--) if (!rdq_q[i].valid) rd_ins = RdW'(i);
@@ -480,8 +352,6 @@ module nc_hbm_ctrl
 
   always_comb begin
     logic [TimeW-1:0] gap_wr_pre, gap_wr_rd_s, gap_wr_rd_l;
-    logic             all_refreshed;
-    all_refreshed = 1'b0;
     gap_wr_pre = t16(cfg_i.cwl) + t16(cfg_i.bl) + t16(cfg_i.wr);
     gap_wr_rd_s = t16(cfg_i.cwl) + t16(cfg_i.bl) + t16(cfg_i.wtr_s);
     gap_wr_rd_l = t16(cfg_i.cwl) + t16(cfg_i.bl) + t16(cfg_i.wtr_l);
@@ -505,7 +375,6 @@ module nc_hbm_ctrl
     ch_ref_rem_d = dec(ch_ref_rem_q);
     for (int unsigned k = 0; k < 4; k++) faw_rem_d[k] = dec(faw_rem_q[k]);
     faw_ptr_d = faw_ptr_q;
-    ref_debt_d = ref_debt_q;
 
     // Row command.
     unique case (row_cmd)
@@ -528,20 +397,13 @@ module nc_hbm_ctrl
       end
       CmdRefPb: begin
         bank_d[row_bank].act_rem = after(bank_q[row_bank].act_rem, t16(cfg_i.rfcpb));
-        bank_d[row_bank].refreshed = 1'b1;
         ch_ref_rem_d = after(ch_ref_rem_q, t16(cfg_i.rrefd));
         ch_act_rem_d = after(ch_act_rem_q, t16(cfg_i.rrefd));
-        all_refreshed = 1'b1;
-        for (int unsigned b = 0; b < Banks; b++) all_refreshed &= bank_d[b].refreshed;
-        if (all_refreshed)
-          for (int unsigned b = 0; b < Banks; b++) bank_d[b].refreshed = 1'b0;
-        ref_debt_d = ref_debt_q - 6'sd1;
       end
       CmdRefAb: begin
         for (int unsigned b = 0; b < Banks; b++)
           bank_d[b].act_rem = after(bank_q[b].act_rem, t16(cfg_i.rfc));
         ch_ref_rem_d = after(ch_ref_rem_q, t16(cfg_i.rfc));
-        ref_debt_d = ref_debt_q - 6'sd1;
       end
       default: ;
     endcase
@@ -565,14 +427,6 @@ module nc_hbm_ctrl
             after(bg_rd_rem_q[bg_of(col_bank)], gap_wr_rd_l);
       end
     end
-
-    // Refresh owed: one every tREFI / banks (per-bank) or tREFI (all-bank).
-    ref_timer_d = ref_timer_q + 1'b1;
-    if (ref_timer_q == (cfg_i.all_bank_ref ? cfg_i.refi : (cfg_i.refi >> 4)) - 1'b1) begin
-      ref_timer_d = '0;
-      ref_debt_d = ref_debt_d + 6'sd1;
-    end
-
   end
 
   // Queues: retire the served request, drop it from everyone's wait list, insert new ones.
@@ -601,14 +455,14 @@ module nc_hbm_ctrl
     end
     if (rd_new_valid) begin
       rdq_d[rd_ins] = '{valid: 1'b1, bank: rd_new_bank, row: rd_new_row, col: rd_new_col,
-                        id: rd_req_id_i, arrival: now_q};
+                        arrival: now_q};
       for (int unsigned i = 0; i < WrDepth; i++)
         rd_dep_wr_d[rd_ins][i] = wrq_d[i].valid && wrq_q[i].bank == rd_new_bank &&
                                  wrq_q[i].row == rd_new_row && wrq_q[i].col == rd_new_col;
     end
     if (wr_new_valid) begin
       wrq_d[wr_ins] = '{valid: 1'b1, bank: wr_new_bank, row: wr_new_row, col: wr_new_col,
-                        id: wr_req_id_i, arrival: now_q};
+                        arrival: now_q};
       for (int unsigned i = 0; i < RdDepth; i++)
         wr_dep_rd_d[wr_ins][i] = rdq_d[i].valid && rdq_d[i].bank == wr_new_bank &&
                                  rdq_d[i].row == wr_new_row && rdq_d[i].col == wr_new_col;
@@ -668,8 +522,6 @@ module nc_hbm_ctrl
   assign err_o = err_q;
   assign err_code_o = err_code_q;
   assign idle_o = rd_count == '0 && wr_count == '0 && !inflight_valid;
-  assign write_mode_o = write_mode_q;
-  assign ref_debt_o = ref_debt_q;
   assign rd_count_o = rd_count;
   assign wr_count_o = wr_count;
   assign cnt_act_o = cnt_act_q;
@@ -694,10 +546,6 @@ module nc_hbm_ctrl
       ch_wr_rem_q <= '0;
       ch_ref_rem_q <= '0;
       faw_ptr_q <= '0;
-      write_mode_q <= 1'b0;
-      rd_served_q <= '0;
-      ref_debt_q <= '0;
-      ref_timer_q <= '0;
       now_q <= '0;
       err_q <= 1'b0;
       err_code_q <= ErrNone;
@@ -721,11 +569,6 @@ module nc_hbm_ctrl
       ch_wr_rem_q <= ch_wr_rem_d;
       ch_ref_rem_q <= ch_ref_rem_d;
       faw_ptr_q <= faw_ptr_d;
-      write_mode_q <= write_mode_d;
-      if (write_mode_d && !write_mode_q) rd_served_q <= '0;
-      else if (col_is_rd && rd_served_q < cfg_i.rd_batch) rd_served_q <= rd_served_q + 1'b1;
-      ref_debt_q <= ref_debt_d;
-      ref_timer_q <= ref_timer_d;
       now_q <= now_q + 1'b1;
       err_q <= err_d;
       err_code_q <= err_code_d;
@@ -735,12 +578,15 @@ module nc_hbm_ctrl
       cnt_ref_q <= cnt_ref_q + 32'(row_cmd == CmdRefPb || row_cmd == CmdRefAb);
     end
   end
-  assign write_mode_d = write_mode_next;
 
-  // Write data: written at acceptance, read when the WR goes out. No reset: a slot's data is
-  // only read after a write filled it.
+  // Ids and write data: written at acceptance, read when the RD/WR goes out. No reset: a slot's
+  // are only read after a request filled it.
   always_ff @(posedge clk_i) begin
-    if (wr_accept && !wr_new_bad) wr_data_q[wr_ins] <= wr_req_data_i;
+    if (rd_accept && !rd_new_bad) rd_id_q[rd_ins] <= rd_req_id_i;
+    if (wr_accept && !wr_new_bad) begin
+      wr_id_q[wr_ins] <= wr_req_id_i;
+      wr_data_q[wr_ins] <= wr_req_data_i;
+    end
   end
 
   // ------------------------------------------------------------------------------------------
@@ -761,14 +607,8 @@ module nc_hbm_ctrl
   `NC_ASSERT(ActOnClosedBank, row_cmd == CmdAct |-> !row_bank_open)
   `NC_ASSERT(RefreshOnClosedBank, row_cmd == CmdRefPb |-> !row_bank_open)
   `NC_ASSERT(NoPreOfBankBeingRead, row_cmd == CmdPre && col_found |-> row_bank != col_bank_o)
-  // Refresh is never owed past the postponement limit plus the one being forced.
-  `NC_ASSERT(RefreshDebtBounded, ref_debt_q <= $signed({2'b0, cfg_i.max_postpone}) + 6'sd1)
   // The configuration keeps write data clear of read data on the bus (the only use of CL here).
   `NC_ASSERT(ConfigTurnaroundCoversReadData,
              32'(cfg_i.rtw) + 32'(cfg_i.cwl) >= 32'(cfg_i.cl) + 32'(cfg_i.bl))
   `NC_ASSERT(QueueCountsInRange, rd_count <= 9'(RdDepth) && wr_count <= 9'(WrDepth))
-  // A read phase with reads still ready ends early only for an urgent request.
-  `NC_ASSERT(ReadPhaseServesTheBatch,
-             !cfg_i.fcfs && !write_mode_q && write_mode_d && rd_ready_count != '0 && !urgent
-             |-> rd_served_q >= cfg_i.rd_batch)
 endmodule

@@ -1,4 +1,4 @@
-// Types of the HBM pseudo-channel controller. Mirrors model/hbm.h (HbmCmd, HbmConfig);
+// Types of the HBM pseudo-channel controller. Mirrors model/hbm/hbm.h (HbmCmd, HbmConfig);
 // tests/test_hbm_rtl.cpp checks the command codes agree.
 package nc_hbm_pkg;
 
@@ -43,6 +43,15 @@ package nc_hbm_pkg;
     logic [15:0] age_cap;
     logic [3:0]  max_postpone, max_pull_in;
   } hbm_cfg_t;
+
+  // A queued request as the scheduler sees it (its id and data stay with the controller).
+  typedef struct packed {
+    logic               valid;
+    logic [BankW-1:0]   bank;
+    logic [RowW-1:0]    row;
+    logic [ColW-1:0]    col;
+    logic [31:0]        arrival;   // the cycle it was accepted
+  } hbm_slot_t;
 
   // XOR of the 4-bit chunks of a row: the bank hash.
   function automatic logic [BankW-1:0] fold4(logic [RowW-1:0] row);

@@ -1,4 +1,4 @@
-// The scalar engine's activation functions as logic, bit for bit model/activation.cpp: each
+// The scalar engine's activation functions as logic, bit for bit model/vector/activation.cpp: each
 // is a fixed sequence of IEEE binary32 operations (nc_fp_pkg's fp32_add / fp32_mul, round to
 // nearest even) plus exponent arithmetic. The lane shares one exponential, one reciprocal and
 // one reciprocal square root between the functions (nc_scalar_engine). rtl/scalar/README.md

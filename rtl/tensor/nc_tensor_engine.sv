@@ -164,7 +164,7 @@ module nc_tensor_engine
     return t == 4'(DtE4m3) || t == 4'(DtE5m2);
   endfunction
 
-  // The same checks, in the same order, as model/tensor_engine.cpp TensorEngine::check.
+  // The same checks, in the same order, as model/tensor/tensor_engine.cpp TensorEngine::check.
   // st: the stationary in the first segment of the instruction's tile; uniform: every
   // segment of the tile holds that same LS.
   function automatic te_error_e check(te_instr_t i, seg_desc_t st, logic uniform);

@@ -1,5 +1,5 @@
 // Types of the tensor engine: its instruction, error codes and PSUM bookkeeping.
-// The C++ mirror is model/tensor_isa.h; tests/test_tensor_rtl.cpp checks that they agree.
+// The C++ mirror is model/tensor/tensor_isa.h; tests/test_tensor_rtl.cpp checks that they agree.
 package nc_tensor_pkg;
 
   typedef enum logic [1:0] {

@@ -68,7 +68,7 @@ module nc_vector_engine
   typedef enum logic [1:0] { PhScalar0, PhScalar1, PhElements, PhDone } phase_e;
 
   // ---------------------------------------------------------------------------------------
-  // Instruction check (mirrors model/vector_engine.cpp ve_check, in the same order)
+  // Instruction check (mirrors model/vector/vector_engine.cpp ve_check, in the same order)
   // ---------------------------------------------------------------------------------------
   function automatic logic [2:0] dtype_bytes(logic [3:0] t);
     return 3'(nc_pkg::dtype_bytes(nc_pkg::dtype_e'(t)));
@@ -175,7 +175,7 @@ module nc_vector_engine
     return ErrNone;
   endfunction
 
-  // Performance mode (model/vector_engine.h ve_perf_mode): 16-bit float copy/tensor_scalar,
+  // Performance mode (model/vector/vector_engine.h ve_perf_mode): 16-bit float copy/tensor_scalar,
   // SBUF to SBUF, unit innermost stride, even rows on 4-byte boundaries: a pair per request.
   function automatic logic paired(ve_access_t a);
     logic ok;

@@ -1,5 +1,5 @@
 // The vector engine's instruction, refusal codes and lane arithmetic. Mirrors
-// model/vector_engine.h field for field (rtl/vector/README.md has the semantics).
+// model/vector/vector_engine.h field for field (rtl/vector/README.md has the semantics).
 package nc_vector_pkg;
   import nc_fp_pkg::*;
 
@@ -157,7 +157,7 @@ package nc_vector_pkg;
     endcase
   endfunction
 
-  // The per-lane stochastic-rounding generator (model/vector_engine.h ve_sr_init/next).
+  // The per-lane stochastic-rounding generator (model/vector/vector_engine.h ve_sr_init/next).
   function automatic logic [31:0] sr_init(logic [31:0] seed, int lane);
     logic [31:0] s;
     s = seed ^ (32'(lane + 1) * 32'h9E37_79B9);

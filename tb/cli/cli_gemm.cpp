@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
-#include "model/sbuf.h"
+#include "model/common/error.h"
+#include "model/common/sbuf.h"
 #include "tb/cli/commands.h"
 #include "tb/tensor/gemm_plan.h"
 #include "tb/tensor/te_sim.h"

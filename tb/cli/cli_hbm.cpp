@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
-#include "model/hbm.h"
+#include "model/common/error.h"
+#include "model/hbm/hbm.h"
 #include "tb/cli/commands.h"
 #include "tb/hbm/hbm_checker.h"
 #include "tb/hbm/hbm_sim.h"

@@ -7,8 +7,8 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/tensor_engine.h"
+#include "model/common/error.h"
+#include "model/tensor/tensor_engine.h"
 #include "tb/cli/commands.h"
 #include "tb/cli/hex_io.h"
 

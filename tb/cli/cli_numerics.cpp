@@ -6,8 +6,8 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/numerics.h"
+#include "model/common/error.h"
+#include "model/common/numerics.h"
 #include "tb/cli/commands.h"
 #include "tb/cli/hex_io.h"
 

@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/core_model.h"
-#include "model/error.h"
-#include "model/program.h"
+#include "model/core/core_model.h"
+#include "model/common/error.h"
+#include "model/core/program.h"
 #include "tb/cli/commands.h"
 #include "tb/core/core_sim.h"
 

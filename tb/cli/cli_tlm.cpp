@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/cli/commands.h"
 #include "tb/tlm/collective.h"
 #include "tb/tlm/system_config.h"

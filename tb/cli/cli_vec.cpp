@@ -8,8 +8,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
-#include "model/vector_engine.h"
+#include "model/common/error.h"
+#include "model/vector/vector_engine.h"
 #include "tb/cli/commands.h"
 #include "tb/vector/ve_random.h"
 #include "tb/vector/ve_sim.h"

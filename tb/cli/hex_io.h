@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "model/numerics.h"
-#include "model/tensor_engine.h"
+#include "model/common/numerics.h"
+#include "model/tensor/tensor_engine.h"
 
 namespace ncore::cli {
 

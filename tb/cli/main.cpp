@@ -9,7 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/cli/commands.h"
 
 namespace {

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <verilated_fst_c.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/common/coverage_dump.h"
 
 namespace ncore::tb {

@@ -2,7 +2,7 @@
 // A 32-byte HBM burst (four 64-bit words) to and from a Verilated 256-bit port (eight 32-bit
 // words, least significant first).
 
-#include "model/hbm.h"
+#include "model/hbm/hbm.h"
 
 namespace ncore::tb {
 

@@ -14,10 +14,11 @@
 #include <verilated_fst_c.h>
 
 #include "core_models.h"
-#include "model/core_isa.h"
-#include "model/dma.h"
-#include "model/error.h"
-#include "model/hbm.h"
+#include "model/core/core_isa.h"
+#include "model/dma/dma.h"
+#include "model/common/error.h"
+#include "model/hbm/channel.h"
+#include "model/hbm/hbm.h"
 #include "tb/common/harness.h"
 #include "tb/common/wide.h"
 #include "tb/core/lockstep.h"

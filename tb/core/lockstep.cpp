@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "model/dma.h"
-#include "model/error.h"
+#include "model/dma/dma.h"
+#include "model/common/error.h"
 
 namespace ncore::tb {
 

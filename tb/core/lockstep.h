@@ -23,8 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "model/core_model.h"
-#include "model/program.h"
+#include "model/core/core_model.h"
+#include "model/core/program.h"
 
 namespace ncore::tb {
 

@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "model/dma.h"
-#include "model/hbm.h"
+#include "model/dma/dma.h"
+#include "model/hbm/channel.h"
+#include "model/hbm/hbm.h"
 
 namespace ncore::tb {
 

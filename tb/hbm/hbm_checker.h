@@ -8,7 +8,7 @@
 #include <deque>
 #include <string>
 
-#include "model/hbm.h"
+#include "model/hbm/hbm.h"
 
 namespace ncore::tb {
 

@@ -11,10 +11,10 @@
 #include <verilated_fst_c.h>
 
 #include "Vnc_hbm.h"
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/common/harness.h"
 #include "tb/common/wide.h"
-#include "model/numerics.h"
+#include "model/common/numerics.h"
 
 namespace ncore::tb {
 namespace {

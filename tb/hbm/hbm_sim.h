@@ -14,7 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "model/hbm.h"
+#include "model/hbm/channel.h"
+#include "model/hbm/hbm.h"
 
 namespace ncore::tb {
 

@@ -113,7 +113,7 @@ module nc_hbm_ctrl_tb
           upset_done_q <= 1'b1;
         end
         UpsetRefreshDebt: begin
-          u_ctrl.ref_debt_q <= $signed({2'b0, cfg_max_postpone_i}) + 6'sd2;
+          u_ctrl.u_refresh.debt_q <= $signed({2'b0, cfg_max_postpone_i}) + 6'sd2;
           upset_done_q <= 1'b1;
         end
         UpsetNone: ;

@@ -11,8 +11,9 @@
 
 #include <string>
 
-#include "model/sbuf.h"
-#include "model/tensor_isa.h"
+#include "model/common/sbuf.h"
+#include "model/tensor/tensor_engine.h"
+#include "model/tensor/tensor_isa.h"
 
 namespace ncore::tb {
 

@@ -16,9 +16,9 @@
 #include <utility>
 #include <vector>
 
-#include "model/sbuf.h"
-#include "model/tensor_engine.h"
-#include "model/tensor_isa.h"
+#include "model/common/sbuf.h"
+#include "model/tensor/tensor_engine.h"
+#include "model/tensor/tensor_isa.h"
 
 namespace ncore::tb {
 

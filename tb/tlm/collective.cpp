@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/tlm/system.h"  // first: SystemC before the quantum keeper
 #include <tlm_utils/tlm_quantumkeeper.h>
 

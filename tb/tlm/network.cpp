@@ -5,8 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/hbm.h"
+#include "model/common/error.h"
+#include "model/hbm/hbm.h"
 
 namespace ncore::tlmsys {
 

@@ -28,7 +28,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
-#include "model/core_model.h"
+#include "model/core/core_model.h"
 #include "tb/tlm/system_config.h"
 #include "tb/tlm/topology.h"
 

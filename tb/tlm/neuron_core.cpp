@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "model/core_model.h"
-#include "model/error.h"
+#include "model/core/core_model.h"
+#include "model/common/error.h"
 #include "tb/core/core_sim.h"
 
 namespace ncore::tlmsys {

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/program.h"
+#include "model/core/program.h"
 #include "tb/tlm/network.h"
 
 namespace ncore::tlmsys {

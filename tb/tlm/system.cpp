@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 
 // libsystemc calls sc_main from its own main(); ncore's programs have their own main() and run
 // simulations from it, so this one is never called.

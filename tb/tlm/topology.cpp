@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 
 namespace ncore::tlmsys {
 

@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/tlm/system.h"
 
 namespace ncore::tlmsys {

@@ -18,7 +18,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
-#include "model/program.h"
+#include "model/core/program.h"
 #include "tb/tlm/collective.h"
 #include "tb/tlm/neuron_core.h"
 #include "tb/tlm/system_config.h"

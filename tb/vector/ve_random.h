@@ -8,7 +8,7 @@
 #include <optional>
 #include <vector>
 
-#include "model/vector_engine.h"
+#include "model/vector/vector_engine.h"
 
 namespace ncore::tb {
 

@@ -9,7 +9,7 @@
 #include <verilated.h>
 #include <verilated_fst_c.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/common/harness.h"
 #include "ve_models.h"
 

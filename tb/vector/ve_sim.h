@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "model/vector_engine.h"
+#include "model/vector/vector_engine.h"
 
 namespace ncore::tb {
 

@@ -18,9 +18,9 @@
 
 #include <fmt/format.h>
 
-#include "model/core_isa.h"
-#include "model/error.h"
-#include "model/program.h"
+#include "model/core/core_isa.h"
+#include "model/common/error.h"
+#include "model/core/program.h"
 #include "tb/core/core_sim.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_words.h"

@@ -13,8 +13,8 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/hbm.h"
+#include "model/common/error.h"
+#include "model/hbm/hbm.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace ncore;

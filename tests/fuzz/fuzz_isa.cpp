@@ -12,9 +12,9 @@
 #include <fmt/format.h>
 
 #include "Vnc_isa_decode.h"
-#include "model/core_isa.h"
-#include "model/program.h"
-#include "model/tensor_engine.h"
+#include "model/core/core_isa.h"
+#include "model/core/program.h"
+#include "model/tensor/tensor_engine.h"
 #include "tests/fuzz/fuzz_check.h"
 #include "tests/fuzz/fuzz_words.h"
 

@@ -11,8 +11,8 @@
 
 #include <fmt/format.h>
 
-#include "model/core_isa.h"
-#include "model/program.h"
+#include "model/core/core_isa.h"
+#include "model/core/program.h"
 #include "tests/fuzz/fuzz_words.h"
 
 using namespace ncore;

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 #include "tb/tlm/system_config.h"
 #include "tests/fuzz/fuzz_check.h"
 

@@ -8,8 +8,8 @@
 #include <cstring>
 #include <string>
 
-#include "model/core_isa.h"
-#include "model/program.h"
+#include "model/core/core_isa.h"
+#include "model/core/program.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace ncore::fuzz {

@@ -1,11 +1,11 @@
-#include "model/tensor_engine.h"
+#include "model/tensor/tensor_engine.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/sbuf.h"
+#include "model/common/error.h"
+#include "model/common/sbuf.h"
 
 namespace ncore::model {
 namespace {
@@ -127,12 +127,6 @@ void check_float_type(const char* op, const char* field, DType t) {
 }
 
 }  // namespace
-
-Tile random_tile(DType t, int rows, int cols, SplitMix64& rng) {
-  Tile tile(t, rows, cols);
-  for (auto& b : tile.bits) b = random_value(t, rng);
-  return tile;
-}
 
 TensorEngine::TensorEngine(const TensorEngineConfig& config) : config_(config) {
   check_range("TensorEngineConfig", "rows", config.rows, 1, 4096);
@@ -502,6 +496,40 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
       for (int n = 0; n < i.n; ++n) mv.at(logical_row(p, j), n) = packed.at(p, j * i.n + n);
   multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate, i.tiling});
   return TeError::kNone;
+}
+
+void write_te_operand(Sbuf& sbuf, const Tile& logical, const TeModes& modes, bool stationary,
+                      uint32_t addr, uint32_t stride, int first_partition) {
+  const int bytes = storage_bits(logical.dtype) / 8;
+  const bool sparse_moving = !stationary && modes.sparsity != TeSparsity::kDense;
+  const int reps = modes.double_row ? 2 : sparse_moving ? sparsity_group(modes.sparsity) / 4 : 1;
+  const int group = sparsity_group(modes.sparsity);
+  const int partitions = modes.double_row ? logical.rows / 2
+                         : sparse_moving  ? logical.rows / group * 4
+                                          : logical.rows;
+  if (partitions * (modes.double_row ? 2 : sparse_moving ? group / 4 : 1) != logical.rows)
+    throw Error(fmt::format("write_te_operand: {} rows do not fill whole partitions in this mode",
+                            logical.rows));
+  for (int p = 0; p < partitions; ++p) {
+    for (int j = 0; j < reps; ++j) {
+      const int row = modes.double_row ? j * partitions + p
+                      : sparse_moving  ? p / 4 * group + 4 * j + p % 4
+                                       : p;
+      for (int f = 0; f < logical.cols; ++f)
+        sbuf.write(first_partition + p, addr + static_cast<uint32_t>(j * logical.cols + f) * stride, bytes,
+                   logical.at(row, f));
+    }
+  }
+}
+
+void write_te_tags(Sbuf& sbuf, const Tile& tags, uint32_t tag_addr, int first_partition) {
+  for (int p = 0; p < tags.rows; ++p) {
+    for (int m0 = 0; m0 < tags.cols; m0 += 4) {
+      uint32_t word = 0;
+      for (int i = 0; i < 4 && m0 + i < tags.cols; ++i) word |= (tags.at(p, m0 + i) & 0xF) << (4 * i);
+      sbuf.write(first_partition + p, tag_addr + static_cast<uint32_t>(m0 / 2), 2, word);
+    }
+  }
 }
 
 }  // namespace ncore::model

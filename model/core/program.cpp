@@ -1,4 +1,4 @@
-#include "model/program.h"
+#include "model/core/program.h"
 
 #include <fmt/format.h>
 

@@ -1,13 +1,13 @@
-#include "model/activation.h"
+#include "model/vector/activation.h"
 
 #include <array>
 #include <cmath>
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/name_table.h"
-#include "model/numerics.h"
+#include "model/common/error.h"
+#include "model/common/name_table.h"
+#include "model/common/numerics.h"
 
 namespace ncore::model {
 namespace {

@@ -15,8 +15,8 @@
 
 #include <fmt/format.h>
 
-#include "model/program.h"
-#include "model/tensor_engine.h"
+#include "model/core/program.h"
+#include "model/tensor/tensor_engine.h"
 
 namespace ncore::model {
 namespace {

@@ -3,24 +3,11 @@
 // pseudo-channel, cycle by cycle. It is the golden model of rtl/hbm/nc_hbm_ctrl.sv (same policy,
 // same command trace, cycle for cycle) and the fast HBM model for the chip-level TLM.
 //
-// Policy (rtl/hbm/README.md gives the theory of operation):
-//   - Separate read and write queues. Reorder mode serves one direction at a time: writes drain
-//     in batches between a high and a low watermark, reads in phases of at least rd_batch (while
-//     reads wait); within a direction the oldest request whose column command is ready is
-//     served first (row hits first), and the oldest request whose row command (ACT or PRE) is
-//     ready gets the row bus. A row is not closed while requests of the
-//     current direction still hit it. FCFS mode serves strictly the oldest request.
-//   - Age cap: the oldest request, once older than the cap, is urgent: the direction switches to
-//     it, its row may be closed despite hits, and no other column command touches its bank.
-//   - Same-address order: a request never overtakes an older one to the same 32-byte burst when
-//     either of them writes (RAW, WAR, WAW).
-//   - Refresh is always on. Per-bank: one REFpb per bank per round of Banks refreshes, one owed
-//     every tREFI/Banks, postponed up to MaxPostpone or pulled in up to MaxPullIn; idle banks
-//     (no queued request) are refreshed first, most recently used first; a bank owed past the
-//     postponement limit is forced (precharged and refreshed). All-bank: REFab every tREFI.
+// The policies live behind interfaces beside it: the request scheduler in scheduler.h
+// (batched FR-FCFS and FCFS), the refresh manager in refresh.h (per-bank and all-bank), and the
+// pseudo-channel that runs them in channel.h. rtl/hbm/README.md gives the theory of operation.
 
 #include <array>
-#include <bitset>
 #include <cstdint>
 #include <deque>
 #include <string>
@@ -124,100 +111,6 @@ struct HbmReadResponse {
   uint64_t cycle = 0;   // the cycle after the last data beat
   uint32_t id = 0;
   HbmData data{};
-};
-
-// One pseudo-channel controller, stepped a cycle at a time. Like AXI it has a read request port
-// and a write request port: each cycle offer() at most one read and one write (each accepted iff
-// ready() for its direction), then step(). Commands and responses of the step are returned.
-// Arrival order defines memory order: a read and a write arriving in one cycle, read first.
-class HbmChannel {
- public:
-  explicit HbmChannel(const HbmConfig& config);
-
-  // Whether a request of this direction would be accepted this cycle (depends on state only).
-  bool ready(bool write) const;
-  // Takes the request this cycle (call before step(); once per direction a cycle; ready() must hold).
-  void offer(const HbmRequest& r);
-  struct StepResult {
-    HbmCommand row, col;                 // cmd kNone when the bus is idle
-    bool has_response = false;
-    HbmReadResponse response;
-  };
-  StepResult step();
-
-  uint64_t cycle() const { return now_; }
-  bool idle() const;                     // queues empty, nothing in flight
-  int queued(bool write) const;
-  uint64_t max_age() const { return max_age_; }  // oldest age any request reached at its column command
-  // The longest any request waited from becoming the oldest urgent request to its column command.
-  uint64_t max_urgent_wait() const { return max_urgent_wait_; }
-  bool write_mode() const { return write_mode_; }
-  int refresh_debt() const { return ref_debt_; }
-  // Backdoor access to the backing store (as TLM's transport_dbg): no timing, no commands.
-  void preload(uint64_t byte_addr, const HbmData& data);
-  HbmData peek(uint64_t byte_addr) const;
-  // The controller's view of memory (the backing store its RD/WR commands act on).
-  const std::unordered_map<uint64_t, HbmData>& store() const { return store_; }
-
-  struct Counters {
-    uint64_t act = 0, pre = 0, rd = 0, wr = 0, refpb = 0, refab = 0, forced_ref = 0;
-    uint64_t mode_switches = 0;
-  };
-  const Counters& counters() const { return counters_; }
-
- private:
-  struct Entry {
-    bool valid = false;
-    bool write = false;
-    int bank = 0, row = 0, col = 0;
-    uint32_t id = 0;
-    uint64_t arrival = 0;
-    uint64_t burst = 0;          // burst address within the channel (same-address checks)
-    std::bitset<256> dep_rd;     // older conflicting entries it waits for, per read slot
-    std::bitset<256> dep_wr;     // ... per write slot
-    HbmData data{};
-  };
-  struct Bank {
-    bool open = false;
-    int row = 0;
-    uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
-    uint64_t last_use = 0;
-    bool refreshed = false;      // in this refresh round
-  };
-  std::vector<Entry>& queue(bool write) { return write ? wrq_ : rdq_; }
-  const std::vector<Entry>& queue(bool write) const { return write ? wrq_ : rdq_; }
-  bool blocked(const Entry& e) const {
-    return (e.dep_rd & rd_valid_).any() || (e.dep_wr & wr_valid_).any();
-  }
-  bool act_ready(int bank) const;
-  bool ref_ready(int bank) const;
-  bool col_ready(const Entry& e) const;
-  void issue(const HbmCommand& c);
-  void retire(bool write, int slot);
-
-  HbmConfig config_;
-  uint64_t now_ = 0;
-  std::vector<Entry> rdq_, wrq_;
-  std::bitset<256> rd_valid_, wr_valid_;  // which slots hold a request
-  std::array<Bank, kHbmBanks> banks_{};
-  std::array<uint64_t, kHbmBankGroups> bg_act_ok_{}, bg_rd_ok_{}, bg_wr_ok_{};
-  uint64_t ch_act_ok_ = 0, ch_rd_ok_ = 0, ch_wr_ok_ = 0, ch_ref_ok_ = 0;
-  std::array<uint64_t, 4> faw_{};  // the last four ACT cycles (+1, so 0 means none)
-  int faw_next_ = 0;
-  bool write_mode_ = false;
-  int rd_served_ = 0;              // reads issued in this read phase (saturates at rd_batch)
-  int ref_debt_ = 0;               // refreshes owed (negative: pulled in)
-  uint64_t ref_timer_ = 0;
-  std::array<bool, 2> pending_{};        // a read / a write offered this cycle
-  std::array<HbmRequest, 2> offer_{};
-  std::vector<HbmReadResponse> in_flight_;  // read responses by due cycle
-  std::unordered_map<uint64_t, HbmData> store_;
-  uint64_t max_age_ = 0;
-  uint64_t max_urgent_wait_ = 0;
-  bool urgent_tracked_ = false;   // the oldest request is urgent, since urgent_since_
-  uint32_t urgent_id_ = 0;
-  uint64_t urgent_since_ = 0;
-  Counters counters_;
 };
 
 // A trace line: <issue_cycle> <R|W> <hex byte address> <bytes>.

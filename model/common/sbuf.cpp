@@ -1,8 +1,8 @@
-#include "model/sbuf.h"
+#include "model/common/sbuf.h"
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 
 namespace ncore::model {
 
@@ -47,40 +47,6 @@ Tile Sbuf::read_tile(DType type, int rows, int cols, uint32_t addr, uint32_t str
     for (int c = 0; c < cols; ++c)
       t.at(r, c) = read(first_partition + r, addr + c * stride, bytes);
   return t;
-}
-
-void write_te_operand(Sbuf& sbuf, const Tile& logical, const TeModes& modes, bool stationary,
-                      uint32_t addr, uint32_t stride, int first_partition) {
-  const int bytes = storage_bits(logical.dtype) / 8;
-  const bool sparse_moving = !stationary && modes.sparsity != TeSparsity::kDense;
-  const int reps = modes.double_row ? 2 : sparse_moving ? sparsity_group(modes.sparsity) / 4 : 1;
-  const int group = sparsity_group(modes.sparsity);
-  const int partitions = modes.double_row ? logical.rows / 2
-                         : sparse_moving  ? logical.rows / group * 4
-                                          : logical.rows;
-  if (partitions * (modes.double_row ? 2 : sparse_moving ? group / 4 : 1) != logical.rows)
-    throw Error(fmt::format("write_te_operand: {} rows do not fill whole partitions in this mode",
-                            logical.rows));
-  for (int p = 0; p < partitions; ++p) {
-    for (int j = 0; j < reps; ++j) {
-      const int row = modes.double_row ? j * partitions + p
-                      : sparse_moving  ? p / 4 * group + 4 * j + p % 4
-                                       : p;
-      for (int f = 0; f < logical.cols; ++f)
-        sbuf.write(first_partition + p, addr + static_cast<uint32_t>(j * logical.cols + f) * stride, bytes,
-                   logical.at(row, f));
-    }
-  }
-}
-
-void write_te_tags(Sbuf& sbuf, const Tile& tags, uint32_t tag_addr, int first_partition) {
-  for (int p = 0; p < tags.rows; ++p) {
-    for (int m0 = 0; m0 < tags.cols; m0 += 4) {
-      uint32_t word = 0;
-      for (int i = 0; i < 4 && m0 + i < tags.cols; ++i) word |= (tags.at(p, m0 + i) & 0xF) << (4 * i);
-      sbuf.write(first_partition + p, tag_addr + static_cast<uint32_t>(m0 / 2), 2, word);
-    }
-  }
 }
 
 }  // namespace ncore::model

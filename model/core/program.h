@@ -1,6 +1,6 @@
 #pragma once
 // A NeuronCore program: one instruction stream per queue, named tensors with their initial
-// data, and named semaphores. Made by the assembler (text, model/assembler.cpp) or by
+// data, and named semaphores. Made by the assembler (text, model/core/assembler.cpp) or by
 // ProgramBuilder (C++); both produce the same instruction words for the same program.
 
 #include <array>
@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "model/core_isa.h"
-#include "model/error.h"
+#include "model/core/core_isa.h"
+#include "model/common/error.h"
 
 namespace ncore::model {
 

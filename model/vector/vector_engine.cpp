@@ -1,11 +1,11 @@
-#include "model/vector_engine.h"
+#include "model/vector/vector_engine.h"
 
 #include <algorithm>
 
 #include <fmt/format.h>
 
-#include "model/error.h"
-#include "model/name_table.h"
+#include "model/common/error.h"
+#include "model/common/name_table.h"
 
 namespace ncore::model {
 namespace {

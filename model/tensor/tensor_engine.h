@@ -36,26 +36,11 @@
 #include <map>
 #include <vector>
 
-#include "model/numerics.h"
-#include "model/tensor_isa.h"
+#include "model/common/numerics.h"
+#include "model/common/tile.h"
+#include "model/tensor/tensor_isa.h"
 
 namespace ncore::model {
-
-// A dense 2-D tile of bit patterns, row-major: rows lie on SBUF/PSUM partitions.
-struct Tile {
-  DType dtype = DType::kBf16;
-  int rows = 0;
-  int cols = 0;
-  std::vector<uint32_t> bits;
-
-  Tile() = default;
-  Tile(DType t, int r, int c) : dtype(t), rows(r), cols(c), bits(static_cast<size_t>(r) * c) {}
-  uint32_t& at(int r, int c) { return bits[static_cast<size_t>(r) * cols + c]; }
-  uint32_t at(int r, int c) const { return bits[static_cast<size_t>(r) * cols + c]; }
-};
-
-// A tile of random patterns that exercises every value class (numerics.h, random_value).
-Tile random_tile(DType t, int rows, int cols, SplitMix64& rng);
 
 struct TensorEngineConfig {
   int rows = 128;            // PE rows: the largest K
@@ -76,6 +61,18 @@ struct TeModes {
   }
 };
 TeModes modes_of(const TeInstruction& i);
+
+// Writes a logical tensor-engine operand in the SBUF layout an instruction with these modes
+// reads (rtl/tensor/README.md, "Modes"): double-row [2P, F] as two replicas of [P, F];
+// a sparse moving [P/4 * G, F] as G/4 replicas (partition 4g+q, replica j holds row
+// g*G + 4j + q); everything else (a sparse stationary is the compressed [P, F]) as is.
+// Replica j, element f of partition p lands at addr + (j * F + f) * stride.
+// Partition p of the operand is SBUF partition first_partition + p (a row tile's first row).
+void write_te_operand(Sbuf& sbuf, const Tile& logical, const TeModes& modes, bool stationary,
+                      uint32_t addr, uint32_t stride, int first_partition = 0);
+// Packs 4-bit tags [P, M] four per uint16: column m in bits [4 * (m % 4) +: 4] of the uint16
+// at tag_addr + 2 * (m / 4).
+void write_te_tags(Sbuf& sbuf, const Tile& tags, uint32_t tag_addr, int first_partition = 0);
 
 struct MultiplyMoving {
   MultiplyMoving(int bank = 0, int offset = 0, bool accumulate_ = false, TeTiling tiling_ = {})

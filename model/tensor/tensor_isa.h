@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "model/numerics.h"
+#include "model/common/numerics.h"
 
 namespace ncore::model {
 

@@ -1,4 +1,4 @@
-#include "model/tensor_isa.h"
+#include "model/tensor/tensor_isa.h"
 
 #include <array>
 

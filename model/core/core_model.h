@@ -30,9 +30,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/program.h"
-#include "model/tensor_engine.h"
-#include "model/vector_engine.h"
+#include "model/core/program.h"
+#include "model/tensor/tensor_engine.h"
+#include "model/vector/vector_engine.h"
 
 namespace ncore::model {
 

@@ -1,4 +1,4 @@
-#include "model/dma.h"
+#include "model/dma/dma.h"
 
 #include <fmt/format.h>
 

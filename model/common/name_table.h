@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 
 namespace ncore::model {
 

@@ -13,9 +13,9 @@
 #include <string_view>
 #include <vector>
 
-#include "model/activation.h"
-#include "model/numerics.h"
-#include "model/sbuf.h"
+#include "model/vector/activation.h"
+#include "model/common/numerics.h"
+#include "model/common/sbuf.h"
 
 namespace ncore::model {
 

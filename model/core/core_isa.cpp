@@ -1,8 +1,8 @@
-#include "model/core_isa.h"
+#include "model/core/core_isa.h"
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 
 namespace ncore::model {
 

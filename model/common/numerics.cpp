@@ -1,4 +1,4 @@
-#include "model/numerics.h"
+#include "model/common/numerics.h"
 
 #include <array>
 #include <cmath>
@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "model/error.h"
+#include "model/common/error.h"
 
 namespace ncore::model {
 namespace {

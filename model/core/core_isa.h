@@ -8,10 +8,10 @@
 #include <string>
 #include <string_view>
 
-#include "model/dma.h"
+#include "model/dma/dma.h"
 #include "model/isa/isa_gen.h"
-#include "model/tensor_isa.h"
-#include "model/vector_engine.h"
+#include "model/tensor/tensor_isa.h"
+#include "model/vector/vector_engine.h"
 
 namespace ncore::model {
 

@@ -1,4 +1,4 @@
-#include "model/core_model.h"
+#include "model/core/core_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,0 +1,95 @@
+#pragma once
+// What a pseudo-channel's policies see: the request queues, the banks and the timing registers
+// as they stand at the start of a cycle, with the readiness rules of HBM3 timing. The channel
+// (channel.h) owns and updates it; the scheduler (scheduler.h) and the refresh manager
+// (refresh.h) only read it.
+
+#include <array>
+#include <bitset>
+#include <cstdint>
+#include <vector>
+
+#include "model/hbm/hbm.h"
+
+namespace ncore::model {
+
+inline constexpr int kHbmMaxQueue = 256;
+
+// One queued request of one burst.
+struct HbmEntry {
+  bool valid = false;
+  bool write = false;
+  int bank = 0, row = 0, col = 0;
+  uint32_t id = 0;
+  uint64_t arrival = 0;
+  uint64_t burst = 0;                 // burst address within the channel (same-address checks)
+  std::bitset<kHbmMaxQueue> dep_rd;   // older conflicting entries it waits for, per read slot
+  std::bitset<kHbmMaxQueue> dep_wr;   // ... per write slot
+  HbmData data{};
+};
+
+// One bank: its open row and the first cycle each command may go to it.
+struct HbmBankState {
+  bool open = false;
+  int row = 0;
+  uint64_t act_ok = 0, pre_ok = 0, rd_ok = 0, wr_ok = 0;
+  uint64_t last_use = 0;              // the cycle of its last PRE or column command
+};
+
+// The oldest request of both queues, and whether it has waited past the age cap: an urgent
+// request takes over the direction and its bank (no other column command goes there).
+struct HbmOldest {
+  bool found = false;
+  bool write = false;
+  int slot = -1;
+  int bank = 0;
+  uint64_t arrival = 0;
+  bool urgent = false;
+  bool is(bool w, int s) const { return found && write == w && slot == s; }
+};
+
+// What a due refresh holds back this cycle: one bank (per-bank) or every bank (all-bank).
+struct HbmHold {
+  int bank = -1;       // -1: none
+  bool all = false;
+  bool holds(int b) const { return all || b == bank; }
+};
+
+struct HbmChannelState {
+  explicit HbmChannelState(const HbmConfig& c);
+
+  HbmConfig config;
+  uint64_t now = 0;
+  std::vector<HbmEntry> rdq, wrq;
+  std::bitset<kHbmMaxQueue> rd_valid, wr_valid;  // which slots hold a request
+  std::array<HbmBankState, kHbmBanks> banks{};
+  std::array<uint64_t, kHbmBankGroups> bg_act_ok{}, bg_rd_ok{}, bg_wr_ok{};
+  uint64_t ch_act_ok = 0, ch_rd_ok = 0, ch_wr_ok = 0, ch_ref_ok = 0;
+  std::array<uint64_t, 4> faw{};  // the last four ACT cycles (+1, so 0 means none)
+  int faw_next = 0;
+  // Derived at the start of each cycle (HbmChannel::step).
+  HbmOldest oldest;
+  std::array<bool, kHbmBanks> queued_any{};      // a request of either queue goes to the bank
+
+  std::vector<HbmEntry>& queue(bool write) { return write ? wrq : rdq; }
+  const std::vector<HbmEntry>& queue(bool write) const { return write ? wrq : rdq; }
+  int queued(bool write) const { return static_cast<int>((write ? wr_valid : rd_valid).count()); }
+  // Waits for an older request to its burst (same-address order).
+  bool blocked(const HbmEntry& e) const {
+    return (e.dep_rd & rd_valid).any() || (e.dep_wr & wr_valid).any();
+  }
+  // An ACT may go to the bank now: closed, tRP/tRC/tRRD/tRREFD passed, and tFAW.
+  bool act_ready(int bank) const;
+  // A REFpb may go to the bank now: as an ACT, but tRREFD instead of tFAW.
+  bool ref_ready(int bank) const;
+  bool pre_ready(int bank) const;
+  // The request's RD/WR may go now: its row is open and tRCD/tCCD/tWTR/tRTW passed.
+  bool col_ready(const HbmEntry& e) const;
+  // Every bank closed, past tRP/tRFC, and the channel past its last refresh: a REFab may go.
+  bool all_bank_ref_ready() const;
+  // What request (write, slot) needs on the row bus now: kAct, kPre or kNone. A row is closed
+  // only when no request that counts (hits) still hits it, unless the request is urgent.
+  HbmCmd row_need(bool write, int slot, const std::array<bool, kHbmBanks>& hits) const;
+};
+
+}  // namespace ncore::model
