@@ -1,5 +1,7 @@
-# RTL source lists, packages first. Included by the top-level CMakeLists.txt.
+# RTL source lists, packages first. Every list is used after NC_RTL_COMMON, whose nc_isa_pkg
+# (generated from model/isa/ncore.isa) holds the vocabulary every block shares. Included by the top-level CMakeLists.txt.
 set(NC_RTL_COMMON
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_isa_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/common/nc_fp_pkg.sv
 )
@@ -35,11 +37,10 @@ set(NC_RTL_ACT
   ${CMAKE_CURRENT_LIST_DIR}/scalar/nc_act_pkg.sv
 )
 set(NC_RTL_CORE_ISA
-  ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_pkg.sv
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_isa_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_decode.sv
 )
 set(NC_RTL_CORE
-  ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_pkg.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_decode.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_sbuf.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_seq.sv

@@ -2,14 +2,14 @@
 # verilator --lint-only -Wall over the RTL, at the default size and at a small one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-srcs=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
+srcs=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
       rtl/common/nc_fifo.sv rtl/tensor/nc_systolic_array.sv rtl/tensor/nc_psum.sv
       rtl/tensor/nc_tensor_engine.sv)
 for params in "" "-GRows=8 -GCols=8" "-GRows=12 -GCols=8"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" --top-module nc_tensor_engine $params
 done
-hbm=(rtl/common/lint.vlt rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_sched.sv
+hbm=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_sched.sv
      rtl/hbm/nc_hbm_refresh.sv rtl/hbm/nc_hbm_ctrl.sv)
 for params in "" "-GRdDepth=8 -GWrDepth=16" "-GRdDepth=256 -GWrDepth=256"; do
   # shellcheck disable=SC2086
@@ -17,14 +17,14 @@ for params in "" "-GRdDepth=8 -GWrDepth=16" "-GRdDepth=256 -GWrDepth=256"; do
 done
 verilator --lint-only -Wall --assert -Irtl/common "${hbm[@]}" tb/hbm/nc_hbm_ctrl_tb.sv \
   --top-module nc_hbm_ctrl_tb
-dma=(rtl/common/lint.vlt rtl/dma/nc_dma_pkg.sv rtl/common/nc_fifo.sv rtl/dma/nc_dma.sv)
+dma=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/dma/nc_dma_pkg.sv rtl/common/nc_fifo.sv rtl/dma/nc_dma.sv)
 for params in "" "-GEngines=4 -GTags=4" "-GEngines=2 -GTags=32 -GStageDepth=8"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" --top-module nc_dma $params
 done
 verilator --lint-only -Wall --assert -Irtl/common "${dma[@]}" tb/dma/nc_dma_tb.sv \
   --top-module nc_dma_tb
-vec=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/scalar/nc_act_pkg.sv
+vec=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/scalar/nc_act_pkg.sv
      rtl/vector/nc_vector_pkg.sv rtl/common/nc_fifo.sv rtl/vector/nc_vector_engine.sv
      rtl/scalar/nc_scalar_engine.sv)
 for params in "" "-GLanes=8" "-GLanes=32 -GRspDepth=2"; do
@@ -40,17 +40,17 @@ for params in "-GScalar=0" "-GScalar=1"; do
   verilator --lint-only -Wall --assert -Irtl/common "${vec[@]}" tb/vector/nc_vector_engine_tb.sv \
     --top-module nc_vector_engine_tb $params
 done
-verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
-  rtl/scalar/nc_act_pkg.sv tb/scalar/nc_act_probe.sv --top-module nc_act_probe
-verilator --lint-only -Wall -Irtl/common rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv \
-  tb/common/nc_fp_probe.sv --top-module nc_fp_probe
-verilator --lint-only -Wall rtl/common/lint.vlt rtl/core/nc_isa_pkg.sv rtl/core/nc_isa_decode.sv \
+verilator --lint-only -Wall -Irtl/common rtl/common/nc_isa_pkg.sv rtl/common/nc_pkg.sv \
+  rtl/common/nc_fp_pkg.sv rtl/scalar/nc_act_pkg.sv tb/scalar/nc_act_probe.sv --top-module nc_act_probe
+verilator --lint-only -Wall -Irtl/common rtl/common/nc_isa_pkg.sv rtl/common/nc_pkg.sv \
+  rtl/common/nc_fp_pkg.sv tb/common/nc_fp_probe.sv --top-module nc_fp_probe
+verilator --lint-only -Wall rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/core/nc_isa_decode.sv \
   --top-module nc_isa_decode
-core=(rtl/common/lint.vlt rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
+core=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/common/nc_pkg.sv rtl/common/nc_fp_pkg.sv rtl/tensor/nc_tensor_pkg.sv
       rtl/common/nc_fifo.sv rtl/tensor/nc_systolic_array.sv rtl/tensor/nc_psum.sv
       rtl/tensor/nc_tensor_engine.sv rtl/scalar/nc_act_pkg.sv rtl/vector/nc_vector_pkg.sv
       rtl/vector/nc_vector_engine.sv rtl/scalar/nc_scalar_engine.sv rtl/dma/nc_dma_pkg.sv
-      rtl/dma/nc_dma.sv rtl/core/nc_isa_pkg.sv rtl/core/nc_isa_decode.sv rtl/core/nc_sbuf.sv
+      rtl/dma/nc_dma.sv rtl/core/nc_isa_decode.sv rtl/core/nc_sbuf.sv
       rtl/core/nc_core_seq.sv rtl/core/nc_core.sv)
 for params in "" "-GSize=8" "-GSize=32 -GImemDepth=512"; do
   # shellcheck disable=SC2086

@@ -62,7 +62,7 @@ int main(int argc, char** argv) {
   const uint32_t stride = argc > 1 ? static_cast<uint32_t>(std::strtoul(argv[1], nullptr, 0)) : 251;
   fmt::print("| function | inputs | max error (ulp) | max relative error | worst input | wrong specials |\n");
   fmt::print("|---|---|---|---|---|---|\n");
-  for (int i = 0; i < ncore::model::kNumActFuncs; ++i) {
+  for (int i = 0; i < ncore::isa::kNumActFunc; ++i) {
     const auto f = static_cast<ActFunc>(i);
     Error e;
     for (uint64_t x = 0; x <= 0xFFFFFFFFull; x += stride) measure(f, static_cast<uint32_t>(x), e);

@@ -34,7 +34,7 @@ TEST(ActivationRtl, EveryFunctionMatchesTheModelBitForBit) {
                                0x00000001u, 0x80000001u, 0x007FFFFFu, 0x7F7FFFFFu, 0xFF7FFFFFu,
                                0x3E000000u, 0xBE000000u, 0x41800000u, 0xC1800000u, 0x42B20000u,
                                0xC2D00000u, 0x42B17218u, 0xC2CFF1B5u, 0x3F800000u, 0xBF800000u};
-  for (int f = 0; f < model::kNumActFuncs; ++f) {
+  for (int f = 0; f < ncore::isa::kNumActFunc; ++f) {
     probe->func_i = static_cast<uint8_t>(f);
     for (int i = 0; i < 100000 + static_cast<int>(std::size(specials)); ++i) {
       const uint32_t t = i < static_cast<int>(std::size(specials)) ? specials[i] : input(rng);

@@ -280,7 +280,7 @@ TEST(Cli, AsmHexDisassemblesBackAndIllegalWordsAreNamed) {
   const Result dis = run("disasm " + words);
   EXPECT_EQ(dis.exit_code, 1);
   EXPECT_NE(dis.out.find("tensor_copy partitions=0x4 src0_count0=0x8 dst_addr=0x40 dst_count0=0x8 tag=3"), std::string::npos) << dis.out;
-  EXPECT_NE(dis.out.find(":3: illegal word: IllegalReserved: bit 1023 is set"), std::string::npos) << dis.out;
+  EXPECT_NE(dis.out.find(":3: illegal word: illegal_reserved: bit 1023 is set"), std::string::npos) << dis.out;
 }
 
 }  // namespace

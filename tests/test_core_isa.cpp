@@ -47,7 +47,7 @@ isa::Queue first_queue(const isa::OpcodeInfo& o) {
 }
 
 TEST(Isa, SvPackageHasTheCppLayout) {
-  const std::string sv = read_text(NCORE_SOURCE_DIR "/rtl/core/nc_isa_pkg.sv");
+  const std::string sv = read_text(NCORE_SOURCE_DIR "/rtl/common/nc_isa_pkg.sv");
   ASSERT_FALSE(sv.empty());
   EXPECT_NE(sv.find(fmt::format("InstrW = {};", isa::kWordBits)), std::string::npos);
   for (const auto& f : isa::kFormats) {
@@ -93,34 +93,34 @@ TEST(Isa, DecoderRejectsIllegalWords) {
   std::string why;
   isa::Word w{};
   isa::set_bits(w, 0, 8, 0xFF);
-  EXPECT_EQ(decode(w, isa::Queue::kPe, nullptr, &why), DecodeError::kOpcode);
+  EXPECT_EQ(decode(w, isa::Queue::kPe, nullptr, &why), DecodeError::kIllegalOpcode);
   EXPECT_NE(why.find("0xff"), std::string::npos) << why;
 
   isa::set_bits(w, 0, 8, static_cast<uint64_t>(isa::Opcode::kLoadStationary));
-  EXPECT_EQ(decode(w, isa::Queue::kDve, nullptr, &why), DecodeError::kQueue);
+  EXPECT_EQ(decode(w, isa::Queue::kDve, nullptr, &why), DecodeError::kWrongQueue);
   EXPECT_EQ(decode(w, isa::Queue::kPe, nullptr, &why), DecodeError::kNone);
 
   isa::Word r = w;
   r[15] |= uint64_t{1} << 63;  // bit 1023: above every format
-  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);
+  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kIllegalReserved);
   EXPECT_NE(why.find("bit 1023"), std::string::npos) << why;
   r = w;                        // wait fields without wait_en, signal fields without sig_op
   isa::set_bits(r, isa::kFormats[0].fields[2].lsb, 1, 1);
-  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);
+  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kIllegalReserved);
   EXPECT_NE(why.find("wait_en is 0"), std::string::npos) << why;
   r = w;
   r[0] |= uint64_t{1} << 62;   // header's reserved bits
-  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);
+  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kIllegalReserved);
   r = w;                        // a ve-format bit is reserved in a te-format word
   isa::set_bits(r, isa::kFormats[static_cast<int>(isa::Format::kTe)].lsb +
                        isa::kFormats[static_cast<int>(isa::Format::kTe)].bits, 1, 1);
-  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kReserved);
+  EXPECT_EQ(decode(r, isa::Queue::kPe, nullptr, &why), DecodeError::kIllegalReserved);
 
   isa::Word s = w;
   isa::HeaderFields h = isa::unpack_header(s);
   h.sig_op = 3;
   isa::pack(s, h);
-  EXPECT_EQ(decode(s, isa::Queue::kPe, nullptr, &why), DecodeError::kSigOp);
+  EXPECT_EQ(decode(s, isa::Queue::kPe, nullptr, &why), DecodeError::kIllegalSigOp);
 }
 
 // ---- assembler ---------------------------------------------------------------------------

@@ -330,7 +330,7 @@ TEST(Core, AnIllegalBuiltInstructionStopsWithADecodeError) {
   ASSERT_EQ(r.status, CoreStatus::kError);
   EXPECT_EQ(r.error, CoreError::kDecode);
   EXPECT_NE(r.message.find("dve instruction 1"), std::string::npos) << r.message;
-  EXPECT_NE(r.message.find("WrongQueue: load_stationary may not sit in the dve queue"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("wrong_queue: load_stationary may not sit in the dve queue"), std::string::npos) << r.message;
 
   ProgramBuilder wide;
   VeInstruction v;
@@ -359,7 +359,7 @@ start:
   nop
 )");
   ASSERT_EQ(r.status, CoreStatus::kError);
-  EXPECT_EQ(r.error, CoreError::kTensor);
+  EXPECT_EQ(r.error, CoreError::kTensorRefused);
   EXPECT_NE(r.message.find("t.s:4:3 (start+1)"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("no stationary loaded"), std::string::npos) << r.message;
 }
@@ -426,7 +426,7 @@ RandomProgram random_program(SplitMix64& rng, int n) {
       v.src1 = access(s1);
       v.dst = access(i);
       if (q == 1) {
-        v.act_func = static_cast<ActFunc>(rng.next() % kNumActFuncs);
+        v.act_func = static_cast<ActFunc>(rng.next() % ncore::isa::kNumActFunc);
         v.scalar0.value = float_to_bits(0.25f);
         return b.act(v);
       }

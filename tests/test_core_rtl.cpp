@@ -317,7 +317,7 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       v.src1 = access(src(s1));
       v.dst = access(region(i));
       if (q == 1) {
-        v.act_func = static_cast<ActFunc>(rng.next() % kNumActFuncs);
+        v.act_func = static_cast<ActFunc>(rng.next() % ncore::isa::kNumActFunc);
         v.scalar0.value = float_to_bits(0.25f);
         refs.push_back(b.act(v));
       } else {
@@ -575,27 +575,27 @@ TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
   // A matmul with nothing loaded.
   model::CoreInstr mm = model::default_instr(isa::Opcode::kMultiplyMoving);
   mm.te = model::multiply_moving(model::DType::kBf16, kSize, 16, 0, 2, 0, 0, false);
-  cases.push_back({one(isa::Queue::kPe, mm), CoreError::kTensor});
+  cases.push_back({one(isa::Queue::kPe, mm), CoreError::kTensorRefused});
   // A vector instruction on more partitions than the core has.
   model::CoreInstr copy = model::default_instr(isa::Opcode::kTensorCopy);
   copy.ve.partitions = 16;
   copy.ve.src0 = {model::MemSpace::kSbuf, 0, {4, 1, 1, 1}, {1, 0, 0, 0}};
   copy.ve.dst = {model::MemSpace::kSbuf, 64, {4, 1, 1, 1}, {1, 0, 0, 0}};
-  cases.push_back({one(isa::Queue::kDve, copy), CoreError::kVector});
+  cases.push_back({one(isa::Queue::kDve, copy), CoreError::kVectorRefused});
   // An activation with an unknown function.
   model::CoreInstr act = model::default_instr(isa::Opcode::kActivation);
   act.ve.partitions = kSize;
   act.ve.act_func = static_cast<model::ActFunc>(12);
   act.ve.src0 = copy.ve.src0;
   act.ve.dst = copy.ve.dst;
-  cases.push_back({one(isa::Queue::kAct, act), CoreError::kScalar});
+  cases.push_back({one(isa::Queue::kAct, act), CoreError::kScalarRefused});
   // A DMA to HBM past 4 GiB.
   model::CoreInstr dma = model::default_instr(isa::Opcode::kDmaCopy);
   dma.dma_queue = 3;
   dma.dma.to_hbm = true;
   dma.dma.hbm_addr = 0xFFFFFFE0u;
   dma.dma.bytes = 64;
-  cases.push_back({one(isa::Queue::kSp, dma), CoreError::kDma});
+  cases.push_back({one(isa::Queue::kSp, dma), CoreError::kDmaRefused});
   // 65535 + 1.
   cases.push_back({model::assemble(".sem s 65535\n.queue act\nsem_increment s+=1\n", "bad.s"),
                    CoreError::kSemOverflow});
@@ -655,16 +655,16 @@ TEST(CoreRtl, TheEarlierOfTwoErrorsInAQueueIsRaised) {
     size_t index;
   };
   const std::vector<Case> cases = {
-      // the fuzzer's finding (it raised Decode on the RTL, DmaRefused on the golden core)
+      // the fuzzer's finding (it raised decode on the RTL, dma_refused on the golden core)
       {"refused DMA, then an illegal word", isa::Queue::kSp, {long_dma, bad_dma, illegal_in(isa::Queue::kSp)},
-       CoreError::kDma, 1},
+       CoreError::kDmaRefused, 1},
       {"DMA whose signal overflows, then a refused DMA", isa::Queue::kSp, {overflowing(long_dma), bad_dma},
        CoreError::kSemOverflow, 0},
       {"refused vector instruction, then an illegal word", isa::Queue::kDve,
-       {long_copy, refused_copy, illegal_in(isa::Queue::kDve)}, CoreError::kVector, 1},
+       {long_copy, refused_copy, illegal_in(isa::Queue::kDve)}, CoreError::kVectorRefused, 1},
       {"vector instruction whose signal overflows, then a refused one", isa::Queue::kDve,
        {overflowing(long_copy), refused_copy}, CoreError::kSemOverflow, 0},
-      {"refused matmul, then an illegal word", isa::Queue::kPe, {mm, illegal_in(isa::Queue::kPe)}, CoreError::kTensor, 0},
+      {"refused matmul, then an illegal word", isa::Queue::kPe, {mm, illegal_in(isa::Queue::kPe)}, CoreError::kTensorRefused, 0},
       {"an illegal word is refused before its wait", isa::Queue::kAct, {illegal_waiting}, CoreError::kDecode, 0},
   };
   for (const Case& c : cases) {
@@ -745,7 +745,7 @@ TEST(CoreRtl, ANinthDescriptorInOneListIsRefused) {
   };
   const CoreSimResult nine = cosim(list(9));
   EXPECT_EQ(nine.status, CoreStatus::kError) << nine.message;
-  EXPECT_EQ(nine.error, CoreError::kDma) << nine.message;
+  EXPECT_EQ(nine.error, CoreError::kDmaRefused) << nine.message;
   EXPECT_EQ(nine.error_pc, 8u) << nine.message;
   EXPECT_NE(nine.message.find("a ninth descriptor in one list"), std::string::npos) << nine.message;
   EXPECT_TRUE(nine.match) << nine.mismatch;

@@ -81,14 +81,14 @@ TEST(HbmRtl, AloneMatchesTheGoldenModelsFigures) {
 TEST(HbmRtl, RefusesBadAddressesWithACodeAndStaysLive) {
   HbmConfig c;
   auto r = tb::hbm_rtl_refuse(c, false, 16);
-  EXPECT_EQ(r.err_code, 1) << "misaligned read";
+  EXPECT_EQ(r.err_code, static_cast<int>(ncore::isa::HbmError::kAlign)) << "misaligned read";
   EXPECT_TRUE(r.live);
   r = tb::hbm_rtl_refuse(c, true, model::hbm_capacity_bytes(1));
-  EXPECT_EQ(r.err_code, 2) << "write past the capacity of one channel";
+  EXPECT_EQ(r.err_code, static_cast<int>(ncore::isa::HbmError::kRange)) << "write past the capacity of one channel";
   EXPECT_TRUE(r.live);
   c.channels = 2;
   r = tb::hbm_rtl_refuse(c, false, model::hbm_capacity_bytes(1));
-  EXPECT_EQ(r.err_code, 0) << "in range with two channels";
+  EXPECT_EQ(r.err_code, static_cast<int>(ncore::isa::HbmError::kNone)) << "in range with two channels";
   EXPECT_TRUE(r.live);
 }
 

@@ -263,7 +263,7 @@ TEST(Integers, CastsRoundAndSaturate) {
 }
 
 TEST(Types, NamesParseAndUnknownNamesAreRejected) {
-  for (int i = 0; i < model::kNumDTypes; ++i) {
+  for (int i = 0; i < ncore::isa::kNumDType; ++i) {
     const auto t = static_cast<DType>(i);
     EXPECT_EQ(model::parse_dtype(model::dtype_name(t)), t);
   }

@@ -67,7 +67,7 @@ TEST_P(SeEveryFunction, MatchesTheGoldenModel) {
 
 INSTANTIATE_TEST_SUITE_P(Lanes, SeEveryFunction,
                          ::testing::Combine(::testing::Values(8, 32, 128),
-                                            ::testing::Range(0, model::kNumActFuncs)),
+                                            ::testing::Range(0, ncore::isa::kNumActFunc)),
                          [](const auto& info) {
                            return fmt::format("L{}_{}", std::get<0>(info.param),
                                               model::act_func_name(static_cast<ActFunc>(

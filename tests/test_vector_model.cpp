@@ -128,13 +128,13 @@ TEST_F(VectorModel, IntegerClassShiftsAndClamps) {
     mem.sbuf.write(l, 2, 2, 0x00F0u);  // 240
   }
   auto in = base(VeOpcode::kTensorScalar, 2, DType::kInt16);
-  in.op0 = AluOp::kShiftRightArith;
+  in.op0 = AluOp::kAshr;
   in.scalar0.value = 4;
   in.op1 = AluOp::kBypass;
   in.out = DType::kInt8;
   // -32767 >> 4 = -2048 -> clamps to -128; 240 >> 4 = 15
   EXPECT_EQ(run(in, 5), (std::vector<uint32_t>{0x80u, 15u}));
-  in.op0 = AluOp::kShiftLeft;
+  in.op0 = AluOp::kShl;
   in.out = DType::kInt32;
   EXPECT_EQ(run(in, 5), (std::vector<uint32_t>{static_cast<uint32_t>(-32767 * 16), 240u * 16}));
   // mixing a bitwise op with a float type is refused

@@ -24,7 +24,7 @@ struct DTypeInfo {
   std::string_view name;
   int storage_bits;
 };
-constexpr std::array<DTypeInfo, kNumDTypes> kDTypes{{
+constexpr std::array<DTypeInfo, isa::kNumDType> kDTypes{{
     {DType::kFp32, "fp32", 32},
     {DType::kTf32, "tf32", 32},
     {DType::kBf16, "bf16", 16},

@@ -14,10 +14,12 @@
 #include <string>
 #include <string_view>
 
+#include "model/isa/isa_gen.h"
+
 namespace ncore::model {
 
-enum class DType : uint8_t { kFp32, kTf32, kBf16, kFp16, kE4m3, kE5m2, kInt8, kInt16, kInt32 };
-inline constexpr int kNumDTypes = 9;
+// The element types are the ISA's (model/isa/ncore.isa, enum d_type).
+using isa::DType;
 
 // Shape of a binary floating-point format. TF32 lives in a 32-bit container: its 19 bits
 // (1-8-10) are the top bits of an FP32 word and the low 13 bits are zero (container_shift).

@@ -507,7 +507,7 @@ class Assembler {
   }
   DType dtype_value(const std::string& v, int col) {
     const int64_t code = value_or(v, col, [](const std::string& s) { return static_cast<int64_t>(parse_dtype(s)); });
-    if (code < 0 || code >= kNumDTypes)
+    if (code < 0 || code >= isa::kNumDType)
       fail(col, fmt::format("expected a type ({}), found {}", dtype_list(), code));
     return static_cast<DType>(code);
   }

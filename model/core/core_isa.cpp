@@ -39,14 +39,8 @@ bool queue_allows(isa::Queue q, isa::Opcode op) {
 std::string_view queue_name(isa::Queue q) { return isa::kQueueNames[static_cast<int>(q)]; }
 
 std::string_view decode_error_name(DecodeError e) {
-  switch (e) {
-    case DecodeError::kNone: return "none";
-    case DecodeError::kOpcode: return "IllegalOpcode";
-    case DecodeError::kQueue: return "WrongQueue";
-    case DecodeError::kReserved: return "IllegalReserved";
-    case DecodeError::kSigOp: return "IllegalSigOp";
-  }
-  return "?";
+  const auto i = static_cast<size_t>(e);
+  return i < isa::kDecodeErrorNames.size() ? isa::kDecodeErrorNames[i] : "?";
 }
 
 namespace {
@@ -254,25 +248,25 @@ DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string
     if (detail) *detail = std::move(why);
     return e;
   };
-  if (!info) return fail(DecodeError::kOpcode, fmt::format("opcode 0x{:02x} is not in the table", h.opcode));
+  if (!info) return fail(DecodeError::kIllegalOpcode, fmt::format("opcode 0x{:02x} is not in the table", h.opcode));
   if (!queue_allows(q, op))
-    return fail(DecodeError::kQueue, fmt::format("{} may not sit in the {} queue", info->name, queue_name(q)));
+    return fail(DecodeError::kWrongQueue, fmt::format("{} may not sit in the {} queue", info->name, queue_name(q)));
   const auto& hdr = format_info(isa::Format::kHeader);
   const auto& fmt_info = format_info(info->format);
   for (int b = 0; b < isa::kWordBits; ++b) {
     const bool used = b < hdr.bits || (b >= fmt_info.lsb && b < fmt_info.lsb + fmt_info.bits);
     if (!used && (w[b / 64] >> (b % 64) & 1))
-      return fail(DecodeError::kReserved,
+      return fail(DecodeError::kIllegalReserved,
                   fmt::format("bit {} is set: {} uses bits [0, {}) and [{}, {})", b, info->name,
                               hdr.bits, fmt_info.lsb, fmt_info.lsb + fmt_info.bits));
   }
   // The wait and signal fields mean nothing without their enable; set, they would be bits the
   // core ignores (and no assembler line could make them), so they count as reserved.
   if (!h.wait_en && (h.wait_sem || h.wait_value))
-    return fail(DecodeError::kReserved, fmt::format("wait_en is 0 but wait_sem {} wait_value {}", h.wait_sem, h.wait_value));
+    return fail(DecodeError::kIllegalReserved, fmt::format("wait_en is 0 but wait_sem {} wait_value {}", h.wait_sem, h.wait_value));
   if (h.sig_op == 0 && (h.sig_sem || h.sig_value))
-    return fail(DecodeError::kReserved, fmt::format("sig_op is none but sig_sem {} sig_value {}", h.sig_sem, h.sig_value));
-  if (h.sig_op >= isa::kNumSigOp) return fail(DecodeError::kSigOp, fmt::format("sig_op {}", h.sig_op));
+    return fail(DecodeError::kIllegalReserved, fmt::format("sig_op is none but sig_sem {} sig_value {}", h.sig_sem, h.sig_value));
+  if (h.sig_op >= isa::kNumSigOp) return fail(DecodeError::kIllegalSigOp, fmt::format("sig_op {}", h.sig_op));
   if (!out) return DecodeError::kNone;
   CoreInstr& in = *out;
   in = CoreInstr{};

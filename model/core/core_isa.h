@@ -51,15 +51,9 @@ isa::Format format_of(isa::Opcode op);
 bool queue_allows(isa::Queue q, isa::Opcode op);
 std::string_view queue_name(isa::Queue q);
 
-// Why a word cannot be executed. Checked in this order by both decoders.
-enum class DecodeError : uint8_t {
-  kNone = 0,
-  kOpcode = 1,     // not an opcode of the table
-  kQueue = 2,      // the opcode may not sit in this queue
-  kReserved = 3,   // a bit outside the header and the opcode's format is set, or a wait/signal
-                   // field is set while wait_en / sig_op leaves it unused
-  kSigOp = 4,      // sig_op 3
-};
+// Why a word cannot be executed (model/isa/ncore.isa, enum decode_error). Checked in this
+// order by both decoders.
+using isa::DecodeError;
 std::string_view decode_error_name(DecodeError e);
 
 // Encoding: every field must fit its width (throws ncore::Error naming the field otherwise).

@@ -10,26 +10,13 @@
 namespace ncore::model {
 
 std::string_view core_status_name(CoreStatus s) {
-  switch (s) {
-    case CoreStatus::kDone: return "done";
-    case CoreStatus::kError: return "error";
-    case CoreStatus::kDeadlock: return "deadlock";
-    case CoreStatus::kWatchdog: return "watchdog";
-  }
-  return "?";
+  const auto i = static_cast<size_t>(s);
+  return i < isa::kCoreStatusNames.size() ? isa::kCoreStatusNames[i] : "?";
 }
 
 std::string_view core_error_name(CoreError e) {
-  switch (e) {
-    case CoreError::kNone: return "none";
-    case CoreError::kDecode: return "Decode";
-    case CoreError::kTensor: return "TensorRefused";
-    case CoreError::kVector: return "VectorRefused";
-    case CoreError::kScalar: return "ScalarRefused";
-    case CoreError::kDma: return "DmaRefused";
-    case CoreError::kSemOverflow: return "SemOverflow";
-  }
-  return "?";
+  const auto i = static_cast<size_t>(e);
+  return i < isa::kCoreErrorNames.size() ? isa::kCoreErrorNames[i] : "?";
 }
 
 std::string_view core_memory_name(CoreMemory m) {
@@ -223,7 +210,7 @@ struct CoreModel::Impl {
       case isa::Format::kTe: {
         psum_ve_to_te();
         const TeError e = te.execute(in.te, mem.sbuf);
-        if (e != TeError::kNone) return raise(CoreError::kTensor, q, i, std::string(te_error_name(e)));
+        if (e != TeError::kNone) return raise(CoreError::kTensorRefused, q, i, std::string(te_error_name(e)));
         if (in.te.opcode == TeOpcode::kMultiplyMoving) {
           te_dirty_banks |= 1u << in.te.psum_bank;
           if (effects_cb) record_psum_region(te.last_psum_region());
@@ -353,7 +340,7 @@ struct CoreModel::Impl {
         std::string why;
         const VeError e = ve_check(in.ve, scalar ? se_cfg : ve_cfg, &why);
         if (e != VeError::kNone) {
-          defer(scalar ? CoreError::kScalar : CoreError::kVector, q, i, fmt::format("{}: {}", ve_error_name(e), why));
+          defer(scalar ? CoreError::kScalarRefused : CoreError::kVectorRefused, q, i, fmt::format("{}: {}", ve_error_name(e), why));
           return false;
         }
         const uint64_t cost = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
@@ -364,18 +351,18 @@ struct CoreModel::Impl {
       }
       case isa::Format::kDma: {
         if (in.dma_queue >= cfg.dma_engines) {
-          defer(CoreError::kDma, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
+          defer(CoreError::kDmaRefused, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
           return false;
         }
         // Descriptors reaching past this core's partitions are refused like any out of range.
         const DmaError e = dma_check(in.dma, cfg.hbm_bytes, static_cast<uint64_t>(cfg.lanes) * kSbufPartitionStride);
         if (e != DmaError::kNone) {
-          defer(CoreError::kDma, q, i, dma_error_name(e));
+          defer(CoreError::kDmaRefused, q, i, std::string(dma_error_name(e)));
           return false;
         }
         // A list longer than the engine's completion tracker could never finish: refused.
         if (open_list[in.dma_queue] >= kDmaListDescriptors) {
-          defer(CoreError::kDma, q, i, dma_error_name(DmaError::kListLength));
+          defer(CoreError::kDmaRefused, q, i, std::string(dma_error_name(DmaError::kListLength)));
           return false;
         }
         auto& fifo = dma[in.dma_queue];
@@ -419,7 +406,7 @@ struct CoreModel::Impl {
     try {
       e = decode(encode(instr(q, i)), static_cast<isa::Queue>(q), nullptr, &why);
     } catch (const Error& err) {
-      e = DecodeError::kReserved;  // a field too wide for its bits
+      e = DecodeError::kIllegalReserved;  // a field too wide for its bits
       why = err.what();
     }
     if (e == DecodeError::kNone) return true;

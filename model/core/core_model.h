@@ -51,20 +51,11 @@ struct CoreConfig {
   uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
 };
 
-enum class CoreStatus : uint8_t { kDone = 0, kError = 1, kDeadlock = 2, kWatchdog = 3 };
+// How a run ended and the error status: model/isa/ncore.isa, enums core_status and core_error.
+using isa::CoreStatus;
 std::string_view core_status_name(CoreStatus s);
 
-// Error status codes (the RTL core raises the same).
-enum class CoreError : uint8_t {
-  kNone = 0,
-  kDecode = 1,        // an illegal word (opcode, queue, reserved bits, sig_op, a field too wide):
-                      // checked at issue, since a built program has not been through the assembler
-  kTensor = 2,        // the tensor engine refused an instruction
-  kVector = 3,        // the vector engine refused
-  kScalar = 4,        // the scalar engine refused
-  kDma = 5,           // a DMA descriptor was refused
-  kSemOverflow = 6,   // an increment past 65535
-};
+using isa::CoreError;
 std::string_view core_error_name(CoreError e);
 
 struct QueueStats {

@@ -4,16 +4,9 @@
 
 namespace ncore::model {
 
-const char* dma_error_name(DmaError e) {
-  switch (e) {
-    case DmaError::kNone: return "none";
-    case DmaError::kZero: return "zero size";
-    case DmaError::kAlign: return "misaligned";
-    case DmaError::kHbmRange: return "past the end of HBM";
-    case DmaError::kSbufRange: return "past the end of SBUF";
-    case DmaError::kListLength: return "a ninth descriptor in one list (an engine tracks 8)";
-  }
-  return "?";
+std::string_view dma_error_name(DmaError e) {
+  const auto i = static_cast<size_t>(e);
+  return i < isa::kDmaErrorDocs.size() ? isa::kDmaErrorDocs[i] : "?";
 }
 
 DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_bytes) {

@@ -1,12 +1,13 @@
 #pragma once
-// DMA descriptors between HBM and SBUF: what one moves, and whether it is legal. Mirrors
-// rtl/dma/nc_dma_pkg.sv (dma_desc_t, dma_err_e); the RTL engines are checked against
-// dma_bursts() applied in order, engine by engine.
+// DMA descriptors between HBM and SBUF: what one moves, and whether it is legal. The RTL
+// engines (rtl/dma) are checked against dma_bursts() applied in order, engine by engine.
 
 #include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "model/isa/isa_gen.h"
 
 namespace ncore::model {
 
@@ -28,9 +29,9 @@ struct DmaDescriptor {
 
 // kListLength: the descriptor would make a list (descriptors up to one with `last`) longer than
 // an engine's completion tracker holds (kDmaListDescriptors): the NeuronCore refuses it at issue.
-enum class DmaError : uint8_t { kNone = 0, kZero = 1, kAlign = 2, kHbmRange = 3, kSbufRange = 4, kListLength = 5 };
+using isa::DmaError;  // model/isa/ncore.isa, enum dma_error
 inline constexpr int kDmaListDescriptors = 8;
-const char* dma_error_name(DmaError e);
+std::string_view dma_error_name(DmaError e);
 
 // Why the engines refuse a descriptor (kNone: they execute it). Field widths are the encoder's
 // business: dma_fields_fit() says whether a descriptor can be encoded at all.

@@ -14,6 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/isa/isa_gen.h"
+
 namespace ncore::model {
 
 // HBM3 timing in clock cycles (tCK). Defaults: an HBM3 part at 6.4 Gb/s per pin, tCK 0.625 ns,
@@ -91,7 +93,7 @@ struct HbmRequest {
   HbmData data{};       // write data
 };
 
-enum class HbmCmd : uint8_t { kNone = 0, kAct = 1, kPre = 2, kRd = 3, kWr = 4, kRefPb = 5, kRefAb = 6 };
+using isa::HbmCmd;  // model/isa/ncore.isa, enum hbm_cmd
 const char* hbm_cmd_name(HbmCmd c);
 
 // A command on the row bus (ACT, PRE, REFpb, REFab) or the column bus (RD, WR).

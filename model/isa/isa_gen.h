@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
 
 namespace ncore::isa {
 
@@ -41,16 +42,330 @@ enum class Queue : uint8_t {
   kSp = 3,  // sync engine: dma_copy, and semaphore-only instructions
 };
 inline constexpr int kNumQueue = 4;
-inline constexpr const char* kQueueNames[] = {"pe", "act", "dve", "sp"};
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 4> kQueueNames{"pe", "act", "dve", "sp"};
+inline constexpr std::array<std::string_view, 4> kQueueDocs{
+    "tensor engine (PE array): load_stationary, multiply_moving",
+    "scalar engine: activation",
+    "vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...",
+    "sync engine: dma_copy, and semaphore-only instructions",
+};
 
 // what an instruction does to a semaphore when it completes
 enum class SigOp : uint8_t {
   kNone = 0,  // nothing
-  kIncrement = 1,  // add sig_value (saturation is an error: SemOverflow)
+  kIncrement = 1,  // add sig_value (saturation is an error: sem_overflow)
   kSet = 2,  // set to sig_value
 };
 inline constexpr int kNumSigOp = 3;
-inline constexpr const char* kSigOpNames[] = {"none", "increment", "set"};
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 3> kSigOpNames{"none", "increment", "set"};
+inline constexpr std::array<std::string_view, 3> kSigOpDocs{
+    "nothing",
+    "add sig_value (saturation is an error: sem_overflow)",
+    "set to sig_value",
+};
+
+// element types; model/common/numerics.h gives their formats
+enum class DType : uint8_t {
+  kFp32 = 0,  // IEEE binary32
+  kTf32 = 1,  // 1-8-10 in the top 19 bits of a 32-bit container
+  kBf16 = 2,  // bfloat16
+  kFp16 = 3,  // IEEE binary16
+  kE4m3 = 4,  // OCP FP8 E4M3: bias 7, no Inf, max 448
+  kE5m2 = 5,  // OCP FP8 E5M2: IEEE-like, max 57344
+  kInt8 = 6,  // two's complement
+  kInt16 = 7,  // two's complement
+  kInt32 = 8,  // two's complement
+};
+inline constexpr int kNumDType = 9;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 9> kDTypeNames{"fp32", "tf32", "bf16", "fp16", "e4m3", "e5m2", "int8", "int16", "int32"};
+inline constexpr std::array<std::string_view, 9> kDTypeDocs{
+    "IEEE binary32",
+    "1-8-10 in the top 19 bits of a 32-bit container",
+    "bfloat16",
+    "IEEE binary16",
+    "OCP FP8 E4M3: bias 7, no Inf, max 448",
+    "OCP FP8 E5M2: IEEE-like, max 57344",
+    "two's complement",
+    "two's complement",
+    "two's complement",
+};
+
+// the memory an engine operand lies in
+enum class MemSpace : uint8_t {
+  kSbuf = 0,  // state buffer
+  kPsum = 1,  // partial-sum buffer of the tensor engine
+};
+inline constexpr int kNumMemSpace = 2;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 2> kMemSpaceNames{"sbuf", "psum"};
+inline constexpr std::array<std::string_view, 2> kMemSpaceDocs{
+    "state buffer",
+    "partial-sum buffer of the tensor engine",
+};
+
+// vector and scalar engine ALU operations (model/vector/vector_engine.h)
+enum class AluOp : uint8_t {
+  kBypass = 0,  // the tensor-side operand unchanged
+  kAdd = 1,
+  kSubtract = 2,
+  kMultiply = 3,
+  kMax = 4,
+  kMin = 5,
+  kAnd = 6,  // bitwise and shifts: integer class only
+  kOr = 7,
+  kXor = 8,
+  kShl = 9,  // shift left
+  kLshr = 10,  // shift right, logical
+  kAshr = 11,  // shift right, arithmetic
+};
+inline constexpr int kNumAluOp = 12;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 12> kAluOpNames{"bypass", "add", "subtract", "multiply", "max", "min", "and", "or", "xor", "shl", "lshr", "ashr"};
+inline constexpr std::array<std::string_view, 12> kAluOpDocs{
+    "the tensor-side operand unchanged",
+    "",
+    "",
+    "",
+    "",
+    "",
+    "bitwise and shifts: integer class only",
+    "",
+    "",
+    "shift left",
+    "shift right, logical",
+    "shift right, arithmetic",
+};
+
+// scalar engine activation functions (rtl/scalar/README.md has each approximation)
+enum class ActFunc : uint8_t {
+  kIdentity = 0,
+  kExp = 1,
+  kTanh = 2,
+  kSigmoid = 3,
+  kGelu = 4,  // tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+  kRelu = 5,
+  kSqrt = 6,
+  kRsqrt = 7,
+  kReciprocal = 8,
+  kSquare = 9,
+};
+inline constexpr int kNumActFunc = 10;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 10> kActFuncNames{"identity", "exp", "tanh", "sigmoid", "gelu", "relu", "sqrt", "rsqrt", "reciprocal", "square"};
+inline constexpr std::array<std::string_view, 10> kActFuncDocs{
+    "",
+    "",
+    "",
+    "",
+    "tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))",
+    "",
+    "",
+    "",
+    "",
+    "",
+};
+
+// M:N structured sparsity of a stationary along K: 4 of every G rows kept
+enum class TeSparsity : uint8_t {
+  kDense = 0,  // G 4: every row
+  k4of8 = 1,  // G 8
+  k4of12 = 2,  // G 12
+  k4of16 = 3,  // G 16
+};
+inline constexpr int kNumTeSparsity = 4;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 4> kTeSparsityNames{"dense", "4of8", "4of12", "4of16"};
+inline constexpr std::array<std::string_view, 4> kTeSparsityDocs{
+    "G 4: every row",
+    "G 8",
+    "G 12",
+    "G 16",
+};
+
+// why the tensor engine refused an instruction, which has no effect (the doc is the message)
+enum class TeError : uint8_t {
+  kNone = 0,  // none
+  kOpcode = 1,  // bad opcode
+  kDtype = 2,  // bad dtype
+  kK = 3,  // K out of range
+  kM = 4,  // M out of range
+  kN = 5,  // N out of range
+  kPsumBank = 6,  // PSUM bank out of range
+  kPsumRange = 7,  // PSUM window past the bank
+  kNoStationary = 8,  // no stationary loaded
+  kKMismatch = 9,  // K differs from the stationary's
+  kSbufRange = 10,  // SBUF access out of range
+  kSbufAlign = 11,  // SBUF address or stride misaligned
+  kModeCombo = 12,  // forbidden mode combination
+  kModeType = 13,  // double-row needs FP8 operands
+  kModeMismatch = 14,  // modes or tiling differ from the stationary's
+  kTile = 15,  // bad tiling
+};
+inline constexpr int kNumTeError = 16;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 16> kTeErrorNames{"none", "opcode", "dtype", "k", "m", "n", "psum_bank", "psum_range", "no_stationary", "k_mismatch", "sbuf_range", "sbuf_align", "mode_combo", "mode_type", "mode_mismatch", "tile"};
+inline constexpr std::array<std::string_view, 16> kTeErrorDocs{
+    "none",
+    "bad opcode",
+    "bad dtype",
+    "K out of range",
+    "M out of range",
+    "N out of range",
+    "PSUM bank out of range",
+    "PSUM window past the bank",
+    "no stationary loaded",
+    "K differs from the stationary's",
+    "SBUF access out of range",
+    "SBUF address or stride misaligned",
+    "forbidden mode combination",
+    "double-row needs FP8 operands",
+    "modes or tiling differ from the stationary's",
+    "bad tiling",
+};
+
+// why the vector or scalar engine refused an instruction (it reads and writes nothing)
+enum class VeError : uint8_t {
+  kNone = 0,  // none
+  kOpcode = 1,  // not one of this engine's opcodes
+  kDtype = 2,  // a type code past int32, an integer-class op with a float type, a cast in transpose or shuffle
+  kAluOp = 3,  // an op or function code out of range, a required op bypassed, a bad reduce op, float and bitwise mixed
+  kPartitions = 4,  // partition count, start, quadrant or shuffle entry out of range
+  kShape = 5,  // a zero count, a free size over the limit, operand and result sizes that disagree
+  kAddress = 6,  // misaligned, or the pattern leaves its memory
+};
+inline constexpr int kNumVeError = 7;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 7> kVeErrorNames{"none", "opcode", "dtype", "alu_op", "partitions", "shape", "address"};
+inline constexpr std::array<std::string_view, 7> kVeErrorDocs{
+    "none",
+    "not one of this engine's opcodes",
+    "a type code past int32, an integer-class op with a float type, a cast in transpose or shuffle",
+    "an op or function code out of range, a required op bypassed, a bad reduce op, float and bitwise mixed",
+    "partition count, start, quadrant or shuffle entry out of range",
+    "a zero count, a free size over the limit, operand and result sizes that disagree",
+    "misaligned, or the pattern leaves its memory",
+};
+
+// why a DMA descriptor is refused (the doc is the message)
+enum class DmaError : uint8_t {
+  kNone = 0,  // none
+  kZero = 1,  // zero size
+  kAlign = 2,  // misaligned
+  kHbmRange = 3,  // past the end of HBM
+  kSbufRange = 4,  // past the end of SBUF
+  kListLength = 5,  // a ninth descriptor in one list (an engine tracks 8)
+};
+inline constexpr int kNumDmaError = 6;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 6> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length"};
+inline constexpr std::array<std::string_view, 6> kDmaErrorDocs{
+    "none",
+    "zero size",
+    "misaligned",
+    "past the end of HBM",
+    "past the end of SBUF",
+    "a ninth descriptor in one list (an engine tracks 8)",
+};
+
+// why the NeuronCore cannot execute a word, checked in this order
+enum class DecodeError : uint8_t {
+  kNone = 0,  // none
+  kIllegalOpcode = 1,  // not an opcode of the table
+  kWrongQueue = 2,  // the opcode may not sit in this queue
+  kIllegalReserved = 3,  // a reserved bit is set, or a wait/signal field its enable leaves unused
+  kIllegalSigOp = 4,  // sig_op 3
+};
+inline constexpr int kNumDecodeError = 5;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 5> kDecodeErrorNames{"none", "illegal_opcode", "wrong_queue", "illegal_reserved", "illegal_sig_op"};
+inline constexpr std::array<std::string_view, 5> kDecodeErrorDocs{
+    "none",
+    "not an opcode of the table",
+    "the opcode may not sit in this queue",
+    "a reserved bit is set, or a wait/signal field its enable leaves unused",
+    "sig_op 3",
+};
+
+// how a NeuronCore run ended
+enum class CoreStatus : uint8_t {
+  kDone = 0,  // every queue ran to its end
+  kError = 1,  // an error status was raised (core_error)
+  kDeadlock = 2,  // every queue waits on a semaphore that nothing will signal
+  kWatchdog = 3,  // no end within the watchdog
+};
+inline constexpr int kNumCoreStatus = 4;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 4> kCoreStatusNames{"done", "error", "deadlock", "watchdog"};
+inline constexpr std::array<std::string_view, 4> kCoreStatusDocs{
+    "every queue ran to its end",
+    "an error status was raised (core_error)",
+    "every queue waits on a semaphore that nothing will signal",
+    "no end within the watchdog",
+};
+
+// the NeuronCore's error status
+enum class CoreError : uint8_t {
+  kNone = 0,  // none
+  kDecode = 1,  // an illegal word (decode_error)
+  kTensorRefused = 2,  // the tensor engine refused an instruction (te_error)
+  kVectorRefused = 3,  // the vector engine refused (ve_error)
+  kScalarRefused = 4,  // the scalar engine refused (ve_error)
+  kDmaRefused = 5,  // a DMA descriptor was refused (dma_error)
+  kSemOverflow = 6,  // a semaphore incremented past 65535
+};
+inline constexpr int kNumCoreError = 7;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 7> kCoreErrorNames{"none", "decode", "tensor_refused", "vector_refused", "scalar_refused", "dma_refused", "sem_overflow"};
+inline constexpr std::array<std::string_view, 7> kCoreErrorDocs{
+    "none",
+    "an illegal word (decode_error)",
+    "the tensor engine refused an instruction (te_error)",
+    "the vector engine refused (ve_error)",
+    "the scalar engine refused (ve_error)",
+    "a DMA descriptor was refused (dma_error)",
+    "a semaphore incremented past 65535",
+};
+
+// HBM3 commands on a pseudo-channel's row and column buses
+enum class HbmCmd : uint8_t {
+  kNone = 0,  // no command
+  kAct = 1,  // ACT: open a row
+  kPre = 2,  // PRE: close a bank's row
+  kRd = 3,  // RD: read a burst
+  kWr = 4,  // WR: write a burst
+  kRefPb = 5,  // REFpb: refresh one bank
+  kRefAb = 6,  // REFab: refresh every bank
+};
+inline constexpr int kNumHbmCmd = 7;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 7> kHbmCmdNames{"none", "act", "pre", "rd", "wr", "ref_pb", "ref_ab"};
+inline constexpr std::array<std::string_view, 7> kHbmCmdDocs{
+    "no command",
+    "ACT: open a row",
+    "PRE: close a bank's row",
+    "RD: read a burst",
+    "WR: write a burst",
+    "REFpb: refresh one bank",
+    "REFab: refresh every bank",
+};
+
+// why the HBM controller refused a request (accepted and dropped)
+enum class HbmError : uint8_t {
+  kNone = 0,  // none
+  kAlign = 1,  // address not a multiple of 32 bytes
+  kRange = 2,  // address past the channels' capacity
+};
+inline constexpr int kNumHbmError = 3;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 3> kHbmErrorNames{"none", "align", "range"};
+inline constexpr std::array<std::string_view, 3> kHbmErrorDocs{
+    "none",
+    "address not a multiple of 32 bytes",
+    "address past the channels' capacity",
+};
 
 enum class Format : uint8_t {
   kHeader,

@@ -7,15 +7,8 @@
 namespace ncore::model {
 
 std::string_view te_error_name(TeError e) {
-  static constexpr std::array<std::string_view, kNumTeErrors> kNames = {
-      "none", "bad opcode", "bad dtype", "K out of range", "M out of range",
-      "N out of range", "PSUM bank out of range", "PSUM window past the bank",
-      "no stationary loaded", "K differs from the stationary's", "SBUF access out of range",
-      "SBUF address or stride misaligned", "forbidden mode combination",
-      "double-row needs FP8 operands", "modes or tiling differ from the stationary's",
-      "bad tiling"};
   const auto i = static_cast<size_t>(e);
-  return i < kNames.size() ? kNames[i] : "unknown error";
+  return i < isa::kTeErrorDocs.size() ? isa::kTeErrorDocs[i] : "unknown error";
 }
 
 int te_replicas(const TeInstruction& i) {

@@ -1,41 +1,23 @@
 #pragma once
-// The tensor engine's instruction and error codes, as the RTL sees them. Mirrors
-// rtl/tensor/nc_tensor_pkg.sv; tests/test_tensor_rtl.cpp checks the two agree.
+// The tensor engine's instruction as the engine takes it. Its refusal codes and sparsity modes
+// are the ISA's (model/isa/ncore.isa: te_error, te_sparsity).
 
 #include <cstdint>
 #include <string>
 #include <string_view>
 
 #include "model/common/numerics.h"
+#include "model/isa/isa_gen.h"
 
 namespace ncore::model {
 
 enum class TeOpcode : uint8_t { kNop = 0, kLoadStationary = 1, kMultiplyMoving = 2 };
 
-// Why an instruction was rejected. A rejected instruction has no effect.
-enum class TeError : uint8_t {
-  kNone = 0,
-  kOpcode = 1,          // not LS or MM
-  kDtype = 2,           // not a floating-point input type
-  kK = 3,               // K is 0 or more than the array's rows
-  kM = 4,               // LS: M is 0 or more than the array's columns
-  kN = 5,               // MM: N is 0 or more than a PSUM bank's elements
-  kPsumBank = 6,        // MM: bank >= number of banks
-  kPsumRange = 7,       // MM: offset + N runs past the end of the bank
-  kNoStationary = 8,    // MM before any LoadStationary
-  kKMismatch = 9,       // MM: K differs from the loaded stationary's K
-  kSbufRange = 10,      // the access runs past the end of an SBUF partition
-  kSbufAlign = 11,      // address or stride not a multiple of the element size
-  kModeCombo = 12,      // a forbidden combination of modes (see TeInstruction)
-  kModeType = 13,       // double-row with an operand that is not FP8
-  kModeMismatch = 14,   // MM: modes or tiling differ from its tile's stationary's
-  kTile = 15,           // a tiling field out of range, or a tile that cannot hold the mode
-};
-inline constexpr int kNumTeErrors = 16;
+using isa::TeError;
 std::string_view te_error_name(TeError e);
 
 // M:N structured sparsity of the stationary along K: 4 of every G consecutive K rows kept.
-enum class TeSparsity : uint8_t { kDense = 0, k4of8 = 1, k4of12 = 2, k4of16 = 3 };
+using isa::TeSparsity;
 // G, the group length (4 for dense: every row is kept).
 inline int sparsity_group(TeSparsity s) { return 4 + 4 * static_cast<int>(s); }
 

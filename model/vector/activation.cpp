@@ -12,8 +12,6 @@
 namespace ncore::model {
 namespace {
 
-constexpr std::array<std::string_view, kNumActFuncs> kNames{
-    "identity", "exp", "tanh", "sigmoid", "gelu", "relu", "sqrt", "rsqrt", "reciprocal", "square"};
 
 // Constants as FP32 bit patterns (the RTL uses the same literals).
 constexpr uint32_t kOne = 0x3F800000u, kTwo = 0x40000000u, kHalf = 0x3F000000u;
@@ -60,9 +58,9 @@ int exponent_of(uint32_t x) { return static_cast<int>((x >> 23) & 0xFF) - 127; }
 
 }  // namespace
 
-std::string_view act_func_name(ActFunc f) { return name_of(kNames, f); }
+std::string_view act_func_name(ActFunc f) { return name_of(isa::kActFuncNames, f); }
 ActFunc parse_act_func(std::string_view name) {
-  return value_of<ActFunc>(kNames, name, "activation function");
+  return value_of<ActFunc>(isa::kActFuncNames, name, "activation function");
 }
 
 ExpParts act_exp_parts(uint32_t a) {

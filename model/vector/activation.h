@@ -7,21 +7,12 @@
 #include <cstdint>
 #include <string_view>
 
+#include "model/isa/isa_gen.h"
+
 namespace ncore::model {
 
-enum class ActFunc : uint8_t {
-  kIdentity = 0,
-  kExp = 1,
-  kTanh = 2,
-  kSigmoid = 3,
-  kGelu = 4,        // tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-  kRelu = 5,
-  kSqrt = 6,
-  kRsqrt = 7,
-  kReciprocal = 8,
-  kSquare = 9,
-};
-inline constexpr int kNumActFuncs = 10;
+// The functions are the ISA's (model/isa/ncore.isa, enum act_func).
+using isa::ActFunc;
 std::string_view act_func_name(ActFunc f);
 ActFunc parse_act_func(std::string_view name);  // throws ncore::Error
 

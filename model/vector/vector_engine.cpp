@@ -10,14 +10,9 @@
 namespace ncore::model {
 namespace {
 
-constexpr std::array<std::string_view, kNumAluOps> kAluNames{
-    "bypass", "add", "subtract", "multiply", "max", "min",
-    "and",    "or",  "xor",      "shl",      "lshr", "ashr"};
 constexpr std::array<std::string_view, kNumVeOpcodes> kOpcodeNames{
     "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy",
     "tensor_tensor_scan", "transpose", "shuffle", "activation"};
-constexpr std::array<std::string_view, kNumVeErrors> kErrorNames{
-    "none", "opcode", "dtype", "alu_op", "partitions", "shape", "address"};
 
 bool uses_src1(VeOpcode op) {
   return op == VeOpcode::kTensorTensor || op == VeOpcode::kTensorTensorScan;
@@ -102,11 +97,11 @@ uint32_t VeAccess::elements() const {
 }
 
 bool is_bitwise(AluOp op) { return static_cast<int>(op) >= static_cast<int>(AluOp::kAnd); }
-std::string_view alu_op_name(AluOp op) { return name_of(kAluNames, op); }
+std::string_view alu_op_name(AluOp op) { return name_of(isa::kAluOpNames, op); }
 std::string_view ve_opcode_name(VeOpcode op) { return name_of(kOpcodeNames, op); }
-std::string_view ve_error_name(VeError e) { return name_of(kErrorNames, e); }
+std::string_view ve_error_name(VeError e) { return name_of(isa::kVeErrorNames, e); }
 AluOp parse_alu_op(std::string_view name) {
-  return value_of<AluOp>(kAluNames, name, "ALU operation");
+  return value_of<AluOp>(isa::kAluOpNames, name, "ALU operation");
 }
 VeOpcode parse_ve_opcode(std::string_view name) {
   return value_of<VeOpcode>(kOpcodeNames, name, "vector-engine operation");
@@ -143,7 +138,7 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
                                               cfg.scalar_engine ? "scalar" : "vector"));
   const bool src1 = uses_src1(in.opcode);
   for (DType t : {in.in0, in.in1, in.out}) {
-    if (static_cast<int>(t) >= kNumDTypes)
+    if (static_cast<int>(t) >= isa::kNumDType)
       return fail(VeError::kDtype, fmt::format("dtype code {}", static_cast<int>(t)));
   }
   if (moves_bits(in.opcode) && in.in0 != in.out)
@@ -153,14 +148,14 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kDtype, "a bitwise/shift operation needs integer types throughout");
 
   auto op_ok = [&](AluOp op) {
-    if (static_cast<int>(op) >= kNumAluOps) return false;
+    if (static_cast<int>(op) >= isa::kNumAluOp) return false;
     return !integer || op == AluOp::kBypass || is_bitwise(op);
   };
   if (uses_op0(in.opcode) && !op_ok(in.op0))
     return fail(VeError::kAluOp, fmt::format("op0 {}", static_cast<int>(in.op0)));
   if (uses_op1(in.opcode) && !op_ok(in.op1))
     return fail(VeError::kAluOp, fmt::format("op1 {}", static_cast<int>(in.op1)));
-  if (is_activation(in.opcode) && static_cast<int>(in.act_func) >= kNumActFuncs)
+  if (is_activation(in.opcode) && static_cast<int>(in.act_func) >= isa::kNumActFunc)
     return fail(VeError::kAluOp, fmt::format("activation function {}", static_cast<int>(in.act_func)));
   if (in.opcode == VeOpcode::kTensorTensor && in.op0 == AluOp::kBypass)
     return fail(VeError::kAluOp, "tensor_tensor needs an operation");
@@ -223,9 +218,9 @@ uint32_t ve_alu(AluOp op, uint32_t a, uint32_t b, bool integer_class) {
       case AluOp::kAnd: return a & b;
       case AluOp::kOr: return a | b;
       case AluOp::kXor: return a ^ b;
-      case AluOp::kShiftLeft: return a << sh;
-      case AluOp::kShiftRightLogical: return a >> sh;
-      case AluOp::kShiftRightArith: return static_cast<uint32_t>(static_cast<int32_t>(a) >> sh);
+      case AluOp::kShl: return a << sh;
+      case AluOp::kLshr: return a >> sh;
+      case AluOp::kAshr: return static_cast<uint32_t>(static_cast<int32_t>(a) >> sh);
       default: return a;
     }
   }

@@ -1,6 +1,6 @@
 #pragma once
-// The vector engine's instructions and their golden semantics. Mirrors
-// rtl/vector/nc_vector_pkg.sv field for field; rtl/vector/README.md documents the arithmetic.
+// The vector engine's instructions and their golden semantics; rtl/vector/README.md documents
+// the arithmetic.
 //
 // Each of Lanes lanes streams one partition. A value read from SBUF or PSUM is decoded to
 // FP32 (float class) or sign-extended to int32 (integer class: an instruction that uses a
@@ -31,41 +31,16 @@ enum class VeOpcode : uint8_t {
 };
 inline constexpr int kNumVeOpcodes = 8;
 
-enum class AluOp : uint8_t {
-  kBypass = 0,  // the tensor-side operand unchanged
-  kAdd = 1,
-  kSubtract = 2,
-  kMultiply = 3,
-  kMax = 4,
-  kMin = 5,
-  kAnd = 6,     // bitwise and shifts: integer class only
-  kOr = 7,
-  kXor = 8,
-  kShiftLeft = 9,
-  kShiftRightLogical = 10,
-  kShiftRightArith = 11,
-};
-inline constexpr int kNumAluOps = 12;
+// ALU operations, memories and refusal codes are the ISA's (model/isa/ncore.isa).
+using isa::AluOp;
+using isa::MemSpace;
+using isa::VeError;
 bool is_bitwise(AluOp op);
 std::string_view alu_op_name(AluOp op);
 AluOp parse_alu_op(std::string_view name);
 std::string_view ve_opcode_name(VeOpcode op);
 VeOpcode parse_ve_opcode(std::string_view name);
 
-enum class MemSpace : uint8_t { kSbuf = 0, kPsum = 1 };
-
-// Why an instruction was refused. A refused instruction reads and writes nothing.
-enum class VeError : uint8_t {
-  kNone = 0,
-  kOpcode = 1,      // opcode not one of VeOpcode, or not this engine's (activation: scalar)
-  kDtype = 2,       // dtype code > 8; integer class with a float type; transpose/shuffle cast
-  kAluOp = 3,       // op code > 11; activation function > 9; a required op is bypass; a reduce op that is not add/max/
-                    // min (float) or and/or/xor/max/min (integer); float and bitwise mixed
-  kPartitions = 4,  // count 0 or > Lanes; start-partition rule; quadrant rule; shuffle entry
-  kShape = 5,       // a zero count; free size over the limit; operand/result sizes disagree
-  kAddress = 6,     // misaligned, or the pattern leaves its space; per-partition scalar too
-};
-inline constexpr int kNumVeErrors = 7;
 std::string_view ve_error_name(VeError e);
 
 inline constexpr int kVeDims = 4;

@@ -60,7 +60,7 @@ package nc_fp_pkg;
     end
   endfunction
 
-  // Any tensor-engine input type (nc_pkg::dtype_e numbering) to FP32 bits. TF32 ignores the
+  // Any tensor-engine input type (nc_pkg::isa_d_type_e numbering) to FP32 bits. TF32 ignores the
   // 13 container bits below its mantissa. Integer types are not tensor-engine inputs: zero.
   function automatic logic [31:0] decode_to_fp32(logic [3:0] dtype, logic [31:0] bits);
     unique case (dtype)
@@ -342,7 +342,7 @@ package nc_fp_pkg;
     return 32'(r) & mask;
   endfunction
 
-  // FP32 to any type (nc_pkg::dtype_e numbering), storage bits in the low bits.
+  // FP32 to any type (nc_pkg::isa_d_type_e numbering), storage bits in the low bits.
   function automatic logic [31:0] fp32_to_dtype(logic [31:0] x, logic [3:0] dtype,
                                                 logic stochastic, logic saturate,
                                                 logic [31:0] random);

@@ -9,7 +9,6 @@ module nc_core
   import nc_isa_pkg::*;
   import nc_tensor_pkg::*;
   import nc_vector_pkg::ve_instr_t;
-  import nc_vector_pkg::ve_error_e;
   import nc_vector_pkg::ve_counters_t;
   import nc_dma_pkg::dma_desc_t;
 #(
@@ -72,8 +71,8 @@ module nc_core
   output logic                  ready_o,       // out of reset (PSUM cleared): start may come
   output logic                  running_o,
   output logic                  finished_o,
-  output logic [1:0]            status_o,      // 0 done, 1 error, 2 deadlock, 3 watchdog
-  output logic [2:0]            err_code_o,    // model::CoreError
+  output isa_core_status_e      status_o,
+  output isa_core_error_e       err_code_o,
   output logic [1:0]            err_queue_o,
   output logic [PcW-1:0]        err_pc_o,
   output logic [7:0]            err_detail_o,  // the engine's or decoder's code; sem index
@@ -129,12 +128,6 @@ module nc_core
   localparam int unsigned PsumBytes = Banks * BankElems * 4;
   localparam int unsigned VeAddrW = nc_vector_pkg::AddrW;
 
-  // Status codes (model::CoreStatus, model::CoreError).
-  localparam logic [1:0] StatDone = 2'd0, StatError = 2'd1, StatDeadlock = 2'd2,
-                         StatWatchdog = 2'd3;
-  localparam logic [2:0] ErrDecode = 3'd1, ErrTensor = 3'd2, ErrVector = 3'd3,
-                         ErrScalar = 3'd4, ErrDma = 3'd5, ErrSemOverflow = 3'd6;
-
   // ---------------------------------------------------------------------------------------
   // Sequencers and semaphores
   // ---------------------------------------------------------------------------------------
@@ -145,7 +138,7 @@ module nc_core
   logic [PcW-1:0]    seq_pc [NumQ];
   logic              seq_sig_valid [NumQ];
   isa_header_t       seq_sig_header [NumQ];
-  logic [2:0]        seq_decode_err [NumQ];
+  isa_decode_error_e seq_decode_err [NumQ];
   logic              seq_waiting [NumQ], seq_finished [NumQ], seq_issued [NumQ];
 
   for (genvar q = 0; q < NumQ; q++) begin : g_seq
@@ -182,7 +175,7 @@ module nc_core
   isa_te_t   te_payload;
   te_instr_t te_cmd;
   logic      te_ready, te_idle, te_rej_valid, te_err;
-  te_error_e te_rej_code, te_err_code;
+  isa_te_error_e te_rej_code, te_err_code;
   logic [7:0] te_rej_tag;
   logic [63:0] te_cnt_busy, te_cnt_macs;
 
@@ -203,7 +196,7 @@ module nc_core
     te_cmd.tag = seq_pc[QueuePe][7:0];
     te_cmd.double_row = te_payload.double_row;
     te_cmd.transpose = te_payload.transpose;
-    te_cmd.sparsity = te_sparsity_e'(te_payload.sparsity);
+    te_cmd.sparsity = isa_te_sparsity_e'(te_payload.sparsity);
     te_cmd.tag_addr = te_payload.tag_addr;
     te_cmd.tiling = '{row_split: te_payload.row_split, row_tile: te_payload.row_tile,
                       col_split: te_payload.col_split, col_tile: te_payload.col_tile};
@@ -284,7 +277,7 @@ module nc_core
   logic                ve_cmd_valid [2], ve_cmd_ready [2], ve_idle [2];
   logic                ve_done_valid [2];
   logic [7:0]          ve_done_tag [2];
-  ve_error_e           ve_done_error [2], ve_err [2];
+  isa_ve_error_e           ve_done_error [2], ve_err [2];
   ve_counters_t        ve_counters [2];
   logic                ve_rd_valid [2], ve_rd_ready [2], ve_rd_space [2], ve_rd_rsp_valid [2];
   logic [VeAddrW-1:0]  ve_rd_addr [2], ve_wr_addr [2];
@@ -462,7 +455,7 @@ module nc_core
   logic      dma_desc_valid, dma_desc_ready, dma_idle;
   logic [DmaPorts-1:0] dma_port_desc_ready, dma_done_valid, dma_done_error, dma_err, dma_port_idle;
   logic [3:0] dma_done_engine [DmaPorts];  // the core's engine number
-  nc_dma_pkg::dma_err_e dma_err_code [DmaPorts];
+  isa_dma_error_e dma_err_code [DmaPorts];
   logic [31:0] dma_port_bursts [DmaPorts];
   logic      sbuf_dma_wr_valid [DmaPorts], sbuf_dma_rd_valid [DmaPorts];
   logic [FlatW-1:0] sbuf_dma_wr_addr [DmaPorts], sbuf_dma_rd_addr [DmaPorts];
@@ -496,20 +489,20 @@ module nc_core
   // The DMA engines' checks at issue: a descriptor they would refuse is never issued, and its
   // refusal is raised (precisely) once sp has drained. So is the ninth descriptor of one list:
   // the list's entries leave the tracker only when it finishes, so it could never be issued.
-  nc_dma_pkg::dma_err_e dma_refusal;
+  isa_dma_error_e dma_refusal;
   logic dma_refused, dma_lists_pending;
   always_comb begin
     dma_refusal = nc_dma_pkg::dma_check(dma_desc, hbm_bytes_log2_i, 48'(Size * SbufBytes));
-    if (dma_refusal == nc_dma_pkg::DmaErrNone &&
+    if (dma_refusal == DmaErrorNone &&
         trk_open_q[dma_payload.engine] == ($clog2(TrkDepth) + 1)'(TrkDepth))
-      dma_refusal = nc_dma_pkg::DmaErrListLength;
+      dma_refusal = DmaErrorListLength;
   end
-  assign dma_refused = seq_issue_valid[QueueSp] && dma_refusal != nc_dma_pkg::DmaErrNone;
+  assign dma_refused = seq_issue_valid[QueueSp] && dma_refusal != DmaErrorNone;
 
   assign trk_push = seq_issue_valid[QueueSp] && seq_issue_ready[QueueSp];
-  assign dma_desc_valid = seq_issue_valid[QueueSp] && dma_refusal == nc_dma_pkg::DmaErrNone &&
+  assign dma_desc_valid = seq_issue_valid[QueueSp] && dma_refusal == DmaErrorNone &&
                           trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
-  assign seq_issue_ready[QueueSp] = dma_desc_ready && dma_refusal == nc_dma_pkg::DmaErrNone &&
+  assign seq_issue_ready[QueueSp] = dma_desc_ready && dma_refusal == DmaErrorNone &&
                           trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
   // sp has drained when no descriptor is in flight and no finished list still owes its signals
   // (a list left open by a descriptor without `last` can never finish: it does not count).
@@ -698,13 +691,13 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   typedef enum logic [1:0] { RunIdle, RunBusy, RunFinished } run_e;
   run_e           run_q;
-  logic [1:0]     status_q;
-  logic [2:0]     err_code_q;
+  isa_core_status_e status_q;
+  isa_core_error_e  err_code_q;
   logic [1:0]     err_queue_q;
   logic [PcW-1:0] err_pc_q;
   logic [7:0]     err_detail_q;
   logic           err_now;
-  logic [2:0]     err_now_code;
+  isa_core_error_e  err_now_code;
   logic [1:0]     err_now_queue;
   logic [PcW-1:0] err_now_pc;
   logic [7:0]     err_now_detail;
@@ -720,7 +713,7 @@ module nc_core
   // The first error of this cycle, in a fixed order.
   always_comb begin
     err_now = 1'b0;
-    err_now_code = '0;
+    err_now_code = CoreErrorNone;
     err_now_queue = '0;
     err_now_pc = '0;
     err_now_detail = '0;
@@ -731,15 +724,15 @@ module nc_core
     // queue to drain, so any refusal in the same cycle belongs to an earlier instruction.
     if (te_rej_valid) begin
       err_now = 1'b1;
-      err_now_code = ErrTensor;
+      err_now_code = CoreErrorTensorRefused;
       err_now_queue = 2'(QueuePe);
       err_now_pc = pc_from_tag(last_issued_pc_q[QueuePe], te_rej_tag);
       err_now_detail = 8'(te_rej_code);
     end
     for (int c = 1; c >= 0; c--) begin
-      if (!err_now && ve_done_valid[c] && ve_done_error[c] != nc_vector_pkg::ErrNone) begin
+      if (!err_now && ve_done_valid[c] && ve_done_error[c] != VeErrorNone) begin
         err_now = 1'b1;
-        err_now_code = c == Dve ? ErrVector : ErrScalar;
+        err_now_code = c == Dve ? CoreErrorVectorRefused : CoreErrorScalarRefused;
         err_now_queue = 2'(ve_queue(c));
         err_now_pc = pc_from_tag(last_issued_pc_q[ve_queue(c)], ve_done_tag[c]);
         err_now_detail = 8'(ve_done_error[c]);
@@ -754,7 +747,7 @@ module nc_core
     end
     if (!err_now && err_now_dma) begin
       err_now = 1'b1;
-      err_now_code = ErrDma;
+      err_now_code = CoreErrorDmaRefused;
       err_now_queue = 2'(QueueSp);
       err_now_pc = err_now_dma_pc;
       err_now_detail = err_now_dma_detail;
@@ -763,7 +756,7 @@ module nc_core
     for (int q = NumQ - 1; q >= 0; q--) begin
       if (!err_now && seq_decode_err[q] != '0) begin
         err_now = 1'b1;
-        err_now_code = ErrDecode;
+        err_now_code = CoreErrorDecode;
         err_now_queue = 2'(q);
         err_now_pc = seq_pc[q];
         err_now_detail = 8'(seq_decode_err[q]);
@@ -771,21 +764,21 @@ module nc_core
     end
     if (!err_now && dma_refused && seq_drained[QueueSp]) begin
       err_now = 1'b1;
-      err_now_code = ErrDma;
+      err_now_code = CoreErrorDmaRefused;
       err_now_queue = 2'(QueueSp);
       err_now_pc = seq_pc[QueueSp];
       err_now_detail = 8'(dma_refusal);
     end
     if (!err_now && sbuf_range_err) begin
       err_now = 1'b1;
-      err_now_code = ErrDma;
+      err_now_code = CoreErrorDmaRefused;
       err_now_queue = 2'(QueueSp);
       err_now_pc = last_issued_pc_q[QueueSp];
       err_now_detail = 8'd8;  // 8: an access outside this core's SBUF
     end
     if (!err_now && sem_overflow) begin
       err_now = 1'b1;
-      err_now_code = ErrSemOverflow;
+      err_now_code = CoreErrorSemOverflow;
       err_now_queue = sem_overflow_queue;
       err_now_pc = sem_overflow_pc;
       err_now_detail = 8'(sem_overflow_index);
@@ -811,8 +804,8 @@ module nc_core
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       run_q <= RunIdle;
-      status_q <= StatDone;
-      err_code_q <= '0;
+      status_q <= CoreStatusDone;
+      err_code_q <= CoreErrorNone;
       err_queue_q <= '0;
       err_pc_q <= '0;
       err_detail_q <= '0;
@@ -837,20 +830,20 @@ module nc_core
           stuck_q <= all_quiet && any_waiting ? stuck_q + 2'(stuck_q != 2'd2) : '0;
           if (err_now) begin
             run_q <= RunFinished;
-            status_q <= StatError;
+            status_q <= CoreStatusError;
             err_code_q <= err_now_code;
             err_queue_q <= err_now_queue;
             err_pc_q <= err_now_pc;
             err_detail_q <= err_now_detail;
           end else if (all_done) begin
             run_q <= RunFinished;
-            status_q <= StatDone;
+            status_q <= CoreStatusDone;
           end else if (stuck_q == 2'd2) begin
             run_q <= RunFinished;
-            status_q <= StatDeadlock;
+            status_q <= CoreStatusDeadlock;
           end else if (watchdog_cycles_i != '0 && idle_cycles_q >= watchdog_cycles_i) begin
             run_q <= RunFinished;
-            status_q <= StatWatchdog;
+            status_q <= CoreStatusWatchdog;
           end
         end
         RunFinished: ;
@@ -898,7 +891,7 @@ module nc_core
     commit_pc_o[NumQ + Segs] = pc_from_tag(last_issued_pc_q[QueuePe], te_ls_done_tag);
     for (int c = 0; c < 2; c++) begin  // an instruction refused at completion does not commit
       commit_valid_o[NumQ + Segs + 1 + c] = ve_done_valid[c] &&
-                                            ve_done_error[c] == nc_vector_pkg::ErrNone;
+                                            ve_done_error[c] == VeErrorNone;
       commit_queue_o[NumQ + Segs + 1 + c] = 2'(ve_queue(c));
       commit_pc_o[NumQ + Segs + 1 + c] = pc_from_tag(last_issued_pc_q[ve_queue(c)],
                                                      ve_done_tag[c]);

@@ -43,7 +43,7 @@ module nc_core_seq
   output logic               sig_valid_o,
   output isa_header_t        sig_header_o,
   // status
-  output logic [2:0]         decode_err_o,  // nonzero: the word at pc is illegal (queue stops)
+  output isa_decode_error_e  decode_err_o,  // not none: the word at pc is illegal (queue stops)
   output logic               waiting_o,     // the instruction at pc waits on a semaphore
   output logic               finished_o,    // every instruction issued, no fence pending
   output logic               issued_o,      // pulse: an instruction issued
@@ -57,7 +57,7 @@ module nc_core_seq
   logic [PcW-1:0]    pc_q, pc_d, length_q;
   logic [InstrW-1:0] word;
   isa_header_t       header, fence_header_q;
-  logic [2:0]        decode_err;
+  isa_decode_error_e decode_err;
   logic              head_present, head_valid, wait_ok, is_nop, fire;
   logic [31:0]       cnt_issued_q, cnt_wait_q;
 
@@ -73,14 +73,14 @@ module nc_core_seq
   assign wait_ok = !header.wait_en || sems_i[header.wait_sem] >= header.wait_value;
   assign is_nop = header.opcode == 8'(IsaNop);
 
-  assign decode_err_o = head_valid && drained_i ? decode_err : 3'd0;
+  assign decode_err_o = head_valid && drained_i ? decode_err : DecodeErrorNone;
   // Kept after the core stops, so that a deadlock report can name the waiting queues.
-  assign waiting_o = head_present && decode_err == 3'd0 && !wait_ok;
-  assign issue_valid_o = head_valid && decode_err == 3'd0 && wait_ok && !is_nop;
+  assign waiting_o = head_present && decode_err == DecodeErrorNone && !wait_ok;
+  assign issue_valid_o = head_valid && decode_err == DecodeErrorNone && wait_ok && !is_nop;
   assign issue_word_o = word;
   assign pc_o = pc_q;
   // The instruction at pc leaves the queue this cycle.
-  assign fire = head_valid && decode_err == 3'd0 && wait_ok && (is_nop || issue_ready_i);
+  assign fire = head_valid && decode_err == DecodeErrorNone && wait_ok && (is_nop || issue_ready_i);
   assign issued_o = fire;
 
   always_comb begin

@@ -6,7 +6,7 @@ module nc_isa_decode
 (
   input  logic [InstrW-1:0] instr_i,
   input  isa_queue_e        queue_i,
-  output logic [2:0]        err_o,    // 0 ok, 1 opcode, 2 queue, 3 reserved bit, 4 sig_op
+  output isa_decode_error_e err_o,
   output isa_header_t       header_o
 );
   localparam int unsigned HeaderW = 64;  // bits [63:0] hold the header and its reserved bits
@@ -23,15 +23,15 @@ module nc_isa_decode
                       ((~({InstrW{1'b1}} << isa_payload_bits(opcode))) << HeaderW);
 
   always_comb begin
-    if (queue_mask == 4'b0000)                        err_o = 3'd1;
-    else if (!queue_mask[queue_i])                    err_o = 3'd2;
-    else if ((instr_i & ~used_mask) != '0)            err_o = 3'd3;
+    if (queue_mask == 4'b0000)                        err_o = DecodeErrorIllegalOpcode;
+    else if (!queue_mask[queue_i])                    err_o = DecodeErrorWrongQueue;
+    else if ((instr_i & ~used_mask) != '0)            err_o = DecodeErrorIllegalReserved;
     // Wait/signal fields with their enable off: bits the core would ignore, so reserved too.
     else if (!header_o.wait_en && (header_o.wait_sem != '0 || header_o.wait_value != '0))
-                                                      err_o = 3'd3;
-    else if (header_o.sig_op == 2'd0 && (header_o.sig_sem != '0 || header_o.sig_value != '0))
-                                                      err_o = 3'd3;
-    else if (header_o.sig_op == 2'd3)                 err_o = 3'd4;
-    else                                              err_o = 3'd0;
+                                                      err_o = DecodeErrorIllegalReserved;
+    else if (header_o.sig_op == SigOpNone && (header_o.sig_sem != '0 || header_o.sig_value != '0))
+                                                      err_o = DecodeErrorIllegalReserved;
+    else if (header_o.sig_op == 2'd3)                 err_o = DecodeErrorIllegalSigOp;
+    else                                              err_o = DecodeErrorNone;
   end
 endmodule

@@ -14,6 +14,7 @@
 // the debug port give `partition * DmaStride + offset` (nc_dma_pkg's flat layout) and move
 // 32 bytes. An access outside the memory is dropped (reads return zero) and raises range_err_o.
 module nc_sbuf
+  import nc_isa_pkg::*;
   import nc_tensor_pkg::MaxReps;
   import nc_tensor_pkg::Segs;
 #(

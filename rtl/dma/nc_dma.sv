@@ -12,6 +12,7 @@
 `include "nc_assert.svh"
 
 module nc_dma
+  import nc_isa_pkg::*;
   import nc_dma_pkg::*;
 #(
   parameter int unsigned Engines = 16,
@@ -56,7 +57,7 @@ module nc_dma
   input  logic [255:0]           sbuf_rd_data_i,
   // status
   output logic                   err_o,
-  output dma_err_e               err_code_o,
+  output isa_dma_error_e               err_code_o,
   output logic                   idle_o,
   output logic [31:0]            cnt_bursts_o
 );
@@ -105,7 +106,7 @@ module nc_dma
   logic [SbufAddrW-1:0]   tag_addr_q [Engines][Tags];
   logic [EngW-1:0]        rr_rd_q, rr_rd_d, rr_srd_q, rr_srd_d;
   logic                   err_q, err_d;
-  dma_err_e               err_code_q, err_code_d;
+  isa_dma_error_e               err_code_q, err_code_d;
   logic [31:0]            cnt_bursts_q;
 
   // HBM read request register (held until taken) and the SBUF read in flight.
@@ -215,7 +216,7 @@ module nc_dma
   endfunction
 
   always_comb begin
-    dma_err_e code;
+    isa_dma_error_e code;
     for (int unsigned e = 0; e < Engines; e++) begin
       eng_d[e] = eng_q[e];
       tag_busy_d[e] = tag_busy_q[e];
@@ -225,7 +226,7 @@ module nc_dma
     rr_srd_d = rr_srd_q;
     err_d = err_q;
     err_code_d = err_code_q;
-    code = DmaErrNone;
+    code = DmaErrorNone;
 
     // HBM read request register.
     rd_out_valid_d = rd_out_valid_q && !hbm_rd_ready_i;
@@ -273,7 +274,7 @@ module nc_dma
       if (!eng_q[e].busy && !eng_q[e].report && q_out_valid[e]) begin
         q_pop[e] = 1'b1;
         code = dma_check(q_out[e], hbm_bytes_log2_i, 48'(SbufLimit));
-        if (code != DmaErrNone) begin
+        if (code != DmaErrorNone) begin
           eng_d[e].list_err = 1'b1;
           eng_d[e].report = q_out[e].last;
           if (!err_d) begin
@@ -352,7 +353,7 @@ module nc_dma
       rr_rd_q <= '0;
       rr_srd_q <= '0;
       err_q <= 1'b0;
-      err_code_q <= DmaErrNone;
+      err_code_q <= DmaErrorNone;
       rd_out_valid_q <= 1'b0;
       rd_out_addr_q <= '0;
       rd_out_eng_q <= '0;

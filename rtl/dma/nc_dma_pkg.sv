@@ -1,5 +1,6 @@
-// Types of the DMA engines. Mirrors model/dma/dma.h (DmaDescriptor, DmaError).
+// Types of the DMA engines. Refusal codes are the ISA's (isa_dma_error_e).
 package nc_dma_pkg;
+  import nc_isa_pkg::*;
 
   localparam int unsigned SbufAddrW = 25;  // 128 partitions x 224 KiB = 28 MiB, byte addresses
   localparam int unsigned SbufBytes = 128 * 229376;
@@ -19,36 +20,27 @@ package nc_dma_pkg;
     logic [SbufAddrW-1:0] sbuf_stride1, sbuf_stride2;
   } dma_desc_t;
 
-  typedef enum logic [2:0] {
-    DmaErrNone      = 3'd0,
-    DmaErrZero      = 3'd1,  // bytes, count1 or count2 is zero
-    DmaErrAlign     = 3'd2,  // an address, stride or size not a multiple of 32 bytes
-    DmaErrHbmRange  = 3'd3,  // the transfer runs past the end of HBM
-    DmaErrSbufRange = 3'd4,  // the transfer runs past the end of SBUF
-    DmaErrListLength = 3'd5  // (the NeuronCore's) a ninth descriptor in one list: never issued
-  } dma_err_e;
-
   // What is wrong with a descriptor, if anything, in model::dma_check's order. HBM holds
   // 2^hbm_log2 bytes and the flat SBUF sbuf_limit. The NeuronCore checks each descriptor at
   // issue (so a refusal is precise); an engine checks it again when it loads it.
   // (The direction and `last` do not matter to the checks.)
   /* verilator lint_off UNUSEDSIGNAL */
-  function automatic dma_err_e dma_check(input dma_desc_t d, input logic [5:0] hbm_log2,
+  function automatic isa_dma_error_e dma_check(input dma_desc_t d, input logic [5:0] hbm_log2,
                                          input logic [47:0] sbuf_limit);
   /* verilator lint_on UNUSEDSIGNAL */
     logic [47:0] hbm_end, sbuf_end;
-    if (d.bytes == '0 || d.count1 == '0 || d.count2 == '0) return DmaErrZero;
+    if (d.bytes == '0 || d.count1 == '0 || d.count2 == '0) return DmaErrorZero;
     if (d.hbm_addr[4:0] != '0 || d.sbuf_addr[4:0] != '0 || d.bytes[4:0] != '0 ||
         d.hbm_stride1[4:0] != '0 || d.hbm_stride2[4:0] != '0 || d.sbuf_stride1[4:0] != '0 ||
         d.sbuf_stride2[4:0] != '0)
-      return DmaErrAlign;
+      return DmaErrorAlign;
     hbm_end = 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
               (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
-    if (hbm_end > (48'd1 << hbm_log2)) return DmaErrHbmRange;
+    if (hbm_end > (48'd1 << hbm_log2)) return DmaErrorHbmRange;
     sbuf_end = 48'(d.sbuf_addr) + (48'(d.count2) - 48'd1) * 48'(d.sbuf_stride2) +
                (48'(d.count1) - 48'd1) * 48'(d.sbuf_stride1) + 48'(d.bytes);
-    if (sbuf_end > sbuf_limit) return DmaErrSbufRange;
-    return DmaErrNone;
+    if (sbuf_end > sbuf_limit) return DmaErrorSbufRange;
+    return DmaErrorNone;
   endfunction
 
 endpackage

@@ -15,6 +15,7 @@
 `include "nc_assert.svh"
 
 module nc_hbm_ctrl
+  import nc_isa_pkg::*;
   import nc_hbm_pkg::*;
 #(
   parameter int unsigned RdDepth = 64,
@@ -41,10 +42,10 @@ module nc_hbm_ctrl
   output logic [IdW-1:0]       rsp_id_o,
   output logic [DataW-1:0]     rsp_data_o,
   // DRAM command buses
-  output hbm_cmd_e             row_cmd_o,
+  output isa_hbm_cmd_e             row_cmd_o,
   output logic [BankW-1:0]     row_bank_o,
   output logic [RowW-1:0]      row_row_o,
-  output hbm_cmd_e             col_cmd_o,
+  output isa_hbm_cmd_e             col_cmd_o,
   output logic [BankW-1:0]     col_bank_o,
   output logic [RowW-1:0]      col_row_o,
   output logic [ColW-1:0]      col_col_o,
@@ -55,7 +56,7 @@ module nc_hbm_ctrl
   input  logic [DataW-1:0]     dram_rd_data_i,
   // status
   output logic                 err_o,         // a request was refused (sticky)
-  output hbm_err_e             err_code_o,
+  output isa_hbm_error_e             err_code_o,
   output logic                 idle_o,
   output logic                 write_mode_o,
   output logic signed [5:0]    ref_debt_o,
@@ -98,7 +99,7 @@ module nc_hbm_ctrl
   logic [1:0]         faw_ptr_q, faw_ptr_d;
   logic [31:0]        now_q;
   logic               err_q, err_d;
-  hbm_err_e           err_code_q, err_code_d;
+  isa_hbm_error_e           err_code_q, err_code_d;
   logic [31:0]        cnt_act_q, cnt_rd_q, cnt_wr_q, cnt_ref_q;
 
   // ------------------------------------------------------------------------------------------
@@ -126,28 +127,28 @@ module nc_hbm_ctrl
   logic [RowW-1:0]  rd_new_row, wr_new_row;
   logic [ColW-1:0]  rd_new_col, wr_new_col;
   logic             rd_new_bad, wr_new_bad;
-  hbm_err_e         rd_new_err, wr_new_err;
+  isa_hbm_error_e         rd_new_err, wr_new_err;
 
   function automatic void decode(input logic [AddrW-1:0] addr, input logic [2:0] ch_bits,
                                  input logic xor_hash,
                                  output logic [BankW-1:0] bank, output logic [RowW-1:0] row,
-                                 output logic [ColW-1:0] col, output hbm_err_e err);
+                                 output logic [ColW-1:0] col, output isa_hbm_error_e err);
     logic [AddrW-1:0] burst, upper;
     burst = addr >> 5;
     col = burst[ColW-1:0];
     upper = burst >> (ColW + BankW + 32'(ch_bits));
     row = upper[RowW-1:0];
     bank = burst[ColW+BankW-1:ColW] ^ (xor_hash ? fold4(row) : '0);
-    if (addr[4:0] != '0) err = ErrAlign;
-    else if ((upper >> RowW) != '0) err = ErrRange;
-    else err = ErrNone;
+    if (addr[4:0] != '0) err = HbmErrorAlign;
+    else if ((upper >> RowW) != '0) err = HbmErrorRange;
+    else err = HbmErrorNone;
   endfunction
 
   always_comb begin
     decode(rd_req_addr_i, cfg_i.ch_bits, cfg_i.xor_hash, rd_new_bank, rd_new_row, rd_new_col, rd_new_err);
     decode(wr_req_addr_i, cfg_i.ch_bits, cfg_i.xor_hash, wr_new_bank, wr_new_row, wr_new_col, wr_new_err);
-    rd_new_bad = rd_new_err != ErrNone;
-    wr_new_bad = wr_new_err != ErrNone;
+    rd_new_bad = rd_new_err != HbmErrorNone;
+    wr_new_bad = wr_new_err != HbmErrorNone;
   end
 
   // ------------------------------------------------------------------------------------------
@@ -243,12 +244,12 @@ module nc_hbm_ctrl
 
   logic             hold_bank_valid, hold_all;
   logic [BankW-1:0] hold_bank;
-  hbm_cmd_e         forced_cmd, opp_cmd, sched_row_cmd;
+  isa_hbm_cmd_e         forced_cmd, opp_cmd, sched_row_cmd;
   logic [BankW-1:0] forced_bank, opp_bank, sched_row_bank;
   logic [RowW-1:0]  sched_row_row;
   logic             col_found, dir;  // dir: the column command's queue (1: writes)
   logic [SlotW-1:0] col_slot;
-  hbm_cmd_e         row_cmd;
+  isa_hbm_cmd_e         row_cmd;
   logic [BankW-1:0] row_bank;
   logic [RowW-1:0]  row_row;
 
@@ -309,11 +310,11 @@ module nc_hbm_ctrl
     row_cmd = forced_cmd;
     row_bank = forced_bank;
     row_row = '0;
-    if (forced_cmd == CmdNone && !hold_all && sched_row_cmd != CmdNone) begin
+    if (forced_cmd == HbmCmdNone && !hold_all && sched_row_cmd != HbmCmdNone) begin
       row_cmd = sched_row_cmd;
       row_bank = sched_row_bank;
       row_row = sched_row_row;
-    end else if (forced_cmd == CmdNone) begin
+    end else if (forced_cmd == HbmCmdNone) begin
       row_cmd = opp_cmd;
       row_bank = opp_bank;
     end
@@ -378,7 +379,7 @@ module nc_hbm_ctrl
 
     // Row command.
     unique case (row_cmd)
-      CmdAct: begin
+      HbmCmdAct: begin
         bank_d[row_bank].open = 1'b1;
         bank_d[row_bank].row = row_row;
         bank_d[row_bank].rd_rem = t16(cfg_i.rcd_rd) - 1'b1;
@@ -390,17 +391,17 @@ module nc_hbm_ctrl
         faw_rem_d[faw_ptr_q] = t16(cfg_i.faw) - 1'b1;
         faw_ptr_d = faw_ptr_q + 1'b1;
       end
-      CmdPre: begin
+      HbmCmdPre: begin
         bank_d[row_bank].open = 1'b0;
         bank_d[row_bank].act_rem = after(bank_q[row_bank].act_rem, t16(cfg_i.rp));
         bank_d[row_bank].last_use = now_q;
       end
-      CmdRefPb: begin
+      HbmCmdRefPb: begin
         bank_d[row_bank].act_rem = after(bank_q[row_bank].act_rem, t16(cfg_i.rfcpb));
         ch_ref_rem_d = after(ch_ref_rem_q, t16(cfg_i.rrefd));
         ch_act_rem_d = after(ch_act_rem_q, t16(cfg_i.rrefd));
       end
-      CmdRefAb: begin
+      HbmCmdRefAb: begin
         for (int unsigned b = 0; b < Banks; b++)
           bank_d[b].act_rem = after(bank_q[b].act_rem, t16(cfg_i.rfc));
         ch_ref_rem_d = after(ch_ref_rem_q, t16(cfg_i.rfc));
@@ -513,7 +514,7 @@ module nc_hbm_ctrl
   assign row_cmd_o = row_cmd;
   assign row_bank_o = row_bank;
   assign row_row_o = row_row;
-  assign col_cmd_o = !col_found ? CmdNone : (dir ? CmdWr : CmdRd);
+  assign col_cmd_o = !col_found ? HbmCmdNone : (dir ? HbmCmdWr : HbmCmdRd);
   assign col_bank_o = col_bank;
   assign col_row_o = col_row;
   assign col_col_o = col_col;
@@ -548,7 +549,7 @@ module nc_hbm_ctrl
       faw_ptr_q <= '0;
       now_q <= '0;
       err_q <= 1'b0;
-      err_code_q <= ErrNone;
+      err_code_q <= HbmErrorNone;
       cnt_act_q <= '0;
       cnt_rd_q <= '0;
       cnt_wr_q <= '0;
@@ -572,10 +573,10 @@ module nc_hbm_ctrl
       now_q <= now_q + 1'b1;
       err_q <= err_d;
       err_code_q <= err_code_d;
-      cnt_act_q <= cnt_act_q + 32'(row_cmd == CmdAct);
+      cnt_act_q <= cnt_act_q + 32'(row_cmd == HbmCmdAct);
       cnt_rd_q <= cnt_rd_q + 32'(col_is_rd);
       cnt_wr_q <= cnt_wr_q + 32'(col_is_wr);
-      cnt_ref_q <= cnt_ref_q + 32'(row_cmd == CmdRefPb || row_cmd == CmdRefAb);
+      cnt_ref_q <= cnt_ref_q + 32'(row_cmd == HbmCmdRefPb || row_cmd == HbmCmdRefAb);
     end
   end
 
@@ -604,9 +605,9 @@ module nc_hbm_ctrl
   assign col_row_match = bank_q[col_bank_o].row == col_row_o;
   assign row_bank_open = bank_q[row_bank].open;
   `NC_ASSERT(ColumnHitsOpenRow, col_found |-> col_bank_open && col_row_match)
-  `NC_ASSERT(ActOnClosedBank, row_cmd == CmdAct |-> !row_bank_open)
-  `NC_ASSERT(RefreshOnClosedBank, row_cmd == CmdRefPb |-> !row_bank_open)
-  `NC_ASSERT(NoPreOfBankBeingRead, row_cmd == CmdPre && col_found |-> row_bank != col_bank_o)
+  `NC_ASSERT(ActOnClosedBank, row_cmd == HbmCmdAct |-> !row_bank_open)
+  `NC_ASSERT(RefreshOnClosedBank, row_cmd == HbmCmdRefPb |-> !row_bank_open)
+  `NC_ASSERT(NoPreOfBankBeingRead, row_cmd == HbmCmdPre && col_found |-> row_bank != col_bank_o)
   // The configuration keeps write data clear of read data on the bus (the only use of CL here).
   `NC_ASSERT(ConfigTurnaroundCoversReadData,
              32'(cfg_i.rtw) + 32'(cfg_i.cwl) >= 32'(cfg_i.cl) + 32'(cfg_i.bl))

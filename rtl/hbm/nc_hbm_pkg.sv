@@ -1,6 +1,7 @@
-// Types of the HBM pseudo-channel controller. Mirrors model/hbm/hbm.h (HbmCmd, HbmConfig);
-// tests/test_hbm_rtl.cpp checks the command codes agree.
+// Types of the HBM pseudo-channel controller. Its commands and error codes are the ISA's
+// (isa_hbm_cmd_e, isa_hbm_error_e); the configuration is model::HbmConfig's as ports.
 package nc_hbm_pkg;
+  import nc_isa_pkg::*;
 
   localparam int unsigned BankGroups = 4;
   localparam int unsigned BanksPerGroup = 4;
@@ -11,23 +12,6 @@ package nc_hbm_pkg;
   localparam int unsigned AddrW = 32;  // byte address: up to 16 channels x 256 MiB
   localparam int unsigned DataW = 256; // one burst
   localparam int unsigned TimeW = 16;  // timing countdowns (the largest is CWL + BL + tWR)
-
-  typedef enum logic [2:0] {
-    CmdNone  = 3'd0,
-    CmdAct   = 3'd1,
-    CmdPre   = 3'd2,
-    CmdRd    = 3'd3,
-    CmdWr    = 3'd4,
-    CmdRefPb = 3'd5,
-    CmdRefAb = 3'd6
-  } hbm_cmd_e;
-
-  // Error codes of a request the controller refused (err_code_o; the first one sticks).
-  typedef enum logic [1:0] {
-    ErrNone     = 2'd0,
-    ErrAlign    = 2'd1,  // address not a multiple of 32 bytes
-    ErrRange    = 2'd2   // address past the channels' capacity
-  } hbm_err_e;
 
   // Run-time configuration: HBM3 timing in clock cycles and the scheduling policy.
   typedef struct packed {

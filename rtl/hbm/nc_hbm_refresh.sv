@@ -13,6 +13,7 @@
 `include "nc_assert.svh"
 
 module nc_hbm_refresh
+  import nc_isa_pkg::*;
   import nc_hbm_pkg::*;
 (
   input  logic                clk_i,
@@ -28,15 +29,15 @@ module nc_hbm_refresh
   input  logic [Banks-1:0]    queued_any_i,     // a queued request goes to the bank
   input  logic                requests_i,       // any request queued
   // the row command issued this cycle
-  input  hbm_cmd_e            row_cmd_i,
+  input  isa_hbm_cmd_e            row_cmd_i,
   input  logic [BankW-1:0]    row_bank_i,
   // what a forced refresh holds back, and the row commands this manager wants
   output logic                hold_bank_valid_o,
   output logic [BankW-1:0]    hold_bank_o,
   output logic                hold_all_o,
-  output hbm_cmd_e            forced_cmd_o,
+  output isa_hbm_cmd_e            forced_cmd_o,
   output logic [BankW-1:0]    forced_bank_o,
-  output hbm_cmd_e            opp_cmd_o,
+  output isa_hbm_cmd_e            opp_cmd_o,
   output logic [BankW-1:0]    opp_bank_o,
   output logic signed [5:0]   debt_o
 );
@@ -52,15 +53,15 @@ module nc_hbm_refresh
   // ready, a REFab.
   function automatic void close_all_then_refresh(input logic [Banks-1:0] pre_ready,
                                                  input logic all_ref_ready,
-                                                 output hbm_cmd_e cmd, output logic [BankW-1:0] bank);
-    cmd = CmdNone;
+                                                 output isa_hbm_cmd_e cmd, output logic [BankW-1:0] bank);
+    cmd = HbmCmdNone;
     bank = '0;
     for (int b = Banks - 1; b >= 0; b--)
       if (pre_ready[b]) begin
-        cmd = CmdPre;
+        cmd = HbmCmdPre;
         bank = BankW'(b);
       end
-    if (all_ref_ready) cmd = CmdRefAb;
+    if (all_ref_ready) cmd = HbmCmdRefAb;
   endfunction
 
   // Forced: the bank held (per-bank) or every bank (all-bank), and the command it needs.
@@ -73,14 +74,14 @@ module nc_hbm_refresh
         hold_bank_valid_o = 1'b1;
         hold_bank_o = BankW'(b);
       end
-    forced_cmd_o = CmdNone;
+    forced_cmd_o = HbmCmdNone;
     forced_bank_o = '0;
     if (hold_bank_valid_o) begin
       if (pre_ready_i[hold_bank_o]) begin
-        forced_cmd_o = CmdPre;
+        forced_cmd_o = HbmCmdPre;
         forced_bank_o = hold_bank_o;
       end else if (ref_ready_i[hold_bank_o]) begin
-        forced_cmd_o = CmdRefPb;
+        forced_cmd_o = HbmCmdRefPb;
         forced_bank_o = hold_bank_o;
       end
     end else if (hold_all_o) begin
@@ -92,7 +93,7 @@ module nc_hbm_refresh
   always_comb begin
     logic        found;
     logic [31:0] best_use;
-    opp_cmd_o = CmdNone;
+    opp_cmd_o = HbmCmdNone;
     opp_bank_o = '0;
     found = 1'b0;
     best_use = '0;
@@ -103,13 +104,13 @@ module nc_hbm_refresh
             (!found || last_use_i[b] > best_use)) begin
           found = 1'b1;
           best_use = last_use_i[b];
-          opp_cmd_o = CmdRefPb;
+          opp_cmd_o = HbmCmdRefPb;
           opp_bank_o = BankW'(b);
         end
       if (!found && debt_q > 6'sd0)
         for (int b = Banks - 1; b >= 0; b--)
           if (!refreshed_q[b] && !queued_any_i[b] && pre_ready_i[b]) begin
-            opp_cmd_o = CmdPre;
+            opp_cmd_o = HbmCmdPre;
             opp_bank_o = BankW'(b);
           end
     end
@@ -121,11 +122,11 @@ module nc_hbm_refresh
   always_comb begin
     refreshed_d = refreshed_q;
     debt_d = debt_q;
-    if (row_cmd_i == CmdRefPb) begin
+    if (row_cmd_i == HbmCmdRefPb) begin
       refreshed_d[row_bank_i] = 1'b1;
       if (&refreshed_d) refreshed_d = '0;
     end
-    if (row_cmd_i == CmdRefPb || row_cmd_i == CmdRefAb) debt_d = debt_q - 6'sd1;
+    if (row_cmd_i == HbmCmdRefPb || row_cmd_i == HbmCmdRefAb) debt_d = debt_q - 6'sd1;
     timer_d = timer_q + 1'b1;
     if (timer_q == (cfg_i.all_bank_ref ? cfg_i.refi : (cfg_i.refi >> 4)) - 1'b1) begin
       timer_d = '0;

@@ -13,6 +13,7 @@
 `include "nc_assert.svh"
 
 module nc_hbm_sched
+  import nc_isa_pkg::*;
   import nc_hbm_pkg::*;
 #(
   parameter int unsigned RdDepth = 64,
@@ -54,8 +55,8 @@ module nc_hbm_sched
   output logic             col_found_o,
   output logic             col_write_o,
   output logic [SlotW-1:0] col_slot_o,
-  // the row command for a request (CmdAct, CmdPre or CmdNone)
-  output hbm_cmd_e         row_cmd_o,
+  // the row command for a request (HbmCmdAct, HbmCmdPre or HbmCmdNone)
+  output isa_hbm_cmd_e         row_cmd_o,
   output logic [BankW-1:0] row_bank_o,
   output logic [RowW-1:0]  row_row_o,
   output logic             write_mode_o
@@ -71,15 +72,15 @@ module nc_hbm_sched
     return urgent && oldest_write == write && oldest_slot == slot;
   endfunction
 
-  // What a request needs on the row bus now: CmdAct, CmdPre or CmdNone. A row is closed only
+  // What a request needs on the row bus now: HbmCmdAct, HbmCmdPre or HbmCmdNone. A row is closed only
   // when no request that counts still hits it (hits), unless the request is the urgent one.
-  function automatic hbm_cmd_e row_need(input logic [RowW-1:0] row, input logic open,
+  function automatic isa_hbm_cmd_e row_need(input logic [RowW-1:0] row, input logic open,
                                         input logic [RowW-1:0] open_row, input logic pre_rdy,
                                         input logic act_rdy, input logic hits,
                                         input logic urgent_one);
-    if (!open) return act_rdy ? CmdAct : CmdNone;
-    if (open_row != row && (!hits || urgent_one) && pre_rdy) return CmdPre;
-    return CmdNone;
+    if (!open) return act_rdy ? HbmCmdAct : HbmCmdNone;
+    if (open_row != row && (!hits || urgent_one) && pre_rdy) return HbmCmdPre;
+    return HbmCmdNone;
   endfunction
 
   // Rows a request of the current direction (any request, fcfs) still hits.
@@ -137,13 +138,13 @@ module nc_hbm_sched
   always_comb begin
     logic        found;
     logic [31:0] best_arrival;
-    hbm_cmd_e    need;
-    row_cmd_o = CmdNone;
+    isa_hbm_cmd_e    need;
+    row_cmd_o = HbmCmdNone;
     row_bank_o = '0;
     row_row_o = '0;
     found = 1'b0;
     best_arrival = '0;
-    need = CmdNone;
+    need = HbmCmdNone;
     if (!hold_all_i) begin
       for (int unsigned i = 0; i < RdDepth; i++)
         if (rdq_i[i].valid && (cfg_i.fcfs || (!write_mode_q && !rd_blocked_i[i])) &&
@@ -152,12 +153,12 @@ module nc_hbm_sched
                           pre_ready_i[rdq_i[i].bank], act_ready_i[rdq_i[i].bank],
                           hit_pending[rdq_i[i].bank],
                           is_urgent(1'b0, SlotW'(i), urgent_i, oldest_write_i, oldest_slot_i));
-          if (need != CmdNone && (!found || rdq_i[i].arrival < best_arrival)) begin
+          if (need != HbmCmdNone && (!found || rdq_i[i].arrival < best_arrival)) begin
             found = 1'b1;
             best_arrival = rdq_i[i].arrival;
             row_cmd_o = need;
             row_bank_o = rdq_i[i].bank;
-            row_row_o = (need == CmdAct) ? rdq_i[i].row : '0;
+            row_row_o = (need == HbmCmdAct) ? rdq_i[i].row : '0;
           end
         end
       for (int unsigned i = 0; i < WrDepth; i++)
@@ -167,12 +168,12 @@ module nc_hbm_sched
                           pre_ready_i[wrq_i[i].bank], act_ready_i[wrq_i[i].bank],
                           hit_pending[wrq_i[i].bank],
                           is_urgent(1'b1, SlotW'(i), urgent_i, oldest_write_i, oldest_slot_i));
-          if (need != CmdNone && (!found || wrq_i[i].arrival < best_arrival)) begin
+          if (need != HbmCmdNone && (!found || wrq_i[i].arrival < best_arrival)) begin
             found = 1'b1;
             best_arrival = wrq_i[i].arrival;
             row_cmd_o = need;
             row_bank_o = wrq_i[i].bank;
-            row_row_o = (need == CmdAct) ? wrq_i[i].row : '0;
+            row_row_o = (need == HbmCmdAct) ? wrq_i[i].row : '0;
           end
         end
     end

@@ -4,20 +4,8 @@
 // one reciprocal square root between the functions (nc_scalar_engine). rtl/scalar/README.md
 // gives each approximation and its measured error.
 package nc_act_pkg;
+  import nc_isa_pkg::*;
   import nc_fp_pkg::*;
-
-  typedef enum logic [3:0] {
-    ActIdentity   = 4'd0,
-    ActExp        = 4'd1,
-    ActTanh       = 4'd2,
-    ActSigmoid    = 4'd3,
-    ActGelu       = 4'd4,
-    ActRelu       = 4'd5,
-    ActSqrt       = 4'd6,
-    ActRsqrt      = 4'd7,
-    ActReciprocal = 4'd8,
-    ActSquare     = 4'd9
-  } act_func_e;
 
   localparam logic [31:0] One = 32'h3F80_0000, Two = 32'h4000_0000, Half = 32'h3F00_0000;
   localparam logic [31:0] OneAndHalf = 32'h3FC0_0000, MinusTwo = 32'hC000_0000;
@@ -129,46 +117,46 @@ package nc_act_pkg;
     far_left_sigmoid = t[31] && abs_t > FarLeft;
     far_left_gelu = w[31] && {1'b0, w[30:0]} > FarLeft;
     unique case (f)
-      4'(ActExp):     exp_arg = t;
-      4'(ActTanh):    exp_arg = mul(abs_t, MinusTwo);
-      4'(ActSigmoid): exp_arg = far_left_sigmoid ? t : {~t[31], t[30:0]};
-      4'(ActGelu):    exp_arg = far_left_gelu ? w : {~w[31], w[30:0]};
+      4'(ActFuncExp):     exp_arg = t;
+      4'(ActFuncTanh):    exp_arg = mul(abs_t, MinusTwo);
+      4'(ActFuncSigmoid): exp_arg = far_left_sigmoid ? t : {~t[31], t[30:0]};
+      4'(ActFuncGelu):    exp_arg = far_left_gelu ? w : {~w[31], w[30:0]};
       default:        exp_arg = t;
     endcase
     ep = exp_parts(exp_arg);
     e_val = scale2(ep.p, ep.k);
     d = fp32_add(One, e_val);
-    recip_arg = f == 4'(ActReciprocal) ? t : d;
+    recip_arg = f == 4'(ActFuncReciprocal) ? t : d;
     r = reciprocal(recip_arg);
     rs = rsqrt(t);
     q = TanhPoly[3];
     for (int i = 2; i >= 0; i--) q = fp32_add(mul(q, t2), TanhPoly[i]);
     tanh_small = fp32_add(t, mul(t3, q));
     unique case (f)
-      4'(ActIdentity): res = t_nan ? Fp32CanonicalNan : t;
-      4'(ActExp):      res = e_val;
-      4'(ActTanh):
+      4'(ActFuncIdentity): res = t_nan ? Fp32CanonicalNan : t;
+      4'(ActFuncExp):      res = e_val;
+      4'(ActFuncTanh):
         if (t_nan) res = Fp32CanonicalNan;
         else if (abs_t < TanhSmall) res = tanh_small;
         else res = {t[31], 31'(mul(fp32_add(One, {~e_val[31], e_val[30:0]}), r))};
-      4'(ActSigmoid):
+      4'(ActFuncSigmoid):
         if (t_nan) res = Fp32CanonicalNan;
         else if (far_left_sigmoid) res = e_val;
         else res = r;
-      4'(ActGelu):
+      4'(ActFuncGelu):
         if (t_nan) res = Fp32CanonicalNan;
         else if (t == NegInf) res = NegZero;
         else if (far_left_gelu && {1'b0, w[30:0]} > {1'b0, ExpMin[30:0]}) res = NegZero;
         else if (far_left_gelu) res = scale2(mul(t, ep.p), ep.k);
         else res = mul(t, r);
-      4'(ActRelu):     res = fp32_max_min(t, 32'd0, 1'b1);
-      4'(ActSqrt):
+      4'(ActFuncRelu):     res = fp32_max_min(t, 32'd0, 1'b1);
+      4'(ActFuncSqrt):
         if (t_nan || (t[31] && t[30:0] != '0)) res = Fp32CanonicalNan;
         else if (t[30:0] == '0 || t[30:0] == 31'h7F80_0000) res = t;
         else res = mul(t, rs);
-      4'(ActRsqrt):      res = rs;
-      4'(ActReciprocal): res = r;
-      4'(ActSquare):     res = t2;
+      4'(ActFuncRsqrt):      res = rs;
+      4'(ActFuncReciprocal): res = r;
+      4'(ActFuncSquare):     res = t2;
       default:           res = Fp32CanonicalNan;
     endcase
     return res;

@@ -5,6 +5,7 @@
 // takes the activation instruction only. Theory of operation and each function's
 // approximation: rtl/scalar/README.md.
 module nc_scalar_engine
+  import nc_isa_pkg::*;
   import nc_vector_pkg::*;
 #(
   parameter int unsigned Lanes = 128,
@@ -19,7 +20,7 @@ module nc_scalar_engine
   input  ve_instr_t              cmd_i,
   output logic                   done_valid_o,
   output logic [7:0]             done_tag_o,
-  output ve_error_e              done_error_o,
+  output isa_ve_error_e              done_error_o,
   output logic                   rd_valid_o,
   input  logic                   rd_ready_i,
   output logic                   rd_space_o,
@@ -35,7 +36,7 @@ module nc_scalar_engine
   output logic [Lanes-1:0]       wr_mask_o,
   output logic [Lanes-1:0][31:0] wr_data_o,
   output logic                   idle_o,
-  output ve_error_e              err_o,
+  output isa_ve_error_e              err_o,
   output ve_counters_t           counters_o
 );
   nc_vector_engine #(

@@ -15,6 +15,7 @@
 `include "nc_assert.svh"
 
 module nc_psum
+  import nc_isa_pkg::*;
   import nc_fp_pkg::*;
 #(
   parameter int unsigned Parts = 128,

@@ -38,6 +38,7 @@
 // rather than Rows x Cols module instances: Verilator then builds a 128 x 128 array in a few
 // minutes instead of hours.
 module nc_systolic_array
+  import nc_isa_pkg::*;
   import nc_fp_pkg::*;
   import nc_tensor_pkg::*;
 #(
@@ -61,7 +62,7 @@ module nc_systolic_array
   // One moving vector per cycle, unskewed; bubbles are all-zero vectors.
   input  te_row_meta_t                   in_row_i [Segs],
   input  te_pe_op_e                      in_op_i,
-  input  te_sparsity_e                   in_sparsity_i,
+  input  isa_te_sparsity_e                   in_sparsity_i,
   input  fp_unpacked_t                   in_data_i [MaxReps][Rows],
   // Bottom of each column (FP32 bits).
   output logic [31:0]                    out_sum_o [Cols]
@@ -82,7 +83,7 @@ module nc_systolic_array
   fp_unpacked_t    ring_data_q [Depth][MaxReps][Rows];
   te_row_meta_t    ring_row_q [Depth][Segs];
   te_pe_op_e       ring_op_q [Depth];
-  te_sparsity_e    ring_sparsity_q [Depth];
+  isa_te_sparsity_e    ring_sparsity_q [Depth];
   logic [PtrW-1:0] ptr_q, ptr_d;
 
   // Partial sums, registered whole (next state computed in always_comb).
@@ -138,7 +139,7 @@ module nc_systolic_array
                                              fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k)))));
           PeTranspose: ps_d[k][m] = x.is_zero ? above : aux;
           PeSparse: begin
-            automatic te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
+            automatic isa_te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
             automatic logic [4:0]   group = 5'd4 + 5'({sp, 2'b00});
             if ({1'b0, aux[3:0]} >= group) begin
               ps_d[k][m] = above;  // out-of-range tag: adds nothing

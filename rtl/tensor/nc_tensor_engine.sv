@@ -5,6 +5,7 @@
 
 module nc_tensor_engine
   import nc_pkg::*;
+  import nc_isa_pkg::*;
   import nc_fp_pkg::*;
   import nc_tensor_pkg::*;
 #(
@@ -80,10 +81,10 @@ module nc_tensor_engine
   output logic [7:0]            ls_done_tag_o,
   // A rejected instruction: one pulse per rejection. err_o stays set from the first.
   output logic                  rej_valid_o,
-  output te_error_e             rej_code_o,
+  output isa_te_error_e             rej_code_o,
   output logic [7:0]            rej_tag_o,
   output logic                  err_o,
-  output te_error_e             err_code_o,
+  output isa_te_error_e             err_code_o,
   output logic                  idle_o,
   // Counters since reset.
   output logic [63:0]           cnt_busy_o,            // cycles the array streams real work
@@ -128,7 +129,7 @@ module nc_tensor_engine
     logic [8:0]     k, m;
     logic [3:0]     dtype;
     logic           double_row, transpose;
-    te_sparsity_e   sparsity;
+    isa_te_sparsity_e   sparsity;
     te_tiling_t     tiling;
     logic           wsel;        // weight bank holding it
   } seg_desc_t;
@@ -161,55 +162,55 @@ module nc_tensor_engine
   endfunction
 
   function automatic logic is_fp8(logic [3:0] t);
-    return t == 4'(DtE4m3) || t == 4'(DtE5m2);
+    return t == 4'(DTypeE4m3) || t == 4'(DTypeE5m2);
   endfunction
 
   // The same checks, in the same order, as model/tensor/tensor_engine.cpp TensorEngine::check.
   // st: the stationary in the first segment of the instruction's tile; uniform: every
   // segment of the tile holds that same LS.
-  function automatic te_error_e check(te_instr_t i, seg_desc_t st, logic uniform);
+  function automatic isa_te_error_e check(te_instr_t i, seg_desc_t st, logic uniform);
     logic        is_ls, sparse;
     logic [31:0] bytes, count, last_byte, elements, tag_end, tile_rows, tile_cols;
     is_ls = i.opcode == OpLoadStationary;
-    sparse = i.sparsity != SpDense;
-    bytes = 32'(dtype_bytes(dtype_e'(i.dtype)));
+    sparse = i.sparsity != TeSparsityDense;
+    bytes = 32'(dtype_bytes(isa_d_type_e'(i.dtype)));
     count = (is_ls ? 32'(i.m) : 32'(i.n)) * 32'(replicas(i));
     last_byte = 32'(i.sbuf_addr) + (count - 1) * 32'(i.sbuf_stride) + bytes;
     tag_end = 32'(i.tag_addr) + 2 * ((32'(i.m) + 3) / 4);
     tile_rows = Rows >> i.tiling.row_split;
     tile_cols = Cols >> i.tiling.col_split;
     // A transpose of a 16- or 8-bit stationary writes 16-bit elements: twice as many per bank.
-    elements = (i.transpose && dtype_bytes(dtype_e'(st.dtype)) != 3'd4) ? 2 * BankElems
+    elements = (i.transpose && dtype_bytes(isa_d_type_e'(st.dtype)) != 3'd4) ? 2 * BankElems
                                                                        : BankElems;
-    if (!is_ls && i.opcode != OpMultiplyMoving) return ErrOpcode;
-    if (!is_float_dtype(i.dtype)) return ErrDtype;
+    if (!is_ls && i.opcode != OpMultiplyMoving) return TeErrorOpcode;
+    if (!is_float_dtype(i.dtype)) return TeErrorDtype;
     if ((i.double_row && (i.transpose || sparse || i.tiling.col_split != 2'd0)) ||
         (i.transpose && sparse) || (!is_ls && i.transpose && i.accumulate))
-      return ErrModeCombo;
-    if (i.double_row && !is_fp8(i.dtype)) return ErrModeType;
+      return TeErrorModeCombo;
+    if (i.double_row && !is_fp8(i.dtype)) return TeErrorModeType;
     if (!tiling_fits(i.tiling.row_split, i.tiling.row_tile, Rows) ||
         !tiling_fits(i.tiling.col_split, i.tiling.col_tile, Cols) ||
         (sparse && i.tiling.row_split != 2'd0 && tile_rows % 4 != 0))
-      return ErrTile;
-    if (i.k == '0 || 32'(i.k) > tile_rows || (sparse && i.k[1:0] != 2'b00)) return ErrK;
+      return TeErrorTile;
+    if (i.k == '0 || 32'(i.k) > tile_rows || (sparse && i.k[1:0] != 2'b00)) return TeErrorK;
     if (is_ls) begin
-      if (i.m == '0 || 32'(i.m) > tile_cols) return ErrM;
+      if (i.m == '0 || 32'(i.m) > tile_cols) return TeErrorM;
     end else begin
-      if (i.n == '0 || 32'(i.n) > BankElems) return ErrN;
-      if (32'(i.psum_bank) >= Banks) return ErrPsumBank;
-      if (!st.valid) return ErrNoStationary;
-      if (i.k != st.k) return ErrKMismatch;
+      if (i.n == '0 || 32'(i.n) > BankElems) return TeErrorN;
+      if (32'(i.psum_bank) >= Banks) return TeErrorPsumBank;
+      if (!st.valid) return TeErrorNoStationary;
+      if (i.k != st.k) return TeErrorKMismatch;
       if (i.double_row != st.double_row || i.transpose != st.transpose ||
           i.sparsity != st.sparsity || i.tiling != st.tiling || !uniform)
-        return ErrModeMismatch;
-      if (32'(i.psum_offset) + 32'(i.n) > elements) return ErrPsumRange;
+        return TeErrorModeMismatch;
+      if (32'(i.psum_offset) + 32'(i.n) > elements) return TeErrorPsumRange;
     end
     if ((32'(i.sbuf_addr) % bytes) != 0 || (32'(i.sbuf_stride) % bytes) != 0)
-      return ErrSbufAlign;
-    if (is_ls && sparse && i.tag_addr[0]) return ErrSbufAlign;
-    if (last_byte > SbufBytes) return ErrSbufRange;
-    if (is_ls && sparse && tag_end > SbufBytes) return ErrSbufRange;
-    return ErrNone;
+      return TeErrorSbufAlign;
+    if (is_ls && sparse && i.tag_addr[0]) return TeErrorSbufAlign;
+    if (last_byte > SbufBytes) return TeErrorSbufRange;
+    if (is_ls && sparse && tag_end > SbufBytes) return TeErrorSbufRange;
+    return TeErrorNone;
   endfunction
 
   // The head instruction's tile and the stationary it finds there.
@@ -228,7 +229,7 @@ module nc_tensor_engine
           head_uniform = 1'b0;
   end
 
-  te_error_e head_err;
+  isa_te_error_e head_err;
   logic      head_is_ls, head_is_mm, dispatch_ls, dispatch_mm, reject;
   logic      psum_init_busy;
   logic      ls_target_bank, ls_bank_free;
@@ -273,7 +274,7 @@ module nc_tensor_engine
     logic [SbufAddrW-1:0] rep_step;
     logic                 narrow;
     te_pe_op_e            pe_op;
-    te_sparsity_e         sparsity;
+    isa_te_sparsity_e         sparsity;
   } mm_slot_t;
   mm_slot_t    mm_next_q;
   mm_slot_t    mm_act_q [Slots];
@@ -281,9 +282,9 @@ module nc_tensor_engine
   logic [15:0] mm_cycle_q [Slots];     // cycles since the slot's MM started
 
   assign head_err = check(head, head_st, head_uniform);
-  assign head_is_ls = head_valid && head_err == ErrNone && head.opcode == OpLoadStationary;
-  assign head_is_mm = head_valid && head_err == ErrNone && head.opcode == OpMultiplyMoving;
-  assign reject = head_valid && head_err != ErrNone;
+  assign head_is_ls = head_valid && head_err == TeErrorNone && head.opcode == OpLoadStationary;
+  assign head_is_mm = head_valid && head_err == TeErrorNone && head.opcode == OpMultiplyMoving;
+  assign reject = head_valid && head_err != TeErrorNone;
   assign dispatch_ls = head_is_ls && !ls_busy_q && ls_bank_free;
   assign dispatch_mm = head_is_mm && !mm_next_q.valid && !psum_init_busy;
   assign head_pop = reject || dispatch_ls || dispatch_mm;
@@ -349,7 +350,7 @@ module nc_tensor_engine
 
   assign st_req_valid_o = ls_busy_q && ls_req_cnt_q < ls_m_q;
   assign st_req_addr_o = ls_addr_q;
-  assign st_req_bytes_o = dtype_bytes(dtype_e'(ls_dtype_q));
+  assign st_req_bytes_o = dtype_bytes(isa_d_type_e'(ls_dtype_q));
   assign st_req_reps_o = ls_reps_q;
   assign st_req_rep_step_o = ls_rep_step_q;
   assign st_req_tag_addr_o = ls_tag_addr_q;
@@ -415,7 +416,7 @@ module nc_tensor_engine
         ls_tag_addr_q <= head.tag_addr;
         ls_tag_q <= head.tag;
         ls_transpose_q <= head.transpose;
-        ls_sparse_q <= head.sparsity != SpDense;
+        ls_sparse_q <= head.sparsity != TeSparsityDense;
         ls_rows_q <= head_rows;
         ls_cols_q <= head_cols;
         ls_row0_q <= 9'(32'(head.tiling.row_tile) * (Rows >> head.tiling.row_split));
@@ -444,8 +445,8 @@ module nc_tensor_engine
   // 32-bit element as two halves (2 cycles, twice as fast as an identity matmul); the rest 1.
   function automatic logic [2:0] mm_passes(te_instr_t i, logic [3:0] st_dtype);
     logic fp32;
-    fp32 = i.dtype == 4'(DtFp32) || st_dtype == 4'(DtFp32);
-    if (i.transpose) return (st_dtype == 4'(DtFp32)) ? 3'd2 : 3'd1;
+    fp32 = i.dtype == 4'(DTypeFp32) || st_dtype == 4'(DTypeFp32);
+    if (i.transpose) return (st_dtype == 4'(DTypeFp32)) ? 3'd2 : 3'd1;
     if (i.double_row) return 3'd1;
     return fp32 ? 3'(Fp32Passes) : 3'd1;
   endfunction
@@ -489,7 +490,7 @@ module nc_tensor_engine
           if (mm_act_q[j].rows[s]) begin
             mv_req_segs_o[s] = 1'b1;
             mv_req_addr_o[s] = mm_act_q[j].addr;
-            mv_req_bytes_o[s] = dtype_bytes(dtype_e'(mm_act_q[j].dtype));
+            mv_req_bytes_o[s] = dtype_bytes(isa_d_type_e'(mm_act_q[j].dtype));
             mv_req_rep_step_o[s] = mm_act_q[j].rep_step;
           end
         end
@@ -597,9 +598,9 @@ module nc_tensor_engine
           passes: mm_passes(head, head_st.dtype),
           reps: replicas(head),
           rep_step: SbufAddrW'(32'(head.n) * 32'(head.sbuf_stride)),
-          narrow: head.transpose && dtype_bytes(dtype_e'(head_st.dtype)) != 3'd4,
+          narrow: head.transpose && dtype_bytes(isa_d_type_e'(head_st.dtype)) != 3'd4,
           pe_op: head.double_row ? PeDoubleRow : head.transpose ? PeTranspose
-               : head.sparsity != SpDense ? PeSparse : PeDense,
+               : head.sparsity != TeSparsityDense ? PeSparse : PeDense,
           sparsity: head.sparsity
         };
       end else if (can_promote) begin
@@ -618,7 +619,7 @@ module nc_tensor_engine
   logic [2:0]   enter_passes_q;
   logic [31:0]  enter_macs_q;
   te_pe_op_e    enter_op_q;
-  te_sparsity_e enter_sparsity_q;
+  isa_te_sparsity_e enter_sparsity_q;
 
   te_row_meta_t enter_row_d [Segs];
   te_col_meta_t enter_col_d [Segs];
@@ -627,12 +628,12 @@ module nc_tensor_engine
   logic [2:0]   enter_passes_d;
   logic [31:0]  enter_macs_d;
   te_pe_op_e    enter_op_d;
-  te_sparsity_e enter_sparsity_d;
+  isa_te_sparsity_e enter_sparsity_d;
   always_comb begin
     enter_passes_d = '0;
     enter_macs_d = '0;
     enter_op_d = PeDense;
-    enter_sparsity_d = SpDense;
+    enter_sparsity_d = TeSparsityDense;
     for (int unsigned s = 0; s < Segs; s++) begin
       enter_row_d[s] = '0;
       enter_col_d[s] = '0;
@@ -680,7 +681,7 @@ module nc_tensor_engine
       enter_passes_q <= '0;
       enter_macs_q <= '0;
       enter_op_q <= PeDense;
-      enter_sparsity_q <= SpDense;
+      enter_sparsity_q <= TeSparsityDense;
     end else begin
       enter_row_q <= enter_row_d;
       enter_col_q <= enter_col_d;
@@ -706,7 +707,7 @@ module nc_tensor_engine
   logic [2:0]   in_passes_q;
   logic [31:0]  in_macs_q;
   te_pe_op_e    in_op_q;
-  te_sparsity_e in_sparsity_q;
+  isa_te_sparsity_e in_sparsity_q;
   always_comb begin
     for (int unsigned r = 0; r < MaxReps; r++) begin
       for (int unsigned k = 0; k < Rows; k++) begin
@@ -727,7 +728,7 @@ module nc_tensor_engine
       in_passes_q <= '0;
       in_macs_q <= '0;
       in_op_q <= PeDense;
-      in_sparsity_q <= SpDense;
+      in_sparsity_q <= TeSparsityDense;
     end else begin
       in_row_q <= enter_row_q;
       in_col_q <= enter_col_q;
@@ -894,7 +895,7 @@ module nc_tensor_engine
   // Status and counters
   // ---------------------------------------------------------------------------------------
   logic      err_q;
-  te_error_e err_code_q;
+  isa_te_error_e err_code_q;
   logic [63:0] cnt_busy_q, cnt_macs_q, cnt_stall_mv_q, cnt_stall_st_q, cnt_stall_mm_ls_q,
                cnt_stall_ls_bank_q, cnt_stall_psum_q, cnt_mm_q, cnt_ls_q, cnt_rej_q;
   logic any_pending, any_active;
@@ -915,7 +916,7 @@ module nc_tensor_engine
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       err_q <= 1'b0;
-      err_code_q <= ErrNone;
+      err_code_q <= TeErrorNone;
       cnt_busy_q <= '0;
       cnt_macs_q <= '0;
       cnt_stall_mv_q <= '0;

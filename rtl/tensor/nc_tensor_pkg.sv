@@ -1,34 +1,13 @@
-// Types of the tensor engine: its instruction, error codes and PSUM bookkeeping.
-// The C++ mirror is model/tensor/tensor_isa.h; tests/test_tensor_rtl.cpp checks that they agree.
+// Types of the tensor engine: its instruction and PSUM bookkeeping. Refusal codes and sparsity
+// modes are the ISA's (isa_te_error_e, isa_te_sparsity_e).
 package nc_tensor_pkg;
+  import nc_isa_pkg::*;
 
   typedef enum logic [1:0] {
     OpNop             = 2'd0,
     OpLoadStationary  = 2'd1,
     OpMultiplyMoving  = 2'd2
   } te_opcode_e;
-
-  // Why an instruction was rejected. It is dropped, nothing else changes, the next one runs.
-  typedef enum logic [3:0] {
-    ErrNone          = 4'd0,
-    ErrOpcode        = 4'd1,   // opcode is not LS or MM
-    ErrDtype         = 4'd2,   // not a floating-point input type
-    ErrK             = 4'd3,   // K is 0 or more than the array's rows
-    ErrM             = 4'd4,   // LS: M is 0 or more than the array's columns
-    ErrN             = 4'd5,   // MM: N is 0 or more than a PSUM bank's elements
-    ErrPsumBank      = 4'd6,   // MM: bank >= number of banks
-    ErrPsumRange     = 4'd7,   // MM: offset + N runs past the end of the bank
-    ErrNoStationary  = 4'd8,   // MM before any LoadStationary
-    ErrKMismatch     = 4'd9,   // MM: K differs from the loaded stationary's K
-    ErrSbufRange     = 4'd10,  // the access runs past the end of an SBUF partition
-    ErrSbufAlign     = 4'd11,  // address or stride not a multiple of the element size
-    ErrModeCombo     = 4'd12,  // forbidden combination: double-row with transpose or sparsity,
-                               // transpose with sparsity, or a transpose MM that accumulates
-    ErrModeType      = 4'd13,  // double-row with an operand that is not FP8
-    ErrModeMismatch  = 4'd14,  // MM: modes or tiling differ from its tile's stationary's
-    ErrTile          = 4'd15   // a tiling field out of range, or a sparse tile without whole
-                               // groups of 4 rows
-  } te_error_e;
 
   // Row and column tiling. The array is a Segs x Segs grid of segments; a tile is a block of
   // them. split: 0 the whole side, 1 halves, 2 quarters; tile: which one.
@@ -39,14 +18,6 @@ package nc_tensor_pkg;
     logic [1:0] col_split;
     logic [1:0] col_tile;
   } te_tiling_t;
-
-  // M:N sparsity of the stationary along K: 4 kept of every G = 4 + 4 * code rows.
-  typedef enum logic [1:0] {
-    SpDense  = 2'd0,
-    Sp4of8   = 2'd1,
-    Sp4of12  = 2'd2,
-    Sp4of16  = 2'd3
-  } te_sparsity_e;
 
   // What every PE does with the vector passing it (chosen per vector, from the LS's modes).
   typedef enum logic [1:0] {
@@ -70,7 +41,7 @@ package nc_tensor_pkg;
   // tag of column j in bits [4 * (j % 4) +: 4] of the uint16 at tag_addr + 2 * (j / 4).
   typedef struct packed {
     te_opcode_e            opcode;
-    logic [3:0]            dtype;        // nc_pkg::dtype_e
+    logic [3:0]            dtype;        // nc_pkg::isa_d_type_e
     logic [8:0]            k;
     logic [8:0]            m;            // LS only
     logic [9:0]            n;            // MM only
@@ -82,7 +53,7 @@ package nc_tensor_pkg;
     logic [7:0]            tag;          // echoed on PSUM writes and rejections
     logic                  double_row;
     logic                  transpose;
-    te_sparsity_e          sparsity;
+    isa_te_sparsity_e          sparsity;
     logic [SbufAddrW-1:0]  tag_addr;     // sparse LS only
     te_tiling_t            tiling;
   } te_instr_t;

@@ -6,6 +6,7 @@
 `include "nc_assert.svh"
 
 module nc_vector_engine
+  import nc_isa_pkg::*;
   import nc_vector_pkg::*;
   import nc_fp_pkg::*;
   import nc_act_pkg::act_eval;
@@ -26,7 +27,7 @@ module nc_vector_engine
   input  ve_instr_t              cmd_i,
   output logic                   done_valid_o,  // one per instruction: completed or refused
   output logic [7:0]             done_tag_o,
-  output ve_error_e              done_error_o,
+  output isa_ve_error_e              done_error_o,
   // read port: the element at rd_addr_o of every partition; responses in order, any latency
   // of at least a cycle, never back-pressured (the engine never has more than RspDepth out)
   output logic                   rd_valid_o,
@@ -46,7 +47,7 @@ module nc_vector_engine
   output logic [Lanes-1:0][31:0] wr_data_o,
   // status
   output logic                   idle_o,
-  output ve_error_e              err_o,         // first refusal since reset (sticky)
+  output isa_ve_error_e              err_o,         // first refusal since reset (sticky)
   output ve_counters_t           counters_o
 );
   localparam int unsigned Quad = Lanes / 4;  // partitions of a quadrant (32 at 128 lanes)
@@ -71,7 +72,7 @@ module nc_vector_engine
   // Instruction check (mirrors model/vector/vector_engine.cpp ve_check, in the same order)
   // ---------------------------------------------------------------------------------------
   function automatic logic [2:0] dtype_bytes(logic [3:0] t);
-    return 3'(nc_pkg::dtype_bytes(nc_pkg::dtype_e'(t)));
+    return 3'(nc_pkg::dtype_bytes(nc_pkg::isa_d_type_e'(t)));
   endfunction
   function automatic logic uses_src1(logic [3:0] op);
     return op == 4'(OpTensorTensor) || op == 4'(OpTensorTensorScan);
@@ -120,59 +121,59 @@ module nc_vector_engine
     return !s.per_partition || (s.value[1:0] == '0 && s.value + 32'd4 <= 32'(SbufBytes));
   endfunction
 
-  function automatic ve_error_e check(ve_instr_t i);
+  function automatic isa_ve_error_e check(ve_instr_t i);
     logic        src1, intc, start_ok;
     logic [31:0] n, expect_n;
     logic [7:0]  p, s;
-    if (i.opcode > 4'(OpActivation)) return ErrOpcode;
-    if ((i.opcode == 4'(OpActivation)) != Scalar) return ErrOpcode;
+    if (i.opcode > 4'(OpActivation)) return VeErrorOpcode;
+    if ((i.opcode == 4'(OpActivation)) != Scalar) return VeErrorOpcode;
     src1 = uses_src1(i.opcode);
     intc = integer_class(i);
-    if (i.dtype_in0 > 4'd8 || i.dtype_in1 > 4'd8 || i.dtype_out > 4'd8) return ErrDtype;
-    if (moves_bits(i.opcode) && i.dtype_in0 != i.dtype_out) return ErrDtype;
+    if (i.dtype_in0 > 4'd8 || i.dtype_in1 > 4'd8 || i.dtype_out > 4'd8) return VeErrorDtype;
+    if (moves_bits(i.opcode) && i.dtype_in0 != i.dtype_out) return VeErrorDtype;
     if (intc && (nc_pkg::is_float_dtype(i.dtype_in0) || nc_pkg::is_float_dtype(i.dtype_out)
-                 || (src1 && nc_pkg::is_float_dtype(i.dtype_in1)))) return ErrDtype;
-    if (uses_op0(i.opcode) && (i.op0 > 4'(AluAshr) || (intc && i.op0 != 4'(AluBypass)
-                                                        && !is_bitwise(i.op0)))) return ErrAluOp;
-    if (uses_op1(i.opcode) && (i.op1 > 4'(AluAshr) || (intc && i.op1 != 4'(AluBypass)
-                                                        && !is_bitwise(i.op1)))) return ErrAluOp;
-    if (i.opcode == 4'(OpActivation) && i.act_func > 4'(nc_act_pkg::ActSquare)) return ErrAluOp;
-    if (i.opcode == 4'(OpTensorTensor) && i.op0 == 4'(AluBypass)) return ErrAluOp;
+                 || (src1 && nc_pkg::is_float_dtype(i.dtype_in1)))) return VeErrorDtype;
+    if (uses_op0(i.opcode) && (i.op0 > 4'(AluOpAshr) || (intc && i.op0 != 4'(AluOpBypass)
+                                                        && !is_bitwise(i.op0)))) return VeErrorAluOp;
+    if (uses_op1(i.opcode) && (i.op1 > 4'(AluOpAshr) || (intc && i.op1 != 4'(AluOpBypass)
+                                                        && !is_bitwise(i.op1)))) return VeErrorAluOp;
+    if (i.opcode == 4'(OpActivation) && i.act_func > 4'(ActFuncSquare)) return VeErrorAluOp;
+    if (i.opcode == 4'(OpTensorTensor) && i.op0 == 4'(AluOpBypass)) return VeErrorAluOp;
     if (i.opcode == 4'(OpTensorReduce)) begin
-      if (intc ? !(i.op0 == 4'(AluAnd) || i.op0 == 4'(AluOr) || i.op0 == 4'(AluXor))
-               : !(i.op0 == 4'(AluAdd) || i.op0 == 4'(AluMax) || i.op0 == 4'(AluMin)))
-        return ErrAluOp;
+      if (intc ? !(i.op0 == 4'(AluOpAnd) || i.op0 == 4'(AluOpOr) || i.op0 == 4'(AluOpXor))
+               : !(i.op0 == 4'(AluOpAdd) || i.op0 == 4'(AluOpMax) || i.op0 == 4'(AluOpMin)))
+        return VeErrorAluOp;
     end
     p = i.partitions;
     s = {1'b0, i.start_partition};
-    if (p == '0 || 32'(p) > Lanes || 32'(s) + 32'(p) > Lanes) return ErrPartitions;
+    if (p == '0 || 32'(p) > Lanes || 32'(s) + 32'(p) > Lanes) return VeErrorPartitions;
     if (32'(p) > 2 * Quad) start_ok = s == '0;
     else if (32'(p) > Quad) start_ok = s == '0 || 32'(s) == 2 * Quad;
     else start_ok = 32'(s) % Quad == 0;
-    if (!start_ok) return ErrPartitions;
-    if (moves_bits(i.opcode) && 32'(p) % Quad != 0) return ErrPartitions;
+    if (!start_ok) return VeErrorPartitions;
+    if (moves_bits(i.opcode) && 32'(p) % Quad != 0) return VeErrorPartitions;
     if (i.opcode == 4'(OpShuffle)) begin
       for (int q = 0; q < int'(Quad); q++) begin
-        if (32'(i.shuffle[q]) >= Quad) return ErrPartitions;
+        if (32'(i.shuffle[q]) >= Quad) return VeErrorPartitions;
       end
     end
-    if (!shape_ok(i.src0) || (src1 && !shape_ok(i.src1)) || !shape_ok(i.dst)) return ErrShape;
+    if (!shape_ok(i.src0) || (src1 && !shape_ok(i.src1)) || !shape_ok(i.dst)) return VeErrorShape;
     n = elements(i.src0);
-    if (src1 && elements(i.src1) != n) return ErrShape;
+    if (src1 && elements(i.src1) != n) return VeErrorShape;
     expect_n = i.opcode == 4'(OpTensorReduce) ? n / 32'(i.src0.count[0]) : n;
-    if (elements(i.dst) != expect_n) return ErrShape;
-    if (i.opcode == 4'(OpTranspose) && n % Quad != 0) return ErrShape;
-    if (!access_ok(i.src0, dtype_bytes(i.dtype_in0))) return ErrAddress;
-    if (src1 && !access_ok(i.src1, dtype_bytes(i.dtype_in1))) return ErrAddress;
-    if (!access_ok(i.dst, dtype_bytes(i.dtype_out))) return ErrAddress;
+    if (elements(i.dst) != expect_n) return VeErrorShape;
+    if (i.opcode == 4'(OpTranspose) && n % Quad != 0) return VeErrorShape;
+    if (!access_ok(i.src0, dtype_bytes(i.dtype_in0))) return VeErrorAddress;
+    if (src1 && !access_ok(i.src1, dtype_bytes(i.dtype_in1))) return VeErrorAddress;
+    if (!access_ok(i.dst, dtype_bytes(i.dtype_out))) return VeErrorAddress;
     if ((i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpActivation))
         && (!scalar_ok(i.scalar0) || !scalar_ok(i.scalar1)))
-      return ErrAddress;
+      return VeErrorAddress;
     if (i.opcode == 4'(OpActivation) && i.acc_enable
         && (i.acc_addr[1:0] != '0 || 32'(i.acc_addr) + 32'd4 > 32'(SbufBytes)))
-      return ErrAddress;
-    if (i.opcode == 4'(OpTensorTensorScan) && !scalar_ok(i.scalar0)) return ErrAddress;
-    return ErrNone;
+      return VeErrorAddress;
+    if (i.opcode == 4'(OpTensorTensorScan) && !scalar_ok(i.scalar0)) return VeErrorAddress;
+    return VeErrorNone;
   endfunction
 
   // Performance mode (model/vector/vector_engine.h ve_perf_mode): 16-bit float copy/tensor_scalar,
@@ -185,8 +186,8 @@ module nc_vector_engine
   endfunction
   function automatic logic perf_mode(ve_instr_t i);
     return (i.opcode == 4'(OpTensorCopy) || i.opcode == 4'(OpTensorScalar))
-        && (i.dtype_in0 == 4'(nc_pkg::DtBf16) || i.dtype_in0 == 4'(nc_pkg::DtFp16))
-        && (i.dtype_out == 4'(nc_pkg::DtBf16) || i.dtype_out == 4'(nc_pkg::DtFp16))
+        && (i.dtype_in0 == 4'(nc_pkg::DTypeBf16) || i.dtype_in0 == 4'(nc_pkg::DTypeFp16))
+        && (i.dtype_out == 4'(nc_pkg::DTypeBf16) || i.dtype_out == 4'(nc_pkg::DTypeFp16))
         && paired(i.src0) && paired(i.dst) && i.src0.count[0] == i.dst.count[0];
   endfunction
 
@@ -263,7 +264,7 @@ module nc_vector_engine
   lanes_t            sr_q;            // stochastic-rounding state per lane
   lanes_t            act_acc_q;       // activation: running FP32 sum of the results
   logic              acc_pending_q;   // activation: the sum is still to be written
-  ve_error_e         err_q;
+  isa_ve_error_e         err_q;
   ve_counters_t      cnt_q;
 
   // response buffer and write buffer
@@ -359,8 +360,8 @@ module nc_vector_engine
         by = '0;
         unique case (in_q.opcode)
           4'(OpTensorScalar): begin
-            ax = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? s0_q[l] : v0;
-            ay = (in_q.reverse0 && in_q.op0 != 4'(AluBypass)) ? v0 : s0_q[l];
+            ax = (in_q.reverse0 && in_q.op0 != 4'(AluOpBypass)) ? s0_q[l] : v0;
+            ay = (in_q.reverse0 && in_q.op0 != 4'(AluOpBypass)) ? v0 : s0_q[l];
           end
           4'(OpTensorReduce): begin
             ax = acc_q[l];
@@ -374,8 +375,8 @@ module nc_vector_engine
         endcase
         a_res = ve_alu(in_q.op0, ax, ay, intc_q);
         if (in_q.opcode == 4'(OpTensorScalar)) begin
-          bx = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? s1_q[l] : a_res;
-          by = (in_q.reverse1 && in_q.op1 != 4'(AluBypass)) ? a_res : s1_q[l];
+          bx = (in_q.reverse1 && in_q.op1 != 4'(AluOpBypass)) ? s1_q[l] : a_res;
+          by = (in_q.reverse1 && in_q.op1 != 4'(AluOpBypass)) ? a_res : s1_q[l];
         end else begin
           bx = a_res;
           by = v1;
@@ -432,7 +433,7 @@ module nc_vector_engine
   // ---------------------------------------------------------------------------------------
   // Sequential logic
   // ---------------------------------------------------------------------------------------
-  ve_error_e check_err;
+  isa_ve_error_e check_err;
   logic      finish;
   assign check_err = check(in_q);
   assign finish = state_q == StRun && produced_q == n_dst_q && !acc_pending_q && !wrf_valid;
@@ -462,7 +463,7 @@ module nc_vector_engine
       produced_q <= '0;
       wr_idx_q <= '0;
       acc_pending_q <= 1'b0;
-      err_q <= ErrNone;
+      err_q <= VeErrorNone;
       cnt_q <= '0;
     end else begin
       inflight_q <= inflight_q + InflightW'(rd_fire) - InflightW'(rsp_pop);
@@ -485,10 +486,10 @@ module nc_vector_engine
           n_src_q <= elements(in_q.src0);
           n_dst_q <= in_q.opcode == 4'(OpTensorReduce)
                      ? elements(in_q.src0) / 32'(in_q.src0.count[0]) : elements(in_q.src0);
-          if (check_err != ErrNone) begin
+          if (check_err != VeErrorNone) begin
             state_q <= StIdle;
             cnt_q.refused <= cnt_q.refused + 32'd1;
-            if (err_q == ErrNone) err_q <= check_err;
+            if (err_q == VeErrorNone) err_q <= check_err;
           end else begin
             state_q <= StRun;
             // Per-partition scalars are read first, in order, then the elements.
@@ -603,9 +604,9 @@ module nc_vector_engine
   // Outputs
   // ---------------------------------------------------------------------------------------
   assign cmd_ready_o = state_q == StIdle;
-  assign done_valid_o = (state_q == StCheck && check_err != ErrNone) || finish;
+  assign done_valid_o = (state_q == StCheck && check_err != VeErrorNone) || finish;
   assign done_tag_o = in_q.tag;
-  assign done_error_o = state_q == StCheck ? check_err : ErrNone;
+  assign done_error_o = state_q == StCheck ? check_err : VeErrorNone;
   assign wr_valid_o = wrf_valid;
   assign wr_space_o = wrf_out.space;
   assign wr_addr_o = wrf_out.addr;

@@ -1,6 +1,7 @@
-// The vector engine's instruction, refusal codes and lane arithmetic. Mirrors
-// model/vector/vector_engine.h field for field (rtl/vector/README.md has the semantics).
+// The vector engine's instruction and lane arithmetic (rtl/vector/README.md has the
+// semantics). ALU operations and refusal codes are the ISA's (isa_alu_op_e, isa_ve_error_e).
 package nc_vector_pkg;
+  import nc_isa_pkg::*;
   import nc_fp_pkg::*;
 
   localparam int AddrW = 18;  // byte address within a partition (SBUF up to 256 KiB)
@@ -19,31 +20,6 @@ package nc_vector_pkg;
     OpShuffle          = 4'd6,
     OpActivation       = 4'd7   // scalar engine only
   } ve_opcode_e;
-
-  typedef enum logic [3:0] {
-    AluBypass = 4'd0,
-    AluAdd    = 4'd1,
-    AluSub    = 4'd2,
-    AluMul    = 4'd3,
-    AluMax    = 4'd4,
-    AluMin    = 4'd5,
-    AluAnd    = 4'd6,
-    AluOr     = 4'd7,
-    AluXor    = 4'd8,
-    AluShl    = 4'd9,
-    AluLshr   = 4'd10,
-    AluAshr   = 4'd11
-  } alu_op_e;
-
-  typedef enum logic [2:0] {
-    ErrNone       = 3'd0,
-    ErrOpcode     = 3'd1,
-    ErrDtype      = 3'd2,
-    ErrAluOp      = 3'd3,
-    ErrPartitions = 3'd4,
-    ErrShape      = 3'd5,
-    ErrAddress    = 3'd6
-  } ve_error_e;
 
   // A free-axis access pattern: dimension 0 innermost, strides in elements (signed).
   typedef struct packed {
@@ -70,7 +46,7 @@ package nc_vector_pkg;
     logic [7:0]       partitions;
     ve_access_t       src0, src1, dst;
     logic [31:0][4:0] shuffle;  // [p]: source partition of destination p in its quadrant
-    logic [3:0]       act_func; // activation: nc_act_pkg::act_func_e
+    logic [3:0]       act_func; // activation: isa_act_func_e
     logic             acc_enable;  // activation: write the FP32 sum of the results at acc_addr
     logic [AddrW-1:0] acc_addr;
     logic [7:0]       tag;
@@ -87,7 +63,7 @@ package nc_vector_pkg;
   } ve_counters_t;
 
   function automatic logic is_bitwise(logic [3:0] op);
-    return op >= 4'(AluAnd);
+    return op >= 4'(AluOpAnd);
   endfunction
 
   // The lane ALU: FP32 (float class) or int32 (integer class) operands.
@@ -95,21 +71,21 @@ package nc_vector_pkg;
                                          logic integer_class);
     if (integer_class) begin
       unique case (op)
-        4'(AluAnd):  return a & b;
-        4'(AluOr):   return a | b;
-        4'(AluXor):  return a ^ b;
-        4'(AluShl):  return a << b[4:0];
-        4'(AluLshr): return a >> b[4:0];
-        4'(AluAshr): return 32'($signed(a) >>> b[4:0]);
+        4'(AluOpAnd):  return a & b;
+        4'(AluOpOr):   return a | b;
+        4'(AluOpXor):  return a ^ b;
+        4'(AluOpShl):  return a << b[4:0];
+        4'(AluOpLshr): return a >> b[4:0];
+        4'(AluOpAshr): return 32'($signed(a) >>> b[4:0]);
         default:     return a;
       endcase
     end
     unique case (op)
-      4'(AluAdd): return fp32_add(a, b);
-      4'(AluSub): return fp32_add(a, {~b[31], b[30:0]});
-      4'(AluMul): return fp32_mul(unpack_fp32(a), unpack_fp32(b));
-      4'(AluMax): return fp32_max_min(a, b, 1'b1);
-      4'(AluMin): return fp32_max_min(a, b, 1'b0);
+      4'(AluOpAdd): return fp32_add(a, b);
+      4'(AluOpSubtract): return fp32_add(a, {~b[31], b[30:0]});
+      4'(AluOpMultiply): return fp32_mul(unpack_fp32(a), unpack_fp32(b));
+      4'(AluOpMax): return fp32_max_min(a, b, 1'b1);
+      4'(AluOpMin): return fp32_max_min(a, b, 1'b0);
       default:    return a;
     endcase
   endfunction
@@ -117,7 +93,7 @@ package nc_vector_pkg;
   // One tensor_scalar stage: bypass passes the tensor-side value x whatever `reverse` says.
   function automatic logic [31:0] scalar_stage(logic [3:0] op, logic reverse, logic [31:0] x,
                                                logic [31:0] s);
-    if (op == 4'(AluBypass)) return x;
+    if (op == 4'(AluOpBypass)) return x;
     return reverse ? ve_alu(op, s, x, 1'b0) : ve_alu(op, x, s, 1'b0);
   endfunction
 

@@ -17,6 +17,7 @@ module nc_fp_probe (
   output logic [31:0] max_o,
   output logic [31:0] min_o
 );
+  import nc_isa_pkg::*;
   import nc_fp_pkg::*;
 
   assign decoded_o = decode_to_fp32(dtype_i, bits_i);

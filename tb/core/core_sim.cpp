@@ -38,12 +38,12 @@ constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
   switch (e) {
     case CoreError::kDecode: return std::string(model::decode_error_name(static_cast<model::DecodeError>(detail)));
-    case CoreError::kTensor: return std::string(model::te_error_name(static_cast<model::TeError>(detail)));
-    case CoreError::kVector:
-    case CoreError::kScalar: return std::string(model::ve_error_name(static_cast<model::VeError>(detail)));
-    case CoreError::kDma:
-      return detail == 8 ? "an access outside this core's SBUF partitions"
-                         : model::dma_error_name(static_cast<model::DmaError>(detail));
+    case CoreError::kTensorRefused: return std::string(model::te_error_name(static_cast<model::TeError>(detail)));
+    case CoreError::kVectorRefused:
+    case CoreError::kScalarRefused: return std::string(model::ve_error_name(static_cast<model::VeError>(detail)));
+    case CoreError::kDmaRefused:
+      return detail == 8 ? std::string("an access outside this core's SBUF partitions")
+                         : std::string(model::dma_error_name(static_cast<model::DmaError>(detail)));
     case CoreError::kSemOverflow: return fmt::format("semaphore {} passes {}", p.sem_name(detail), model::kMaxSemValue);
     default: return "";
   }

@@ -2,6 +2,7 @@
 // that C++ sets fields by name, and a register upset for the negative test of its staging
 // FIFO's assertion (tests/test_dma_rtl.cpp).
 module nc_dma_tb
+  import nc_isa_pkg::*;
   import nc_dma_pkg::*;
 #(
   parameter int unsigned StageDepth = 4
@@ -52,7 +53,7 @@ module nc_dma_tb
   input  logic                 upset_stage_full_i
 );
   dma_desc_t desc;
-  dma_err_e  err_code;
+  isa_dma_error_e  err_code;
   assign desc = '{to_hbm: desc_to_hbm_i, last: desc_last_i, hbm_addr: desc_hbm_addr_i,
                   sbuf_addr: desc_sbuf_addr_i, bytes: desc_bytes_i, count1: desc_count1_i,
                   count2: desc_count2_i, hbm_stride1: desc_hbm_stride1_i,

@@ -2,6 +2,7 @@
 // spread over flat ports, so that C++ sets fields by name, and register upsets for the
 // negative tests of its internal assertions (tests/test_hbm_sva.cpp).
 module nc_hbm_ctrl_tb
+  import nc_isa_pkg::*;
   import nc_hbm_pkg::*;
 #(
   parameter int unsigned RdDepth = 64,
@@ -59,8 +60,8 @@ module nc_hbm_ctrl_tb
   input  logic [1:0]        upset_i
 );
   hbm_cfg_t cfg;
-  hbm_cmd_e row_cmd, col_cmd;
-  hbm_err_e err_code;
+  isa_hbm_cmd_e row_cmd, col_cmd;
+  isa_hbm_error_e err_code;
 
   always_comb begin
     cfg = '{bl: cfg_bl_i, cl: cfg_cl_i, cwl: cfg_cwl_i, rcd_rd: cfg_rcd_rd_i,

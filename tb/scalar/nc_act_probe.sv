@@ -5,6 +5,7 @@ module nc_act_probe (
   input  logic [31:0] t_i,
   output logic [31:0] act_o
 );
+  import nc_isa_pkg::*;
   import nc_act_pkg::*;
 
   assign act_o = act_eval(func_i, t_i);

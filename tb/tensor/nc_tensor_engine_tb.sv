@@ -2,6 +2,7 @@
 // spread over flat ports, so that C++ sets fields by name, and register upsets for the
 // negative tests of the engine's internal assertions. Adds nothing else.
 module nc_tensor_engine_tb
+  import nc_isa_pkg::*;
   import nc_tensor_pkg::*;
 #(
   parameter int unsigned Rows = 128,
@@ -91,13 +92,13 @@ module nc_tensor_engine_tb
     n: cmd_n_i, sbuf_addr: cmd_sbuf_addr_i, sbuf_stride: cmd_sbuf_stride_i,
     psum_bank: cmd_psum_bank_i, psum_offset: cmd_psum_offset_i,
     accumulate: cmd_accumulate_i, tag: cmd_tag_i, double_row: cmd_double_row_i,
-    transpose: cmd_transpose_i, sparsity: te_sparsity_e'(cmd_sparsity_i),
+    transpose: cmd_transpose_i, sparsity: isa_te_sparsity_e'(cmd_sparsity_i),
     tag_addr: cmd_tag_addr_i,
     tiling: '{row_split: cmd_row_split_i, row_tile: cmd_row_tile_i, col_split: cmd_col_split_i,
               col_tile: cmd_col_tile_i}
   };
 
-  te_error_e rej_code, err_code;
+  isa_te_error_e rej_code, err_code;
   assign rej_code_o = rej_code;
   assign err_code_o = err_code;
 

@@ -2,6 +2,7 @@
 // nc_scalar_engine (Scalar = 1) with the instruction spread over flat ports (so that C++ sets
 // fields by name) and the lane arrays flattened. Adds nothing.
 module nc_vector_engine_tb
+  import nc_isa_pkg::*;
   import nc_vector_pkg::*;
 #(
   parameter int unsigned Scalar = 0,  // 1: the scalar engine
@@ -73,7 +74,7 @@ module nc_vector_engine_tb
   input  logic [1:0]             upset_i
 );
   ve_instr_t    cmd;
-  ve_error_e    done_error, err;
+  isa_ve_error_e    done_error, err;
   ve_counters_t cnt;
 
   assign cmd = '{

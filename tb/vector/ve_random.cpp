@@ -17,8 +17,8 @@ constexpr DType kTypes[] = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp
 constexpr DType kIntTypes[] = {DType::kInt8, DType::kInt16, DType::kInt32};
 constexpr AluOp kFloatOps[] = {AluOp::kAdd, AluOp::kSubtract, AluOp::kMultiply, AluOp::kMax,
                                AluOp::kMin};
-constexpr AluOp kBitOps[] = {AluOp::kAnd, AluOp::kOr, AluOp::kXor, AluOp::kShiftLeft,
-                             AluOp::kShiftRightLogical, AluOp::kShiftRightArith};
+constexpr AluOp kBitOps[] = {AluOp::kAnd, AluOp::kOr, AluOp::kXor, AluOp::kShl,
+                             AluOp::kLshr, AluOp::kAshr};
 
 int bytes_of(DType t) { return model::storage_bits(t) / 8; }
 
@@ -179,7 +179,7 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     scalar(in.scalar0);
     scalar(in.scalar1);
     if (act) {
-      in.act_func = static_cast<model::ActFunc>(rng.below(model::kNumActFuncs));
+      in.act_func = static_cast<model::ActFunc>(rng.below(ncore::isa::kNumActFunc));
       // Scale and bias mostly moderate (so the functions' interesting ranges are reached),
       // sometimes any value class.
       auto moderate = [&](model::VeScalar& s) {

@@ -8,18 +8,162 @@ package nc_isa_pkg;
 
   // the four instruction queues of a core, one sequencer each
   typedef enum logic [1:0] {
-    QueuePe = 2'd0,
-    QueueAct = 2'd1,
-    QueueDve = 2'd2,
-    QueueSp = 2'd3
+    QueuePe = 2'd0,  // tensor engine (PE array): load_stationary, multiply_moving
+    QueueAct = 2'd1,  // scalar engine: activation
+    QueueDve = 2'd2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
+    QueueSp = 2'd3  // sync engine: dma_copy, and semaphore-only instructions
   } isa_queue_e;
 
   // what an instruction does to a semaphore when it completes
   typedef enum logic [1:0] {
-    SigOpNone = 2'd0,
-    SigOpIncrement = 2'd1,
-    SigOpSet = 2'd2
+    SigOpNone = 2'd0,  // nothing
+    SigOpIncrement = 2'd1,  // add sig_value (saturation is an error: sem_overflow)
+    SigOpSet = 2'd2  // set to sig_value
   } isa_sig_op_e;
+
+  // element types; model/common/numerics.h gives their formats
+  typedef enum logic [3:0] {
+    DTypeFp32 = 4'd0,  // IEEE binary32
+    DTypeTf32 = 4'd1,  // 1-8-10 in the top 19 bits of a 32-bit container
+    DTypeBf16 = 4'd2,  // bfloat16
+    DTypeFp16 = 4'd3,  // IEEE binary16
+    DTypeE4m3 = 4'd4,  // OCP FP8 E4M3: bias 7, no Inf, max 448
+    DTypeE5m2 = 4'd5,  // OCP FP8 E5M2: IEEE-like, max 57344
+    DTypeInt8 = 4'd6,  // two's complement
+    DTypeInt16 = 4'd7,  // two's complement
+    DTypeInt32 = 4'd8  // two's complement
+  } isa_d_type_e;
+
+  // the memory an engine operand lies in
+  typedef enum logic [0:0] {
+    MemSpaceSbuf = 1'd0,  // state buffer
+    MemSpacePsum = 1'd1  // partial-sum buffer of the tensor engine
+  } isa_mem_space_e;
+
+  // vector and scalar engine ALU operations (model/vector/vector_engine.h)
+  typedef enum logic [3:0] {
+    AluOpBypass = 4'd0,  // the tensor-side operand unchanged
+    AluOpAdd = 4'd1,
+    AluOpSubtract = 4'd2,
+    AluOpMultiply = 4'd3,
+    AluOpMax = 4'd4,
+    AluOpMin = 4'd5,
+    AluOpAnd = 4'd6,  // bitwise and shifts: integer class only
+    AluOpOr = 4'd7,
+    AluOpXor = 4'd8,
+    AluOpShl = 4'd9,  // shift left
+    AluOpLshr = 4'd10,  // shift right, logical
+    AluOpAshr = 4'd11  // shift right, arithmetic
+  } isa_alu_op_e;
+
+  // scalar engine activation functions (rtl/scalar/README.md has each approximation)
+  typedef enum logic [3:0] {
+    ActFuncIdentity = 4'd0,
+    ActFuncExp = 4'd1,
+    ActFuncTanh = 4'd2,
+    ActFuncSigmoid = 4'd3,
+    ActFuncGelu = 4'd4,  // tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    ActFuncRelu = 4'd5,
+    ActFuncSqrt = 4'd6,
+    ActFuncRsqrt = 4'd7,
+    ActFuncReciprocal = 4'd8,
+    ActFuncSquare = 4'd9
+  } isa_act_func_e;
+
+  // M:N structured sparsity of a stationary along K: 4 of every G rows kept
+  typedef enum logic [1:0] {
+    TeSparsityDense = 2'd0,  // G 4: every row
+    TeSparsity4of8 = 2'd1,  // G 8
+    TeSparsity4of12 = 2'd2,  // G 12
+    TeSparsity4of16 = 2'd3  // G 16
+  } isa_te_sparsity_e;
+
+  // why the tensor engine refused an instruction, which has no effect (the doc is the message)
+  typedef enum logic [3:0] {
+    TeErrorNone = 4'd0,  // none
+    TeErrorOpcode = 4'd1,  // bad opcode
+    TeErrorDtype = 4'd2,  // bad dtype
+    TeErrorK = 4'd3,  // K out of range
+    TeErrorM = 4'd4,  // M out of range
+    TeErrorN = 4'd5,  // N out of range
+    TeErrorPsumBank = 4'd6,  // PSUM bank out of range
+    TeErrorPsumRange = 4'd7,  // PSUM window past the bank
+    TeErrorNoStationary = 4'd8,  // no stationary loaded
+    TeErrorKMismatch = 4'd9,  // K differs from the stationary's
+    TeErrorSbufRange = 4'd10,  // SBUF access out of range
+    TeErrorSbufAlign = 4'd11,  // SBUF address or stride misaligned
+    TeErrorModeCombo = 4'd12,  // forbidden mode combination
+    TeErrorModeType = 4'd13,  // double-row needs FP8 operands
+    TeErrorModeMismatch = 4'd14,  // modes or tiling differ from the stationary's
+    TeErrorTile = 4'd15  // bad tiling
+  } isa_te_error_e;
+
+  // why the vector or scalar engine refused an instruction (it reads and writes nothing)
+  typedef enum logic [2:0] {
+    VeErrorNone = 3'd0,  // none
+    VeErrorOpcode = 3'd1,  // not one of this engine's opcodes
+    VeErrorDtype = 3'd2,  // a type code past int32, an integer-class op with a float type, a cast in transpose or shuffle
+    VeErrorAluOp = 3'd3,  // an op or function code out of range, a required op bypassed, a bad reduce op, float and bitwise mixed
+    VeErrorPartitions = 3'd4,  // partition count, start, quadrant or shuffle entry out of range
+    VeErrorShape = 3'd5,  // a zero count, a free size over the limit, operand and result sizes that disagree
+    VeErrorAddress = 3'd6  // misaligned, or the pattern leaves its memory
+  } isa_ve_error_e;
+
+  // why a DMA descriptor is refused (the doc is the message)
+  typedef enum logic [2:0] {
+    DmaErrorNone = 3'd0,  // none
+    DmaErrorZero = 3'd1,  // zero size
+    DmaErrorAlign = 3'd2,  // misaligned
+    DmaErrorHbmRange = 3'd3,  // past the end of HBM
+    DmaErrorSbufRange = 3'd4,  // past the end of SBUF
+    DmaErrorListLength = 3'd5  // a ninth descriptor in one list (an engine tracks 8)
+  } isa_dma_error_e;
+
+  // why the NeuronCore cannot execute a word, checked in this order
+  typedef enum logic [2:0] {
+    DecodeErrorNone = 3'd0,  // none
+    DecodeErrorIllegalOpcode = 3'd1,  // not an opcode of the table
+    DecodeErrorWrongQueue = 3'd2,  // the opcode may not sit in this queue
+    DecodeErrorIllegalReserved = 3'd3,  // a reserved bit is set, or a wait/signal field its enable leaves unused
+    DecodeErrorIllegalSigOp = 3'd4  // sig_op 3
+  } isa_decode_error_e;
+
+  // how a NeuronCore run ended
+  typedef enum logic [1:0] {
+    CoreStatusDone = 2'd0,  // every queue ran to its end
+    CoreStatusError = 2'd1,  // an error status was raised (core_error)
+    CoreStatusDeadlock = 2'd2,  // every queue waits on a semaphore that nothing will signal
+    CoreStatusWatchdog = 2'd3  // no end within the watchdog
+  } isa_core_status_e;
+
+  // the NeuronCore's error status
+  typedef enum logic [2:0] {
+    CoreErrorNone = 3'd0,  // none
+    CoreErrorDecode = 3'd1,  // an illegal word (decode_error)
+    CoreErrorTensorRefused = 3'd2,  // the tensor engine refused an instruction (te_error)
+    CoreErrorVectorRefused = 3'd3,  // the vector engine refused (ve_error)
+    CoreErrorScalarRefused = 3'd4,  // the scalar engine refused (ve_error)
+    CoreErrorDmaRefused = 3'd5,  // a DMA descriptor was refused (dma_error)
+    CoreErrorSemOverflow = 3'd6  // a semaphore incremented past 65535
+  } isa_core_error_e;
+
+  // HBM3 commands on a pseudo-channel's row and column buses
+  typedef enum logic [2:0] {
+    HbmCmdNone = 3'd0,  // no command
+    HbmCmdAct = 3'd1,  // ACT: open a row
+    HbmCmdPre = 3'd2,  // PRE: close a bank's row
+    HbmCmdRd = 3'd3,  // RD: read a burst
+    HbmCmdWr = 3'd4,  // WR: write a burst
+    HbmCmdRefPb = 3'd5,  // REFpb: refresh one bank
+    HbmCmdRefAb = 3'd6  // REFab: refresh every bank
+  } isa_hbm_cmd_e;
+
+  // why the HBM controller refused a request (accepted and dropped)
+  typedef enum logic [1:0] {
+    HbmErrorNone = 2'd0,  // none
+    HbmErrorAlign = 2'd1,  // address not a multiple of 32 bytes
+    HbmErrorRange = 2'd2  // address past the channels' capacity
+  } isa_hbm_error_e;
 
   typedef enum logic [7:0] {
     IsaNop = 8'h00,
