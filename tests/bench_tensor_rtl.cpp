@@ -178,7 +178,7 @@ void tiling() {
       for (int b = 0; b < 16; ++b) {
         auto one = ncore::tb::plan_gemm(shape, size, size, sim->sbuf(), rng, false);
         for (auto& i : one.program) {
-          if (i.opcode == ncore::model::TeOpcode::kMultiplyMoving) i.psum_bank = b % 8;
+          if (i.opcode == ncore::isa::Opcode::kMultiplyMoving) i.psum_bank = b % 8;
           plan.program.push_back(i);
         }
         plan.macs += one.macs;

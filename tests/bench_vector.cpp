@@ -13,22 +13,22 @@
 
 int main() {
   using ncore::model::DType;
-  using ncore::model::VeOpcode;
+  using ncore::isa::Opcode;
   struct Case {
     const char* name;
-    VeOpcode op;
+    Opcode op;
     DType in, out;
   };
   const Case cases[] = {
-      {"tensor_copy fp32->bf16", VeOpcode::kTensorCopy, DType::kFp32, DType::kBf16},
-      {"tensor_copy bf16->bf16 (perf mode)", VeOpcode::kTensorCopy, DType::kBf16, DType::kBf16},
-      {"tensor_scalar fp32 (mul, add)", VeOpcode::kTensorScalar, DType::kFp32, DType::kFp32},
-      {"tensor_scalar bf16 (perf mode)", VeOpcode::kTensorScalar, DType::kBf16, DType::kBf16},
-      {"tensor_tensor bf16 (mul)", VeOpcode::kTensorTensor, DType::kBf16, DType::kFp32},
-      {"tensor_reduce fp32 (add, rows of 512)", VeOpcode::kTensorReduce, DType::kFp32, DType::kFp32},
-      {"tensor_tensor_scan fp32", VeOpcode::kTensorTensorScan, DType::kFp32, DType::kFp32},
-      {"transpose bf16 (32x32 blocks)", VeOpcode::kTranspose, DType::kBf16, DType::kBf16},
-      {"shuffle bf16", VeOpcode::kShuffle, DType::kBf16, DType::kBf16},
+      {"tensor_copy fp32->bf16", Opcode::kTensorCopy, DType::kFp32, DType::kBf16},
+      {"tensor_copy bf16->bf16 (perf mode)", Opcode::kTensorCopy, DType::kBf16, DType::kBf16},
+      {"tensor_scalar fp32 (mul, add)", Opcode::kTensorScalar, DType::kFp32, DType::kFp32},
+      {"tensor_scalar bf16 (perf mode)", Opcode::kTensorScalar, DType::kBf16, DType::kBf16},
+      {"tensor_tensor bf16 (mul)", Opcode::kTensorTensor, DType::kBf16, DType::kFp32},
+      {"tensor_reduce fp32 (add, rows of 512)", Opcode::kTensorReduce, DType::kFp32, DType::kFp32},
+      {"tensor_tensor_scan fp32", Opcode::kTensorTensorScan, DType::kFp32, DType::kFp32},
+      {"transpose bf16 (32x32 blocks)", Opcode::kTranspose, DType::kBf16, DType::kBf16},
+      {"shuffle bf16", Opcode::kShuffle, DType::kBf16, DType::kBf16},
   };
   const uint32_t sizes[] = {64, 512, 4096};
   fmt::print("| instruction | free size | cycles | cost model | cycles / cost |\n");

@@ -84,7 +84,7 @@ inline void append_mode_program(int array_rows, int array_cols, const model::TeM
   model::write_te_operand(sbuf, st, modes, true, addr, st_bytes, row0);
   auto ls = model::load_stationary(ts, p, m, addr, st_bytes);
   set_modes(ls, modes);
-  ls.tiling = tiling;
+  model::set_tiling(ls, tiling);
   addr += static_cast<uint32_t>(st.rows / p * m * st_bytes);
   if (sparse) {
     model::Tile tags(model::DType::kInt16, p, m);
@@ -111,7 +111,7 @@ inline void append_mode_program(int array_rows, int array_cols, const model::TeM
     auto mm = model::multiply_moving(tm, p, n, addr, mv_bytes, static_cast<int>(rng.below(8)),
                                      offset, !modes.transpose && i > 0 && rng.below(2));
     set_modes(mm, modes);
-    mm.tiling = tiling;
+    model::set_tiling(mm, tiling);
     addr += static_cast<uint32_t>(k_mv / p * n * mv_bytes);
     program.push_back(mm);
   }

@@ -407,7 +407,7 @@ RandomProgram random_program(SplitMix64& rng, int n) {
       if (before[i][k]) done.push_back(k);
     const int s0 = done[rng.next() % done.size()], s1 = done[rng.next() % done.size()];
     auto access = [](int r) {
-      return VeAccess{MemSpace::kSbuf, r < 0 ? 0u : region(r), {kRegionWords, 1, 1, 1}, {1, 0, 0, 0}};
+      return VeAccess{MemSpace::kSbuf, static_cast<int>(r < 0 ? 0u : region(r)), {kRegionWords, 1, 1, 1}, {1, 0, 0, 0}};
     };
     ProgramBuilder::Ref ref = [&]() {
       if (q == 2) {
@@ -427,13 +427,13 @@ RandomProgram random_program(SplitMix64& rng, int n) {
       v.dst = access(i);
       if (q == 1) {
         v.act_func = static_cast<ActFunc>(rng.next() % ncore::isa::kNumActFunc);
-        v.scalar0.value = float_to_bits(0.25f);
+        v.s0 = float_to_bits(0.25f);
         return b.act(v);
       }
       const int kind = static_cast<int>(rng.next() % 3);
-      v.opcode = kind == 0 ? VeOpcode::kTensorTensor : kind == 1 ? VeOpcode::kTensorScalar : VeOpcode::kTensorCopy;
+      v.opcode = kind == 0 ? Opcode::kTensorTensor : kind == 1 ? Opcode::kTensorScalar : Opcode::kTensorCopy;
       v.op0 = kind == 0 ? (rng.next() % 2 ? AluOp::kAdd : AluOp::kMax) : AluOp::kMultiply;
-      v.scalar0.value = float_to_bits(0.5f);
+      v.s0 = float_to_bits(0.5f);
       return b.dve(v);
     }();
     ref.signal(sem[q]);

@@ -243,7 +243,7 @@ model::Program random_program(model::SplitMix64& rng, int n) {
     const int s0 = done[rng.next() % done.size()], s1 = done[rng.next() % done.size()];
     const auto src = [&](int r) { return r < 0 ? 0u : region(r); };
     const auto access = [&](uint32_t addr) {
-      return VeAccess{MemSpace::kSbuf, addr, {kWords, 1, 1, 1}, {1, 0, 0, 0}};
+      return VeAccess{MemSpace::kSbuf, static_cast<int>(addr), {kWords, 1, 1, 1}, {1, 0, 0, 0}};
     };
     std::vector<ProgramBuilder::Ref> refs;
     if (q == 0) {  // pe: region(i) = bf16(A^T B) from two FP32 regions, via PSUM bank `bank`
@@ -251,9 +251,9 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       refs.push_back(b.pe(multiply_moving(DType::kFp32, kSize, kWords, src(s1), 4, bank, 0, false)));
       // its eviction, on dve, waits for this pe step
       VeInstruction v;
-      v.opcode = VeOpcode::kTensorCopy;
+      v.opcode = Opcode::kTensorCopy;
       v.partitions = kSize;
-      v.src0 = VeAccess{MemSpace::kPsum, static_cast<uint32_t>(bank * 2048), {kWords, 1, 1, 1}, {1, 0, 0, 0}};
+      v.src0 = VeAccess{MemSpace::kPsum, static_cast<int>(bank * 2048), {kWords, 1, 1, 1}, {1, 0, 0, 0}};
       v.dst = access(region(i));
       const uint32_t mm_inc = increment(), ev_inc = increment();
       refs.back().signal(sem[0], mm_inc).tag(static_cast<uint8_t>(rng.next()));
@@ -318,13 +318,13 @@ model::Program random_program(model::SplitMix64& rng, int n) {
       v.dst = access(region(i));
       if (q == 1) {
         v.act_func = static_cast<ActFunc>(rng.next() % ncore::isa::kNumActFunc);
-        v.scalar0.value = float_to_bits(0.25f);
+        v.s0 = float_to_bits(0.25f);
         refs.push_back(b.act(v));
       } else {
         const int kind = static_cast<int>(rng.next() % 3);
-        v.opcode = kind == 0 ? VeOpcode::kTensorTensor : kind == 1 ? VeOpcode::kTensorScalar : VeOpcode::kTensorCopy;
+        v.opcode = kind == 0 ? Opcode::kTensorTensor : kind == 1 ? Opcode::kTensorScalar : Opcode::kTensorCopy;
         v.op0 = kind == 0 ? (rng.next() % 2 ? AluOp::kAdd : AluOp::kMax) : AluOp::kMultiply;
-        v.scalar0.value = float_to_bits(0.5f);
+        v.s0 = float_to_bits(0.5f);
         refs.push_back(b.dve(v));
       }
     }
@@ -400,8 +400,8 @@ model::Program random_engine_mix(model::SplitMix64& rng, int size) {
     sbuf_tensor(scalar ? "act_area" : "dve_area", base, kArena, std::move(bytes));
     for (VeInstruction in : program) {
       for (VeAccess* a : {&in.src0, &in.src1, &in.dst}) a->addr += base;
-      for (VeScalar* sc : {&in.scalar0, &in.scalar1})
-        if (sc->per_partition) sc->value += base;
+      if (in.s0_per_partition) in.s0 += base;
+      if (in.s1_per_partition) in.s1 += base;
       in.acc_addr += base;
       if (scalar) b.act(in).tag(static_cast<uint8_t>(rng.next()));
       else b.dve(in).tag(static_cast<uint8_t>(rng.next()));
@@ -440,8 +440,8 @@ model::Program random_engine_mix(model::SplitMix64& rng, int size) {
       for (int t = 0; t < 2; ++t)
         for (TeInstruction i : pair) {
           i.k = half;
-          if (i.opcode == TeOpcode::kLoadStationary) i.m = half;
-          i.tiling = {1, t, 1, t};
+          if (i.opcode == Opcode::kLoadStationary) i.m = half;
+          model::set_tiling(i, {1, t, 1, t});
           instrs.push_back(i);
         }
     } else {
@@ -452,11 +452,11 @@ model::Program random_engine_mix(model::SplitMix64& rng, int size) {
       if (i + 1 == instrs.size()) ref.signal(pe_done, 1);
     }
     VeInstruction ev;
-    ev.opcode = VeOpcode::kTensorCopy;
+    ev.opcode = Opcode::kTensorCopy;
     ev.in0 = ev.in1 = ev.out = DType::kFp32;
     ev.partitions = size;
-    ev.src0 = VeAccess{MemSpace::kPsum, static_cast<uint32_t>(step * 2048), {static_cast<uint16_t>(n), 1, 1, 1}, {1, 0, 0, 0}};
-    ev.dst = VeAccess{MemSpace::kSbuf, kEvictions + 4096 * static_cast<uint32_t>(step), {static_cast<uint16_t>(n), 1, 1, 1}, {1, 0, 0, 0}};
+    ev.src0 = VeAccess{MemSpace::kPsum, static_cast<int>(step * 2048), {static_cast<int>(n), 1, 1, 1}, {1, 0, 0, 0}};
+    ev.dst = VeAccess{MemSpace::kSbuf, static_cast<int>(kEvictions + 4096 * static_cast<uint32_t>(step)), {static_cast<int>(n), 1, 1, 1}, {1, 0, 0, 0}};
     b.dve(ev).wait(pe_done, static_cast<uint32_t>(step + 1));
   }
 
@@ -591,7 +591,7 @@ TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
   cases.push_back({one(isa::Queue::kAct, act), CoreError::kScalarRefused});
   // A DMA to HBM past 4 GiB.
   model::CoreInstr dma = model::default_instr(isa::Opcode::kDmaCopy);
-  dma.dma_queue = 3;
+  dma.dma.engine = 3;
   dma.dma.to_hbm = true;
   dma.dma.hbm_addr = 0xFFFFFFE0u;
   dma.dma.bytes = 64;

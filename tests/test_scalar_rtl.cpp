@@ -17,15 +17,15 @@ namespace {
 
 using model::ActFunc;
 using model::DType;
-using model::VeOpcode;
+using isa::Opcode;
 
 model::VeInstruction activation(const model::VeConfig& cfg, ActFunc f, DType in, DType out,
                                 uint32_t n) {
-  model::VeInstruction i = tb::simple_ve_instruction(cfg, VeOpcode::kTensorCopy, in, out, n);
-  i.opcode = VeOpcode::kActivation;
+  model::VeInstruction i = tb::simple_ve_instruction(cfg, Opcode::kTensorCopy, in, out, n);
+  i.opcode = Opcode::kActivation;
   i.act_func = f;
-  i.scalar0.value = model::float_to_bits(0.75f);   // scale
-  i.scalar1.value = model::float_to_bits(-0.5f);   // bias
+  i.s0 = model::float_to_bits(0.75f);   // scale
+  i.s1 = model::float_to_bits(-0.5f);   // bias
   return i;
 }
 
@@ -52,7 +52,8 @@ TEST_P(SeEveryFunction, MatchesTheGoldenModel) {
     i.acc_enable = true;
     i.acc_addr = 200000 + 4 * static_cast<uint32_t>(program.size());
     if (rng.below(2)) {
-      i.scalar1 = {true, 210000};
+      i.s1_per_partition = true;
+      i.s1 = 210000;
       for (int l = 0; l < lanes; ++l)
         sim.memory().sbuf.write(l, 210000, 4, model::float_to_bits(static_cast<float>(l) / 8 - 3));
     }
@@ -118,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(Seeds, SeRandom, ::testing::ValuesIn(random_cases()),
 TEST(SeRtl, EachEngineRefusesTheOthersInstructions) {
   tb::VeSim scalar(8, {}, true), vector(8, {});
   const auto act = activation(scalar.config(), ActFunc::kExp, DType::kFp32, DType::kFp32, 8);
-  const auto copy = tb::simple_ve_instruction(scalar.config(), VeOpcode::kTensorCopy,
+  const auto copy = tb::simple_ve_instruction(scalar.config(), Opcode::kTensorCopy,
                                               DType::kFp32, DType::kFp32, 8);
   const auto rs = scalar.run({copy, act});
   ASSERT_TRUE(rs.ok) << rs.failure;
@@ -141,7 +142,8 @@ TEST(SeRtl, CyclesFollowTheCostModel) {
     program.push_back(i);
     i.acc_enable = true;
     i.acc_addr = 200000;
-    i.scalar0 = {true, 210000};
+    i.s0_per_partition = true;
+    i.s0 = 210000;
     program.push_back(i);
   }
   const auto r = sim.run(program);

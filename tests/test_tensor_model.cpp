@@ -522,7 +522,7 @@ TEST(TensorModelTiling, TilesPlaceOperandsAndOutputsAndOverlapEvicts) {
   model::TensorEngine tiled(config), plain(config);
   auto ls = model::load_stationary(DType::kFp16, 4, 3, 0, 2);
   auto mm = model::multiply_moving(DType::kBf16, 4, 20, 1024, 2, 6, 5, false);
-  ls.tiling = mm.tiling = t;
+  model::set_tiling(ls, t); model::set_tiling(mm, t);
   ASSERT_EQ(tiled.execute(ls, sbuf), model::TeError::kNone);
   ASSERT_EQ(tiled.execute(mm, sbuf), model::TeError::kNone);
   plain.load_stationary(st);

@@ -274,7 +274,7 @@ TEST(TensorTiling, FourDiagonalTilesRunInParallel) {
       }
       auto ls = model::load_stationary(DType::kBf16, quarter, quarter, st_at, 2);
       auto mm = model::multiply_moving(DType::kBf16, quarter, n, mv_at, 2, t, 0, false);
-      ls.tiling = mm.tiling = tiling;
+      model::set_tiling(ls, tiling); model::set_tiling(mm, tiling);
       if (parallel) {
         lss.push_back(ls);
         mms.push_back(mm);
@@ -308,7 +308,7 @@ TEST(TensorTiling, IllegalTilingsRaiseTheModelsErrorCode) {
   auto ls = model::load_stationary(DType::kE4m3, 4, 4, 0, 1);
   auto mm = model::multiply_moving(DType::kE4m3, 4, 64, 256, 1, 0, 0, false);
   auto with = [](TeInstruction i, auto change) { change(i); return i; };
-  auto tiled = [&](TeInstruction i, model::TeTiling t) { i.tiling = t; return i; };
+  auto tiled = [&](TeInstruction i, model::TeTiling t) { model::set_tiling(i, t); return i; };
   const std::vector<std::pair<TeInstruction, TeError>> table = {
       {tiled(ls, tile(3, 0, 0, 0)), TeError::kTile},
       {tiled(ls, tile(1, 2, 0, 0)), TeError::kTile},

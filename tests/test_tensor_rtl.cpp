@@ -149,7 +149,7 @@ TEST(TensorRtl, IllegalInstructionsRaiseTheModelsErrorCode) {
   auto with = [](TeInstruction i, auto change) { change(i); return i; };
   const std::vector<std::pair<TeInstruction, TeError>> bad = {
       {mm, TeError::kNoStationary},
-      {with(ls, [](auto& i) { i.opcode = static_cast<model::TeOpcode>(3); }), TeError::kOpcode},
+      {with(ls, [](auto& i) { i.opcode = static_cast<isa::Opcode>(3); }), TeError::kOpcode},
       {with(ls, [](auto& i) { i.dtype = DType::kInt8; }), TeError::kDtype},
       {with(ls, [](auto& i) { i.k = 0; }), TeError::kK},
       {with(ls, [](auto& i) { i.k = 9; }), TeError::kK},
@@ -176,7 +176,7 @@ TEST(TensorRtl, IllegalInstructionsRaiseTheModelsErrorCode) {
   model::TensorEngine probe({8, 8, 8, 512, 229376});
   for (const auto& [instr, err] : bad) {
     EXPECT_EQ(probe.check(instr), err) << model::describe(instr);
-    if (err == TeError::kNone && instr.opcode == model::TeOpcode::kLoadStationary)
+    if (err == TeError::kNone && instr.opcode == isa::Opcode::kLoadStationary)
       probe.load_stationary(model::Tile(DType::kBf16, 8, 8));
   }
   const auto r = sim->run(program);
@@ -203,7 +203,7 @@ TEST(TensorRtl, FieldsExactlyAtTheirLimitsAreAccepted) {
   model::TensorEngine probe({8, 8, 8, 512, kSbufEnd});
   for (const auto& in : program) {
     EXPECT_EQ(probe.check(in), TeError::kNone) << model::describe(in);
-    if (in.opcode == model::TeOpcode::kLoadStationary) probe.load_stationary(model::Tile(DType::kBf16, 8, 8));
+    if (in.opcode == isa::Opcode::kLoadStationary) probe.load_stationary(model::Tile(DType::kBf16, 8, 8));
   }
   const auto r = sim->run(program);
   expect_clean(r, 3);

@@ -130,7 +130,7 @@ std::vector<TeInstruction> target_program(const Target& t, model::Sbuf& sbuf, Sp
   model::write_te_operand(sbuf, st, modes, true, addr, st_bytes, row0);
   auto ls = model::load_stationary(t.st, k, m, addr, st_bytes);
   test::set_modes(ls, modes);
-  ls.tiling = tiling;
+  model::set_tiling(ls, tiling);
   addr += static_cast<uint32_t>(st.rows / k * m * st_bytes);
   if (sparse) {
     model::Tile tags(DType::kInt16, k, m);
@@ -150,7 +150,7 @@ std::vector<TeInstruction> target_program(const Target& t, model::Sbuf& sbuf, Sp
   auto mm = model::multiply_moving(t.mv, k, n, addr, mv_bytes, static_cast<int>(rng.below(8)),
                                    offset, t.accumulate);
   test::set_modes(mm, modes);
-  mm.tiling = tiling;
+  model::set_tiling(mm, tiling);
   return {ls, mm};
 }
 

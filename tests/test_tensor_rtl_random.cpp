@@ -85,7 +85,7 @@ std::vector<TeInstruction> random_program(int rows, int cols, model::Sbuf& sbuf,
         case 3: instr.psum_offset = 512; break;
         case 4: instr.double_row = instr.transpose = true; break;
         case 5: instr.sparsity = model::TeSparsity::k4of12; break;  // a mode mismatch, or K
-        default: instr.opcode = model::TeOpcode::kNop; break;
+        default: instr.opcode = isa::Opcode::kNop; break;
       }
     }
     program.push_back(instr);

@@ -17,7 +17,7 @@ using model::DType;
 using model::MemSpace;
 using model::VeError;
 using model::VeInstruction;
-using model::VeOpcode;
+using isa::Opcode;
 
 constexpr uint32_t f(float x) { return __builtin_bit_cast(uint32_t, x); }
 
@@ -33,7 +33,7 @@ class VectorModel : public ::testing::Test {
     a.count = {n, 1, 1, 1};
     return a;
   }
-  VeInstruction base(VeOpcode op, uint16_t n, DType t = DType::kFp32) {
+  VeInstruction base(Opcode op, uint16_t n, DType t = DType::kFp32) {
     VeInstruction in;
     in.opcode = op;
     in.in0 = in.in1 = in.out = t;
@@ -61,20 +61,21 @@ class VectorModel : public ::testing::Test {
 TEST_F(VectorModel, TensorTensorAndTensorScalarByHand) {
   set(3, 0, {1.5f, -2.0f, 0.1f});
   set(3, 1024, {2.25f, 0.5f, 3.0f});
-  auto in = base(VeOpcode::kTensorTensor, 3);
+  auto in = base(Opcode::kTensorTensor, 3);
   in.op0 = AluOp::kSubtract;
   EXPECT_EQ(run(in, 3), (std::vector<uint32_t>{f(-0.75f), f(-2.5f), f(0.1f - 3.0f)}));
   // out = (s0 - x) * s1 with reverse0: (10 - x) * 2
-  in = base(VeOpcode::kTensorScalar, 3);
+  in = base(Opcode::kTensorScalar, 3);
   in.op0 = AluOp::kSubtract;
   in.reverse0 = true;
-  in.scalar0.value = f(10.0f);
+  in.s0 = f(10.0f);
   in.op1 = AluOp::kMultiply;
-  in.scalar1.value = f(2.0f);
+  in.s1 = f(2.0f);
   EXPECT_EQ(run(in, 3), (std::vector<uint32_t>{f(17.0f), f(24.0f), f((10.0f - 0.1f) * 2.0f)}));
   // Per-partition scalar: lane 3's word at 4000.
   mem.sbuf.write(3, 4000, 4, f(-1.0f));
-  in.scalar1 = {true, 4000};
+  in.s1_per_partition = true;
+  in.s1 = 4000;
   EXPECT_EQ(run(in, 3), (std::vector<uint32_t>{f(-8.5f), f(-12.0f), f(-(10.0f - 0.1f))}));
   // bypass passes the tensor side through whatever reverse says
   in.op0 = AluOp::kBypass;
@@ -86,7 +87,7 @@ TEST_F(VectorModel, TensorTensorAndTensorScalarByHand) {
 TEST_F(VectorModel, ReduceFoldsInOrderAndScanRestartsEachRow) {
   // 1e8 + 1 - 1e8 in FP32 left to right is 0 (1 is lost), right to left would be 1.
   set(0, 0, {1e8f, 1.0f, -1e8f, 4.0f, 5.0f, 6.0f});
-  auto in = base(VeOpcode::kTensorReduce, 3);
+  auto in = base(Opcode::kTensorReduce, 3);
   in.src0.count = {3, 2, 1, 1};
   in.src0.stride = {1, 3, 0, 0};
   in.dst.count = {2, 1, 1, 1};
@@ -103,12 +104,12 @@ TEST_F(VectorModel, ReduceFoldsInOrderAndScanRestartsEachRow) {
   // scan: acc = (acc * in0) + in1, acc = 1 at each row of 2
   set(2, 0, {2.0f, 3.0f, 4.0f, 5.0f});
   set(2, 1024, {1.0f, 1.0f, 0.5f, 0.5f});
-  in = base(VeOpcode::kTensorTensorScan, 4);
+  in = base(Opcode::kTensorTensorScan, 4);
   in.src0.count = in.src1.count = in.dst.count = {2, 2, 1, 1};
   in.src0.stride = in.src1.stride = in.dst.stride = {1, 2, 0, 0};
   in.op0 = AluOp::kMultiply;
   in.op1 = AluOp::kAdd;
-  in.scalar0.value = f(1.0f);
+  in.s0 = f(1.0f);
   EXPECT_EQ(run(in, 2), (std::vector<uint32_t>{f(3.0f), f(10.0f), f(4.5f), f(23.0f)}));
 }
 
@@ -127,9 +128,9 @@ TEST_F(VectorModel, IntegerClassShiftsAndClamps) {
     mem.sbuf.write(l, 0, 2, 0x8001u);  // int16 -32767
     mem.sbuf.write(l, 2, 2, 0x00F0u);  // 240
   }
-  auto in = base(VeOpcode::kTensorScalar, 2, DType::kInt16);
+  auto in = base(Opcode::kTensorScalar, 2, DType::kInt16);
   in.op0 = AluOp::kAshr;
-  in.scalar0.value = 4;
+  in.s0 = 4;
   in.op1 = AluOp::kBypass;
   in.out = DType::kInt8;
   // -32767 >> 4 = -2048 -> clamps to -128; 240 >> 4 = 15
@@ -146,7 +147,7 @@ TEST_F(VectorModel, TransposeAndShufflePermutePartitions) {
   // Lanes 8: quadrants of 2. Element e of partition p holds 16 * p + e.
   for (int l = 0; l < cfg.lanes; ++l)
     for (uint32_t e = 0; e < 4; ++e) mem.sbuf.write(l, e * 2, 2, 16u * l + e);
-  auto in = base(VeOpcode::kTranspose, 4, DType::kBf16);
+  auto in = base(Opcode::kTranspose, 4, DType::kBf16);
   in.dst = row(2048, 4);
   const auto writes = model::ve_writes(in, cfg, mem);
   ASSERT_EQ(writes.size(), 4u);
@@ -155,7 +156,7 @@ TEST_F(VectorModel, TransposeAndShufflePermutePartitions) {
   EXPECT_EQ(writes[0].data[5], 16u * 4 + 1);  // p'=1, j=0: in[4][1]
   EXPECT_EQ(writes[1].data[4], 16u * 5 + 0);  // j=1: in[5][0]
   EXPECT_EQ(writes[3].data[5], 16u * 5 + 3);  // block 1, j=1, p'=1: in[5][3]
-  in = base(VeOpcode::kShuffle, 4, DType::kBf16);
+  in = base(Opcode::kShuffle, 4, DType::kBf16);
   in.shuffle[0] = 1;
   in.shuffle[1] = 1;
   const auto sh = model::ve_writes(in, cfg, mem);
@@ -166,9 +167,9 @@ TEST_F(VectorModel, TransposeAndShufflePermutePartitions) {
 TEST_F(VectorModel, StochasticRoundingReproducesFromTheSeed) {
   for (int l = 0; l < cfg.lanes; ++l)
     for (uint32_t e = 0; e < 16; ++e) mem.sbuf.write(l, 4 * e, 4, f(1.0f + 0x1p-10f * (e + 1)));
-  auto in = base(VeOpcode::kTensorCopy, 16);
+  auto in = base(Opcode::kTensorCopy, 16);
   in.out = DType::kBf16;
-  in.cast.rounding = model::Rounding::kStochastic;
+  in.stochastic = true;
   in.seed = 1234;
   const auto a = model::ve_writes(in, cfg, mem), b = model::ve_writes(in, cfg, mem);
   int up = 0;
@@ -187,10 +188,10 @@ TEST_F(VectorModel, ActivationScalesBiasesAndSums) {
   model::VeConfig scfg = cfg;
   scfg.scalar_engine = true;
   set(2, 0, {1.0f, -4.0f, 3.0f});
-  auto in = base(VeOpcode::kActivation, 3);
+  auto in = base(Opcode::kActivation, 3);
   in.act_func = model::ActFunc::kRelu;
-  in.scalar0.value = f(2.0f);   // scale
-  in.scalar1.value = f(-1.0f);  // bias
+  in.s0 = f(2.0f);   // scale
+  in.s1 = f(-1.0f);  // bias
   in.acc_enable = true;
   in.acc_addr = 4000;
   const auto writes = model::ve_writes(in, scfg, mem);
@@ -202,7 +203,7 @@ TEST_F(VectorModel, ActivationScalesBiasesAndSums) {
   EXPECT_EQ(writes[3].data[2], f(6.0f));
   // activation belongs to the scalar engine only; the scalar engine takes nothing else
   EXPECT_EQ(model::ve_check(in, cfg), VeError::kOpcode);
-  auto copy = base(VeOpcode::kTensorCopy, 3);
+  auto copy = base(Opcode::kTensorCopy, 3);
   EXPECT_EQ(model::ve_check(copy, scfg), VeError::kOpcode);
   in.act_func = static_cast<model::ActFunc>(10);
   EXPECT_EQ(model::ve_check(in, scfg), VeError::kAluOp);
@@ -212,11 +213,11 @@ TEST_F(VectorModel, ActivationScalesBiasesAndSums) {
 }
 
 TEST_F(VectorModel, EveryRefusalCode) {
-  auto ok = base(VeOpcode::kTensorTensor, 4);
+  auto ok = base(Opcode::kTensorTensor, 4);
   ok.op0 = AluOp::kAdd;
   ASSERT_EQ(model::ve_check(ok, cfg), VeError::kNone);
   auto in = ok;
-  in.opcode = static_cast<VeOpcode>(9);
+  in.opcode = static_cast<Opcode>(9);
   EXPECT_EQ(model::ve_check(in, cfg), VeError::kOpcode);
   in = ok;
   in.out = static_cast<DType>(12);
@@ -225,7 +226,7 @@ TEST_F(VectorModel, EveryRefusalCode) {
   in.op0 = AluOp::kBypass;
   EXPECT_EQ(model::ve_check(in, cfg), VeError::kAluOp);
   in = ok;
-  in.opcode = VeOpcode::kTensorReduce;
+  in.opcode = Opcode::kTensorReduce;
   in.op0 = AluOp::kMultiply;
   EXPECT_EQ(model::ve_check(in, cfg), VeError::kAluOp);
   in = ok;
@@ -235,7 +236,7 @@ TEST_F(VectorModel, EveryRefusalCode) {
   in.start_partition = 4;
   EXPECT_EQ(model::ve_check(in, cfg), VeError::kNone);
   in = ok;
-  in.opcode = VeOpcode::kTranspose;
+  in.opcode = Opcode::kTranspose;
   in.partitions = 3;
   EXPECT_EQ(model::ve_check(in, cfg), VeError::kPartitions);
   in = ok;

@@ -15,7 +15,7 @@ namespace ncore {
 namespace {
 
 using model::DType;
-using model::VeOpcode;
+using isa::Opcode;
 
 constexpr DType kTypes[] = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16, DType::kE4m3,
                             DType::kE5m2, DType::kInt8, DType::kInt16, DType::kInt32};
@@ -26,7 +26,7 @@ void expect_clean(const tb::VeSimResult& r) {
 }
 
 // Every opcode on random programs at each lane count, with stalls on every port.
-class VeEveryOpcode : public ::testing::TestWithParam<std::tuple<int, VeOpcode>> {};
+class VeEveryOpcode : public ::testing::TestWithParam<std::tuple<int, Opcode>> {};
 
 TEST_P(VeEveryOpcode, MatchesTheGoldenModel) {
   const auto [lanes, op] = GetParam();
@@ -53,10 +53,10 @@ TEST_P(VeEveryOpcode, MatchesTheGoldenModel) {
 INSTANTIATE_TEST_SUITE_P(
     Lanes, VeEveryOpcode,
     ::testing::Combine(::testing::Values(8, 16, 32, 128),
-                       ::testing::Values(VeOpcode::kTensorTensor, VeOpcode::kTensorScalar,
-                                         VeOpcode::kTensorReduce, VeOpcode::kTensorCopy,
-                                         VeOpcode::kTensorTensorScan, VeOpcode::kTranspose,
-                                         VeOpcode::kShuffle)),
+                       ::testing::Values(Opcode::kTensorTensor, Opcode::kTensorScalar,
+                                         Opcode::kTensorReduce, Opcode::kTensorCopy,
+                                         Opcode::kTensorTensorScan, Opcode::kTranspose,
+                                         Opcode::kShuffle)),
     [](const auto& info) {
       return fmt::format("L{}_{}", std::get<0>(info.param),
                          model::ve_opcode_name(std::get<1>(info.param)));
@@ -77,7 +77,7 @@ TEST(VeRtl, EveryTypePairAndRoundingMode) {
       gen.in_type = in;
       gen.out_type = out;
       gen.psum_share = 0;
-      gen.opcode = rng.below(2) ? VeOpcode::kTensorCopy : VeOpcode::kTensorScalar;
+      gen.opcode = rng.below(2) ? Opcode::kTensorCopy : Opcode::kTensorScalar;
       tb::random_ve_program(sim.config(), sim.memory(), rng, 2, gen, program);
     }
   }
@@ -114,9 +114,9 @@ TEST(VeRtl, CyclesFollowTheCostModel) {
   std::vector<model::VeInstruction> program;
   const uint32_t sizes[] = {64, 512};
   for (uint32_t n : sizes) {
-    for (VeOpcode op : {VeOpcode::kTensorCopy, VeOpcode::kTensorScalar, VeOpcode::kTensorReduce,
-                        VeOpcode::kTensorTensor, VeOpcode::kTensorTensorScan,
-                        VeOpcode::kTranspose}) {
+    for (Opcode op : {Opcode::kTensorCopy, Opcode::kTensorScalar, Opcode::kTensorReduce,
+                        Opcode::kTensorTensor, Opcode::kTensorTensorScan,
+                        Opcode::kTranspose}) {
       program.push_back(tb::simple_ve_instruction(sim.config(), op, DType::kBf16, DType::kBf16, n));
     }
   }
@@ -135,10 +135,10 @@ TEST(VeRtl, PerformanceModeDoublesSixteenBitCopies) {
   tb::VeSim sim(16, {});
   const uint32_t n = 1024;
   std::vector<model::VeInstruction> program = {
-      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorCopy, DType::kFp32, DType::kFp32, n),
-      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorCopy, DType::kBf16, DType::kBf16, n),
-      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorScalar, DType::kFp16, DType::kBf16, n)};
-  program[2].cast.rounding = model::Rounding::kStochastic;
+      tb::simple_ve_instruction(sim.config(), Opcode::kTensorCopy, DType::kFp32, DType::kFp32, n),
+      tb::simple_ve_instruction(sim.config(), Opcode::kTensorCopy, DType::kBf16, DType::kBf16, n),
+      tb::simple_ve_instruction(sim.config(), Opcode::kTensorScalar, DType::kFp16, DType::kBf16, n)};
+  program[2].stochastic = true;
   program[2].seed = 99;
   EXPECT_FALSE(model::ve_perf_mode(program[0]));
   EXPECT_TRUE(model::ve_perf_mode(program[1]));
@@ -158,7 +158,7 @@ TEST(VeRtl, PerformanceModeDoublesSixteenBitCopies) {
 TEST(VeRtl, LayoutsOneElementShortOfPerformanceModeRunUnpaired) {
   tb::VeSim sim(8, {});
   const model::VeInstruction base =
-      tb::simple_ve_instruction(sim.config(), VeOpcode::kTensorCopy, DType::kBf16, DType::kBf16, 256);
+      tb::simple_ve_instruction(sim.config(), Opcode::kTensorCopy, DType::kBf16, DType::kBf16, 256);
   ASSERT_TRUE(model::ve_perf_mode(base));
   std::vector<model::VeInstruction> program;
   model::VeInstruction odd = base;  // 255 elements

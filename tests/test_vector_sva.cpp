@@ -19,7 +19,7 @@ tb::VeSimResult run_with(tb::VeFault fault) {
   tb::VeSim sim(8, o);
   std::vector<model::VeInstruction> program;
   for (int i = 0; i < 3; ++i)
-    program.push_back(tb::simple_ve_instruction(sim.config(), model::VeOpcode::kTensorCopy,
+    program.push_back(tb::simple_ve_instruction(sim.config(), isa::Opcode::kTensorCopy,
                                                 model::DType::kBf16, model::DType::kFp32, 16));
   return sim.run(program);
 }

@@ -742,7 +742,7 @@ class Assembler {
 
   void resolve_scalars(isa::Word& w, const Pending* s) {
     const auto f = isa::unpack_ve(w);
-    const bool integer = is_bitwise(static_cast<AluOp>(f.op0 & 15)) || is_bitwise(static_cast<AluOp>(f.op1 & 15));
+    const bool integer = is_bitwise(f.op0) || is_bitwise(f.op1);
     const isa::OpcodeInfo& info = *opcode_info(isa::Opcode::kTensorScalar);
     for (int i = 0; i < 2; ++i) {
       if (!s[i].set) continue;

@@ -37,11 +37,12 @@ struct CoreInstr {
   int sig_sem = 0;
   uint32_t sig_value = 0;
   uint8_t tag = 0;
-  // The payload of the opcode's format (the others stay default).
+  // The payload of the opcode's format, as its engine takes it (the others stay default). The
+  // engine instructions carry their own opcode and tag: decode() and the builder keep them equal
+  // to the header's.
   TeInstruction te;
   VeInstruction ve;
-  DmaDescriptor dma;
-  int dma_queue = 0;  // DMA engine 0..15
+  DmaDescriptor dma;  // dma.engine: the DMA engine 0..15 that runs it
   SourceLoc loc;
 };
 

@@ -211,7 +211,7 @@ struct CoreModel::Impl {
         psum_ve_to_te();
         const TeError e = te.execute(in.te, mem.sbuf);
         if (e != TeError::kNone) return raise(CoreError::kTensorRefused, q, i, std::string(te_error_name(e)));
-        if (in.te.opcode == TeOpcode::kMultiplyMoving) {
+        if (in.te.opcode == Opcode::kMultiplyMoving) {
           te_dirty_banks |= 1u << in.te.psum_bank;
           if (effects_cb) record_psum_region(te.last_psum_region());
         }
@@ -316,7 +316,7 @@ struct CoreModel::Impl {
       case isa::Format::kTe: {
         const TeInstruction& t = in.te;
         const bool fp32 = t.dtype == DType::kFp32 || t.dtype == DType::kTf32;
-        if (t.opcode == TeOpcode::kLoadStationary) {
+        if (t.opcode == Opcode::kLoadStationary) {
           const int bank = static_cast<int>(ls_count++ % 2);
           start = std::max({now, ls_free, weight_bank_release[bank]});
           complete = start + static_cast<uint64_t>(std::max(t.m, 1));
@@ -350,8 +350,8 @@ struct CoreModel::Impl {
         break;
       }
       case isa::Format::kDma: {
-        if (in.dma_queue >= cfg.dma_engines) {
-          defer(CoreError::kDmaRefused, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma_queue, cfg.dma_engines));
+        if (in.dma.engine >= static_cast<uint64_t>(cfg.dma_engines)) {
+          defer(CoreError::kDmaRefused, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma.engine, cfg.dma_engines));
           return false;
         }
         // Descriptors reaching past this core's partitions are refused like any out of range.
@@ -361,17 +361,17 @@ struct CoreModel::Impl {
           return false;
         }
         // A list longer than the engine's completion tracker could never finish: refused.
-        if (open_list[in.dma_queue] >= kDmaListDescriptors) {
+        if (open_list[in.dma.engine] >= kDmaListDescriptors) {
           defer(CoreError::kDmaRefused, q, i, std::string(dma_error_name(DmaError::kListLength)));
           return false;
         }
-        auto& fifo = dma[in.dma_queue];
+        auto& fifo = dma[in.dma.engine];
         if (fifo.size() >= kDmaFifoDepth) return false;  // a completion frees a slot
-        open_list[in.dma_queue] = in.dma.last ? 0 : open_list[in.dma_queue] + 1;
+        open_list[in.dma.engine] = in.dma.last ? 0 : open_list[in.dma.engine] + 1;
         DmaJob job{i, now};
         job.remaining = static_cast<double>(in.dma.bytes * in.dma.count1 * in.dma.count2);
         fifo.push_back(job);
-        start_dma_front(in.dma_queue);
+        start_dma_front(in.dma.engine);
         s.ready = now + 1;
         ++s.pc;
         ++result.queues[q].instructions;

@@ -40,7 +40,7 @@ isa::Opcode opcode_of(const VeInstruction& v) {
 }
 
 isa::Opcode opcode_of(const TeInstruction& t) {
-  return t.opcode == TeOpcode::kLoadStationary ? isa::Opcode::kLoadStationary
+  return t.opcode == Opcode::kLoadStationary ? isa::Opcode::kLoadStationary
                                                : isa::Opcode::kMultiplyMoving;
 }
 
@@ -112,7 +112,7 @@ ProgramBuilder::Ref ProgramBuilder::act(const VeInstruction& v) {
   CoreInstr in;
   in.opcode = isa::Opcode::kActivation;
   in.ve = v;
-  in.ve.opcode = VeOpcode::kActivation;
+  in.ve.opcode = Opcode::kActivation;
   return push(isa::Queue::kAct, in);
 }
 
@@ -120,7 +120,7 @@ ProgramBuilder::Ref ProgramBuilder::dma(const DmaDescriptor& d, int dma_queue) {
   CoreInstr in;
   in.opcode = isa::Opcode::kDmaCopy;
   in.dma = d;
-  in.dma_queue = dma_queue;
+  in.dma.engine = static_cast<uint64_t>(dma_queue);
   return push(isa::Queue::kSp, in);
 }
 

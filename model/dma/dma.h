@@ -14,18 +14,10 @@ namespace ncore::model {
 inline constexpr uint64_t kDmaSbufBytes = 128ull * 229376;  // SBUF: 128 partitions x 224 KiB
 inline constexpr int kDmaBurstBytes = 32;
 
-// count2 planes x count1 rows x bytes; row r of plane p starts at addr + p * stride2 +
-// r * stride1 on each side. SBUF addresses are partition * 229376 + offset.
-struct DmaDescriptor {
-  bool to_hbm = false;        // false: HBM -> SBUF
-  bool last = true;           // ends a scatter/gather list
-  uint64_t hbm_addr = 0;      // 32 bits
-  uint64_t sbuf_addr = 0;     // 25 bits
-  uint64_t bytes = 32;        // 17 bits: 32 .. 65536
-  uint64_t count1 = 1, count2 = 1;                // 12 bits each
-  uint64_t hbm_stride1 = 0, hbm_stride2 = 0;      // 32 bits
-  uint64_t sbuf_stride1 = 0, sbuf_stride2 = 0;    // 25 bits
-};
+// One descriptor: the ISA's dma format as it is (model/isa/ncore.isa): count2 planes x count1
+// rows x bytes on engine `engine`; row r of plane p starts at addr + p * stride2 + r * stride1
+// on each side. SBUF addresses are partition * 229376 + offset.
+using DmaDescriptor = isa::DmaFields;
 
 // kListLength: the descriptor would make a list (descriptors up to one with `last`) longer than
 // an engine's completion tracker holds (kDmaListDescriptors): the NeuronCore refuses it at issue.

@@ -411,10 +411,10 @@ uint32_t TensorEngine::psum16(int partition, int bank, int element) const {
 }
 
 TeError TensorEngine::check(const TeInstruction& i) const {
-  const bool is_ls = i.opcode == TeOpcode::kLoadStationary;
+  const bool is_ls = i.opcode == Opcode::kLoadStationary;
   const bool sparse = i.sparsity != TeSparsity::kDense;
-  const TeTiling& t = i.tiling;
-  if (!is_ls && i.opcode != TeOpcode::kMultiplyMoving) return TeError::kOpcode;
+  const TeTiling& t = tiling_of(i);
+  if (!is_ls && i.opcode != Opcode::kMultiplyMoving) return TeError::kOpcode;
   if (!is_float(i.dtype)) return TeError::kDtype;
   if ((i.double_row && (i.transpose || sparse || t.col_split != 0)) || (i.transpose && sparse) ||
       (!is_ls && i.transpose && i.accumulate))
@@ -442,7 +442,7 @@ TeError TensorEngine::check(const TeInstruction& i) const {
   if (is_ls && sparse && i.tag_addr % 2 != 0) return TeError::kSbufAlign;
   if (i.sbuf_addr + (count - 1) * i.sbuf_stride + bytes > config_.sbuf_bytes)
     return TeError::kSbufRange;
-  if (is_ls && sparse && i.tag_addr + 2 * ((i.m + 3) / 4) > config_.sbuf_bytes)
+  if (is_ls && sparse && static_cast<uint64_t>(i.tag_addr) + 2 * ((i.m + 3) / 4) > config_.sbuf_bytes)
     return TeError::kSbufRange;
   return TeError::kNone;
 }
@@ -454,9 +454,9 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
   const TeError err = check(i);
   if (err != TeError::kNone) return err;
   const int reps = te_replicas(i);
-  const int free = i.opcode == TeOpcode::kLoadStationary ? i.m : i.n;
+  const int free = i.opcode == Opcode::kLoadStationary ? i.m : i.n;
   // Operands lie on the partitions of the tile's PE rows.
-  const int p0 = tile_row0(i.tiling);
+  const int p0 = tile_row0(tiling_of(i));
   const Tile packed =
       sbuf.read_tile(i.dtype, i.k, free * reps, i.sbuf_addr, i.sbuf_stride, p0);
   // Logical row of partition p, replica j.
@@ -465,7 +465,7 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
     if (i.double_row) return j * i.k + p;
     return p / 4 * group + 4 * j + p % 4;  // sparse moving; dense: j = 0, row p
   };
-  if (i.opcode == TeOpcode::kLoadStationary) {
+  if (i.opcode == Opcode::kLoadStationary) {
     if (!i.double_row) {
       Tile tags;
       if (i.sparsity != TeSparsity::kDense) {
@@ -476,25 +476,25 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
                 (sbuf.read(p0 + p, i.tag_addr + 2 * (m / 4), 2) >> (4 * (m % 4))) & 0xF;
       }
       load_stationary(packed, modes_of(i), i.sparsity != TeSparsity::kDense ? &tags : nullptr,
-                      i.tiling);
+                      tiling_of(i));
       return TeError::kNone;
     }
     Tile st(i.dtype, 2 * i.k, i.m);
     for (int p = 0; p < i.k; ++p)
       for (int j = 0; j < 2; ++j)
         for (int m = 0; m < i.m; ++m) st.at(logical_row(p, j), m) = packed.at(p, j * i.m + m);
-    load_stationary(st, modes_of(i), nullptr, i.tiling);
+    load_stationary(st, modes_of(i), nullptr, tiling_of(i));
     return TeError::kNone;
   }
   if (reps == 1) {
-    multiply_moving(packed, {i.psum_bank, i.psum_offset, i.accumulate, i.tiling});
+    multiply_moving(packed, {i.psum_bank, i.psum_offset, i.accumulate, tiling_of(i)});
     return TeError::kNone;
   }
   Tile mv(i.dtype, i.k * reps, i.n);
   for (int p = 0; p < i.k; ++p)
     for (int j = 0; j < reps; ++j)
       for (int n = 0; n < i.n; ++n) mv.at(logical_row(p, j), n) = packed.at(p, j * i.n + n);
-  multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate, i.tiling});
+  multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate, tiling_of(i)});
   return TeError::kNone;
 }
 

@@ -14,7 +14,7 @@ std::string_view te_error_name(TeError e) {
 int te_replicas(const TeInstruction& i) {
   if (i.double_row) return 2;
   // A sparse stationary is the compressed tile; its moving tile holds G / 4 rows a partition.
-  return i.opcode == TeOpcode::kMultiplyMoving ? sparsity_group(i.sparsity) / 4 : 1;
+  return i.opcode == Opcode::kMultiplyMoving ? sparsity_group(i.sparsity) / 4 : 1;
 }
 
 namespace {
@@ -24,21 +24,21 @@ std::string describe_modes(const TeInstruction& i) {
   if (i.transpose) s += " transpose";
   if (i.sparsity != TeSparsity::kDense) {
     s += fmt::format(" sparse-4:{}", sparsity_group(i.sparsity));
-    if (i.opcode == TeOpcode::kLoadStationary) s += fmt::format(" tags=0x{:x}", i.tag_addr);
+    if (i.opcode == Opcode::kLoadStationary) s += fmt::format(" tags=0x{:x}", i.tag_addr);
   }
-  if (i.tiling.row_split != 0 || i.tiling.col_split != 0)
-    s += fmt::format(" tile rows {}/{} cols {}/{}", i.tiling.row_tile, 1 << i.tiling.row_split,
-                     i.tiling.col_tile, 1 << i.tiling.col_split);
+  if (i.row_split != 0 || i.col_split != 0)
+    s += fmt::format(" tile rows {}/{} cols {}/{}", i.row_tile, 1 << i.row_split,
+                     i.col_tile, 1 << i.col_split);
   return s;
 }
 }  // namespace
 
 std::string describe(const TeInstruction& i) {
   switch (i.opcode) {
-    case TeOpcode::kLoadStationary:
+    case Opcode::kLoadStationary:
       return fmt::format("LS tag={} {} K={} M={} sbuf=0x{:x}+{}*j{}", i.tag, dtype_name(i.dtype),
                          i.k, i.m, i.sbuf_addr, i.sbuf_stride, describe_modes(i));
-    case TeOpcode::kMultiplyMoving:
+    case Opcode::kMultiplyMoving:
       return fmt::format("MM tag={} {} K={} N={} sbuf=0x{:x}+{}*n psum bank {} offset {} {}{}",
                          i.tag, dtype_name(i.dtype), i.k, i.n, i.sbuf_addr, i.sbuf_stride,
                          i.psum_bank, i.psum_offset, i.accumulate ? "accumulate" : "overwrite",
@@ -51,7 +51,7 @@ std::string describe(const TeInstruction& i) {
 TeInstruction load_stationary(DType t, int k, int m, uint32_t addr, uint32_t stride,
                               uint8_t tag) {
   TeInstruction i;
-  i.opcode = TeOpcode::kLoadStationary;
+  i.opcode = Opcode::kLoadStationary;
   i.dtype = t;
   i.k = k;
   i.m = m;
@@ -64,7 +64,7 @@ TeInstruction load_stationary(DType t, int k, int m, uint32_t addr, uint32_t str
 TeInstruction multiply_moving(DType t, int k, int n, uint32_t addr, uint32_t stride, int bank,
                               int offset, bool accumulate, uint8_t tag) {
   TeInstruction i;
-  i.opcode = TeOpcode::kMultiplyMoving;
+  i.opcode = Opcode::kMultiplyMoving;
   i.dtype = t;
   i.k = k;
   i.n = n;

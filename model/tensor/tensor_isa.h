@@ -1,6 +1,7 @@
 #pragma once
-// The tensor engine's instruction as the engine takes it. Its refusal codes and sparsity modes
-// are the ISA's (model/isa/ncore.isa: te_error, te_sparsity).
+// The tensor engine's instruction: the ISA's te format as it is (isa::TeInstruction, generated
+// from model/isa/ncore.isa: the payload fields with the opcode and a tag), its refusal codes and
+// sparsity modes, and helpers over it.
 
 #include <cstdint>
 #include <string>
@@ -10,8 +11,6 @@
 #include "model/isa/isa_gen.h"
 
 namespace ncore::model {
-
-enum class TeOpcode : uint8_t { kNop = 0, kLoadStationary = 1, kMultiplyMoving = 2 };
 
 using isa::TeError;
 std::string_view te_error_name(TeError e);
@@ -33,34 +32,26 @@ struct TeTiling {
   }
 };
 
-// Field widths of the encoded instruction (nc_tensor_pkg::te_instr_t).
-//
-// Modes (the same on an LS and on every MM that uses its stationary; see
-// rtl/tensor/README.md for layouts and arithmetic):
+// The instruction (isa::TeInstruction). Modes (the same on an LS and on every MM that uses its
+// stationary; see rtl/tensor/README.md for layouts and arithmetic):
 //   double_row  FP8 only: each partition holds two K rows, so K = 2 * k.
 //   transpose   PSUM[m][n] = stationary[k*][m], bit for bit, k* = last k with moving[k][n]
 //               nonzero: with an identity moving tile, the stationary transposed.
 //   sparsity    the stationary is compressed M:N along K; tags give each kept row's place.
 // Forbidden (kModeCombo): double_row with transpose, sparsity or column tiling, transpose with
 // sparsity, transpose with accumulate.
-struct TeInstruction {
-  TeOpcode opcode = TeOpcode::kNop;
-  DType dtype = DType::kBf16;
-  int k = 0;                  // 9 bits
-  int m = 0;                  // 9 bits, LS
-  int n = 0;                  // 10 bits, MM
-  uint32_t sbuf_addr = 0;     // 18 bits: byte address in each partition
-  uint32_t sbuf_stride = 0;   // 16 bits: bytes between consecutive free elements
-  int psum_bank = 0;          // 4 bits, MM
-  int psum_offset = 0;        // 10 bits, MM
-  bool accumulate = false;    // MM
-  uint8_t tag = 0;            // echoed on PSUM writes and rejections
-  bool double_row = false;
-  bool transpose = false;
-  TeSparsity sparsity = TeSparsity::kDense;
-  uint32_t tag_addr = 0;      // 18 bits, sparse LS: the packed 4-bit tags (four per uint16)
-  TeTiling tiling;            // 2 bits per field
-};
+using isa::Opcode;
+using isa::TeInstruction;
+
+inline TeTiling tiling_of(const TeInstruction& i) {
+  return {i.row_split, i.row_tile, i.col_split, i.col_tile};
+}
+inline void set_tiling(TeInstruction& i, const TeTiling& t) {
+  i.row_split = t.row_split;
+  i.row_tile = t.row_tile;
+  i.col_split = t.col_split;
+  i.col_tile = t.col_tile;
+}
 
 // K rows held in each SBUF partition (replicas of the operand read per access): 2 for
 // double-row, G / 4 for a sparse MM's moving tile, else 1.

@@ -10,22 +10,23 @@
 namespace ncore::model {
 namespace {
 
-constexpr std::array<std::string_view, kNumVeOpcodes> kOpcodeNames{
-    "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy",
-    "tensor_tensor_scan", "transpose", "shuffle", "activation"};
-
-bool uses_src1(VeOpcode op) {
-  return op == VeOpcode::kTensorTensor || op == VeOpcode::kTensorTensorScan;
+bool is_ve_opcode(Opcode op) {
+  for (const auto& o : isa::kOpcodes)
+    if (o.opcode == op) return o.format == isa::Format::kVe;
+  return false;
 }
-bool uses_op0(VeOpcode op) {
-  return op == VeOpcode::kTensorTensor || op == VeOpcode::kTensorScalar ||
-         op == VeOpcode::kTensorReduce || op == VeOpcode::kTensorTensorScan;
+bool uses_src1(Opcode op) {
+  return op == Opcode::kTensorTensor || op == Opcode::kTensorTensorScan;
 }
-bool is_activation(VeOpcode op) { return op == VeOpcode::kActivation; }
-bool uses_op1(VeOpcode op) {
-  return op == VeOpcode::kTensorScalar || op == VeOpcode::kTensorTensorScan;
+bool uses_op0(Opcode op) {
+  return op == Opcode::kTensorTensor || op == Opcode::kTensorScalar ||
+         op == Opcode::kTensorReduce || op == Opcode::kTensorTensorScan;
 }
-bool moves_bits(VeOpcode op) { return op == VeOpcode::kTranspose || op == VeOpcode::kShuffle; }
+bool is_activation(Opcode op) { return op == Opcode::kActivation; }
+bool uses_op1(Opcode op) {
+  return op == Opcode::kTensorScalar || op == Opcode::kTensorTensorScan;
+}
+bool moves_bits(Opcode op) { return op == Opcode::kTranspose || op == Opcode::kShuffle; }
 
 bool is_nan32(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 // Sign-magnitude FP32 bits to an unsigned key whose order is the numeric order (-0 < +0).
@@ -79,7 +80,7 @@ bool shape_ok(const VeAccess& a) {
   }
   const uint32_t limit =
       a.space == MemSpace::kSbuf ? VeConfig::kMaxSbufFree : VeConfig::kMaxPsumFree;
-  return a.elements() <= limit;
+  return elements(a) <= limit;
 }
 
 // One tensor_scalar stage: bypass passes the tensor-side value x whatever `reverse` says.
@@ -90,21 +91,31 @@ uint32_t scalar_stage(AluOp op, bool reverse, uint32_t x, uint32_t s, bool integ
 
 }  // namespace
 
-uint32_t VeAccess::elements() const {
+uint32_t elements(const VeAccess& a) {
   uint64_t n = 1;
-  for (uint16_t c : count) n *= c;
+  for (int c : a.count) n *= static_cast<uint64_t>(c);
   return static_cast<uint32_t>(std::min<uint64_t>(n, 0xFFFFFFFFu));
 }
 
 bool is_bitwise(AluOp op) { return static_cast<int>(op) >= static_cast<int>(AluOp::kAnd); }
 std::string_view alu_op_name(AluOp op) { return name_of(isa::kAluOpNames, op); }
-std::string_view ve_opcode_name(VeOpcode op) { return name_of(kOpcodeNames, op); }
+std::string_view ve_opcode_name(isa::Opcode op) {
+  for (const auto& o : isa::kOpcodes)
+    if (o.opcode == op) return o.name;
+  return "?";
+}
 std::string_view ve_error_name(VeError e) { return name_of(isa::kVeErrorNames, e); }
 AluOp parse_alu_op(std::string_view name) {
   return value_of<AluOp>(isa::kAluOpNames, name, "ALU operation");
 }
-VeOpcode parse_ve_opcode(std::string_view name) {
-  return value_of<VeOpcode>(kOpcodeNames, name, "vector-engine operation");
+isa::Opcode parse_ve_opcode(std::string_view name) {
+  std::string names;
+  for (const auto& o : isa::kOpcodes) {
+    if (o.format != isa::Format::kVe) continue;
+    if (name == o.name) return o.opcode;
+    names += (names.empty() ? "" : ", ") + std::string(o.name);
+  }
+  throw Error(fmt::format("unknown vector-engine operation '{}': expected one of {}", name, names));
 }
 
 bool ve_perf_mode(const VeInstruction& in) {
@@ -115,7 +126,7 @@ bool ve_perf_mode(const VeInstruction& in) {
     for (int d = 1; d < kVeDims; ++d) even = even && a.stride[d] % 2 == 0;
     return even;
   };
-  return (in.opcode == VeOpcode::kTensorCopy || in.opcode == VeOpcode::kTensorScalar) &&
+  return (in.opcode == Opcode::kTensorCopy || in.opcode == Opcode::kTensorScalar) &&
          half(in.in0) && half(in.out) && paired(in.src0) && paired(in.dst) &&
          in.src0.count[0] == in.dst.count[0];
 }
@@ -130,8 +141,8 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     if (detail) *detail = std::move(why);
     return e;
   };
-  const auto op_code = static_cast<int>(in.opcode);
-  if (op_code >= kNumVeOpcodes) return fail(VeError::kOpcode, fmt::format("opcode {}", op_code));
+  if (!is_ve_opcode(in.opcode))
+    return fail(VeError::kOpcode, fmt::format("opcode 0x{:02x}", static_cast<int>(in.opcode)));
   if (is_activation(in.opcode) != cfg.scalar_engine)
     return fail(VeError::kOpcode, fmt::format("{} is not an instruction of the {} engine",
                                               ve_opcode_name(in.opcode),
@@ -157,9 +168,9 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kAluOp, fmt::format("op1 {}", static_cast<int>(in.op1)));
   if (is_activation(in.opcode) && static_cast<int>(in.act_func) >= isa::kNumActFunc)
     return fail(VeError::kAluOp, fmt::format("activation function {}", static_cast<int>(in.act_func)));
-  if (in.opcode == VeOpcode::kTensorTensor && in.op0 == AluOp::kBypass)
+  if (in.opcode == Opcode::kTensorTensor && in.op0 == AluOp::kBypass)
     return fail(VeError::kAluOp, "tensor_tensor needs an operation");
-  if (in.opcode == VeOpcode::kTensorReduce) {
+  if (in.opcode == Opcode::kTensorReduce) {
     const AluOp op = in.op0;
     const bool ok = integer ? (op == AluOp::kAnd || op == AluOp::kOr || op == AluOp::kXor)
                             : (op == AluOp::kAdd || op == AluOp::kMax || op == AluOp::kMin);
@@ -175,7 +186,7 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kPartitions, fmt::format("{} partitions cannot start at {}", p, s));
   if (moves_bits(in.opcode) && p % q != 0)
     return fail(VeError::kPartitions, fmt::format("transpose/shuffle: whole quadrants of {}", q));
-  if (in.opcode == VeOpcode::kShuffle) {
+  if (in.opcode == Opcode::kShuffle) {
     for (int i = 0; i < q; ++i) {
       if (in.shuffle[i] >= q)
         return fail(VeError::kPartitions, fmt::format("shuffle[{}] = {} >= {}", i, in.shuffle[i], q));
@@ -184,13 +195,13 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
 
   if (!shape_ok(in.src0) || (src1 && !shape_ok(in.src1)) || !shape_ok(in.dst))
     return fail(VeError::kShape, "a zero count, or a free size over 64K (SBUF) / 4K (PSUM)");
-  const uint32_t n = in.src0.elements();
-  if (src1 && in.src1.elements() != n)
-    return fail(VeError::kShape, fmt::format("src1 has {} elements, src0 {}", in.src1.elements(), n));
-  const uint32_t expect = in.opcode == VeOpcode::kTensorReduce ? n / in.src0.count[0] : n;
-  if (in.dst.elements() != expect)
-    return fail(VeError::kShape, fmt::format("dst has {} elements, expected {}", in.dst.elements(), expect));
-  if (in.opcode == VeOpcode::kTranspose && n % q != 0)
+  const uint32_t n = elements(in.src0);
+  if (src1 && elements(in.src1) != n)
+    return fail(VeError::kShape, fmt::format("src1 has {} elements, src0 {}", elements(in.src1), n));
+  const uint32_t expect = in.opcode == Opcode::kTensorReduce ? n / in.src0.count[0] : n;
+  if (elements(in.dst) != expect)
+    return fail(VeError::kShape, fmt::format("dst has {} elements, expected {}", elements(in.dst), expect));
+  if (in.opcode == Opcode::kTranspose && n % q != 0)
     return fail(VeError::kShape, fmt::format("transpose: {} elements, not a multiple of {}", n, q));
 
   if (!access_in_range(in.src0, dtype_bytes(in.in0), space_bytes(cfg, in.src0.space)))
@@ -199,14 +210,16 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kAddress, "src1 misaligned or out of range");
   if (!access_in_range(in.dst, dtype_bytes(in.out), space_bytes(cfg, in.dst.space)))
     return fail(VeError::kAddress, "dst misaligned or out of range");
-  const bool scalars = in.opcode == VeOpcode::kTensorScalar || is_activation(in.opcode);
-  for (const VeScalar* sc : {&in.scalar0, &in.scalar1}) {
-    const bool used = scalars || (in.opcode == VeOpcode::kTensorTensorScan && sc == &in.scalar0);
-    if (used && sc->per_partition && (sc->value % 4 != 0 || sc->value + 4 > cfg.sbuf_bytes))
+  const bool scalars = in.opcode == Opcode::kTensorScalar || is_activation(in.opcode);
+  for (int k = 0; k < 2; ++k) {
+    const bool per_partition = k ? in.s1_per_partition : in.s0_per_partition;
+    const uint32_t addr = k ? in.s1 : in.s0;
+    const bool used = scalars || (in.opcode == Opcode::kTensorTensorScan && k == 0);
+    if (used && per_partition && (addr % 4 != 0 || uint64_t{addr} + 4 > cfg.sbuf_bytes))
       return fail(VeError::kAddress, "per-partition scalar misaligned or out of range");
   }
   if (is_activation(in.opcode) && in.acc_enable &&
-      (in.acc_addr % 4 != 0 || in.acc_addr + 4 > cfg.sbuf_bytes))
+      (in.acc_addr % 4 != 0 || static_cast<uint64_t>(in.acc_addr) + 4 > cfg.sbuf_bytes))
     return fail(VeError::kAddress, "accumulator address misaligned or out of range");
   return VeError::kNone;
 }
@@ -263,7 +276,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
   const int lanes = cfg.lanes, first = in.start_partition, last = first + in.partitions;
   const bool integer = ve_integer_class(in);
   const int b0 = dtype_bytes(in.in0), b1 = dtype_bytes(in.in1), bo = dtype_bytes(in.out);
-  const uint32_t n = in.src0.elements();
+  const uint32_t n = elements(in.src0);
 
   auto raw = [&](const VeAccess& a, int bytes, uint32_t e, int lane) {
     return mem.space(a.space).read(lane, element_addr(a, bytes, e), bytes);
@@ -271,8 +284,11 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
   auto value = [&](DType t, uint32_t bits) {
     return integer ? static_cast<uint32_t>(sign_extend_to_int32(t, bits)) : to_fp32_bits(t, bits);
   };
-  auto scalar = [&](const VeScalar& s, int lane) {
-    return s.per_partition ? mem.sbuf.read(lane, s.value, 4) : s.value;
+  // s0 or s1 (k) of a lane: the immediate, or the lane's word at that SBUF address.
+  auto scalar = [&](int k, int lane) {
+    const bool per_partition = k ? in.s1_per_partition : in.s0_per_partition;
+    const uint32_t value = k ? in.s1 : in.s0;
+    return per_partition ? mem.sbuf.read(lane, value, 4) : value;
   };
 
   std::vector<uint32_t> sr(lanes);
@@ -289,7 +305,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
       } else if (integer) {
         w.data[l] = clamp_int32(in.out, static_cast<int32_t>(result[l]));
       } else {
-        w.data[l] = from_fp32(result[l], in.out, in.cast, sr[l]);
+        w.data[l] = from_fp32(result[l], in.out, cast_mode(in), sr[l]);
       }
     }
     writes.push_back(std::move(w));
@@ -298,18 +314,18 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
   std::vector<uint32_t> result(lanes, 0), acc(lanes, 0);
   const int q = cfg.quadrant();
   switch (in.opcode) {
-    case VeOpcode::kTensorTensor:
-    case VeOpcode::kTensorScalar:
-    case VeOpcode::kTensorCopy:
+    case Opcode::kTensorTensor:
+    case Opcode::kTensorScalar:
+    case Opcode::kTensorCopy:
       for (uint32_t e = 0; e < n; ++e) {
         for (int l = first; l < last; ++l) {
           const uint32_t x = value(in.in0, raw(in.src0, b0, e, l));
-          if (in.opcode == VeOpcode::kTensorCopy) {
+          if (in.opcode == Opcode::kTensorCopy) {
             result[l] = x;
-          } else if (in.opcode == VeOpcode::kTensorTensor) {
+          } else if (in.opcode == Opcode::kTensorTensor) {
             result[l] = ve_alu(in.op0, x, value(in.in1, raw(in.src1, b1, e, l)), integer);
           } else {
-            const uint32_t s0 = scalar(in.scalar0, l), s1 = scalar(in.scalar1, l);
+            const uint32_t s0 = scalar(0, l), s1 = scalar(1, l);
             const uint32_t y = scalar_stage(in.op0, in.reverse0, x, s0, integer);
             result[l] = scalar_stage(in.op1, in.reverse1, y, s1, integer);
           }
@@ -317,7 +333,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
         emit(e, result, true);
       }
       break;
-    case VeOpcode::kTensorReduce: {
+    case Opcode::kTensorReduce: {
       const uint32_t row = in.src0.count[0];
       for (uint32_t r = 0; r < n / row; ++r) {
         for (int l = first; l < last; ++l) {
@@ -329,11 +345,11 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
       }
       break;
     }
-    case VeOpcode::kTensorTensorScan: {
+    case Opcode::kTensorTensorScan: {
       const uint32_t row = in.src0.count[0];
       for (uint32_t e = 0; e < n; ++e) {
         for (int l = first; l < last; ++l) {
-          if (e % row == 0) acc[l] = scalar(in.scalar0, l);
+          if (e % row == 0) acc[l] = scalar(0, l);
           const uint32_t y = ve_alu(in.op0, acc[l], value(in.in0, raw(in.src0, b0, e, l)), integer);
           acc[l] = ve_alu(in.op1, y, value(in.in1, raw(in.src1, b1, e, l)), integer);
         }
@@ -341,7 +357,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
       }
       break;
     }
-    case VeOpcode::kTranspose:
+    case Opcode::kTranspose:
       for (uint32_t block = 0; block < n / q; ++block) {
         for (int j = 0; j < q; ++j) {
           for (int l = first; l < last; ++l) {
@@ -352,7 +368,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
         }
       }
       break;
-    case VeOpcode::kShuffle:
+    case Opcode::kShuffle:
       for (uint32_t e = 0; e < n; ++e) {
         for (int l = first; l < last; ++l) {
           result[l] = raw(in.src0, b0, e, l - l % q + in.shuffle[l % q]);
@@ -360,24 +376,25 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
         emit(e, result, false);
       }
       break;
-    case VeOpcode::kActivation: {
+    case Opcode::kActivation: {
       for (uint32_t e = 0; e < n; ++e) {
         for (int l = first; l < last; ++l) {
           const uint32_t t = fp32_add(fp32_mul(value(in.in0, raw(in.src0, b0, e, l)),
-                                               scalar(in.scalar0, l)),
-                                      scalar(in.scalar1, l));
+                                               scalar(0, l)),
+                                      scalar(1, l));
           result[l] = act_eval(in.act_func, t);
           acc[l] = e == 0 ? result[l] : fp32_add(acc[l], result[l]);
         }
         emit(e, result, true);
       }
       if (in.acc_enable) {
-        VeWrite w{MemSpace::kSbuf, in.acc_addr, 4, std::vector<uint32_t>(lanes, 0)};
+        VeWrite w{MemSpace::kSbuf, static_cast<uint32_t>(in.acc_addr), 4, std::vector<uint32_t>(lanes, 0)};
         for (int l = first; l < last; ++l) w.data[l] = acc[l];
         writes.push_back(std::move(w));
       }
       break;
     }
+    default: break;  // not a vector-engine opcode: ve_check refused it above
   }
   if (ve_perf_mode(in)) {
     // One 4-byte write per pair of elements: the even one in the low half.
@@ -402,13 +419,13 @@ void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMem
 
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
   (void)cfg;
-  const uint64_t n = in.src0.elements();
+  const uint64_t n = elements(in.src0);
   uint64_t reads = uses_src1(in.opcode) ? 2 * n : ve_perf_mode(in) ? n / 2 : n;
-  if (in.opcode == VeOpcode::kTensorScalar || is_activation(in.opcode))
-    reads += (in.scalar0.per_partition ? 1 : 0) + (in.scalar1.per_partition ? 1 : 0);
+  if (in.opcode == Opcode::kTensorScalar || is_activation(in.opcode))
+    reads += (in.s0_per_partition ? 1 : 0) + (in.s1_per_partition ? 1 : 0);
   if (is_activation(in.opcode) && in.acc_enable) ++reads;  // the sum's write, one cycle more
-  if (in.opcode == VeOpcode::kTensorTensorScan && in.scalar0.per_partition) ++reads;
-  const uint64_t writes_stalled = in.opcode == VeOpcode::kTranspose ? n : 0;
+  if (in.opcode == Opcode::kTensorTensorScan && in.s0_per_partition) ++reads;
+  const uint64_t writes_stalled = in.opcode == Opcode::kTranspose ? n : 0;
   return kVeFixedCycles + reads + writes_stalled;
 }
 

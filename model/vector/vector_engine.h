@@ -19,68 +19,38 @@
 
 namespace ncore::model {
 
-enum class VeOpcode : uint8_t {
-  kTensorTensor = 0,      // out = op0(in0, in1)
-  kTensorScalar = 1,      // out = op1(op0(in0, s0), s1), either side reversible
-  kTensorReduce = 2,      // out = op0-fold of in0 along the innermost axis
-  kTensorCopy = 3,        // out = in0, cast
-  kTensorTensorScan = 4,  // acc = op1(op0(acc, in0), in1), acc starts at s0 on each row
-  kTranspose = 5,         // 32x32 (Lanes/4 square) transpose inside each partition quadrant
-  kShuffle = 6,           // out partition p = in partition shuffle[p] of its quadrant
-  kActivation = 7,        // scalar engine only: out = func(in0 * s0 + s1), optional sum
-};
-inline constexpr int kNumVeOpcodes = 8;
-
-// ALU operations, memories and refusal codes are the ISA's (model/isa/ncore.isa).
+// Opcodes, ALU operations, memories and refusal codes are the ISA's (model/isa/ncore.isa).
 using isa::AluOp;
+using isa::Opcode;
 using isa::MemSpace;
 using isa::VeError;
 bool is_bitwise(AluOp op);
 std::string_view alu_op_name(AluOp op);
 AluOp parse_alu_op(std::string_view name);
-std::string_view ve_opcode_name(VeOpcode op);
-VeOpcode parse_ve_opcode(std::string_view name);
+// The ISA's name of an opcode, and the vector- or scalar-engine opcode of a name.
+std::string_view ve_opcode_name(isa::Opcode op);
+isa::Opcode parse_ve_opcode(std::string_view name);
 
 std::string_view ve_error_name(VeError e);
 
 inline constexpr int kVeDims = 4;
-// Free-axis access pattern: element i0 + c0*(i1 + c1*(i2 + c2*i3)) (dim 0 innermost) lies at
-// byte addr + elem_bytes * (s0*i0 + s1*i1 + s2*i2 + s3*i3) of each active partition.
-struct VeAccess {
-  MemSpace space = MemSpace::kSbuf;
-  uint32_t addr = 0;                           // 18 bits, byte address in a partition
-  std::array<uint16_t, kVeDims> count{1, 1, 1, 1};
-  std::array<int16_t, kVeDims> stride{1, 0, 0, 0};  // in elements
-  uint32_t elements() const;
-};
+// Free-axis access pattern (isa::Access): element i0 + c0*(i1 + c1*(i2 + c2*i3)) (dim 0
+// innermost) lies at byte addr + elem_bytes * (s0*i0 + s1*i1 + s2*i2 + s3*i3) of each active
+// partition.
+using VeAccess = isa::Access;
+uint32_t elements(const VeAccess& a);
 
-// s0/s1 of tensor_scalar and the scan's initial value: an immediate (FP32 bits, or int32 in
-// the integer class) or, per partition, the 32-bit word at SBUF byte address `value`.
-struct VeScalar {
-  bool per_partition = false;
-  uint32_t value = 0;
-};
-
-struct VeInstruction {
-  VeOpcode opcode = VeOpcode::kTensorCopy;
-  DType in0 = DType::kFp32, in1 = DType::kFp32, out = DType::kFp32;
-  AluOp op0 = AluOp::kBypass, op1 = AluOp::kBypass;
-  bool reverse0 = false, reverse1 = false;  // tensor_scalar: op(s, x) instead of op(x, s)
-  VeScalar scalar0, scalar1;
-  CastMode cast;
-  uint32_t seed = 0;                        // stochastic rounding
-  int start_partition = 0;                  // 7 bits
-  int partitions = 1;                       // 8 bits, 1..Lanes
-  VeAccess src0, src1, dst;
-  std::array<uint8_t, 32> shuffle{};        // 5 bits each, within a quadrant
-  // activation (scalar engine): the function, and optionally the FP32 sum of the function's
-  // results along the whole free pattern, written per partition at SBUF byte address acc_addr
-  // after the last element (activation_reduce).
-  ActFunc act_func = ActFunc::kIdentity;
-  bool acc_enable = false;
-  uint32_t acc_addr = 0;                    // 18 bits
-  uint8_t tag = 0;                          // echoed on completion
-};
+// The instruction: the ISA's ve format as it is (isa::VeInstruction). s0/s1 of tensor_scalar
+// and the scan's initial value are an immediate (FP32 bits, or int32 in the integer class) or,
+// with s0_per_partition, the 32-bit word of each partition at SBUF byte address s0. Activation
+// (scalar engine): out = act_func(in0 * s0 + s1), and with acc_enable the FP32 sum of the
+// results along the whole free pattern, written per partition at SBUF byte address acc_addr
+// after the last element (activation_reduce).
+using isa::VeInstruction;
+// How the result is cast: the instruction's stochastic and saturate bits.
+inline CastMode cast_mode(const VeInstruction& in) {
+  return {in.stochastic ? Rounding::kStochastic : Rounding::kNearestEven, in.saturate};
+}
 
 // One configuration serves both engines built on the same streaming shell: the vector engine
 // (every opcode but activation) and the scalar engine (activation only).

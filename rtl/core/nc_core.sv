@@ -8,9 +8,7 @@
 module nc_core
   import nc_isa_pkg::*;
   import nc_tensor_pkg::*;
-  import nc_vector_pkg::ve_instr_t;
   import nc_vector_pkg::ve_counters_t;
-  import nc_dma_pkg::dma_desc_t;
 #(
   parameter int unsigned Size = 128,          // PE rows = PE columns = lanes = SBUF partitions
   parameter int unsigned Banks = 8,           // PSUM banks
@@ -172,35 +170,18 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   // Tensor engine (pe queue)
   // ---------------------------------------------------------------------------------------
-  isa_te_t   te_payload;
-  te_instr_t te_cmd;
+  isa_te_t       te_payload;
+  isa_te_instr_t te_cmd;
   logic      te_ready, te_idle, te_rej_valid, te_err;
   isa_te_error_e te_rej_code, te_err_code;
   logic [7:0] te_rej_tag;
   logic [63:0] te_cnt_busy, te_cnt_macs;
 
+  // The pe queue holds only load_stationary and multiply_moving (the decoder refuses the rest;
+  // nops never issue): the word's te payload is the engine's instruction, tagged with its pc.
   assign te_payload = isa_te_t'(seq_word[QueuePe][IsaTeLsb +: IsaTeBits]);
-  always_comb begin
-    te_cmd = '0;
-    te_cmd.opcode = seq_word[QueuePe][7:0] == 8'(IsaLoadStationary) ? OpLoadStationary
-                                                                    : OpMultiplyMoving;
-    te_cmd.dtype = te_payload.dtype;
-    te_cmd.k = te_payload.k;
-    te_cmd.m = te_payload.m;
-    te_cmd.n = te_payload.n;
-    te_cmd.sbuf_addr = te_payload.sbuf_addr;
-    te_cmd.sbuf_stride = te_payload.sbuf_stride;
-    te_cmd.psum_bank = te_payload.psum_bank;
-    te_cmd.psum_offset = te_payload.psum_offset;
-    te_cmd.accumulate = te_payload.accumulate;
-    te_cmd.tag = seq_pc[QueuePe][7:0];
-    te_cmd.double_row = te_payload.double_row;
-    te_cmd.transpose = te_payload.transpose;
-    te_cmd.sparsity = isa_te_sparsity_e'(te_payload.sparsity);
-    te_cmd.tag_addr = te_payload.tag_addr;
-    te_cmd.tiling = '{row_split: te_payload.row_split, row_tile: te_payload.row_tile,
-                      col_split: te_payload.col_split, col_tile: te_payload.col_tile};
-  end
+  assign te_cmd = isa_te_instr(isa_opcode_e'(seq_word[QueuePe][7:0]), seq_pc[QueuePe][7:0],
+                               te_payload);
   assign seq_issue_ready[QueuePe] = te_ready;
   assign seq_drained[QueuePe] = te_idle && !seq_issue_valid[QueuePe];
 
@@ -273,7 +254,7 @@ module nc_core
   // Vector engine (dve queue, index 0) and scalar engine (act queue, index 1)
   // ---------------------------------------------------------------------------------------
   localparam int unsigned Dve = 0, Act = 1;
-  ve_instr_t           ve_cmd [2];
+  isa_ve_instr_t       ve_cmd [2];
   logic                ve_cmd_valid [2], ve_cmd_ready [2], ve_idle [2];
   logic                ve_done_valid [2];
   logic [7:0]          ve_done_tag [2];
@@ -290,39 +271,12 @@ module nc_core
     return c == Dve ? QueueDve : QueueAct;
   endfunction
 
-  // An ISA word's ve payload as the engine's instruction.
-  function automatic ve_instr_t ve_from_word(logic [7:0] opcode, isa_ve_t v, logic [7:0] tag);
-    ve_instr_t c = '0;
-    c.opcode = 4'(opcode - 8'(IsaTensorTensor));
-    c.dtype_in0 = v.in0;
-    c.dtype_in1 = v.in1;
-    c.dtype_out = v.out;
-    c.op0 = v.op0;
-    c.op1 = v.op1;
-    c.reverse0 = v.reverse0;
-    c.reverse1 = v.reverse1;
-    c.scalar0 = '{per_partition: v.s0_per_partition, value: v.s0};
-    c.scalar1 = '{per_partition: v.s1_per_partition, value: v.s1};
-    c.stochastic = v.stochastic;
-    c.saturate = v.saturate;
-    c.seed = v.seed;
-    c.start_partition = v.start_partition;
-    c.partitions = v.partitions;
-    c.src0 = '{space: v.src0_space, addr: v.src0_addr, count: v.src0_count, stride: v.src0_stride};
-    c.src1 = '{space: v.src1_space, addr: v.src1_addr, count: v.src1_count, stride: v.src1_stride};
-    c.dst = '{space: v.dst_space, addr: v.dst_addr, count: v.dst_count, stride: v.dst_stride};
-    c.shuffle = v.shuffle;
-    c.act_func = v.act_func;
-    c.acc_enable = v.acc_enable;
-    c.acc_addr = v.acc_addr;
-    c.tag = tag;
-    return c;
-  endfunction
 
   for (genvar c = 0; c < 2; c++) begin : g_ve
     localparam isa_queue_e Q = ve_queue(c);
-    assign ve_cmd[c] = ve_from_word(seq_word[Q][7:0], isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]),
-                                     seq_pc[Q][7:0]);
+    // The word's ve payload is the engine's instruction, tagged with its pc.
+    assign ve_cmd[c] = isa_ve_instr(isa_opcode_e'(seq_word[Q][7:0]), seq_pc[Q][7:0],
+                                    isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]));
     assign ve_cmd_valid[c] = seq_issue_valid[Q];
     assign seq_issue_ready[Q] = ve_cmd_ready[c];
     assign seq_drained[Q] = ve_idle[c] && !seq_issue_valid[Q];
@@ -451,7 +405,6 @@ module nc_core
   // DMA engines (sp queue) and the completions they owe the sp queue
   // ---------------------------------------------------------------------------------------
   isa_dma_t  dma_payload;
-  dma_desc_t dma_desc;
   logic      dma_desc_valid, dma_desc_ready, dma_idle;
   logic [DmaPorts-1:0] dma_port_desc_ready, dma_done_valid, dma_done_error, dma_err, dma_port_idle;
   logic [3:0] dma_done_engine [DmaPorts];  // the core's engine number
@@ -463,13 +416,6 @@ module nc_core
   logic      sbuf_dma_active;  // a DMA port reads or writes SBUF this cycle
 
   assign dma_payload = isa_dma_t'(seq_word[QueueSp][IsaDmaLsb +: IsaDmaBits]);
-  assign dma_desc = '{to_hbm: dma_payload.to_hbm, last: dma_payload.last,
-                      hbm_addr: dma_payload.hbm_addr, sbuf_addr: dma_payload.sbuf_addr,
-                      bytes: dma_payload.bytes, count1: dma_payload.count1,
-                      count2: dma_payload.count2, hbm_stride1: dma_payload.hbm_stride1,
-                      hbm_stride2: dma_payload.hbm_stride2,
-                      sbuf_stride1: dma_payload.sbuf_stride1,
-                      sbuf_stride2: dma_payload.sbuf_stride2};
 
   // Per DMA engine, its dma_copy instructions not yet completed (their signals), in order.
   typedef struct packed {
@@ -492,7 +438,7 @@ module nc_core
   isa_dma_error_e dma_refusal;
   logic dma_refused, dma_lists_pending;
   always_comb begin
-    dma_refusal = nc_dma_pkg::dma_check(dma_desc, hbm_bytes_log2_i, 48'(Size * SbufBytes));
+    dma_refusal = nc_dma_pkg::dma_check(dma_payload, hbm_bytes_log2_i, 48'(Size * SbufBytes));
     if (dma_refusal == DmaErrorNone &&
         trk_open_q[dma_payload.engine] == ($clog2(TrkDepth) + 1)'(TrkDepth))
       dma_refusal = DmaErrorListLength;
@@ -568,7 +514,7 @@ module nc_core
       .clk_i, .rst_ni, .hbm_bytes_log2_i,
       .desc_valid_i(dma_desc_valid && dma_port_selected[g]),
       .desc_ready_o(dma_port_desc_ready[g]),
-      .desc_engine_i(4'(32'(dma_payload.engine) / DmaPorts)), .desc_i(dma_desc),
+      .desc_engine_i(4'(32'(dma_payload.engine) / DmaPorts)), .desc_i(dma_payload),
       .done_valid_o(dma_done_valid[g]), .done_engine_o(local_done_engine),
       .done_error_o(dma_done_error[g]),
       .hbm_rd_valid_o(hbm_rd_valid_o[g]), .hbm_rd_ready_i(hbm_rd_ready_i[g]),

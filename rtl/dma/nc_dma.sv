@@ -30,7 +30,7 @@ module nc_dma
   input  logic                   desc_valid_i,
   output logic                   desc_ready_o,
   input  logic [3:0]             desc_engine_i,
-  input  dma_desc_t              desc_i,
+  input  isa_dma_t              desc_i,
   // a list finished (its last descriptor completed or was refused)
   output logic                   done_valid_o,
   output logic [3:0]             done_engine_o,
@@ -69,10 +69,10 @@ module nc_dma
   // Descriptor queues, one per engine
 
   logic [Engines-1:0] q_in_ready, q_out_valid, q_pop;
-  dma_desc_t          q_out [Engines];
+  isa_dma_t          q_out [Engines];
 
   for (genvar e = 0; e < Engines; e++) begin : g_queue
-    nc_fifo #(.T(dma_desc_t), .Depth(QueueDepth)) u_queue (
+    nc_fifo #(.T(isa_dma_t), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni,
       .in_valid_i (desc_valid_i && desc_engine_i == 4'(e)),
       .in_ready_o (q_in_ready[e]),
@@ -93,7 +93,7 @@ module nc_dma
     logic                 issued;      // all its bursts have gone out
     logic                 report;      // a list's completion waits to be reported
     logic                 list_err;    // a descriptor of the current list was refused
-    dma_desc_t            desc;
+    isa_dma_t            desc;
     logic [16:0]          off;         // byte offset in the row
     logic [11:0]          i1, i2;
     logic [31:0]          row_hbm, plane_hbm;

@@ -17,7 +17,7 @@ module nc_scalar_engine
   input  logic                   rst_ni,
   input  logic                   cmd_valid_i,
   output logic                   cmd_ready_o,
-  input  ve_instr_t              cmd_i,
+  input  isa_ve_instr_t              cmd_i,
   output logic                   done_valid_o,
   output logic [7:0]             done_tag_o,
   output isa_ve_error_e              done_error_o,

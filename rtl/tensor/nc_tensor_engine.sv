@@ -23,7 +23,7 @@ module nc_tensor_engine
   // Instructions (valid/ready).
   input  logic                  cmd_valid_i,
   output logic                  cmd_ready_o,
-  input  te_instr_t             cmd_data_i,
+  input  isa_te_instr_t             cmd_data_i,
   // SBUF read port for the stationary: per accepted request, `reps` elements per partition
   // (replica r at addr + r * rep_step) and the uint16 at tag_addr, returned the next cycle.
   output logic                  st_req_valid_o,
@@ -112,9 +112,9 @@ module nc_tensor_engine
   // Instruction queue and in-order dispatch
   // ---------------------------------------------------------------------------------------
   logic      head_valid, head_pop;
-  te_instr_t head;
+  isa_te_instr_t head;
 
-  nc_fifo #(.T(te_instr_t), .Depth(CmdDepth)) u_cmd_fifo (
+  nc_fifo #(.T(isa_te_instr_t), .Depth(CmdDepth)) u_cmd_fifo (
     .clk_i, .rst_ni,
     .in_valid_i(cmd_valid_i), .in_ready_o(cmd_ready_o), .in_data_i(cmd_data_i),
     .out_valid_o(head_valid), .out_ready_i(head_pop), .out_data_o(head)
@@ -156,9 +156,9 @@ module nc_tensor_engine
 
   // Elements per partition an access of this instruction reads: 2 for double-row, G / 4 for
   // a sparse MM's moving tile (a sparse stationary is the compressed tile), else 1.
-  function automatic logic [2:0] replicas(te_instr_t i);
+  function automatic logic [2:0] replicas(isa_te_instr_t i);
     if (i.double_row) return 3'd2;
-    return (i.opcode == OpMultiplyMoving) ? 3'd1 + 3'(i.sparsity) : 3'd1;
+    return (i.opcode == IsaMultiplyMoving) ? 3'd1 + 3'(i.sparsity) : 3'd1;
   endfunction
 
   function automatic logic is_fp8(logic [3:0] t);
@@ -168,29 +168,29 @@ module nc_tensor_engine
   // The same checks, in the same order, as model/tensor/tensor_engine.cpp TensorEngine::check.
   // st: the stationary in the first segment of the instruction's tile; uniform: every
   // segment of the tile holds that same LS.
-  function automatic isa_te_error_e check(te_instr_t i, seg_desc_t st, logic uniform);
+  function automatic isa_te_error_e check(isa_te_instr_t i, seg_desc_t st, logic uniform);
     logic        is_ls, sparse;
     logic [31:0] bytes, count, last_byte, elements, tag_end, tile_rows, tile_cols;
-    is_ls = i.opcode == OpLoadStationary;
+    is_ls = i.opcode == IsaLoadStationary;
     sparse = i.sparsity != TeSparsityDense;
     bytes = 32'(dtype_bytes(isa_d_type_e'(i.dtype)));
     count = (is_ls ? 32'(i.m) : 32'(i.n)) * 32'(replicas(i));
     last_byte = 32'(i.sbuf_addr) + (count - 1) * 32'(i.sbuf_stride) + bytes;
     tag_end = 32'(i.tag_addr) + 2 * ((32'(i.m) + 3) / 4);
-    tile_rows = Rows >> i.tiling.row_split;
-    tile_cols = Cols >> i.tiling.col_split;
+    tile_rows = Rows >> i.row_split;
+    tile_cols = Cols >> i.col_split;
     // A transpose of a 16- or 8-bit stationary writes 16-bit elements: twice as many per bank.
     elements = (i.transpose && dtype_bytes(isa_d_type_e'(st.dtype)) != 3'd4) ? 2 * BankElems
                                                                        : BankElems;
-    if (!is_ls && i.opcode != OpMultiplyMoving) return TeErrorOpcode;
+    if (!is_ls && i.opcode != IsaMultiplyMoving) return TeErrorOpcode;
     if (!is_float_dtype(i.dtype)) return TeErrorDtype;
-    if ((i.double_row && (i.transpose || sparse || i.tiling.col_split != 2'd0)) ||
+    if ((i.double_row && (i.transpose || sparse || i.col_split != 2'd0)) ||
         (i.transpose && sparse) || (!is_ls && i.transpose && i.accumulate))
       return TeErrorModeCombo;
     if (i.double_row && !is_fp8(i.dtype)) return TeErrorModeType;
-    if (!tiling_fits(i.tiling.row_split, i.tiling.row_tile, Rows) ||
-        !tiling_fits(i.tiling.col_split, i.tiling.col_tile, Cols) ||
-        (sparse && i.tiling.row_split != 2'd0 && tile_rows % 4 != 0))
+    if (!tiling_fits(i.row_split, i.row_tile, Rows) ||
+        !tiling_fits(i.col_split, i.col_tile, Cols) ||
+        (sparse && i.row_split != 2'd0 && tile_rows % 4 != 0))
       return TeErrorTile;
     if (i.k == '0 || 32'(i.k) > tile_rows || (sparse && i.k[1:0] != 2'b00)) return TeErrorK;
     if (is_ls) begin
@@ -201,7 +201,7 @@ module nc_tensor_engine
       if (!st.valid) return TeErrorNoStationary;
       if (i.k != st.k) return TeErrorKMismatch;
       if (i.double_row != st.double_row || i.transpose != st.transpose ||
-          i.sparsity != st.sparsity || i.tiling != st.tiling || !uniform)
+          i.sparsity != st.sparsity || te_tiling(i) != st.tiling || !uniform)
         return TeErrorModeMismatch;
       if (32'(i.psum_offset) + 32'(i.n) > elements) return TeErrorPsumRange;
     end
@@ -218,10 +218,10 @@ module nc_tensor_engine
   seg_desc_t       head_st;
   logic            head_uniform;
   always_comb begin
-    head_rows = seg_mask(head.tiling.row_split, head.tiling.row_tile);
-    head_cols = seg_mask(head.tiling.col_split, head.tiling.col_tile);
-    head_st = seg_q[first_seg(head.tiling.row_split, head.tiling.row_tile)]
-                   [first_seg(head.tiling.col_split, head.tiling.col_tile)];
+    head_rows = seg_mask(head.row_split, head.row_tile);
+    head_cols = seg_mask(head.col_split, head.col_tile);
+    head_st = seg_q[first_seg(head.row_split, head.row_tile)]
+                   [first_seg(head.col_split, head.col_tile)];
     head_uniform = 1'b1;
     for (int unsigned r = 0; r < Segs; r++)
       for (int unsigned c = 0; c < Segs; c++)
@@ -282,8 +282,8 @@ module nc_tensor_engine
   logic [15:0] mm_cycle_q [Slots];     // cycles since the slot's MM started
 
   assign head_err = check(head, head_st, head_uniform);
-  assign head_is_ls = head_valid && head_err == TeErrorNone && head.opcode == OpLoadStationary;
-  assign head_is_mm = head_valid && head_err == TeErrorNone && head.opcode == OpMultiplyMoving;
+  assign head_is_ls = head_valid && head_err == TeErrorNone && head.opcode == IsaLoadStationary;
+  assign head_is_mm = head_valid && head_err == TeErrorNone && head.opcode == IsaMultiplyMoving;
   assign reject = head_valid && head_err != TeErrorNone;
   assign dispatch_ls = head_is_ls && !ls_busy_q && ls_bank_free;
   assign dispatch_mm = head_is_mm && !mm_next_q.valid && !psum_init_busy;
@@ -319,7 +319,7 @@ module nc_tensor_engine
           if (head_rows[r] && head_cols[c]) begin
             seg_d[r][c] = '{valid: 1'b1, id: ls_id_q, k: head.k, m: head.m, dtype: head.dtype,
                             double_row: head.double_row, transpose: head.transpose,
-                            sparsity: head.sparsity, tiling: head.tiling, wsel: ls_target_bank};
+                            sparsity: head.sparsity, tiling: te_tiling(head), wsel: ls_target_bank};
           end
         end
       end
@@ -419,9 +419,9 @@ module nc_tensor_engine
         ls_sparse_q <= head.sparsity != TeSparsityDense;
         ls_rows_q <= head_rows;
         ls_cols_q <= head_cols;
-        ls_row0_q <= 9'(32'(head.tiling.row_tile) * (Rows >> head.tiling.row_split));
-        ls_row_end_q <= 9'((32'(head.tiling.row_tile) + 1) * (Rows >> head.tiling.row_split));
-        ls_col0_q <= 9'(32'(head.tiling.col_tile) * (Cols >> head.tiling.col_split));
+        ls_row0_q <= 9'(32'(head.row_tile) * (Rows >> head.row_split));
+        ls_row_end_q <= 9'((32'(head.row_tile) + 1) * (Rows >> head.row_split));
+        ls_col0_q <= 9'(32'(head.col_tile) * (Cols >> head.col_split));
       end else begin
         if (st_fire) begin
           ls_req_cnt_q <= ls_req_cnt_q + 1'b1;
@@ -443,7 +443,7 @@ module nc_tensor_engine
   // ---------------------------------------------------------------------------------------
   // Cycles per moving vector. FP32 arithmetic takes Fp32Passes; an FP32 transpose moves each
   // 32-bit element as two halves (2 cycles, twice as fast as an identity matmul); the rest 1.
-  function automatic logic [2:0] mm_passes(te_instr_t i, logic [3:0] st_dtype);
+  function automatic logic [2:0] mm_passes(isa_te_instr_t i, logic [3:0] st_dtype);
     logic fp32;
     fp32 = i.dtype == 4'(DTypeFp32) || st_dtype == 4'(DTypeFp32);
     if (i.transpose) return (st_dtype == 4'(DTypeFp32)) ? 3'd2 : 3'd1;
@@ -453,7 +453,7 @@ module nc_tensor_engine
 
   // Dense-equivalent MACs per PE row: two K rows for double-row, G / 4 for sparse, none for a
   // transpose (it moves bits, it does not multiply).
-  function automatic logic [31:0] mm_macs(te_instr_t i, seg_desc_t st);
+  function automatic logic [31:0] mm_macs(isa_te_instr_t i, seg_desc_t st);
     logic [31:0] per_row;
     per_row = i.double_row ? 32'd2 : i.transpose ? 32'd0 : 32'd1 + 32'(i.sparsity);
     return 32'(i.k) * 32'(st.m) * per_row;
@@ -582,8 +582,8 @@ module nc_tensor_engine
           wsel: head_st.wsel,
           dtype: head.dtype,
           k: head.k,
-          row_end: 9'(32'(head.tiling.row_tile) * (Rows >> head.tiling.row_split) + 32'(head.k)),
-          m_limit: 9'(32'(head.tiling.col_tile) * (Cols >> head.tiling.col_split) +
+          row_end: 9'(32'(head.row_tile) * (Rows >> head.row_split) + 32'(head.k)),
+          m_limit: 9'(32'(head.col_tile) * (Cols >> head.col_split) +
                       32'(head_st.m)),
           macs: mm_macs(head, head_st),
           rows: head_rows,

@@ -3,12 +3,6 @@
 package nc_tensor_pkg;
   import nc_isa_pkg::*;
 
-  typedef enum logic [1:0] {
-    OpNop             = 2'd0,
-    OpLoadStationary  = 2'd1,
-    OpMultiplyMoving  = 2'd2
-  } te_opcode_e;
-
   // Row and column tiling. The array is a Segs x Segs grid of segments; a tile is a block of
   // them. split: 0 the whole side, 1 halves, 2 quarters; tile: which one.
   localparam int unsigned Segs = 4;
@@ -31,32 +25,21 @@ package nc_tensor_pkg;
 
   localparam int unsigned SbufAddrW = 18;  // bytes in one SBUF partition: up to 256 KiB
 
-  // One tensor-engine instruction. LS reads stationary[K, M]: element j of partition k at
-  // sbuf_addr + j * sbuf_stride. MM reads moving[K, N] the same way and writes PSUM
-  // partitions 0..M-1 (M of the loaded stationary), bank psum_bank, elements
-  // psum_offset .. psum_offset + N - 1, overwriting or accumulating.
+  // The instruction is the ISA's (isa_te_instr_t: the te payload, the tag echoed on PSUM writes
+  // and rejections, and the opcode, load_stationary or multiply_moving). LS reads
+  // stationary[K, M]: element j of partition k at sbuf_addr + j * sbuf_stride. MM reads
+  // moving[K, N] the same way and writes PSUM partitions 0..M-1 (M of the loaded stationary),
+  // bank psum_bank, elements psum_offset .. psum_offset + N - 1, overwriting or accumulating.
   // Modes (README.md, "Modes"): an operand with R elements per partition (R = 2 for
   // double-row, G / 4 for sparse) has element j of replica r at sbuf_addr + (r * F + j) *
   // sbuf_stride, F its free size. A sparse LS also reads 4-bit tags, four per uint16, the
   // tag of column j in bits [4 * (j % 4) +: 4] of the uint16 at tag_addr + 2 * (j / 4).
-  typedef struct packed {
-    te_opcode_e            opcode;
-    logic [3:0]            dtype;        // nc_pkg::isa_d_type_e
-    logic [8:0]            k;
-    logic [8:0]            m;            // LS only
-    logic [9:0]            n;            // MM only
-    logic [SbufAddrW-1:0]  sbuf_addr;
-    logic [15:0]           sbuf_stride;
-    logic [3:0]            psum_bank;    // MM only
-    logic [9:0]            psum_offset;  // MM only
-    logic                  accumulate;   // MM only
-    logic [7:0]            tag;          // echoed on PSUM writes and rejections
-    logic                  double_row;
-    logic                  transpose;
-    isa_te_sparsity_e          sparsity;
-    logic [SbufAddrW-1:0]  tag_addr;     // sparse LS only
-    te_tiling_t            tiling;
-  } te_instr_t;
+  /* verilator lint_off UNUSEDSIGNAL */  // the tiling fields only
+  function automatic te_tiling_t te_tiling(isa_te_instr_t i);
+  /* verilator lint_on UNUSEDSIGNAL */
+    return '{row_split: i.row_split, row_tile: i.row_tile, col_split: i.col_split,
+             col_tile: i.col_tile};
+  endfunction
 
   // A moving vector carries the data of up to Segs MMs on disjoint tiles. For each row
   // segment: whose data it is (the input side).

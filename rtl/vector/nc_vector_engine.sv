@@ -24,7 +24,7 @@ module nc_vector_engine
   // instructions
   input  logic                   cmd_valid_i,
   output logic                   cmd_ready_o,
-  input  ve_instr_t              cmd_i,
+  input  isa_ve_instr_t              cmd_i,
   output logic                   done_valid_o,  // one per instruction: completed or refused
   output logic [7:0]             done_tag_o,
   output isa_ve_error_e              done_error_o,
@@ -69,39 +69,39 @@ module nc_vector_engine
   typedef enum logic [1:0] { PhScalar0, PhScalar1, PhElements, PhDone } phase_e;
 
   // ---------------------------------------------------------------------------------------
-  // Instruction check (mirrors model/vector/vector_engine.cpp ve_check, in the same order)
+  // Instruction check: model/vector/vector_engine.cpp ve_check's rules, in the same order
   // ---------------------------------------------------------------------------------------
   function automatic logic [2:0] dtype_bytes(logic [3:0] t);
-    return 3'(nc_pkg::dtype_bytes(nc_pkg::isa_d_type_e'(t)));
+    return 3'(nc_pkg::dtype_bytes(isa_d_type_e'(t)));
   endfunction
-  function automatic logic uses_src1(logic [3:0] op);
-    return op == 4'(OpTensorTensor) || op == 4'(OpTensorTensorScan);
+  function automatic logic uses_src1(isa_opcode_e op);
+    return op == IsaTensorTensor || op == IsaTensorTensorScan;
   endfunction
-  function automatic logic uses_op0(logic [3:0] op);
-    return op == 4'(OpTensorTensor) || op == 4'(OpTensorScalar) || op == 4'(OpTensorReduce)
-        || op == 4'(OpTensorTensorScan);
+  function automatic logic uses_op0(isa_opcode_e op);
+    return op == IsaTensorTensor || op == IsaTensorScalar || op == IsaTensorReduce
+        || op == IsaTensorTensorScan;
   endfunction
-  function automatic logic uses_op1(logic [3:0] op);
-    return op == 4'(OpTensorScalar) || op == 4'(OpTensorTensorScan);
+  function automatic logic uses_op1(isa_opcode_e op);
+    return op == IsaTensorScalar || op == IsaTensorTensorScan;
   endfunction
-  function automatic logic moves_bits(logic [3:0] op);
-    return op == 4'(OpTranspose) || op == 4'(OpShuffle);
+  function automatic logic moves_bits(isa_opcode_e op);
+    return op == IsaTranspose || op == IsaShuffle;
   endfunction
-  function automatic logic integer_class(ve_instr_t i);
+  function automatic logic integer_class(isa_ve_instr_t i);
     return (uses_op0(i.opcode) && is_bitwise(i.op0)) || (uses_op1(i.opcode) && is_bitwise(i.op1));
   endfunction
-  function automatic logic [31:0] elements(ve_access_t a);
+  function automatic logic [31:0] elements(isa_access_t a);
     logic [63:0] n;
     n = 64'(a.count[0]) * 64'(a.count[1]) * 64'(a.count[2]) * 64'(a.count[3]);
     return n > 64'hFFFF_FFFF ? 32'hFFFF_FFFF : n[31:0];
   endfunction
-  function automatic logic shape_ok(ve_access_t a);
+  function automatic logic shape_ok(isa_access_t a);
     for (int d = 0; d < 4; d++) begin
       if (a.count[d] == '0) return 1'b0;
     end
     return elements(a) <= (a.space ? MaxPsumFree : MaxSbufFree);
   endfunction
-  function automatic logic access_ok(ve_access_t a, logic [2:0] bytes);
+  function automatic logic access_ok(isa_access_t a, logic [2:0] bytes);
     logic signed [39:0] lo, hi, span, limit, base, eb;
     base = 40'(a.addr);
     eb = 40'(bytes);
@@ -117,29 +117,29 @@ module nc_vector_engine
         && base + eb * lo >= 40'sd0
         && base + eb * (hi + 40'sd1) <= limit;
   endfunction
-  function automatic logic scalar_ok(ve_scalar_t s);
-    return !s.per_partition || (s.value[1:0] == '0 && s.value + 32'd4 <= 32'(SbufBytes));
+  function automatic logic scalar_ok(logic per_partition, logic [31:0] value);
+    return !per_partition || (value[1:0] == '0 && value + 32'd4 <= 32'(SbufBytes));
   endfunction
 
-  function automatic isa_ve_error_e check(ve_instr_t i);
+  function automatic isa_ve_error_e check(isa_ve_instr_t i);
     logic        src1, intc, start_ok;
     logic [31:0] n, expect_n;
     logic [7:0]  p, s;
-    if (i.opcode > 4'(OpActivation)) return VeErrorOpcode;
-    if ((i.opcode == 4'(OpActivation)) != Scalar) return VeErrorOpcode;
+    if (isa_format_of(i.opcode) != FormatVe) return VeErrorOpcode;
+    if ((i.opcode == IsaActivation) != Scalar) return VeErrorOpcode;
     src1 = uses_src1(i.opcode);
     intc = integer_class(i);
-    if (i.dtype_in0 > 4'd8 || i.dtype_in1 > 4'd8 || i.dtype_out > 4'd8) return VeErrorDtype;
-    if (moves_bits(i.opcode) && i.dtype_in0 != i.dtype_out) return VeErrorDtype;
-    if (intc && (nc_pkg::is_float_dtype(i.dtype_in0) || nc_pkg::is_float_dtype(i.dtype_out)
-                 || (src1 && nc_pkg::is_float_dtype(i.dtype_in1)))) return VeErrorDtype;
+    if (i.in0 > 4'd8 || i.in1 > 4'd8 || i.out > 4'd8) return VeErrorDtype;
+    if (moves_bits(i.opcode) && i.in0 != i.out) return VeErrorDtype;
+    if (intc && (nc_pkg::is_float_dtype(i.in0) || nc_pkg::is_float_dtype(i.out)
+                 || (src1 && nc_pkg::is_float_dtype(i.in1)))) return VeErrorDtype;
     if (uses_op0(i.opcode) && (i.op0 > 4'(AluOpAshr) || (intc && i.op0 != 4'(AluOpBypass)
                                                         && !is_bitwise(i.op0)))) return VeErrorAluOp;
     if (uses_op1(i.opcode) && (i.op1 > 4'(AluOpAshr) || (intc && i.op1 != 4'(AluOpBypass)
                                                         && !is_bitwise(i.op1)))) return VeErrorAluOp;
-    if (i.opcode == 4'(OpActivation) && i.act_func > 4'(ActFuncSquare)) return VeErrorAluOp;
-    if (i.opcode == 4'(OpTensorTensor) && i.op0 == 4'(AluOpBypass)) return VeErrorAluOp;
-    if (i.opcode == 4'(OpTensorReduce)) begin
+    if (i.opcode == IsaActivation && i.act_func > 4'(ActFuncSquare)) return VeErrorAluOp;
+    if (i.opcode == IsaTensorTensor && i.op0 == 4'(AluOpBypass)) return VeErrorAluOp;
+    if (i.opcode == IsaTensorReduce) begin
       if (intc ? !(i.op0 == 4'(AluOpAnd) || i.op0 == 4'(AluOpOr) || i.op0 == 4'(AluOpXor))
                : !(i.op0 == 4'(AluOpAdd) || i.op0 == 4'(AluOpMax) || i.op0 == 4'(AluOpMin)))
         return VeErrorAluOp;
@@ -152,7 +152,7 @@ module nc_vector_engine
     else start_ok = 32'(s) % Quad == 0;
     if (!start_ok) return VeErrorPartitions;
     if (moves_bits(i.opcode) && 32'(p) % Quad != 0) return VeErrorPartitions;
-    if (i.opcode == 4'(OpShuffle)) begin
+    if (i.opcode == IsaShuffle) begin
       for (int q = 0; q < int'(Quad); q++) begin
         if (32'(i.shuffle[q]) >= Quad) return VeErrorPartitions;
       end
@@ -160,54 +160,54 @@ module nc_vector_engine
     if (!shape_ok(i.src0) || (src1 && !shape_ok(i.src1)) || !shape_ok(i.dst)) return VeErrorShape;
     n = elements(i.src0);
     if (src1 && elements(i.src1) != n) return VeErrorShape;
-    expect_n = i.opcode == 4'(OpTensorReduce) ? n / 32'(i.src0.count[0]) : n;
+    expect_n = i.opcode == IsaTensorReduce ? n / 32'(i.src0.count[0]) : n;
     if (elements(i.dst) != expect_n) return VeErrorShape;
-    if (i.opcode == 4'(OpTranspose) && n % Quad != 0) return VeErrorShape;
-    if (!access_ok(i.src0, dtype_bytes(i.dtype_in0))) return VeErrorAddress;
-    if (src1 && !access_ok(i.src1, dtype_bytes(i.dtype_in1))) return VeErrorAddress;
-    if (!access_ok(i.dst, dtype_bytes(i.dtype_out))) return VeErrorAddress;
-    if ((i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpActivation))
-        && (!scalar_ok(i.scalar0) || !scalar_ok(i.scalar1)))
+    if (i.opcode == IsaTranspose && n % Quad != 0) return VeErrorShape;
+    if (!access_ok(i.src0, dtype_bytes(i.in0))) return VeErrorAddress;
+    if (src1 && !access_ok(i.src1, dtype_bytes(i.in1))) return VeErrorAddress;
+    if (!access_ok(i.dst, dtype_bytes(i.out))) return VeErrorAddress;
+    if ((i.opcode == IsaTensorScalar || i.opcode == IsaActivation)
+        && (!scalar_ok(i.s0_per_partition, i.s0) || !scalar_ok(i.s1_per_partition, i.s1)))
       return VeErrorAddress;
-    if (i.opcode == 4'(OpActivation) && i.acc_enable
+    if (i.opcode == IsaActivation && i.acc_enable
         && (i.acc_addr[1:0] != '0 || 32'(i.acc_addr) + 32'd4 > 32'(SbufBytes)))
       return VeErrorAddress;
-    if (i.opcode == 4'(OpTensorTensorScan) && !scalar_ok(i.scalar0)) return VeErrorAddress;
+    if (i.opcode == IsaTensorTensorScan && !scalar_ok(i.s0_per_partition, i.s0)) return VeErrorAddress;
     return VeErrorNone;
   endfunction
 
   // Performance mode (model/vector/vector_engine.h ve_perf_mode): 16-bit float copy/tensor_scalar,
   // SBUF to SBUF, unit innermost stride, even rows on 4-byte boundaries: a pair per request.
-  function automatic logic paired(ve_access_t a);
+  function automatic logic paired(isa_access_t a);
     logic ok;
     ok = !a.space && a.stride[0] == 16'd1 && !a.count[0][0] && a.addr[1:0] == '0;
     for (int d = 1; d < 4; d++) ok = ok && !a.stride[d][0];
     return ok;
   endfunction
-  function automatic logic perf_mode(ve_instr_t i);
-    return (i.opcode == 4'(OpTensorCopy) || i.opcode == 4'(OpTensorScalar))
-        && (i.dtype_in0 == 4'(nc_pkg::DTypeBf16) || i.dtype_in0 == 4'(nc_pkg::DTypeFp16))
-        && (i.dtype_out == 4'(nc_pkg::DTypeBf16) || i.dtype_out == 4'(nc_pkg::DTypeFp16))
+  function automatic logic perf_mode(isa_ve_instr_t i);
+    return (i.opcode == IsaTensorCopy || i.opcode == IsaTensorScalar)
+        && (i.in0 == 4'(DTypeBf16) || i.in0 == 4'(DTypeFp16))
+        && (i.out == 4'(DTypeBf16) || i.out == 4'(DTypeFp16))
         && paired(i.src0) && paired(i.dst) && i.src0.count[0] == i.dst.count[0];
   endfunction
 
-  function automatic phase_e first_phase(ve_instr_t i);
+  function automatic phase_e first_phase(isa_ve_instr_t i);
     logic scalar_op;
-    scalar_op = i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpTensorTensorScan)
-             || i.opcode == 4'(OpActivation);
-    if (scalar_op && i.scalar0.per_partition) return PhScalar0;
+    scalar_op = i.opcode == IsaTensorScalar || i.opcode == IsaTensorTensorScan
+             || i.opcode == IsaActivation;
+    if (scalar_op && i.s0_per_partition) return PhScalar0;
     return after_scalar0(i);
   endfunction
-  function automatic phase_e after_scalar0(ve_instr_t i);
-    return ((i.opcode == 4'(OpTensorScalar) || i.opcode == 4'(OpActivation))
-            && i.scalar1.per_partition) ? PhScalar1 : PhElements;
+  function automatic phase_e after_scalar0(isa_ve_instr_t i);
+    return ((i.opcode == IsaTensorScalar || i.opcode == IsaActivation)
+            && i.s1_per_partition) ? PhScalar1 : PhElements;
   endfunction
 
   // ---------------------------------------------------------------------------------------
   // Access-pattern walkers: a 4-D index and the byte address it names
   // ---------------------------------------------------------------------------------------
   // The index `pair ? 2 : 1` elements on (a pair never straddles a row: rows are even).
-  function automatic idx_t next_idx(idx_t idx, ve_access_t a, logic pair);
+  function automatic idx_t next_idx(idx_t idx, isa_access_t a, logic pair);
     idx_t n;
     logic carry;
     n = idx;
@@ -223,7 +223,7 @@ module nc_vector_engine
     end
     return n;
   endfunction
-  function automatic logic [AddrW-1:0] walk_addr(idx_t idx, ve_access_t a, logic [2:0] bytes);
+  function automatic logic [AddrW-1:0] walk_addr(idx_t idx, isa_access_t a, logic [2:0] bytes);
     logic signed [39:0] off;
     off = '0;
     for (int d = 0; d < 4; d++) begin
@@ -236,7 +236,7 @@ module nc_vector_engine
   // State
   // ---------------------------------------------------------------------------------------
   ve_state_e         state_q;
-  ve_instr_t         in_q;            // the instruction being executed
+  isa_ve_instr_t         in_q;            // the instruction being executed
   logic              intc_q, two_q;   // integer class; two tensor inputs
   logic              perf_q;          // performance mode: a pair of 16-bit elements per step
   logic [31:0]       elem_step;       // elements per read, per lane step and per write
@@ -293,16 +293,16 @@ module nc_vector_engine
     rd_bytes_o = 3'd4;
     rd_addr_o = '0;
     unique case (rd_phase_q)
-      PhScalar0: rd_addr_o = AddrW'(in_q.scalar0.value);
-      PhScalar1: rd_addr_o = AddrW'(in_q.scalar1.value);
+      PhScalar0: rd_addr_o = AddrW'(in_q.s0);
+      PhScalar1: rd_addr_o = AddrW'(in_q.s1);
       default: begin
         if (rd_second_q) begin
           rd_space_o = in_q.src1.space;
-          rd_bytes_o = dtype_bytes(in_q.dtype_in1);
+          rd_bytes_o = dtype_bytes(in_q.in1);
           rd_addr_o = walk_addr(rd_idx1_q, in_q.src1, rd_bytes_o);
         end else begin
           rd_space_o = in_q.src0.space;
-          rd_bytes_o = dtype_bytes(in_q.dtype_in0);
+          rd_bytes_o = dtype_bytes(in_q.in0);
           rd_addr_o = walk_addr(rd_idx0_q, in_q.src0, rd_bytes_o);
           if (perf_q) rd_bytes_o = 3'd4;
         end
@@ -327,9 +327,9 @@ module nc_vector_engine
     cn_produce = 1'b0;
     if (cn_phase_q == PhElements) begin
       unique case (in_q.opcode)
-        4'(OpTensorTensor), 4'(OpTensorTensorScan): cn_produce = cn_second_q;
-        4'(OpTensorReduce): cn_produce = row_last;
-        4'(OpTranspose):    cn_produce = 1'b0;
+        IsaTensorTensor, IsaTensorTensorScan: cn_produce = cn_second_q;
+        IsaTensorReduce: cn_produce = row_last;
+        IsaTranspose:    cn_produce = 1'b0;
         default:            cn_produce = 1'b1;
       endcase
     end
@@ -346,8 +346,8 @@ module nc_vector_engine
       logic [31:0] cast_lo;
       logic [15:0] cast_hi;
       logic        active;
-      v0 = lane_value(in_q.dtype_in0, raw0[l] & storage_mask(in_q.dtype_in0), intc_q);  // low half in perf mode
-      v1 = lane_value(in_q.dtype_in1, raw1[l] & storage_mask(in_q.dtype_in1), intc_q);
+      v0 = lane_value(in_q.in0, raw0[l] & storage_mask(in_q.in0), intc_q);  // low half in perf mode
+      v1 = lane_value(in_q.in1, raw1[l] & storage_mask(in_q.in1), intc_q);
       if (Scalar) begin
         // activation lane: func(x * scale + bias)
         r = act_eval(in_q.act_func, fp32_add(fp32_mul(unpack_fp32(v0), unpack_fp32(s0_q[l])),
@@ -359,22 +359,22 @@ module nc_vector_engine
         bx = '0;
         by = '0;
         unique case (in_q.opcode)
-          4'(OpTensorScalar): begin
+          IsaTensorScalar: begin
             ax = (in_q.reverse0 && in_q.op0 != 4'(AluOpBypass)) ? s0_q[l] : v0;
             ay = (in_q.reverse0 && in_q.op0 != 4'(AluOpBypass)) ? v0 : s0_q[l];
           end
-          4'(OpTensorReduce): begin
+          IsaTensorReduce: begin
             ax = acc_q[l];
             ay = v0;
           end
-          4'(OpTensorTensorScan): begin
+          IsaTensorTensorScan: begin
             ax = start;
             ay = v0;
           end
           default: ;
         endcase
         a_res = ve_alu(in_q.op0, ax, ay, intc_q);
-        if (in_q.opcode == 4'(OpTensorScalar)) begin
+        if (in_q.opcode == IsaTensorScalar) begin
           bx = (in_q.reverse1 && in_q.op1 != 4'(AluOpBypass)) ? s1_q[l] : a_res;
           by = (in_q.reverse1 && in_q.op1 != 4'(AluOpBypass)) ? a_res : s1_q[l];
         end else begin
@@ -383,9 +383,9 @@ module nc_vector_engine
         end
         b_res = ve_alu(in_q.op1, bx, by, intc_q);
         unique case (in_q.opcode)
-          4'(OpTensorTensor):                    r = a_res;
-          4'(OpTensorScalar), 4'(OpTensorTensorScan): r = b_res;
-          4'(OpTensorReduce):                    r = row_first ? v0 : a_res;
+          IsaTensorTensor:                    r = a_res;
+          IsaTensorScalar, IsaTensorTensorScan: r = b_res;
+          IsaTensorReduce:                    r = row_first ? v0 : a_res;
           default:                               r = v0;
         endcase
       end
@@ -395,22 +395,22 @@ module nc_vector_engine
       rnd = sr_next(sr_q[l]);
       // Performance mode: the odd element of the pair, in the upper half of the word, through a
       // second tensor_scalar datapath (copy: both operations bypass).
-      hi_v = lane_value(in_q.dtype_in0, {16'd0, raw0[l][31:16]}, 1'b0);
-      hi_a = in_q.opcode == 4'(OpTensorScalar)
+      hi_v = lane_value(in_q.in0, {16'd0, raw0[l][31:16]}, 1'b0);
+      hi_a = in_q.opcode == IsaTensorScalar
              ? scalar_stage(in_q.op0, in_q.reverse0, hi_v, s0_q[l]) : hi_v;
-      hi_r = in_q.opcode == 4'(OpTensorScalar)
+      hi_r = in_q.opcode == IsaTensorScalar
              ? scalar_stage(in_q.op1, in_q.reverse1, hi_a, s1_q[l]) : hi_a;
-      cast_lo = fp32_to_dtype(r, in_q.dtype_out, in_q.stochastic, in_q.saturate, rnd);
-      cast_hi = 16'(fp32_to_dtype(hi_r, in_q.dtype_out, in_q.stochastic, in_q.saturate,
+      cast_lo = fp32_to_dtype(r, in_q.out, in_q.stochastic, in_q.saturate, rnd);
+      cast_hi = 16'(fp32_to_dtype(hi_r, in_q.out, in_q.stochastic, in_q.saturate,
                                   sr_next(rnd)));
       if (!active) wdata[l] = '0;
       else if (perf_q) wdata[l] = {cast_hi, cast_lo[15:0]};
-      else if (in_q.opcode == 4'(OpShuffle))
+      else if (in_q.opcode == IsaShuffle)
         wdata[l] = rsp_data[(l / int'(Quad)) * int'(Quad) + int'(in_q.shuffle[l % int'(Quad)])]
-                   & storage_mask(in_q.dtype_out);
-      else if (in_q.opcode == 4'(OpTranspose))
+                   & storage_mask(in_q.out);
+      else if (in_q.opcode == IsaTranspose)
         wdata[l] = tbuf_q[(l / int'(Quad)) * int'(Quad) + int'(emit_j_q)][l % int'(Quad)];
-      else if (intc_q) wdata[l] = clamp_int(r, in_q.dtype_out);
+      else if (intc_q) wdata[l] = clamp_int(r, in_q.out);
       else wdata[l] = cast_lo;
     end
   end
@@ -427,8 +427,8 @@ module nc_vector_engine
   end
   assign wrf_in = wrf_push_acc
       ? '{space: 1'b0, bytes: 3'd4, addr: in_q.acc_addr, data: acc_data}
-      : '{space: in_q.dst.space, bytes: perf_q ? 3'd4 : dtype_bytes(in_q.dtype_out),
-          addr: walk_addr(wr_idx_q, in_q.dst, dtype_bytes(in_q.dtype_out)), data: wdata};
+      : '{space: in_q.dst.space, bytes: perf_q ? 3'd4 : dtype_bytes(in_q.out),
+          addr: walk_addr(wr_idx_q, in_q.dst, dtype_bytes(in_q.out)), data: wdata};
 
   // ---------------------------------------------------------------------------------------
   // Sequential logic
@@ -484,7 +484,7 @@ module nc_vector_engine
           two_q <= uses_src1(in_q.opcode);
           perf_q <= perf_mode(in_q);
           n_src_q <= elements(in_q.src0);
-          n_dst_q <= in_q.opcode == 4'(OpTensorReduce)
+          n_dst_q <= in_q.opcode == IsaTensorReduce
                      ? elements(in_q.src0) / 32'(in_q.src0.count[0]) : elements(in_q.src0);
           if (check_err != VeErrorNone) begin
             state_q <= StIdle;
@@ -507,7 +507,7 @@ module nc_vector_engine
             emit_j_q <= '0;
             produced_q <= '0;
             wr_idx_q <= '0;
-            acc_pending_q <= in_q.opcode == 4'(OpActivation) && in_q.acc_enable;
+            acc_pending_q <= in_q.opcode == IsaActivation && in_q.acc_enable;
           end
         end
         StRun: begin
@@ -541,7 +541,7 @@ module nc_vector_engine
                   cn_second_q <= 1'b0;
                   cn_elem_q <= cn_elem_q + elem_step;
                   row_pos_q <= row_last ? '0 : row_pos_q + 16'd1;
-                  if (in_q.opcode == 4'(OpTranspose)) begin
+                  if (in_q.opcode == IsaTranspose) begin
                     tp_pos_q <= block_last ? '0 : tp_pos_q + QuadW'(1);
                     if (block_last) emit_q <= 1'b1;
                   end
@@ -574,8 +574,8 @@ module nc_vector_engine
   always_ff @(posedge clk_i) begin
     if (state_q == StCheck) begin
       for (int l = 0; l < int'(Lanes); l++) begin
-        s0_q[l] <= in_q.scalar0.value;
-        s1_q[l] <= in_q.scalar1.value;
+        s0_q[l] <= in_q.s0;
+        s1_q[l] <= in_q.s1;
         sr_q[l] <= sr_init(in_q.seed, l);
       end
     end
@@ -589,7 +589,7 @@ module nc_vector_engine
           for (int l = 0; l < int'(Lanes); l++)
             act_acc_q[l] <= cn_elem_q == '0 ? result[l] : fp32_add(act_acc_q[l], result[l]);
         end
-        if (in_q.opcode == 4'(OpTranspose)) begin
+        if (in_q.opcode == IsaTranspose) begin
           for (int l = 0; l < int'(Lanes); l++) tbuf_q[l][tp_pos_q] <= rsp_data[l];
         end
       end
@@ -628,8 +628,8 @@ module nc_vector_engine
   logic [31:0] probe_v0, probe_v1, probe_s0, probe_s1, probe_result, probe_wdata;
   assign probe_s0 = s0_q[0];
   assign probe_s1 = s1_q[0];
-  assign probe_v0 = lane_value(in_q.dtype_in0, raw0[0] & storage_mask(in_q.dtype_in0), intc_q);
-  assign probe_v1 = lane_value(in_q.dtype_in1, raw1[0] & storage_mask(in_q.dtype_in1), intc_q);
+  assign probe_v0 = lane_value(in_q.in0, raw0[0] & storage_mask(in_q.in0), intc_q);
+  assign probe_v1 = lane_value(in_q.in1, raw1[0] & storage_mask(in_q.in1), intc_q);
   assign probe_result = result[0];
   assign probe_wdata = wdata[0];
 

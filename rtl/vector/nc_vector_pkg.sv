@@ -10,47 +10,8 @@ package nc_vector_pkg;
   // name it).
   typedef enum logic [1:0] { StIdle, StCheck, StRun } ve_state_e;
 
-  typedef enum logic [3:0] {
-    OpTensorTensor     = 4'd0,
-    OpTensorScalar     = 4'd1,
-    OpTensorReduce     = 4'd2,
-    OpTensorCopy       = 4'd3,
-    OpTensorTensorScan = 4'd4,
-    OpTranspose        = 4'd5,
-    OpShuffle          = 4'd6,
-    OpActivation       = 4'd7   // scalar engine only
-  } ve_opcode_e;
-
-  // A free-axis access pattern: dimension 0 innermost, strides in elements (signed).
-  typedef struct packed {
-    logic                    space;   // 0 SBUF, 1 PSUM
-    logic [AddrW-1:0]        addr;
-    logic [3:0][15:0]        count;
-    logic [3:0][15:0]        stride;
-  } ve_access_t;
-
-  typedef struct packed {
-    logic        per_partition;  // value is an SBUF byte address of one 32-bit word per lane
-    logic [31:0] value;          // else the immediate (FP32 bits, or int32)
-  } ve_scalar_t;
-
-  typedef struct packed {
-    logic [3:0]       opcode;
-    logic [3:0]       dtype_in0, dtype_in1, dtype_out;
-    logic [3:0]       op0, op1;
-    logic             reverse0, reverse1;
-    ve_scalar_t       scalar0, scalar1;
-    logic             stochastic, saturate;
-    logic [31:0]      seed;
-    logic [6:0]       start_partition;
-    logic [7:0]       partitions;
-    ve_access_t       src0, src1, dst;
-    logic [31:0][4:0] shuffle;  // [p]: source partition of destination p in its quadrant
-    logic [3:0]       act_func; // activation: isa_act_func_e
-    logic             acc_enable;  // activation: write the FP32 sum of the results at acc_addr
-    logic [AddrW-1:0] acc_addr;
-    logic [7:0]       tag;
-  } ve_instr_t;
+  // The instruction is the ISA's (isa_ve_instr_t: the ve payload with its access patterns
+  // isa_access_t, the tag echoed on completion, and the opcode).
 
   typedef struct packed {
     logic [31:0] busy;          // cycles with an instruction in the engine

@@ -31,7 +31,7 @@ struct VecOptions {
 
 void run_vec(const VecOptions& o) {
   using model::DType;
-  const model::VeOpcode op = model::parse_ve_opcode(o.op);
+  const isa::Opcode op = model::parse_ve_opcode(o.op);
   const DType in = model::parse_dtype(o.dtype_in), out = model::parse_dtype(o.dtype_out);
   if (o.engine != "golden" && o.engine != "rtl" && o.engine != "cosim")
     throw Error(fmt::format("--engine: expected golden, rtl or cosim, found '{}'", o.engine));
@@ -54,12 +54,12 @@ void run_vec(const VecOptions& o) {
                              o.op, o.dtype_in, o.dtype_out, o.partitions > 0 ? o.partitions : o.lanes, o.free, o.lanes, o.seed,
                              o.stall, o.alu0.empty() ? "" : " --alu0 " + o.alu0,
                              o.alu1.empty() ? "" : " --alu1 " + o.alu1,
-                             op == model::VeOpcode::kActivation
+                             op == isa::Opcode::kActivation
                                  ? fmt::format(" --func {} --scale {} --bias {}{}", o.func, o.scale,
                                                o.bias, o.accumulate ? " --accumulate" : "")
                                  : "");
   // activation runs on the scalar engine; everything else on the vector engine.
-  const bool scalar_engine = op == model::VeOpcode::kActivation;
+  const bool scalar_engine = op == isa::Opcode::kActivation;
   model::VeConfig cfg{o.lanes, 229376, 16384};
   cfg.scalar_engine = scalar_engine;
   std::unique_ptr<tb::VeSim> sim;
@@ -73,17 +73,16 @@ void run_vec(const VecOptions& o) {
   model::VeInstruction instr = tb::simple_ve_instruction(cfg, op, in, out, o.free);
   if (scalar_engine) {
     instr.act_func = model::parse_act_func(o.func);
-    instr.scalar0.value = model::float_to_bits(o.scale);
-    instr.scalar1.value = model::float_to_bits(o.bias);
+    instr.s0 = model::float_to_bits(o.scale);
+    instr.s1 = model::float_to_bits(o.bias);
     instr.acc_enable = o.accumulate;
     instr.acc_addr = 3 * 65536;
   }
   instr.partitions = o.partitions > 0 ? o.partitions : o.lanes;
   if (!o.alu0.empty()) instr.op0 = model::parse_alu_op(o.alu0);
   if (!o.alu1.empty()) instr.op1 = model::parse_alu_op(o.alu1);
-  instr.cast.rounding = o.rounding == "sr" ? model::Rounding::kStochastic
-                                           : model::Rounding::kNearestEven;
-  instr.cast.saturate = o.saturate;
+  instr.stochastic = o.rounding == "sr";
+  instr.saturate = o.saturate;
   instr.seed = static_cast<uint32_t>(o.seed);
   std::string why;
   if (const auto e = model::ve_check(instr, cfg, &why); e != model::VeError::kNone)

@@ -77,8 +77,8 @@ Lockstep::Lockstep(const model::Program& program, const model::CoreConfig& confi
   dma_.resize(static_cast<size_t>(config_.dma_engines));
   const auto& sp = prog_.queues[static_cast<int>(isa::Queue::kSp)];
   for (size_t i = 0; i < sp.size(); ++i)
-    if (sp[i].opcode == isa::Opcode::kDmaCopy && sp[i].dma_queue >= 0 && sp[i].dma_queue < config_.dma_engines)
-      dma_[static_cast<size_t>(sp[i].dma_queue)].descriptors.emplace_back(i, model::dma_bursts(sp[i].dma).size());
+    if (sp[i].opcode == isa::Opcode::kDmaCopy && sp[i].dma.engine < static_cast<uint64_t>(config_.dma_engines))
+      dma_[static_cast<size_t>(sp[i].dma.engine)].descriptors.emplace_back(i, model::dma_bursts(sp[i].dma).size());
 }
 
 void Lockstep::fail(uint64_t cycle, int q, uint64_t index, const std::string& what) {

@@ -30,17 +30,7 @@ HbmData random_data(model::SplitMix64& rng) {
 
 void drive(Vnc_dma& t, int engine, const DmaDescriptor& d) {
   t.desc_engine_i = static_cast<uint8_t>(engine);
-  t.desc_to_hbm_i = d.to_hbm;
-  t.desc_last_i = d.last;
-  t.desc_hbm_addr_i = static_cast<uint32_t>(d.hbm_addr);
-  t.desc_sbuf_addr_i = static_cast<uint32_t>(d.sbuf_addr);
-  t.desc_bytes_i = static_cast<uint32_t>(d.bytes);
-  t.desc_count1_i = static_cast<uint16_t>(d.count1);
-  t.desc_count2_i = static_cast<uint16_t>(d.count2);
-  t.desc_hbm_stride1_i = static_cast<uint32_t>(d.hbm_stride1);
-  t.desc_hbm_stride2_i = static_cast<uint32_t>(d.hbm_stride2);
-  t.desc_sbuf_stride1_i = static_cast<uint32_t>(d.sbuf_stride1);
-  t.desc_sbuf_stride2_i = static_cast<uint32_t>(d.sbuf_stride2);
+  to_wide(isa::pack_payload(d), t.desc_i);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// Top of the DMA harness for Verilator: nc_dma with its descriptor spread over flat ports, so
-// that C++ sets fields by name, and a register upset for the negative test of its staging
-// FIFO's assertion (tests/test_dma_rtl.cpp).
+// Top of the DMA harness for Verilator: nc_dma with its descriptor as one packed port
+// (isa_dma_t; the C++ driver packs it with isa::pack_payload), and a register upset for the
+// negative test of its staging FIFO's assertion (tests/test_dma_rtl.cpp).
 module nc_dma_tb
   import nc_isa_pkg::*;
   import nc_dma_pkg::*;
@@ -13,17 +13,7 @@ module nc_dma_tb
   input  logic                 desc_valid_i,
   output logic                 desc_ready_o,
   input  logic [3:0]           desc_engine_i,
-  input  logic                 desc_to_hbm_i,
-  input  logic                 desc_last_i,
-  input  logic [31:0]          desc_hbm_addr_i,
-  input  logic [SbufAddrW-1:0] desc_sbuf_addr_i,
-  input  logic [16:0]          desc_bytes_i,
-  input  logic [11:0]          desc_count1_i,
-  input  logic [11:0]          desc_count2_i,
-  input  logic [31:0]          desc_hbm_stride1_i,
-  input  logic [31:0]          desc_hbm_stride2_i,
-  input  logic [SbufAddrW-1:0] desc_sbuf_stride1_i,
-  input  logic [SbufAddrW-1:0] desc_sbuf_stride2_i,
+  input  isa_dma_t             desc_i,        // the ISA's descriptor, one packed port
   output logic                 done_valid_o,
   output logic [3:0]           done_engine_o,
   output logic                 done_error_o,
@@ -52,17 +42,11 @@ module nc_dma_tb
   // Register upset to inject: the staging FIFO shown full as SBUF read data arrives for it.
   input  logic                 upset_stage_full_i
 );
-  dma_desc_t desc;
-  isa_dma_error_e  err_code;
-  assign desc = '{to_hbm: desc_to_hbm_i, last: desc_last_i, hbm_addr: desc_hbm_addr_i,
-                  sbuf_addr: desc_sbuf_addr_i, bytes: desc_bytes_i, count1: desc_count1_i,
-                  count2: desc_count2_i, hbm_stride1: desc_hbm_stride1_i,
-                  hbm_stride2: desc_hbm_stride2_i, sbuf_stride1: desc_sbuf_stride1_i,
-                  sbuf_stride2: desc_sbuf_stride2_i};
+  isa_dma_error_e err_code;
 
   nc_dma #(.Engines(16), .StageDepth(StageDepth)) u_dma (
     .clk_i, .rst_ni, .hbm_bytes_log2_i,
-    .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i(desc),
+    .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i,
     .done_valid_o, .done_engine_o, .done_error_o,
     .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,
     .hbm_wr_valid_o, .hbm_wr_ready_i, .hbm_wr_addr_o, .hbm_wr_id_o, .hbm_wr_data_o,

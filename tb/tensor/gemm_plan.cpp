@@ -176,7 +176,7 @@ GemmPlan plan_gemm(const GemmShape& s, int rows, int cols, model::Sbuf& sbuf,
         const model::TeTiling tiling{s.row_split, b % tiles, s.col_split, b % tiles};
         Block blk = make_block(s.k, tiling.row_tile * tile_rows, tile_cols);
         auto ls = blk.ls.front();
-        ls.tiling = tiling;
+        model::set_tiling(ls, tiling);
         plan.program.push_back(ls);
         auto mm = model::multiply_moving(s.moving_type, blk.parts, blk.chunks[0].n,
                                          blk.chunks[0].addr, mv_bytes, (b / tiles) % kBanks, 0,
@@ -184,7 +184,7 @@ GemmPlan plan_gemm(const GemmShape& s, int rows, int cols, model::Sbuf& sbuf,
         mm.double_row = modes.double_row;
         mm.transpose = modes.transpose;
         mm.sparsity = modes.sparsity;
-        mm.tiling = tiling;
+        model::set_tiling(mm, tiling);
         mms.push_back(mm);
         if (!modes.transpose) plan.macs += static_cast<uint64_t>(blk.k_mv) * ls.m * blk.chunks[0].n;
       }

@@ -1,6 +1,6 @@
-// Top of the tensor-engine harness for Verilator: nc_tensor_engine with its instruction struct
-// spread over flat ports, so that C++ sets fields by name, and register upsets for the
-// negative tests of the engine's internal assertions. Adds nothing else.
+// Top of the tensor-engine harness for Verilator: nc_tensor_engine with its instruction as one
+// packed port (isa_te_instr_t; the C++ driver packs it with isa::pack_instr), and register upsets
+// for the negative tests of the engine's internal assertions. Adds nothing else.
 module nc_tensor_engine_tb
   import nc_isa_pkg::*;
   import nc_tensor_pkg::*;
@@ -13,25 +13,7 @@ module nc_tensor_engine_tb
   input  logic                  rst_ni,
   input  logic                  cmd_valid_i,
   output logic                  cmd_ready_o,
-  input  logic [1:0]            cmd_opcode_i,
-  input  logic [3:0]            cmd_dtype_i,
-  input  logic [8:0]            cmd_k_i,
-  input  logic [8:0]            cmd_m_i,
-  input  logic [9:0]            cmd_n_i,
-  input  logic [SbufAddrW-1:0]  cmd_sbuf_addr_i,
-  input  logic [15:0]           cmd_sbuf_stride_i,
-  input  logic [3:0]            cmd_psum_bank_i,
-  input  logic [9:0]            cmd_psum_offset_i,
-  input  logic                  cmd_accumulate_i,
-  input  logic [7:0]            cmd_tag_i,
-  input  logic                  cmd_double_row_i,
-  input  logic                  cmd_transpose_i,
-  input  logic [1:0]            cmd_sparsity_i,
-  input  logic [SbufAddrW-1:0]  cmd_tag_addr_i,
-  input  logic [1:0]            cmd_row_split_i,
-  input  logic [1:0]            cmd_row_tile_i,
-  input  logic [1:0]            cmd_col_split_i,
-  input  logic [1:0]            cmd_col_tile_i,
+  input  isa_te_instr_t         cmd_i,          // the ISA's instruction, one packed port
   output logic                  st_req_valid_o,
   input  logic                  st_req_ready_i,
   output logic [SbufAddrW-1:0]  st_req_addr_o,
@@ -86,17 +68,6 @@ module nc_tensor_engine_tb
   // Register upset to inject (UpsetNone: none), for tests/test_tensor_sva.cpp.
   input  logic [2:0]            upset_i
 );
-  te_instr_t cmd;
-  assign cmd = '{
-    opcode: te_opcode_e'(cmd_opcode_i), dtype: cmd_dtype_i, k: cmd_k_i, m: cmd_m_i,
-    n: cmd_n_i, sbuf_addr: cmd_sbuf_addr_i, sbuf_stride: cmd_sbuf_stride_i,
-    psum_bank: cmd_psum_bank_i, psum_offset: cmd_psum_offset_i,
-    accumulate: cmd_accumulate_i, tag: cmd_tag_i, double_row: cmd_double_row_i,
-    transpose: cmd_transpose_i, sparsity: isa_te_sparsity_e'(cmd_sparsity_i),
-    tag_addr: cmd_tag_addr_i,
-    tiling: '{row_split: cmd_row_split_i, row_tile: cmd_row_tile_i, col_split: cmd_col_split_i,
-              col_tile: cmd_col_tile_i}
-  };
 
   isa_te_error_e rej_code, err_code;
   assign rej_code_o = rej_code;
@@ -109,7 +80,7 @@ module nc_tensor_engine_tb
 
   nc_tensor_engine #(.Rows(Rows), .Cols(Cols), .SbufBytes(SbufBytes)) u_te (
     .clk_i, .rst_ni,
-    .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd),
+    .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd_i),
     .st_req_valid_o, .st_req_ready_i, .st_req_addr_o, .st_req_bytes_o, .st_req_reps_o,
     .st_req_rep_step_o, .st_req_tag_addr_o, .st_rsp_valid_i, .st_rsp_data_i, .st_rsp_tag_i,
     .mv_req_valid_o, .mv_req_ready_i, .mv_req_segs_o, .mv_req_addr_o, .mv_req_bytes_o,

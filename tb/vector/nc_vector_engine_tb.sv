@@ -1,6 +1,6 @@
 // Top of the vector- and scalar-engine harness for Verilator: nc_vector_engine (Scalar = 0) or
-// nc_scalar_engine (Scalar = 1) with the instruction spread over flat ports (so that C++ sets
-// fields by name) and the lane arrays flattened. Adds nothing.
+// nc_scalar_engine (Scalar = 1) with the instruction as one packed port (isa_ve_instr_t; the
+// C++ driver packs it with isa::pack_instr) and the lane arrays flattened. Adds nothing.
 module nc_vector_engine_tb
   import nc_isa_pkg::*;
   import nc_vector_pkg::*;
@@ -12,38 +12,7 @@ module nc_vector_engine_tb
   input  logic                   rst_ni,
   input  logic                   cmd_valid_i,
   output logic                   cmd_ready_o,
-  input  logic [3:0]             cmd_opcode_i,
-  input  logic [3:0]             cmd_dtype_in0_i,
-  input  logic [3:0]             cmd_dtype_in1_i,
-  input  logic [3:0]             cmd_dtype_out_i,
-  input  logic [3:0]             cmd_op0_i,
-  input  logic [3:0]             cmd_op1_i,
-  input  logic                   cmd_reverse0_i,
-  input  logic                   cmd_reverse1_i,
-  input  logic                   cmd_scalar0_pp_i,
-  input  logic [31:0]            cmd_scalar0_i,
-  input  logic                   cmd_scalar1_pp_i,
-  input  logic [31:0]            cmd_scalar1_i,
-  input  logic                   cmd_stochastic_i,
-  input  logic                   cmd_saturate_i,
-  input  logic [31:0]            cmd_seed_i,
-  input  logic [6:0]             cmd_start_partition_i,
-  input  logic [7:0]             cmd_partitions_i,
-  input  logic [2:0]             cmd_space_i,       // [0] src0, [1] src1, [2] dst
-  input  logic [AddrW-1:0]       cmd_src0_addr_i,
-  input  logic [63:0]            cmd_src0_count_i,
-  input  logic [63:0]            cmd_src0_stride_i,
-  input  logic [AddrW-1:0]       cmd_src1_addr_i,
-  input  logic [63:0]            cmd_src1_count_i,
-  input  logic [63:0]            cmd_src1_stride_i,
-  input  logic [AddrW-1:0]       cmd_dst_addr_i,
-  input  logic [63:0]            cmd_dst_count_i,
-  input  logic [63:0]            cmd_dst_stride_i,
-  input  logic [159:0]           cmd_shuffle_i,
-  input  logic [3:0]             cmd_act_func_i,
-  input  logic                   cmd_acc_enable_i,
-  input  logic [AddrW-1:0]       cmd_acc_addr_i,
-  input  logic [7:0]             cmd_tag_i,
+  input  isa_ve_instr_t          cmd_i,          // the ISA's instruction, one packed port
   output logic                   done_valid_o,
   output logic [7:0]             done_tag_o,
   output logic [2:0]             done_error_o,
@@ -73,31 +42,13 @@ module nc_vector_engine_tb
   // Register upset to inject (0: none), for tests/test_vector_sva.cpp; the vector engine only.
   input  logic [1:0]             upset_i
 );
-  ve_instr_t    cmd;
   isa_ve_error_e    done_error, err;
   ve_counters_t cnt;
-
-  assign cmd = '{
-    opcode: cmd_opcode_i, dtype_in0: cmd_dtype_in0_i, dtype_in1: cmd_dtype_in1_i,
-    dtype_out: cmd_dtype_out_i, op0: cmd_op0_i, op1: cmd_op1_i, reverse0: cmd_reverse0_i,
-    reverse1: cmd_reverse1_i,
-    scalar0: '{per_partition: cmd_scalar0_pp_i, value: cmd_scalar0_i},
-    scalar1: '{per_partition: cmd_scalar1_pp_i, value: cmd_scalar1_i},
-    stochastic: cmd_stochastic_i, saturate: cmd_saturate_i, seed: cmd_seed_i,
-    start_partition: cmd_start_partition_i, partitions: cmd_partitions_i,
-    src0: '{space: cmd_space_i[0], addr: cmd_src0_addr_i, count: cmd_src0_count_i,
-            stride: cmd_src0_stride_i},
-    src1: '{space: cmd_space_i[1], addr: cmd_src1_addr_i, count: cmd_src1_count_i,
-            stride: cmd_src1_stride_i},
-    dst: '{space: cmd_space_i[2], addr: cmd_dst_addr_i, count: cmd_dst_count_i,
-           stride: cmd_dst_stride_i},
-    shuffle: cmd_shuffle_i, act_func: cmd_act_func_i, acc_enable: cmd_acc_enable_i,
-    acc_addr: cmd_acc_addr_i, tag: cmd_tag_i};
 
   if (Scalar != 0) begin : g_scalar
     nc_scalar_engine #(.Lanes(Lanes)) u_se (
       .clk_i, .rst_ni,
-      .cmd_valid_i, .cmd_ready_o, .cmd_i(cmd),
+      .cmd_valid_i, .cmd_ready_o, .cmd_i,
       .done_valid_o, .done_tag_o, .done_error_o(done_error),
       .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
       .rd_rsp_valid_i, .rd_rsp_data_i(rd_rsp_data_i),
@@ -109,7 +60,7 @@ module nc_vector_engine_tb
   end else begin : g_vector
     nc_vector_engine #(.Lanes(Lanes)) u_ve (
       .clk_i, .rst_ni,
-      .cmd_valid_i, .cmd_ready_o, .cmd_i(cmd),
+      .cmd_valid_i, .cmd_ready_o, .cmd_i,
       .done_valid_o, .done_tag_o, .done_error_o(done_error),
       .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
       .rd_rsp_valid_i, .rd_rsp_data_i(rd_rsp_data_i),

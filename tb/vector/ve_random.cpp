@@ -10,7 +10,7 @@ using model::DType;
 using model::MemSpace;
 using model::VeAccess;
 using model::VeInstruction;
-using model::VeOpcode;
+using isa::Opcode;
 
 constexpr DType kTypes[] = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16, DType::kE4m3,
                             DType::kE5m2, DType::kInt8, DType::kInt16, DType::kInt32};
@@ -65,7 +65,7 @@ VeAccess place(const std::array<uint16_t, 4>& counts, DType t, MemSpace space, A
                bool allow_zero_stride, model::SplitMix64& rng, bool paired = false) {
   VeAccess a;
   a.space = space;
-  a.count = counts;
+  for (int d = 0; d < 4; ++d) a.count[d] = counts[d];
   int64_t span = 1;  // elements spanned so far, so outer strides can avoid overlap
   int64_t lo = 0, hi = 0;
   for (int d = 0; d < 4; ++d) {
@@ -92,7 +92,7 @@ VeAccess place(const std::array<uint16_t, 4>& counts, DType t, MemSpace space, A
 
 void fill(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::SplitMix64& rng) {
   const int b = bytes_of(t);
-  for (uint32_t e = 0; e < a.elements(); ++e) {
+  for (uint32_t e = 0; e < model::elements(a); ++e) {
     int64_t off = 0;
     uint32_t rest = e;
     for (int d = 0; d < 4; ++d) {
@@ -108,12 +108,12 @@ void fill(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::Sp
 // One illegal field, chosen at random (the refusal-code tests see every code this way).
 void break_one_field(VeInstruction& in, const model::VeConfig& cfg, model::SplitMix64& rng) {
   switch (rng.below(8)) {
-    case 0: in.opcode = static_cast<VeOpcode>(8 + rng.below(8)); break;
+    case 0: in.opcode = static_cast<Opcode>(0x28 + rng.below(8)); break;  // not in the table
     case 1: in.out = static_cast<DType>(9 + rng.below(7)); break;
     case 2: in.op0 = static_cast<AluOp>(12 + rng.below(4));
-            in.opcode = VeOpcode::kTensorTensor; break;
+            in.opcode = Opcode::kTensorTensor; break;
     case 3:
-      if (in.opcode == VeOpcode::kActivation && rng.below(2)) {
+      if (in.opcode == Opcode::kActivation && rng.below(2)) {
         in.act_func = static_cast<model::ActFunc>(10 + rng.below(6));
       } else {
         in.partitions = 0;
@@ -139,12 +139,12 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
   for (int k = 0; k < count; ++k) {
     VeInstruction in;
     in.tag = static_cast<uint8_t>(program.size());
-    in.opcode = cfg.scalar_engine ? VeOpcode::kActivation
+    in.opcode = cfg.scalar_engine ? Opcode::kActivation
                 : gen.opcode ? *gen.opcode
-                             : static_cast<VeOpcode>(rng.below(model::kNumVeOpcodes - 1));
-    const bool act = in.opcode == VeOpcode::kActivation;
-    const bool moves = in.opcode == VeOpcode::kTranspose || in.opcode == VeOpcode::kShuffle;
-    const bool has_ops = !moves && !act && in.opcode != VeOpcode::kTensorCopy;
+                             : static_cast<Opcode>(static_cast<int>(Opcode::kTensorTensor) + rng.below(7));
+    const bool act = in.opcode == Opcode::kActivation;
+    const bool moves = in.opcode == Opcode::kTranspose || in.opcode == Opcode::kShuffle;
+    const bool has_ops = !moves && !act && in.opcode != Opcode::kTensorCopy;
     const bool integer = has_ops && !gen.in_type && rng.below(5) == 0;
     const DType any_in = gen.in_type ? *gen.in_type : pick(rng, kTypes);
     in.in0 = integer ? pick(rng, kIntTypes) : any_in;
@@ -155,44 +155,44 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
       if (allow_bypass && rng.below(6) == 0) return AluOp::kBypass;
       return integer ? pick(rng, kBitOps) : pick(rng, kFloatOps);
     };
-    in.op0 = op(in.opcode == VeOpcode::kTensorScalar || in.opcode == VeOpcode::kTensorTensorScan);
+    in.op0 = op(in.opcode == Opcode::kTensorScalar || in.opcode == Opcode::kTensorTensorScan);
     in.op1 = op(true);
     if (integer && !model::is_bitwise(in.op0) && !model::is_bitwise(in.op1)) in.op0 = pick(rng, kBitOps);
-    if (in.opcode == VeOpcode::kTensorReduce) {
+    if (in.opcode == Opcode::kTensorReduce) {
       const AluOp float_reduce[] = {AluOp::kAdd, AluOp::kMax, AluOp::kMin};
       const AluOp int_reduce[] = {AluOp::kAnd, AluOp::kOr, AluOp::kXor};
       in.op0 = integer ? pick(rng, int_reduce) : pick(rng, float_reduce);
     }
     in.reverse0 = rng.below(2);
     in.reverse1 = rng.below(2);
-    auto scalar = [&](model::VeScalar& s) {
+    auto scalar = [&](bool& per_partition, uint32_t& value) {
       if (rng.below(3) == 0) {
-        s.per_partition = true;
-        s.value = scalar_area + 4 * rng.below(1000);
+        per_partition = true;
+        value = scalar_area + 4 * rng.below(1000);
         for (int l = 0; l < cfg.lanes; ++l)
-          mem.sbuf.write(l, s.value, 4, integer ? rng.next32()
-                                                : model::random_value(DType::kFp32, rng));
+          mem.sbuf.write(l, value, 4, integer ? rng.next32()
+                                              : model::random_value(DType::kFp32, rng));
       } else {
-        s.value = integer ? rng.below(40) : model::random_value(DType::kFp32, rng);
+        value = integer ? rng.below(40) : model::random_value(DType::kFp32, rng);
       }
     };
-    scalar(in.scalar0);
-    scalar(in.scalar1);
+    scalar(in.s0_per_partition, in.s0);
+    scalar(in.s1_per_partition, in.s1);
     if (act) {
       in.act_func = static_cast<model::ActFunc>(rng.below(ncore::isa::kNumActFunc));
       // Scale and bias mostly moderate (so the functions' interesting ranges are reached),
       // sometimes any value class.
-      auto moderate = [&](model::VeScalar& s) {
-        if (!s.per_partition && rng.below(4) != 0)
-          s.value = model::float_to_bits(static_cast<float>(rng.below(2001)) / 250.0f - 4.0f);
+      auto moderate = [&](bool per_partition, uint32_t& value) {
+        if (!per_partition && rng.below(4) != 0)
+          value = model::float_to_bits(static_cast<float>(rng.below(2001)) / 250.0f - 4.0f);
       };
-      moderate(in.scalar0);
-      moderate(in.scalar1);
+      moderate(in.s0_per_partition, in.s0);
+      moderate(in.s1_per_partition, in.s1);
       in.acc_enable = rng.below(2);
       in.acc_addr = scalar_area + 4 * rng.below(1000);
     }
-    in.cast.rounding = rng.below(2) ? model::Rounding::kStochastic : model::Rounding::kNearestEven;
-    in.cast.saturate = rng.below(2);
+    in.stochastic = rng.below(2);
+    in.saturate = rng.below(2);
     in.seed = rng.next32();
     // Partitions: all, half, a quadrant, or fewer, at a legal start.
     switch (rng.below(moves ? 3 : 4)) {
@@ -206,10 +206,10 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     for (int p = 0; p < 32; ++p) in.shuffle[p] = static_cast<uint8_t>(rng.below(q));
     // Shapes.
     uint32_t n = 1 + rng.below(gen.max_elements);
-    if (in.opcode == VeOpcode::kTranspose) n = q * (1 + rng.below(std::max(1, gen.max_elements / q)));
+    if (in.opcode == Opcode::kTranspose) n = q * (1 + rng.below(std::max(1, gen.max_elements / q)));
     // Half the 16-bit copies and tensor_scalars take the performance-mode layout.
     const auto half = [](DType t) { return t == DType::kBf16 || t == DType::kFp16; };
-    const bool paired = (in.opcode == VeOpcode::kTensorCopy || in.opcode == VeOpcode::kTensorScalar) &&
+    const bool paired = (in.opcode == Opcode::kTensorCopy || in.opcode == Opcode::kTensorScalar) &&
                         half(in.in0) && half(in.out) && rng.below(2);
     auto counts = split_counts(paired ? std::max<uint32_t>(1, n / 2) : n, rng);
     if (paired) counts[0] = static_cast<uint16_t>(counts[0] * 2);
@@ -221,31 +221,31 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     if (paired) s0 = sd = MemSpace::kSbuf;
     in.src0 = place(counts, in.in0, s0, src_arena(s0), true, rng, paired);
     fill(mem, in.src0, in.in0, cfg.lanes, rng);
-    if (in.opcode == VeOpcode::kTensorTensor || in.opcode == VeOpcode::kTensorTensorScan) {
+    if (in.opcode == Opcode::kTensorTensor || in.opcode == Opcode::kTensorTensorScan) {
       in.src1 = place(split_counts(n, rng), in.in1, s1, src_arena(s1), true, rng);
       fill(mem, in.src1, in.in1, cfg.lanes, rng);
     }
     std::array<uint16_t, 4> dcounts = counts;
-    if (in.opcode == VeOpcode::kTensorReduce) dcounts = {counts[1], counts[2], counts[3], 1};
+    if (in.opcode == Opcode::kTensorReduce) dcounts = {counts[1], counts[2], counts[3], 1};
     in.dst = place(dcounts, in.out, sd, dst_arena(sd), false, rng, paired);
     if (gen.illegal > 0 && rng.next() % 1000 < gen.illegal * 1000) break_one_field(in, cfg, rng);
     program.push_back(in);
   }
 }
 
-VeInstruction simple_ve_instruction(const model::VeConfig& cfg, VeOpcode op, DType in, DType out,
+VeInstruction simple_ve_instruction(const model::VeConfig& cfg, Opcode op, DType in, DType out,
                                     uint32_t elements) {
   VeInstruction i;
   i.opcode = op;
   i.in0 = i.in1 = in;
-  i.out = (op == VeOpcode::kTranspose || op == VeOpcode::kShuffle) ? in : out;
+  i.out = (op == Opcode::kTranspose || op == Opcode::kShuffle) ? in : out;
   const bool integer = !model::is_float(in) && !model::is_float(i.out);
-  i.op0 = op == VeOpcode::kTensorReduce ? AluOp::kAdd : AluOp::kMultiply;
+  i.op0 = op == Opcode::kTensorReduce ? AluOp::kAdd : AluOp::kMultiply;
   i.op1 = AluOp::kAdd;
-  if (integer && op != VeOpcode::kTensorReduce) i.op0 = AluOp::kXor;
-  if (integer && op == VeOpcode::kTensorReduce) i.op0 = AluOp::kXor;
-  i.scalar0.value = integer ? 3 : model::float_to_bits(1.5f);
-  i.scalar1.value = integer ? 1 : model::float_to_bits(-0.25f);
+  if (integer && op != Opcode::kTensorReduce) i.op0 = AluOp::kXor;
+  if (integer && op == Opcode::kTensorReduce) i.op0 = AluOp::kXor;
+  i.s0 = integer ? 3 : model::float_to_bits(1.5f);
+  i.s1 = integer ? 1 : model::float_to_bits(-0.25f);
   i.partitions = cfg.lanes;
   const uint32_t region = 65536;
   auto contiguous = [&](uint32_t addr, uint32_t n) {
@@ -259,7 +259,7 @@ VeInstruction simple_ve_instruction(const model::VeConfig& cfg, VeOpcode op, DTy
   };
   i.src0 = contiguous(0, elements);
   i.src1 = contiguous(region, elements);
-  if (op == VeOpcode::kTensorReduce) {
+  if (op == Opcode::kTensorReduce) {
     // Rows of at most 512 elements, one result each.
     const uint32_t row = std::min<uint32_t>(elements, 512);
     i.src0.count = {static_cast<uint16_t>(row), static_cast<uint16_t>(elements / row), 1, 1};

@@ -14,7 +14,7 @@ namespace ncore::tb {
 
 struct VeGenOptions {
   int max_elements = 48;                 // free size of an instruction's source, at most
-  std::optional<model::VeOpcode> opcode; // only this opcode; otherwise any
+  std::optional<isa::Opcode> opcode; // only this opcode; otherwise any
   std::optional<model::DType> in_type;   // force the input types (float class), and
   std::optional<model::DType> out_type;  // the output type
   double psum_share = 0.2;               // chance an operand lives in PSUM
@@ -28,7 +28,7 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem,
 
 // One legal instruction over contiguous data: `elements` elements of src0 (and src1) at
 // the start of SBUF, the result after them; for directed tests, the CLI and the benchmark.
-model::VeInstruction simple_ve_instruction(const model::VeConfig& cfg, model::VeOpcode op,
+model::VeInstruction simple_ve_instruction(const model::VeConfig& cfg, isa::Opcode op,
                                            model::DType in, model::DType out,
                                            uint32_t elements);
 

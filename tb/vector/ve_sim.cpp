@@ -11,6 +11,7 @@
 
 #include "model/common/error.h"
 #include "tb/common/harness.h"
+#include "tb/common/wide.h"
 #include "ve_models.h"
 
 namespace ncore::tb {
@@ -22,16 +23,6 @@ bool chance(model::SplitMix64& rng, double p) {
   return p > 0 && static_cast<double>(rng.next() >> 11) * 0x1.0p-53 < p;
 }
 
-uint64_t pack16(const std::array<uint16_t, model::kVeDims>& v) {
-  uint64_t r = 0;
-  for (int d = 0; d < model::kVeDims; ++d) r |= static_cast<uint64_t>(v[d]) << (16 * d);
-  return r;
-}
-uint64_t pack16(const std::array<int16_t, model::kVeDims>& v) {
-  std::array<uint16_t, model::kVeDims> u{};
-  for (int d = 0; d < model::kVeDims; ++d) u[d] = static_cast<uint16_t>(v[d]);
-  return pack16(u);
-}
 
 // A value for a mismatch report: hex and, for a float type, the number.
 std::string show(model::DType t, uint32_t bits) {
@@ -41,7 +32,7 @@ std::string show(model::DType t, uint32_t bits) {
 
 std::string describe(const VeInstruction& in) {
   const std::string ops =
-      in.opcode == model::VeOpcode::kActivation
+      in.opcode == isa::Opcode::kActivation
           ? fmt::format("func {}", model::act_func_name(in.act_func))
           : fmt::format("op0 {} op1 {}", model::alu_op_name(in.op0), model::alu_op_name(in.op1));
   return fmt::format("{} {}->{} {} partitions [{}, {}) src0 {}@0x{:x} dst {}@0x{:x}",
@@ -54,45 +45,7 @@ std::string describe(const VeInstruction& in) {
 
 template <class V>
 void drive(V& t, const VeInstruction& in) {
-  t.cmd_opcode_i = static_cast<uint8_t>(in.opcode);
-  t.cmd_dtype_in0_i = static_cast<uint8_t>(in.in0);
-  t.cmd_dtype_in1_i = static_cast<uint8_t>(in.in1);
-  t.cmd_dtype_out_i = static_cast<uint8_t>(in.out);
-  t.cmd_op0_i = static_cast<uint8_t>(in.op0);
-  t.cmd_op1_i = static_cast<uint8_t>(in.op1);
-  t.cmd_reverse0_i = in.reverse0;
-  t.cmd_reverse1_i = in.reverse1;
-  t.cmd_scalar0_pp_i = in.scalar0.per_partition;
-  t.cmd_scalar0_i = in.scalar0.value;
-  t.cmd_scalar1_pp_i = in.scalar1.per_partition;
-  t.cmd_scalar1_i = in.scalar1.value;
-  t.cmd_stochastic_i = in.cast.rounding == model::Rounding::kStochastic;
-  t.cmd_saturate_i = in.cast.saturate;
-  t.cmd_seed_i = in.seed;
-  t.cmd_start_partition_i = static_cast<uint8_t>(in.start_partition & 0x7F);
-  t.cmd_partitions_i = static_cast<uint8_t>(in.partitions & 0xFF);
-  t.cmd_space_i = static_cast<uint8_t>(static_cast<int>(in.src0.space) |
-                                       static_cast<int>(in.src1.space) << 1 |
-                                       static_cast<int>(in.dst.space) << 2);
-  t.cmd_src0_addr_i = in.src0.addr;
-  t.cmd_src0_count_i = pack16(in.src0.count);
-  t.cmd_src0_stride_i = pack16(in.src0.stride);
-  t.cmd_src1_addr_i = in.src1.addr;
-  t.cmd_src1_count_i = pack16(in.src1.count);
-  t.cmd_src1_stride_i = pack16(in.src1.stride);
-  t.cmd_dst_addr_i = in.dst.addr;
-  t.cmd_dst_count_i = pack16(in.dst.count);
-  t.cmd_dst_stride_i = pack16(in.dst.stride);
-  for (int w = 0; w < 5; ++w) t.cmd_shuffle_i[w] = 0;
-  for (int p = 0; p < 32; ++p) {
-    const uint64_t bit = 5ull * p, v = in.shuffle[p] & 31u;
-    t.cmd_shuffle_i[bit / 32] |= static_cast<uint32_t>(v << (bit % 32));
-    if (bit % 32 > 27) t.cmd_shuffle_i[bit / 32 + 1] |= static_cast<uint32_t>(v >> (32 - bit % 32));
-  }
-  t.cmd_act_func_i = static_cast<uint8_t>(in.act_func);
-  t.cmd_acc_enable_i = in.acc_enable;
-  t.cmd_acc_addr_i = in.acc_addr;
-  t.cmd_tag_i = in.tag;
+  to_wide(isa::pack_instr(in), t.cmd_i);
 }
 
 // Bit i of a Verilated port: an integer up to 64 bits, or a VlWide array of 32-bit words.
@@ -163,11 +116,14 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   for (; r.ok; ++cycle) {
     if (!offering && next < program.size() && !chance(rng, opt.cmd_stall)) offering = true;
     t.cmd_valid_i = offering;
-    if (offering) drive(t, program[next]);
     if (held_off && opt.fault == VeFault::kCmdChangesWhileStalled && !fault_done) {
       // Change the offered instruction's tag while the engine has not taken it.
-      t.cmd_tag_i = static_cast<uint8_t>(t.cmd_tag_i + 1);
+      VeInstruction changed = program[next];
+      changed.tag = static_cast<uint8_t>(changed.tag + 1);
+      drive(t, changed);
       fault_done = true;
+    } else if (offering) {
+      drive(t, program[next]);
     }
     t.rd_ready_i = !chance(rng, opt.rd_stall);
     t.wr_ready_i = !chance(rng, opt.wr_stall);

@@ -90,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (in.opcode == isa::Opcode::kDmaCopy) {
       const model::DmaDescriptor& d = in.dma;
       if (d.bytes * d.count1 * d.count2 > kMaxDmaBytes) return 0;
-      in.dma_queue = 0;
+      in.dma.engine = 0;
     }
     listing += "  " + model::disassemble(in) + "\n";
     program.queues[q].push_back(in);
