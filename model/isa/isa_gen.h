@@ -575,6 +575,22 @@ inline constexpr OpcodeInfo kOpcodes[] = {
     {"activation", Opcode::kActivation, Format::kVe, 0x2, "func(src0 * s0 + s1), optional sum"},
     {"dma_copy", Opcode::kDmaCopy, Format::kDma, 0x8, "hand one descriptor to DMA engine `engine`; completes when the DMA does"},
 };
+// The table's row of an opcode or of a name; nullptr: not an opcode.
+inline const OpcodeInfo* opcode_info(Opcode op) {
+  for (const auto& o : kOpcodes)
+    if (o.opcode == op) return &o;
+  return nullptr;
+}
+inline const OpcodeInfo* opcode_info(std::string_view name) {
+  for (const auto& o : kOpcodes)
+    if (name == o.name) return &o;
+  return nullptr;
+}
+// The format of an opcode's payload; kNone for an unknown opcode too.
+inline Format format_of(Opcode op) {
+  const OpcodeInfo* info = opcode_info(op);
+  return info ? info->format : Format::kNone;
+}
 
 // access: a free-axis access pattern: element i0 + c0*(i1 + c1*(i2 + c2*i3)) (dimension 0 innermost) lies at byte addr + size * (s0*i0 + s1*i1 + s2*i2 + s3*i3) of each active partition
 struct Access {
