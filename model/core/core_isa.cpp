@@ -14,23 +14,6 @@ std::string SourceLoc::str() const {
   return s;
 }
 
-const isa::OpcodeInfo* opcode_info(isa::Opcode op) {
-  for (const auto& o : isa::kOpcodes)
-    if (o.opcode == op) return &o;
-  return nullptr;
-}
-
-const isa::OpcodeInfo* opcode_info(std::string_view name) {
-  for (const auto& o : isa::kOpcodes)
-    if (name == o.name) return &o;
-  return nullptr;
-}
-
-isa::Format format_of(isa::Opcode op) {
-  const auto* info = opcode_info(op);
-  return info ? info->format : isa::Format::kNone;
-}
-
 bool queue_allows(isa::Queue q, isa::Opcode op) {
   const auto* info = opcode_info(op);
   return info && (info->queue_mask >> static_cast<int>(q) & 1);

@@ -46,9 +46,8 @@ struct CoreInstr {
   SourceLoc loc;
 };
 
-const isa::OpcodeInfo* opcode_info(isa::Opcode op);           // nullptr: not an opcode
-const isa::OpcodeInfo* opcode_info(std::string_view name);
-isa::Format format_of(isa::Opcode op);
+using isa::format_of;    // generated from model/isa/ncore.isa
+using isa::opcode_info;  // nullptr: not an opcode
 bool queue_allows(isa::Queue q, isa::Opcode op);
 std::string_view queue_name(isa::Queue q);
 

@@ -10,11 +10,7 @@
 namespace ncore::model {
 namespace {
 
-bool is_ve_opcode(Opcode op) {
-  for (const auto& o : isa::kOpcodes)
-    if (o.opcode == op) return o.format == isa::Format::kVe;
-  return false;
-}
+bool is_ve_opcode(Opcode op) { return isa::format_of(op) == isa::Format::kVe; }
 bool uses_src1(Opcode op) {
   return op == Opcode::kTensorTensor || op == Opcode::kTensorTensorScan;
 }
@@ -100,9 +96,8 @@ uint32_t elements(const VeAccess& a) {
 bool is_bitwise(AluOp op) { return static_cast<int>(op) >= static_cast<int>(AluOp::kAnd); }
 std::string_view alu_op_name(AluOp op) { return name_of(isa::kAluOpNames, op); }
 std::string_view ve_opcode_name(isa::Opcode op) {
-  for (const auto& o : isa::kOpcodes)
-    if (o.opcode == op) return o.name;
-  return "?";
+  const isa::OpcodeInfo* info = isa::opcode_info(op);
+  return info ? info->name : "?";
 }
 std::string_view ve_error_name(VeError e) { return name_of(isa::kVeErrorNames, e); }
 AluOp parse_alu_op(std::string_view name) {
