@@ -34,6 +34,8 @@ class HbmRefreshManager {
 
  protected:
   explicit HbmRefreshManager(uint64_t interval) : interval_(interval) {}
+  // max_postpone refreshes are owed: the next one may wait no longer.
+  bool forced(const HbmChannelState& s) const { return debt_ >= s.config.max_postpone; }
   int debt_ = 0;
 
  private:
@@ -54,7 +56,6 @@ class PerBankRefresh : public HbmRefreshManager {
   void issued(const HbmCommand& c) override;
 
  private:
-  bool forced(const HbmChannelState& s) const { return debt_ >= s.config.max_postpone; }
   std::array<bool, kHbmBanks> refreshed_{};  // in this round
 };
 
@@ -67,9 +68,6 @@ class AllBankRefresh : public HbmRefreshManager {
   HbmCommand forced_command(const HbmChannelState& s) const override;
   HbmCommand opportunistic_command(const HbmChannelState& s) const override;
   void issued(const HbmCommand& c) override;
-
- private:
-  bool forced(const HbmChannelState& s) const { return debt_ >= s.config.max_postpone; }
 };
 
 std::unique_ptr<HbmRefreshManager> make_refresh(const HbmConfig& c);
