@@ -99,9 +99,9 @@ printf '\n%-20s %7s %10s %10s %8s %9s %7s %8s  %s\n' "program (RTL core)" "statu
   "PE util" "HBM GB/s" "cosim" "wall s" "waves"
 for prog in softmax rmsnorm gemm_bf16_1024; do
   wave="build/waves/core_${prog}.fst"
-  out=$("$ncore" run "tests/programs/${prog}.s" --engine cosim --waves "$wave" --to 20000 --json) || {
+  out=$("$ncore" run "tests/programs/${prog}.s" --engine cosim --waves "$wave" --to 40000 --json) || {
     echo "$out"; echo "FAILED: run $prog"; exit 1; }
-  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); c=d["cosim"]; print("%-20s %7s %10d %10d %7.1f%% %9.1f %7s %8.1f  %s" % (sys.argv[2], d["status"], d["cycles"], c["golden_cycles"], 100*d["te_utilization"], d["hbm_gbps"], "match" if c["match"] else "MISMATCH", d["wall_seconds"], sys.argv[3]))' "$out" "$prog" "$wave"
+  python3 -c 'import json,sys; d=json.loads(sys.argv[1]); c=d["cosim"]; print("%-20s %7s %10d %10d %7.1f%% %9.1f %7s %8.1f  %s" % (sys.argv[2], d["status"], d["cycles"], c["golden_cycles"], 100*d["te_utilization"], d["hbm_gbps"], "match" if c["ok"] else "MISMATCH", d["wall_seconds"], sys.argv[3]))' "$out" "$prog" "$wave"
 done
 echo
 echo "Each program's end state (SBUF, HBM, semaphores) matched the golden core bit for bit."

@@ -28,8 +28,8 @@ inline tb::TeSimOptions options(uint64_t seed, double stall) {
   o.cmd_stall = stall;
   o.sbuf_stall = stall;
   if (const char* w = std::getenv("NCORE_WAVES")) o.waves = w;
-  if (const char* f = std::getenv("NCORE_WAVES_FROM")) o.wave_from = std::strtoull(f, nullptr, 0);
-  if (const char* t = std::getenv("NCORE_WAVES_TO")) o.wave_to = std::strtoull(t, nullptr, 0);
+  if (const char* f = std::getenv("NCORE_WAVES_FROM")) o.waves_from = std::strtoull(f, nullptr, 0);
+  if (const char* t = std::getenv("NCORE_WAVES_TO")) o.waves_to = std::strtoull(t, nullptr, 0);
   return o;
 }
 

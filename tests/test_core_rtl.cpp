@@ -38,7 +38,7 @@ CoreSimResult cosim(const model::Program& p, bool compare = true, uint64_t watch
 void expect_match(const CoreSimResult& r) {
   EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
   EXPECT_TRUE(r.compared);
-  EXPECT_TRUE(r.match) << r.mismatch;
+  EXPECT_TRUE(r.ok) << r.failure;
   EXPECT_GT(r.sbuf_bytes_compared, 0u);
   EXPECT_GT(r.psum_words_compared, 0u);
   EXPECT_GT(r.lockstep_instructions, 0u);
@@ -106,12 +106,12 @@ TEST(CoreRtl, CoSimulationComparesEveryPsumWord) {
   o.inject_psum_flip = std::array<int, 3>{5, 1, 17};
   const CoreSimResult r = run_core_rtl(model::assemble_file(kSmall + "gemm_8.s"), o);
   ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
-  EXPECT_FALSE(r.match);
-  EXPECT_NE(r.mismatch.find("PSUM partition 5 bank 1 word 17"), std::string::npos) << r.mismatch;
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.failure.find("PSUM partition 5 bank 1 word 17"), std::string::npos) << r.failure;
   CoreSimOptions clean;
   clean.size = kSize;
   const CoreSimResult ok = run_core_rtl(model::assemble_file(kSmall + "gemm_8.s"), clean);
-  EXPECT_TRUE(ok.match) << ok.mismatch;
+  EXPECT_TRUE(ok.ok) << ok.failure;
   EXPECT_EQ(ok.psum_words_compared, 8u * 512 * kSize);
 }
 
@@ -123,9 +123,9 @@ TEST(CoreRtl, CoSimulationReportsTheFirstDifferingByte) {
   o.inject_sbuf_flip = 3 * model::kSbufPartitionStride + 0x400 + 6;  // C_sb partition 3, element 3
   const CoreSimResult r = run_core_rtl(model::assemble_file(kSmall + "gemm_8.s"), o);
   ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
-  EXPECT_FALSE(r.match);
-  EXPECT_NE(r.mismatch.find("SBUF partition 3 byte 0x406 (tensor C_sb partition 3 element 3)"), std::string::npos)
-      << r.mismatch;
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.failure.find("SBUF partition 3 byte 0x406 (tensor C_sb partition 3 element 3)"), std::string::npos)
+      << r.failure;
 }
 
 TEST(CoreRtl, LockstepChecksEveryInstructionAndSignalAsItCommits) {
@@ -163,13 +163,13 @@ TEST(CoreRtl, LockstepStopsAtTheFirstWrongInstruction) {
     o.size = kSize;
     o.upset_sbuf = {{c.cycle, c.flat}};
     const CoreSimResult r = run_core_rtl(p, o);
-    fmt::print("{}\n", r.mismatch);  // what a user sees
-    EXPECT_FALSE(r.match);
-    EXPECT_NE(r.mismatch.find("lockstep, cycle "), std::string::npos) << r.mismatch;
-    EXPECT_NE(r.mismatch.find(c.instruction), std::string::npos) << r.mismatch;
-    EXPECT_NE(r.mismatch.find("gemm_8.s:"), std::string::npos) << r.mismatch;
-    EXPECT_NE(r.mismatch.find("    RTL:    "), std::string::npos) << r.mismatch;
-    EXPECT_NE(r.mismatch.find("reproduce with waves: ncore run"), std::string::npos) << r.mismatch;
+    fmt::print("{}\n", r.failure);  // what a user sees
+    EXPECT_FALSE(r.ok);
+    EXPECT_NE(r.failure.find("lockstep, cycle "), std::string::npos) << r.failure;
+    EXPECT_NE(r.failure.find(c.instruction), std::string::npos) << r.failure;
+    EXPECT_NE(r.failure.find("gemm_8.s:"), std::string::npos) << r.failure;
+    EXPECT_NE(r.failure.find("    RTL:    "), std::string::npos) << r.failure;
+    EXPECT_NE(r.failure.find("reproduce with waves: ncore run"), std::string::npos) << r.failure;
   }
 }
 
@@ -345,8 +345,8 @@ TEST(CoreRtl, RandomSemaphoreGraphsCoSimulate) {
     const model::Program p = random_program(rng, 24);
     const CoreSimResult r = cosim(p);
     ASSERT_EQ(r.status, CoreStatus::kDone) << "trial " << trial << " (NCORE_SEED=" << seed + trial << "): " << r.message;
-    ASSERT_TRUE(r.match) << "trial " << trial << " (NCORE_SEED=" << seed + trial << " reproduces it as trial 0): "
-                         << r.mismatch;
+    ASSERT_TRUE(r.ok) << "trial " << trial << " (NCORE_SEED=" << seed + trial << " reproduces it as trial 0): "
+                         << r.failure;
   }
 }
 
@@ -501,7 +501,7 @@ void run_engine_mix(int size, uint64_t seed, int trials) {
     const CoreSimResult r = run_core_rtl(p, o);
     ASSERT_EQ(r.status, CoreStatus::kDone) << "trial " << trial << " (NCORE_SEED=" << seed + trial
                                            << " reproduces it as trial 0): " << r.message;
-    ASSERT_TRUE(r.match) << "trial " << trial << " (NCORE_SEED=" << seed + trial << "): " << r.mismatch;
+    ASSERT_TRUE(r.ok) << "trial " << trial << " (NCORE_SEED=" << seed + trial << "): " << r.failure;
     EXPECT_GT(r.te_macs, 0u);
   }
 }
@@ -534,7 +534,7 @@ sem_signal c
 )", "dead.s");
   const CoreSimResult r = cosim(p);
   ASSERT_EQ(r.status, CoreStatus::kDeadlock) << r.message;
-  EXPECT_TRUE(r.match) << r.mismatch;  // the golden core deadlocks too
+  EXPECT_TRUE(r.ok) << r.failure;  // the golden core deadlocks too
   EXPECT_NE(r.message.find("pe instruction 0 at dead.s:5:1: nop wait="),
             std::string::npos) << r.message;
   EXPECT_NE(r.message.find("dve instruction 0 at dead.s:8:1: nop wait="),
@@ -557,7 +557,7 @@ TEST(CoreRtl, IllegalWordStopsWithDecodeErrorAtTheSameInstruction) {
   EXPECT_EQ(r.error, CoreError::kDecode);
   EXPECT_EQ(r.error_queue, static_cast<int>(isa::Queue::kAct));
   EXPECT_EQ(r.error_pc, 0u);
-  EXPECT_TRUE(r.match) << r.mismatch;
+  EXPECT_TRUE(r.ok) << r.failure;
 }
 
 TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
@@ -603,7 +603,7 @@ TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
     const CoreSimResult r = cosim(c.program);
     EXPECT_EQ(r.status, CoreStatus::kError) << r.message;
     EXPECT_EQ(r.error, c.error) << r.message;
-    EXPECT_TRUE(r.match) << r.mismatch;
+    EXPECT_TRUE(r.ok) << r.failure;
     EXPECT_NE(r.message.find("bad.s:"), std::string::npos) << r.message;
   }
 }
@@ -676,7 +676,7 @@ TEST(CoreRtl, TheEarlierOfTwoErrorsInAQueueIsRaised) {
     EXPECT_EQ(r.status, CoreStatus::kError) << c.name << ": " << r.message;
     EXPECT_EQ(r.error, c.error) << c.name << ": " << r.message;
     EXPECT_EQ(r.error_pc, c.index) << c.name << ": " << r.message;
-    EXPECT_TRUE(r.match) << c.name << ": " << r.mismatch;
+    EXPECT_TRUE(r.ok) << c.name << ": " << r.failure;
   }
 }
 
@@ -710,7 +710,7 @@ sem_wait t>=65535
 )", "max.s");
   const CoreSimResult r = cosim(p);
   EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
-  EXPECT_TRUE(r.match) << r.mismatch;
+  EXPECT_TRUE(r.ok) << r.failure;
   EXPECT_EQ(r.semaphores[0], 65535u);
   EXPECT_EQ(r.semaphores[1], 65535u);
 }
@@ -748,7 +748,7 @@ TEST(CoreRtl, ANinthDescriptorInOneListIsRefused) {
   EXPECT_EQ(nine.error, CoreError::kDmaRefused) << nine.message;
   EXPECT_EQ(nine.error_pc, 8u) << nine.message;
   EXPECT_NE(nine.message.find("a ninth descriptor in one list"), std::string::npos) << nine.message;
-  EXPECT_TRUE(nine.match) << nine.mismatch;
+  EXPECT_TRUE(nine.ok) << nine.failure;
   const CoreSimResult eight = cosim(list(8));
   expect_match(eight);
   EXPECT_EQ(eight.semaphores[0], 8u);
@@ -848,7 +848,7 @@ void run_expecting_stop(tb::CoreFault fault) {
 TEST(CoreSva, WithoutAFaultTheProgramRunsCleanPastTheFaultCycle) {
   const CoreSimResult r = run_with_fault(tb::CoreFault::kNone);
   ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
-  EXPECT_TRUE(r.compared && r.match) << r.mismatch;
+  EXPECT_TRUE(r.compared && r.ok) << r.failure;
   EXPECT_GT(r.cycles, 8u) << "the core finished before the fault cycle: the fault would not bite";
   EXPECT_EQ(r.dma_bursts, 0u);
 }

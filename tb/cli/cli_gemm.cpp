@@ -11,6 +11,7 @@
 #include "model/common/error.h"
 #include "model/common/sbuf.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/waves_options.h"
 #include "tb/tensor/gemm_plan.h"
 #include "tb/tensor/te_sim.h"
 
@@ -27,8 +28,7 @@ struct GemmOptions {
   int rows = 128, cols = 128;
   uint64_t seed = 1;
   double stall = 0.0;
-  std::string waves;
-  uint64_t wave_from = 0, wave_to = UINT64_MAX;
+  WavesOptions waves;
   bool json = false, all_classes = false;
 };
 
@@ -73,9 +73,7 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   so.seed = o.seed;
   so.cmd_stall = o.stall;
   so.sbuf_stall = o.stall;
-  so.waves = o.waves;
-  so.wave_from = o.wave_from;
-  so.wave_to = o.wave_to;
+  o.waves.apply(so);
   so.readback = false;
   so.reproduce = fmt::format("ncore gemm --mode {} --tiling {} --batch {} --k {} --n {} --m {} "
                              "--dtype {} --dtype-moving {} --engine {} --rows {} --cols {} "
@@ -138,9 +136,7 @@ void add_gemm_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(0.0, 0.95));
   cmd->add_flag("--all-classes", o->all_classes,
                 "operands from every value class (NaN, Inf, subnormals, ...), not just finite");
-  cmd->add_option("--waves", o->waves, "write an FST waveform of the RTL here");
-  cmd->add_option("--from", o->wave_from, "first cycle in the waveform");
-  cmd->add_option("--to", o->wave_to, "last cycle in the waveform");
+  add_waves_options(cmd, o->waves);
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] {
     tb::GemmShape shape{

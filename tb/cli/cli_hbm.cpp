@@ -10,6 +10,7 @@
 #include "model/common/error.h"
 #include "model/hbm/hbm.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/waves_options.h"
 #include "tb/hbm/hbm_checker.h"
 #include "tb/hbm/hbm_sim.h"
 
@@ -25,8 +26,7 @@ struct HbmOptions {
   std::string timeline;  // file of (time us, GB/s) per window
   uint64_t window = 2000;
   model::HbmConfig config;
-  std::string waves;
-  uint64_t wave_from = 0, wave_to = UINT64_MAX;
+  WavesOptions waves;
 };
 
 void run(const HbmOptions& o) {
@@ -61,9 +61,7 @@ void run(const HbmOptions& o) {
     so.seed = o.seed;
     so.check = o.engine == "cosim";
     so.stall = o.stall;
-    so.waves = o.waves;
-    so.wave_from = o.wave_from;
-    so.wave_to = o.wave_to;
+    o.waves.apply(so);
     so.timeline_window = o.timeline.empty() ? 0 : o.window;
     const auto r = tb::run_hbm_rtl(bursts, config, so, &commands);
     if (!r.ok) {
@@ -160,9 +158,7 @@ void add_hbm_command(CLI::App& app) {
   c->add_option("--stall", o->stall, "RTL engines: chance the source holds a request back a cycle");
   c->add_option("--timeline", o->timeline, "write GB/s per window to this file (for plots)");
   c->add_option("--window", o->window, "timeline window in cycles");
-  c->add_option("--waves", o->waves, "RTL engines: FST file to write");
-  c->add_option("--from", o->wave_from, "first cycle dumped");
-  c->add_option("--to", o->wave_to, "last cycle dumped");
+  add_waves_options(c, o->waves);
   c->add_flag("--json", o->json, "one JSON object");
   c->callback([o] { run(*o); });
 }

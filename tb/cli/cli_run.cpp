@@ -16,6 +16,7 @@
 #include "model/common/error.h"
 #include "model/core/program.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/waves_options.h"
 #include "tb/core/core_sim.h"
 
 namespace ncore::cli {
@@ -26,8 +27,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool json = false, timeline = false;
   int size = 128;
-  std::string waves;
-  uint64_t waves_from = 0, waves_to = UINT64_MAX;
+  WavesOptions waves;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
 };
 
@@ -74,7 +74,7 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
     fmt::print("co-simulation {}: in lockstep {} instructions ({} lines written) and {} semaphore signals; at the "
                "end {} SBUF bytes, {} PSUM words and {} HBM bytes compared with the golden core ({} golden "
                "cycles)\n",
-               c["match"].get<bool>() ? "MATCH" : "MISMATCH", c["lockstep_instructions"].get<uint64_t>(),
+               c["ok"].get<bool>() ? "MATCH" : "MISMATCH", c["lockstep_instructions"].get<uint64_t>(),
                c["lockstep_lines"].get<uint64_t>(), c["lockstep_signals"].get<uint64_t>(),
                c["sbuf_bytes_compared"].get<uint64_t>(), c["psum_words_compared"].get<uint64_t>(),
                c["hbm_bytes_compared"].get<uint64_t>(), c["golden_cycles"].get<uint64_t>());
@@ -87,7 +87,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog);
 int run_program(const RunOptions& o) {
   if (o.engine != "golden" && o.engine != "rtl" && o.engine != "cosim")
     throw Error(fmt::format("--engine: expected golden, rtl or cosim, found '{}'", o.engine));
-  if (o.engine == "golden" && !o.waves.empty())
+  if (o.engine == "golden" && !o.waves.waves.empty())
     throw Error("--waves: the golden core has no waves; use --engine rtl or cosim");
   model::Program prog = model::assemble_file(o.program);
   if (o.seed)
@@ -149,9 +149,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   so.cosim = o.engine == "cosim";
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
-  so.waves = o.waves;
-  so.waves_from = o.waves_from;
-  so.waves_to = o.waves_to;
+  o.waves.apply(so);
   so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}", o.program, o.size,
                              o.seed ? fmt::format(" --seed {}", o.seed) : "");
   const bool tty = isatty(fileno(stderr)) && !o.json;
@@ -192,7 +190,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   }
   for (const auto& [name, bytes] : r.outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
   if (r.compared) {
-    j["cosim"] = {{"match", r.match}, {"mismatch", r.mismatch},
+    j["cosim"] = {{"ok", r.ok}, {"failure", r.failure},
                   {"sbuf_bytes_compared", r.sbuf_bytes_compared},
                   {"hbm_bytes_compared", r.hbm_bytes_compared},
                   {"psum_words_compared", r.psum_words_compared},
@@ -201,7 +199,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
                   {"lockstep_signals", r.lockstep_signals},
                   {"golden_cycles", r.golden.cycles}};
   }
-  if (!o.waves.empty()) j["waves"] = o.waves;
+  if (!o.waves.waves.empty()) j["waves"] = o.waves.waves;
 
   print_report(o, prog, j);
   std::fflush(stdout);
@@ -210,8 +208,8 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     fmt::print(stderr, "ncore run: {}\n", r.message);
     rc = 1;
   }
-  if (r.compared && !r.match) {
-    fmt::print(stderr, "ncore run: co-simulation mismatch: {}\n", r.mismatch);
+  if (!r.ok) {
+    fmt::print(stderr, "ncore run: {}{}\n", r.compared ? "co-simulation mismatch: " : "", r.failure);
     rc = 1;
   }
   return rc;
@@ -283,9 +281,7 @@ void add_run_command(CLI::App& app) {
                                         "against the golden core)");
   run->add_option("--size", o->size, "core size: PE rows = columns = lanes (RTL: the sizes built)")
       ->check(CLI::Range(1, 128));
-  run->add_option("--waves", o->waves, "RTL: write an FST waves file");
-  run->add_option("--from", o->waves_from, "RTL: first cycle in the waves");
-  run->add_option("--to", o->waves_to, "RTL: last cycle in the waves");
+  add_waves_options(run, o->waves);
   run->add_option("--watchdog", o->watchdog, "RTL: cycles without progress before the core stops (0: off)");
   run->add_option("--max-cycles", o->max_cycles, "RTL: the harness stops the run here");
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");

@@ -11,6 +11,7 @@
 #include "model/common/error.h"
 #include "model/vector/vector_engine.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/waves_options.h"
 #include "tb/vector/ve_random.h"
 #include "tb/vector/ve_sim.h"
 
@@ -19,12 +20,13 @@ namespace {
 
 struct VecOptions {
   std::string op = "tensor_tensor", dtype_in = "bf16", dtype_out = "fp32", engine = "cosim";
-  std::string alu0, alu1, rounding = "rne", waves, func = "identity";
+  std::string alu0, alu1, rounding = "rne", func = "identity";
   float scale = 1.0f, bias = 0.0f;
   bool accumulate = false;
   int partitions = 0, lanes = 128;  // partitions 0: every lane
   uint32_t free = 512;
-  uint64_t seed = 1, wave_from = 0, wave_to = ~0ull;
+  uint64_t seed = 1;
+  WavesOptions waves;
   double stall = 0.0;
   bool saturate = false, json = false;
 };
@@ -46,9 +48,7 @@ void run_vec(const VecOptions& o) {
   so.check = o.engine == "cosim";
   so.cmd_stall = so.rd_stall = so.wr_stall = o.stall;
   so.rsp_extra_latency = o.stall > 0 ? 3 : 0;
-  so.waves = o.waves;
-  so.wave_from = o.wave_from;
-  so.wave_to = o.wave_to;
+  o.waves.apply(so);
   so.reproduce = fmt::format("ncore vec --op {} --dtype-in {} --dtype-out {} --partitions {} "
                              "--free {} --lanes {} --seed {} --stall {}{}{}{} --engine cosim",
                              o.op, o.dtype_in, o.dtype_out, o.partitions > 0 ? o.partitions : o.lanes, o.free, o.lanes, o.seed,
@@ -170,9 +170,7 @@ void add_vec_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--stall", o->stall, "chance of back-pressure per cycle on every port")
       ->capture_default_str();
-  cmd->add_option("--waves", o->waves, "write an FST waveform of the RTL here");
-  cmd->add_option("--from", o->wave_from, "first cycle in the waveform");
-  cmd->add_option("--to", o->wave_to, "last cycle in the waveform");
+  add_waves_options(cmd, o->waves);
   cmd->add_flag("--json", o->json, "print one JSON object");
   cmd->callback([o] { run_vec(*o); });
 }

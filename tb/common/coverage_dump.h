@@ -1,6 +1,6 @@
 #pragma once
 // Writes a Verilated model's coverage counters at the end of a run (coverage builds only). Kept
-// apart from harness.h so that a test driving a model directly needs no FST headers.
+// apart from bench.h so that a test driving a model directly needs no FST headers.
 
 #include <atomic>
 #include <cstdlib>
@@ -37,7 +37,7 @@ class CoverageDump {
   }
 
  private:
-  VerilatedContext& context_;
+  [[maybe_unused]] VerilatedContext& context_;  // read only in coverage builds
   std::string block_;
 };
 

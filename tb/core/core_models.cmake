@@ -1,6 +1,7 @@
 # The NeuronCore co-simulation library: tb/core/core_sim.cpp with the RTL core (rtl/core/nc_core.sv)
 # Verilated at each of SIZES, and core_models.h listing them. Included by tb/CMakeLists.txt and
 # by the fuzzing build (tests/fuzz), which compiles the same sources with clang.
+include(${CMAKE_CURRENT_LIST_DIR}/../hbm/hbm_fabric.cmake)
 function(nc_add_core_sim target)
   set(sources ${NC_RTL_COMMON} ${NC_RTL_TENSOR} ${NC_RTL_VECTOR} ${NC_RTL_DMA} ${NC_RTL_CORE})
   list(REMOVE_DUPLICATES sources)
@@ -24,5 +25,5 @@ function(nc_add_core_sim target)
   file(WRITE ${dir}/core_models.h.new "${header}")
   configure_file(${dir}/core_models.h.new ${dir}/core_models.h COPYONLY)
   target_include_directories(${target} PRIVATE ${dir})
-  target_link_libraries(${target} PUBLIC ncore_model fmt::fmt)
+  target_link_libraries(${target} PUBLIC ncore_model nc_hbm_fabric fmt::fmt)
 endfunction()

@@ -1,7 +1,6 @@
 #include "tb/core/core_sim.h"
 
 #include <algorithm>
-#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -11,15 +10,13 @@
 
 #include <fmt/format.h>
 #include <verilated.h>
-#include <verilated_fst_c.h>
 
 #include "core_models.h"
 #include "model/core/core_isa.h"
 #include "model/dma/dma.h"
 #include "model/common/error.h"
-#include "model/hbm/channel.h"
-#include "model/hbm/hbm.h"
-#include "tb/common/harness.h"
+#include "tb/hbm/hbm_fabric.h"
+#include "tb/common/bench.h"
 #include "tb/common/wide.h"
 #include "tb/core/lockstep.h"
 
@@ -32,7 +29,6 @@ using model::HbmData;
 
 constexpr int kHbmChannels = 16;   // 16 x 256 MiB: the golden core's 4 GiB window
 constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
-constexpr int kPortShift = 24;     // requests carry their port in the id's bits 24 and up
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 
 std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
@@ -60,29 +56,18 @@ template <class V>
 class CoreBench {
  public:
   CoreBench(const model::Program& p, const CoreSimOptions& o, int size)
-      : prog_(p), opt_(o), size_(size) {
-    hc_.channels = kHbmChannels;
-    for (int c = 0; c < kHbmChannels; ++c) channels_.emplace_back(hc_);
-    context_ = std::make_unique<VerilatedContext>();
-    if (!o.waves.empty()) context_->traceEverOn(true);
-    top_ = std::make_unique<V>(context_.get(), "core");
-    coverage_ = std::make_unique<CoverageDump>(*context_, fmt::format("core_{}", size));
-    if (!o.waves.empty()) fst_ = open_fst(*top_, o.waves);
-  }
-  ~CoreBench() {
-    if (fst_) fst_->close();
-    top_->final();
+      : prog_(p), opt_(o), size_(size), bench_(o, fmt::format("core_{}", size), "core"),
+        top_(&bench_.top()), hbm_(hbm_config(), kDmaPorts) {
+    if (o.xprop_seed != 0) throw Error("RTL core: there is no X-propagation build of the core");
   }
 
   CoreSimResult run() {
-    const auto wall_start = std::chrono::steady_clock::now();
+    const WallClock wall;
     V& t = *top_;
-    if (opt_.cosim) {  // the golden core runs first: the RTL is checked against it as it goes
-      std::string again = opt_.reproduce.empty()
-                              ? fmt::format("ncore run {} --engine cosim --size {}", prog_.name, size_)
-                              : opt_.reproduce;
-      lockstep_ = std::make_unique<Lockstep>(prog_, core_config_for_size(size_), opt_.raw_words, again);
-    }
+    reproduce_ = opt_.reproduce.empty() ? fmt::format("ncore run {} --engine cosim --size {}", prog_.name, size_)
+                                        : opt_.reproduce;
+    if (opt_.cosim)  // the golden core runs first: the RTL is checked against it as it goes
+      lockstep_ = std::make_unique<Lockstep>(prog_, core_config_for_size(size_), opt_.raw_words, reproduce_);
     t.imem_wr_valid_i = 0;
     t.sem_wr_valid_i = 0;
     t.start_i = 0;
@@ -94,7 +79,7 @@ class CoreBench {
     t.hbm_wr_ready_i = 0;
     t.watchdog_cycles_i = static_cast<uint32_t>(std::min<uint64_t>(opt_.watchdog, 0xFFFFFFFFu));
     t.hbm_bytes_log2_i = 32;
-    hold_in_reset(t);
+    bench_.reset();
     for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
       if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
       tick();
@@ -120,9 +105,9 @@ class CoreBench {
       }
     }
     // Posted HBM writes still queued in the controllers land before anything is read back.
-    for (uint64_t drain = 0; !hbm_idle() && drain < 1'000'000; ++drain) step(cycle + drain);
+    for (uint64_t drain = 0; !hbm_.idle() && drain < 1'000'000; ++drain) step(cycle + drain);
+    const uint64_t run_end = bench_.cycle();
     collect(r);
-    r.cycles_run = cycle;
     if (opt_.inject_sbuf_flip != UINT64_MAX) flip_sbuf_bit(opt_.inject_sbuf_flip);
     if (lockstep_ && lockstep_->failed()) {
       r.message = fmt::format("the lockstep checker stopped the run at cycle {}", lockstep_->failure_cycle());
@@ -130,43 +115,24 @@ class CoreBench {
       r.status = CoreStatus::kWatchdog;
       r.message = fmt::format("the harness stopped the run after {} cycles (--max-cycles); {}", cycle, positions());
     }
-    if (opt_.cosim) compare(r);
+    if (opt_.cosim) compare(r, run_end);
+    if (const std::string timing = hbm_.finish(); !timing.empty()) fail(r, run_end, timing);
     for (const auto& d : prog_.tensors)
       if (d.output) r.outputs.emplace_back(d.name, tensor_bytes(d));
-    r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+    r.wall_seconds = wall.seconds();
     return r;
   }
 
  private:
   // ---- clocking ----------------------------------------------------------------------------
-  void dump(uint64_t time, uint64_t cycle) {
-    if (fst_ && cycle >= opt_.waves_from && cycle <= opt_.waves_to) fst_->dump(time);
+  static model::HbmConfig hbm_config() {
+    model::HbmConfig c;
+    c.channels = kHbmChannels;
+    return c;
   }
-  // One clock cycle with no HBM traffic (program load).
-  void tick() {
-    top_->clk_i = 0;
-    top_->eval();
-    top_->clk_i = 1;
-    top_->eval();
-    top_->clk_i = 0;
-  }
+  // One clock cycle with no HBM traffic (program load, debug-port reads).
+  void tick() { bench_.clock(); }
 
-  bool hbm_idle() const {
-    for (const auto& ch : channels_)
-      if (!ch.idle()) return false;
-    for (const auto& r : responses_)
-      if (!r.empty()) return false;
-    return true;
-  }
-
-  int channel_of(uint64_t addr) const {
-    return model::hbm_map(addr % model::hbm_capacity_bytes(kHbmChannels) / kLine * kLine, kHbmChannels,
-                          hc_.xor_hash).channel;
-  }
-
-  // One clock cycle with the HBM behind the DMA ports. A pseudo-channel takes one read and one
-  // write a cycle; ports asking for the same channel are served round-robin (the first port
-  // considered rotates every cycle). Each port gets at most one read response a cycle.
   void inject_fault(uint64_t cycle) {
     V& t = *top_;
     t.imem_wr_valid_i = 0;
@@ -184,70 +150,55 @@ class CoreBench {
     }
   }
 
+  // One clock cycle (run cycle `cycle`: it rotates the fabric's port priority) with the HBM
+  // fabric behind the DMA ports.
   void step(uint64_t cycle) {
     V& t = *top_;
-    std::array<int, kDmaPorts> rd_ch{}, wr_ch{};
-    std::vector<bool> rd_taken(kHbmChannels), wr_taken(kHbmChannels);
-    uint32_t rd_ready = 0, wr_ready = 0;
-    for (int i = 0; i < kDmaPorts; ++i) {
-      const int p = static_cast<int>((cycle + static_cast<uint64_t>(i)) % kDmaPorts);
-      rd_ch[p] = channel_of(t.hbm_rd_addr_o[p]);
-      wr_ch[p] = channel_of(t.hbm_wr_addr_o[p]);
-      const auto rc = static_cast<size_t>(rd_ch[p]), wc = static_cast<size_t>(wr_ch[p]);
-      if ((t.hbm_rd_valid_o >> p & 1) && !rd_taken[rc] && channels_[rc].ready(false)) {
-        rd_taken[rc] = true;
-        rd_ready |= 1u << p;
-      }
-      if ((t.hbm_wr_valid_o >> p & 1) && !wr_taken[wc] && channels_[wc].ready(true)) {
-        wr_taken[wc] = true;
-        wr_ready |= 1u << p;
-      }
+    std::array<uint64_t, kDmaPorts> rd_addr{}, wr_addr{};
+    for (int p = 0; p < kDmaPorts; ++p) {
+      rd_addr[p] = t.hbm_rd_addr_o[p];
+      wr_addr[p] = t.hbm_wr_addr_o[p];
     }
+    const uint32_t rd_ready = hbm_.grant(false, t.hbm_rd_valid_o, rd_addr.data(), cycle);
+    const uint32_t wr_ready = hbm_.grant(true, t.hbm_wr_valid_o, wr_addr.data(), cycle);
     t.hbm_rd_ready_i = rd_ready;
     t.hbm_wr_ready_i = wr_ready;
     uint32_t rsp_valid = 0;
     for (int p = 0; p < kDmaPorts; ++p) {
-      const auto& q = responses_[static_cast<size_t>(p)];
-      if (q.empty()) continue;
+      const auto rsp = hbm_.response(p);
+      if (!rsp) continue;
       rsp_valid |= 1u << p;
-      t.hbm_rsp_id_i[p] = q.front().id & ((1u << kPortShift) - 1);
+      t.hbm_rsp_id_i[p] = rsp->id;
       for (int w = 0; w < 4; ++w) {
-        t.hbm_rsp_data_i[8 * p + 2 * w] = static_cast<uint32_t>(q.front().data[w]);
-        t.hbm_rsp_data_i[8 * p + 2 * w + 1] = static_cast<uint32_t>(q.front().data[w] >> 32);
+        t.hbm_rsp_data_i[8 * p + 2 * w] = static_cast<uint32_t>(rsp->data[w]);
+        t.hbm_rsp_data_i[8 * p + 2 * w + 1] = static_cast<uint32_t>(rsp->data[w] >> 32);
       }
     }
     t.hbm_rsp_valid_i = rsp_valid;
     inject_fault(cycle);
-    t.clk_i = 0;
-    t.eval();
-    dump(2 * cycle, cycle);
-    if (lockstep_ && t.running_o) observe(cycle, wr_ready);
+    bench_.fall();
+    if (lockstep_ && t.running_o) observe(bench_.cycle(), wr_ready);
     for (int p = 0; p < kDmaPorts; ++p) {
       if (rd_ready >> p & 1) {
         model::HbmRequest q;
         q.addr = t.hbm_rd_addr_o[p];
-        q.id = t.hbm_rd_id_o[p] | static_cast<uint32_t>(p) << kPortShift;
-        channels_[static_cast<size_t>(rd_ch[p])].offer(q);
+        q.id = t.hbm_rd_id_o[p];
+        hbm_.offer(p, q);
       }
       if (wr_ready >> p & 1) {
         model::HbmRequest q;
         q.write = true;
         q.addr = t.hbm_wr_addr_o[p];
-        q.id = t.hbm_wr_id_o[p] | static_cast<uint32_t>(p) << kPortShift;
+        q.id = t.hbm_wr_id_o[p];
         for (int w = 0; w < 4; ++w)
           q.data[w] = (static_cast<uint64_t>(t.hbm_wr_data_o[8 * p + 2 * w + 1]) << 32) |
                       t.hbm_wr_data_o[8 * p + 2 * w];
-        channels_[static_cast<size_t>(wr_ch[p])].offer(q);
+        hbm_.offer(p, q);
       }
-      if (rsp_valid >> p & 1) responses_[static_cast<size_t>(p)].pop_front();
+      if (rsp_valid >> p & 1) hbm_.pop(p);
     }
-    for (auto& ch : channels_) {
-      const auto s = ch.step();
-      if (s.has_response) responses_[s.response.id >> kPortShift].push_back(s.response);
-    }
-    t.clk_i = 1;
-    t.eval();
-    dump(2 * cycle + 1, cycle);
+    hbm_.step();
+    bench_.rise();
   }
 
   // ---- lockstep ----------------------------------------------------------------------------
@@ -375,8 +326,7 @@ class CoreBench {
         for (uint64_t i = 0; i < bytes.size(); ++i) {
           const uint64_t a = d.addr + i;
           auto it = hbm_lines.find(a / kLine * kLine);
-          if (it == hbm_lines.end())
-            it = hbm_lines.emplace(a / kLine * kLine, channels_[static_cast<size_t>(channel_of(a))].peek(a / kLine * kLine)).first;
+          if (it == hbm_lines.end()) it = hbm_lines.emplace(a / kLine * kLine, hbm_.peek(a)).first;
           auto& word = it->second[(a % kLine) / 8];
           const int shift = static_cast<int>(a % 8) * 8;
           word = (word & ~(0xFFull << shift)) | (static_cast<uint64_t>(bytes[i]) << shift);
@@ -390,7 +340,7 @@ class CoreBench {
           }
       }
     }
-    for (const auto& [a, v] : hbm_lines) channels_[static_cast<size_t>(channel_of(a))].preload(a, v);
+    for (const auto& [a, v] : hbm_lines) hbm_.preload(a, v);
     for (const auto& [a, bytes] : sbuf_lines) {
       // SBUF starts at zero on both cores (the end-state comparison covers every byte): a line
       // of zeros needs no debug-port cycle.
@@ -444,7 +394,7 @@ class CoreBench {
     return words;
   }
   uint8_t hbm_byte(uint64_t a) const {
-    const HbmData d = channels_[static_cast<size_t>(channel_of(a))].peek(a / kLine * kLine);
+    const HbmData d = hbm_.peek(a);
     return static_cast<uint8_t>(d[(a % kLine) / 8] >> ((a % 8) * 8));
   }
   std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) {
@@ -510,13 +460,18 @@ class CoreBench {
     }
   }
 
-  void mismatch(CoreSimResult& r, const std::string& what) {
-    if (!r.match) return;
-    r.match = false;
-    r.mismatch = what;
+  // The first thing found wrong, with the command that reruns the case (the lockstep checker's
+  // reports carry their own, with the waves window).
+  void fail(CoreSimResult& r, uint64_t cycle, const std::string& what) {
+    if (!r.ok) return;
+    r.ok = false;
+    r.fail_cycle = cycle;
+    r.failure = what;
+    if (what.find("reproduce") == std::string::npos) r.failure += "\n  reproduce: " + reproduce_;
   }
 
-  void compare(CoreSimResult& r) {
+  void compare(CoreSimResult& r, uint64_t run_end) {
+    const auto mismatch = [&](CoreSimResult& res, const std::string& what) { fail(res, run_end, what); };
     model::CoreModel& golden = lockstep_->golden_model();
     r.golden = lockstep_->golden();
     r.compared = true;
@@ -538,7 +493,7 @@ class CoreBench {
                                      describe_instruction(prog_, r.error_queue, r.error_pc),
                                      describe_instruction(prog_, g.error_queue, g.error_index)));
     if (r.status != CoreStatus::kDone) return;  // the state after a stop depends on timing
-    lockstep_->finish(r.cycles_run);
+    lockstep_->finish(run_end);
     if (lockstep_->failed()) return mismatch(r, lockstep_->failure());
     for (int s = 0; s < model::kNumSemaphores; ++s)
       if (g.semaphores[s] != r.semaphores[s])
@@ -546,7 +501,7 @@ class CoreBench {
                                        g.semaphores[s]));
     // Every SBUF byte.
     model::Sbuf& gs = golden.sbuf();
-    for (int p = 0; p < size_ && r.match; ++p)
+    for (int p = 0; p < size_ && r.ok; ++p)
       for (uint64_t off = 0; off + kLine <= model::kSbufPartitionStride; off += kLine) {
         const auto line = sbuf_line(static_cast<uint64_t>(p) * model::kSbufPartitionStride + off);
         for (uint64_t b = 0; b < kLine; ++b) {
@@ -559,7 +514,7 @@ class CoreBench {
       }
     // Every HBM burst either side wrote (or that was loaded).
     std::set<uint64_t> bursts;
-    for (const auto& ch : channels_)
+    for (const auto& ch : hbm_.channels())
       for (const auto& [a, d] : ch.store()) bursts.insert(a);
     for (const auto& in : prog_.queues[static_cast<int>(isa::Queue::kSp)])
       if (in.opcode == isa::Opcode::kDmaCopy && in.dma.to_hbm &&
@@ -596,13 +551,10 @@ class CoreBench {
   const model::Program& prog_;
   const CoreSimOptions& opt_;
   int size_;
-  model::HbmConfig hc_;
-  std::vector<model::HbmChannel> channels_;
-  std::array<std::deque<model::HbmReadResponse>, kDmaPorts> responses_;  // per DMA port
-  std::unique_ptr<VerilatedContext> context_;
-  std::unique_ptr<V> top_;
-  std::unique_ptr<CoverageDump> coverage_;  // after top_: written before the model goes
-  std::unique_ptr<VerilatedFstC> fst_;
+  Bench<V> bench_;
+  V* top_;
+  HbmFabric hbm_;
+  std::string reproduce_;  // the command that reruns this case
   std::unique_ptr<Lockstep> lockstep_;
   int psum_banks_ = model::TensorEngineConfig{}.psum_banks;
   int psum_elems_ = model::TensorEngineConfig{}.bank_elements;

@@ -1,6 +1,7 @@
 #pragma once
-// The RTL NeuronCore (rtl/core/nc_core.sv, Verilated) running a Program, with the HBM reference
-// controller (model::HbmChannel, 16 pseudo-channels, 4 GiB) behind its DMA ports, and, for
+// The RTL NeuronCore (rtl/core/nc_core.sv, Verilated) running a Program, with the HBM fabric
+// (tb/hbm/hbm_fabric.h: 16 pseudo-channels, 4 GiB, the timing checker on each) behind its four
+// DMA ports, and, for
 // co-simulation, the golden core (model::CoreModel) run on the same program and tensors.
 //
 // Co-simulation runs the golden core first, then checks the RTL in lockstep as it runs
@@ -21,6 +22,7 @@
 
 #include "model/core/core_model.h"
 #include "model/core/program.h"
+#include "tb/common/bench_options.h"
 
 namespace ncore::tb {
 
@@ -36,13 +38,14 @@ enum class CoreFault {
   kPsumDebugReadWhileRunning,  // a PSUM debug read while the queues run: PsumDebugReadOnlyWhenStopped
 };
 
-struct CoreSimOptions {
+// Watchdog (the RTL's own: cycles without any progress), waves and reproduce: BenchOptions. The
+// seed is not used (a program's data comes from its init= declarations); there is no
+// X-propagation build of the core.
+struct CoreSimOptions : BenchOptions {
+  CoreSimOptions() { watchdog = 1'000'000; }
   int size = 128;                  // one of core_rtl_sizes()
   bool cosim = true;               // also run the golden core and compare
-  uint64_t watchdog = 1'000'000;   // the RTL's: cycles without any progress
   uint64_t max_cycles = 200'000'000;  // the harness's own limit
-  std::string waves;               // FST file; empty: none
-  uint64_t waves_from = 0, waves_to = UINT64_MAX;  // cycles dumped
   uint64_t progress_every = 0;     // call `progress` every so many cycles (0: never)
   std::function<void(uint64_t cycle, uint64_t issued, uint64_t total)> progress;
   // Test of the checker: flip bit 0 of this SBUF byte (flat address) in the RTL after the run.
@@ -56,9 +59,8 @@ struct CoreSimOptions {
   // Test of the lockstep checker: flip bit 0 of this SBUF byte (flat address) in the RTL through
   // the debug port at this run cycle (first), as a register upset would.
   std::optional<std::pair<uint64_t, uint64_t>> upset_sbuf;
-  // The command that reruns this case, for the lockstep checker's report (it adds the waves
-  // options); empty: "ncore run <program name> --engine cosim --size N".
-  std::string reproduce;
+  // `reproduce`, the command that reruns this case, goes into the checkers' reports (the lockstep
+  // checker adds the waves options); empty: "ncore run <program name> --engine cosim --size N".
   CoreFault fault = CoreFault::kNone;
 };
 
@@ -66,7 +68,10 @@ struct CoreRtlQueue {
   uint64_t issued = 0, wait_cycles = 0, busy_cycles = 0;
 };
 
-struct CoreSimResult {
+// ok and failure: the co-simulation and the HBM timing checker found nothing wrong (without
+// cosim, only the timing checker), or the first thing wrong. cycles: the RTL's cycle counter.
+// The RTL run's own outcome (done, an error, a deadlock) is status, error and message.
+struct CoreSimResult : BenchResult {
   // The RTL run.
   model::CoreStatus status = model::CoreStatus::kDone;
   model::CoreError error = model::CoreError::kNone;
@@ -74,17 +79,12 @@ struct CoreSimResult {
   uint64_t error_pc = 0;
   int error_detail = 0;
   std::string message;             // error, deadlock or watchdog report; "" when done
-  uint64_t cycles = 0;
-  uint64_t cycles_run = 0;         // the harness's cycles from start (the waves' cycle numbers)
   std::array<CoreRtlQueue, isa::kNumQueue> queues{};
   uint64_t te_macs = 0, te_stream_cycles = 0, dma_bursts = 0;
   std::array<uint32_t, model::kNumSemaphores> semaphores{};
-  double wall_seconds = 0;
   double te_utilization(int size) const;   // MACs / (cycles * size^2)
   // Co-simulation.
   bool compared = false;
-  bool match = true;
-  std::string mismatch;            // the first difference
   uint64_t sbuf_bytes_compared = 0, hbm_bytes_compared = 0, psum_words_compared = 0;
   // Lockstep: instructions whose writes were compared as they committed, their 32-byte lines,
   // semaphore signals checked.

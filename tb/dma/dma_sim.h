@@ -1,6 +1,6 @@
 #pragma once
-// The DMA engines' RTL (Verilated) driving the HBM reference controller (model::HbmChannel, one
-// per pseudo-channel) and an SBUF model. Every list completion is compared with what the lists
+// The DMA engines' RTL (Verilated) driving the HBM fabric (tb/hbm/hbm_fabric.h: the reference
+// controller of every pseudo-channel behind one port) and an SBUF model. Every list completion is compared with what the lists
 // say (engine, error flag); at the end every byte of SBUF and every HBM burst the descriptors
 // touch is compared with the descriptors applied in order, engine by engine; the HBM commands
 // pass the independent timing checker. Random back-pressure on the descriptor port.
@@ -12,6 +12,7 @@
 #include "model/dma/dma.h"
 #include "model/hbm/channel.h"
 #include "model/hbm/hbm.h"
+#include "tb/common/bench_options.h"
 
 namespace ncore::tb {
 
@@ -30,25 +31,21 @@ enum class DmaFault {
   kUpsetStageFull,  // StageNeverOverflows: the staging FIFO shown full as SBUF data arrives
 };
 
-struct DmaSimOptions {
-  uint64_t seed = 1;
+// Seed, watchdog, waves and reproduce: BenchOptions (no X-propagation build).
+struct DmaSimOptions : BenchOptions {
+  DmaSimOptions() { watchdog = 200'000; }
   double stall = 0.0;          // chance the descriptor port holds back a descriptor a cycle
-  uint64_t watchdog = 200000;  // cycles without progress before the run is declared hung
-  std::string waves;           // FST file; empty: none
   model::HbmConfig hbm;        // the HBM behind the engines
   DmaFault fault = DmaFault::kNone;
 };
 
-struct DmaSimResult {
-  bool ok = true;
-  std::string failure;
-  uint64_t cycles = 0;
+// ok, failure, cycles (from reset to the last engine idle) and wall time: BenchResult.
+struct DmaSimResult : BenchResult {
   uint64_t bursts = 0;               // bursts moved (RTL counter)
   uint64_t lists_done = 0;           // completions seen and matched
   uint64_t sbuf_checked = 0, hbm_checked = 0;  // bursts compared at the end
   int err_code = 0;                  // the RTL's sticky error code
   model::HbmStats hbm;               // the HBM's figures over the run
-  double wall_seconds = 0;
 };
 
 DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions& options);

@@ -1,18 +1,15 @@
 #include "tb/hbm/hbm_sim.h"
 
-#include <chrono>
 #include <deque>
-#include <filesystem>
 #include <memory>
 #include <unordered_map>
 
 #include <fmt/format.h>
 #include <verilated.h>
-#include <verilated_fst_c.h>
 
 #include "Vnc_hbm.h"
 #include "model/common/error.h"
-#include "tb/common/harness.h"
+#include "tb/common/bench.h"
 #include "tb/common/wide.h"
 #include "model/common/numerics.h"
 
@@ -108,8 +105,9 @@ class Channel {
   };
 
   // One clock cycle with these requests on the ports. Compares with the reference as it goes.
-  Outcome cycle(uint64_t now, const HbmBurst* rd, const HbmBurst* wr, VerilatedFstC* fst,
-                bool dump, bool spurious_data = false) {
+  // `waves`: the channel whose FST is written, or null.
+  Outcome cycle(uint64_t now, const HbmBurst* rd, const HbmBurst* wr, Waves* waves = nullptr,
+                bool spurious_data = false) {
     Outcome out;
     Vnc_hbm& t = *top_;
     t.rd_req_valid_i = rd != nullptr;
@@ -128,7 +126,7 @@ class Channel {
     if (data_due) to_wide(device_reads_.front().second, t.dram_rd_data_i);
     t.clk_i = 0;
     t.eval();
-    if (dump) fst->dump(2 * now);
+    if (waves) waves->dump(now, false);
 
     out.rd_accepted = rd && t.rd_req_ready_o;
     out.wr_accepted = wr && t.wr_req_ready_o;
@@ -192,7 +190,7 @@ class Channel {
     }
     t.clk_i = 1;
     t.eval();
-    if (dump) fst->dump(2 * now + 1);
+    if (waves) waves->dump(now, true);
     return out;
   }
 
@@ -236,10 +234,9 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
                          const HbmSimOptions& options,
                          std::vector<std::vector<HbmCommand>>* commands) {
   require_rtl_shape(config);
-  const auto wall_start = std::chrono::steady_clock::now();
-  auto context = std::make_unique<VerilatedContext>();
-  context->randSeed(static_cast<int>(options.seed & 0x7FFFFFFF));
-  if (!options.waves.empty()) context->traceEverOn(true);
+  if (options.xprop_seed != 0) throw Error("HBM harness: there is no X-propagation build of the controller");
+  const WallClock wall;
+  auto context = make_context(options);
   const int channels = config.channels;
   std::vector<std::unique_ptr<Channel>> ch;
   std::vector<model::HbmPlayer> players;
@@ -253,8 +250,8 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
                 : options.fault == HbmFault::kUpsetRefreshDebt ? 2 : 0;
   }
   const CoverageDump coverage(*context, "hbm");
-  std::unique_ptr<VerilatedFstC> fst;
-  if (!options.waves.empty()) fst = open_fst(ch[0]->top(), options.waves);
+  Waves waves;
+  waves.open(ch[0]->top(), options);
   if (commands) commands->assign(static_cast<size_t>(channels), {});
   auto expected = model::hbm_expected_reads(bursts);
   model::HbmStatsBuilder stats(config, bursts.size(), options.timeline_window);
@@ -262,10 +259,13 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
   const auto chance = [&] { return (rng.next() >> 11) * 0x1.0p-53; };
   std::vector<std::array<const HbmBurst*, 2>> offering(static_cast<size_t>(channels), {nullptr, nullptr});
   HbmSimResult result;
+  Failure fail(result, options);
   HbmBurst changed;            // kRdPayloadChangesWhileStalled: the read, readdressed
   std::vector<bool> rd_stalled(static_cast<size_t>(channels), false);  // not taken last cycle
   size_t done = 0;
-  uint64_t last_progress = 0, cycle = 0;
+  // The cycle is the controllers' own (their commands carry it), from the end of reset.
+  uint64_t cycle = 0;
+  Watchdog watchdog(options.watchdog);
   for (;; ++cycle) {
     bool all_idle = true;
     for (int c = 0; c < channels && result.ok; ++c) {
@@ -275,7 +275,6 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
       for (bool w : {false, true})
         if (offer[w] == nullptr && !(options.stall > 0 && chance() < options.stall))
           offer[w] = player.head(w, cycle);
-      const bool dump = fst && c == 0 && cycle >= options.wave_from && cycle <= options.wave_to;
       const HbmBurst* rd = offer[0];
       if (options.fault == HbmFault::kRdPayloadChangesWhileStalled && rd &&
           rd_stalled[static_cast<size_t>(c)]) {
@@ -285,7 +284,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
       }
       const bool spurious = options.fault == HbmFault::kDramDataWithoutRead && cycle == 3;
       const auto out =
-          ch[static_cast<size_t>(c)]->cycle(cycle, rd, offer[1], fst.get(), dump, spurious);
+          ch[static_cast<size_t>(c)]->cycle(cycle, rd, offer[1], c == 0 ? &waves : nullptr, spurious);
       rd_stalled[static_cast<size_t>(c)] = rd != nullptr && !out.rd_accepted;
       result.rd_port_stalls += rd_stalled[static_cast<size_t>(c)];
       for (bool w : {false, true})
@@ -293,7 +292,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
           stats.accepted(offer[w]->request.id, cycle);
           player.accept(w);
           offer[w] = nullptr;
-          last_progress = cycle;
+          watchdog.progress(cycle);
         }
       for (const HbmCommand* cmd : {&out.row, &out.col}) {
         if (cmd->cmd == HbmCmd::kNone) continue;
@@ -302,7 +301,7 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
         if (options.check) ++result.commands_compared;
         if (cmd->cmd == HbmCmd::kRd || cmd->cmd == HbmCmd::kWr) {
           ++done;
-          last_progress = cycle;
+          watchdog.progress(cycle);
         }
       }
       std::string failure = out.failure;
@@ -311,44 +310,31 @@ HbmSimResult run_hbm_rtl(const std::vector<HbmBurst>& bursts, const HbmConfig& c
         stats.response(out.response_id, cycle);
         ++result.responses_checked;
       }
-      if (!failure.empty()) {
-        result.ok = false;
-        result.failure = fmt::format("channel {}, cycle {}: {} (seed {})", c, cycle, failure,
-                                     options.seed);
-      }
+      if (!failure.empty()) fail(cycle, fmt::format("channel {}: {}", c, failure));
       if (!player.done() || offer[0] || offer[1] || !ch[static_cast<size_t>(c)]->idle())
         all_idle = false;
     }
     if (!result.ok) break;
     stats.end_of_cycle(cycle);
     if (all_idle && done == bursts.size()) break;
-    if (cycle - last_progress > options.watchdog) {
-      result.ok = false;
-      result.failure = fmt::format("watchdog: no progress for {} cycles at cycle {} ({} of {} "
-                                   "bursts served; seed {})", options.watchdog, cycle, done,
-                                   bursts.size(), options.seed);
+    if (watchdog.expired(cycle)) {
+      fail(cycle, fmt::format("{} ({} of {} bursts served)", watchdog.report(), done, bursts.size()));
       break;
     }
   }
+  result.cycles = cycle;
   result.cycles_compared = options.check ? cycle + 1 : 0;
-  if (result.ok && !expected.empty()) {
-    result.ok = false;
-    result.failure = fmt::format("{} reads never returned data", expected.size());
-  }
+  if (!expected.empty()) fail(cycle, fmt::format("{} reads never returned data", expected.size()));
   uint64_t age = 0, urgent_wait = 0;
   for (int c = 0; c < channels && result.ok && options.check; ++c) {
     const auto mismatch = ch[static_cast<size_t>(c)]->counters_mismatch();
-    if (!mismatch.empty()) {
-      result.ok = false;
-      result.failure = fmt::format("channel {}: {}", c, mismatch);
-    }
+    if (!mismatch.empty()) fail(cycle, fmt::format("channel {}: {}", c, mismatch));
     age = std::max(age, ch[static_cast<size_t>(c)]->golden().max_age());
     urgent_wait = std::max(urgent_wait, ch[static_cast<size_t>(c)]->golden().max_urgent_wait());
   }
-  if (fst) fst->close();
+  waves.close();
   result.stats = stats.finish(cycle, age, urgent_wait);
-  result.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  result.wall_seconds = wall.seconds();
   return result;
 }
 

@@ -10,12 +10,12 @@
 // back-pressure: each request port holds off a new request with the --stall chance per cycle.
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "model/hbm/channel.h"
 #include "model/hbm/hbm.h"
+#include "tb/common/bench_options.h"
 
 namespace ncore::tb {
 
@@ -36,13 +36,12 @@ enum class HbmFault {
   kUpsetRefreshDebt,              // RefreshDebtBounded: two refreshes owed past the limit
 };
 
-struct HbmSimOptions {
-  uint64_t seed = 1;
+// Seed, watchdog and waves (of channel 0): BenchOptions (no X-propagation build). Cycle numbers
+// are the controllers' own, from the end of reset.
+struct HbmSimOptions : BenchOptions {
+  HbmSimOptions() { watchdog = 200'000; }
   bool check = true;          // false: the RTL alone (still the timing and data checks)
   double stall = 0.0;         // chance a request port holds back a new request for a cycle
-  uint64_t watchdog = 200000; // cycles without progress before the run is declared hung
-  std::string waves;          // FST of channel 0; empty: none
-  uint64_t wave_from = 0, wave_to = std::numeric_limits<uint64_t>::max();
   uint64_t timeline_window = 0;
   HbmFault fault = HbmFault::kNone;
   // The RTL sees every request id multiplied by an odd constant (a bijection on 32 bits), so
@@ -50,15 +49,13 @@ struct HbmSimOptions {
   bool scramble_ids = false;
 };
 
-struct HbmSimResult {
-  bool ok = true;
-  std::string failure;
+// ok, failure, cycles (the last cycle run) and wall time: BenchResult.
+struct HbmSimResult : BenchResult {
   model::HbmStats stats;
   uint64_t commands_compared = 0;  // row and column commands compared with the model
   uint64_t responses_checked = 0;  // read responses compared with the model and the memory
   uint64_t cycles_compared = 0;
   uint64_t rd_port_stalls = 0;     // cycles a read request was offered and not taken
-  double wall_seconds = 0;
 };
 
 HbmSimResult run_hbm_rtl(const std::vector<model::HbmBurst>& bursts,

@@ -9,7 +9,6 @@
 // Random back-pressure on the instruction queue and both SBUF ports comes from the seed.
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,6 +18,7 @@
 #include "model/common/sbuf.h"
 #include "model/tensor/tensor_engine.h"
 #include "model/tensor/tensor_isa.h"
+#include "tb/common/bench_options.h"
 
 namespace ncore::tb {
 
@@ -42,23 +42,16 @@ enum class TeFault {
                                     // and the MM's moving request is held (needs sbuf_stall)
 };
 
-struct TeSimOptions {
+// Seed, watchdog, waves, reproduce and xprop_seed (the X-propagation builds: te_sim_xprop_sizes()):
+// BenchOptions.
+struct TeSimOptions : BenchOptions {
   bool check = true;          // false: RTL alone, no golden model and no comparison
-  uint64_t seed = 1;
   double cmd_stall = 0.0;     // chance the driver holds back the next instruction a cycle
   double sbuf_stall = 0.0;    // chance an SBUF port is not ready in a cycle
-  uint64_t watchdog = 100000; // cycles without any progress before the run is declared hung
-  std::string waves;          // FST file to write; empty: no waves
-  uint64_t wave_from = 0;     // first and last cycle dumped
-  uint64_t wave_to = std::numeric_limits<uint64_t>::max();
   bool readback = true;       // at the end, read back every PSUM word written, all partitions
   double probe_reads = 0.0;   // chance a cycle starts a PSUM read during the run, mostly of a
                               // bank with writes in flight (a bank conflict: held off)
-  std::string reproduce;      // a command that reproduces this run, printed on failure
   TeFault fault = TeFault::kNone;
-  // Nonzero: run the X-propagation build of the array size (Verilated with --x-assign unique
-  // --x-initial unique), its flops without reset and its X assignments random from this seed.
-  uint64_t xprop_seed = 0;
   // Count the functional bins (te_sim.cpp, "functional coverage") even without
   // NCORE_COVERAGE_DIR, so that a test can read them with coverage_bins().
   bool count_bins = false;
@@ -69,11 +62,9 @@ struct TeCounters {
            stall_ls_wait_bank = 0, stall_psum_rd = 0, mm = 0, ls = 0, rejected = 0;
 };
 
-struct TeRunResult {
-  bool ok = true;
-  std::string failure;            // the first mismatch or hang, in full
-  uint64_t fail_cycle = 0;
-  uint64_t cycles = 0;            // first instruction offered to idle
+// ok, failure (the first mismatch or hang), fail_cycle, cycles (first instruction offered to
+// idle) and wall time: BenchResult.
+struct TeRunResult : BenchResult {
   uint64_t psum_writes_checked = 0;
   uint64_t psum_writes_unchecked = 0;  // with check off
   uint64_t mm_checked = 0;        // MMs whose every PSUM write was seen and matched
@@ -82,7 +73,6 @@ struct TeRunResult {
   uint64_t readback_checked = 0;  // PSUM words compared through the read port
   uint64_t probes_checked = 0;    // PSUM reads during the run, compared with the writes seen
   TeCounters counters;
-  double wall_seconds = 0.0;
 };
 
 class TeSim {

@@ -1,16 +1,14 @@
 #include "tb/vector/ve_sim.h"
 
 #include <deque>
-#include <filesystem>
 #include <memory>
 #include <type_traits>
 
 #include <fmt/format.h>
 #include <verilated.h>
-#include <verilated_fst_c.h>
 
 #include "model/common/error.h"
-#include "tb/common/harness.h"
+#include "tb/common/bench.h"
 #include "tb/common/wide.h"
 #include "ve_models.h"
 
@@ -71,29 +69,18 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   model::VeMemory golden = mem;
   VeSimResult r;
 
-  auto context = std::make_unique<VerilatedContext>();
-  context->randSeed(static_cast<int>(opt.seed & 0x7FFFFFFF));
-  if (opt.xprop_seed != 0) {
-    context->randReset(2);  // every unreset flop and X assignment random
-    context->randSeed(static_cast<int>(opt.xprop_seed & 0x7FFFFFFF));
-  }
-  if (!opt.waves.empty()) context->traceEverOn(true);
-  auto top = std::make_unique<V>(context.get(), "ve");
-  const CoverageDump coverage(*context, fmt::format("{}_{}", cfg.scalar_engine ? "scalar" : "vector", lanes));
-  std::unique_ptr<VerilatedFstC> fst;
-  if (!opt.waves.empty()) fst = open_fst(*top, opt.waves);
-  V& t = *top;
-  auto dump = [&](uint64_t time) {
-    if (fst && time / 2 >= opt.wave_from && time / 2 <= opt.wave_to) fst->dump(time);
-  };
+  const WallClock wall;
+  Bench<V> bench(opt, fmt::format("{}_{}", cfg.scalar_engine ? "scalar" : "vector", lanes), "ve");
+  V& t = bench.top();
   t.cmd_valid_i = 0;
   t.rd_rsp_valid_i = 0;
   t.upset_i = opt.fault == VeFault::kUpsetStateIdle ? 1 : opt.fault == VeFault::kUpsetProduced ? 2 : 0;
-  hold_in_reset(t);
+  bench.reset();
   for (int l = 0; l < lanes; ++l)
     r.powerup_signature = (r.powerup_signature ^ t.wr_data_o[l]) * 0x100000001B3ull;
 
-  uint64_t cycle = 0, last_progress = 0, accepted_at = 0;
+  uint64_t cycle = 0, accepted_at = 0;  // cycle: from the end of reset
+  Watchdog watchdog(opt.watchdog);
   size_t next = 0;          // next instruction to offer
   bool offering = false;
   int running = -1;         // instruction in the engine
@@ -105,13 +92,8 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   bool fault_done = false;
   bool held_off = false;  // the instruction offered last cycle was not taken
 
-  const auto fail = [&](const std::string& why) {
-    if (!r.ok) return;
-    r.ok = false;
-    r.failure = fmt::format("cycle {}: {} (seed {})", cycle, why, opt.seed);
-    if (!opt.reproduce.empty()) r.failure += "\n  reproduce: " + opt.reproduce;
-    if (!opt.waves.empty()) r.failure += "\n  waves: " + opt.waves;
-  };
+  Failure failure(r, opt, fmt::format("{} lanes", lanes));
+  const auto fail = [&](const std::string& why) { failure(bench.cycle(), why); };
 
   for (; r.ok; ++cycle) {
     if (!offering && next < program.size() && !chance(rng, opt.cmd_stall)) offering = true;
@@ -134,9 +116,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       t.rd_rsp_valid_i = 1;
       fault_done = true;
     }
-    t.clk_i = 0;
-    t.eval();
-    dump(2 * cycle);
+    bench.fall();
 
     if (rsp) reads.pop_front();
     if (offering && t.cmd_ready_o) {
@@ -154,7 +134,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       }
       ++next;
       offering = false;
-      last_progress = cycle;
+      watchdog.progress(cycle);
     }
     held_off = offering;
     if (held_off) ++r.cmd_held_off;
@@ -181,7 +161,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       reads.push_back(std::move(p));
     }
     if (t.wr_valid_o && t.wr_ready_i) {
-      last_progress = cycle;
+      watchdog.progress(cycle);
       const auto space = static_cast<model::MemSpace>(t.wr_space_o);
       const int bytes = t.wr_bytes_o;
       const uint32_t addr = t.wr_addr_o;
@@ -235,7 +215,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       }
     }
     if (t.done_valid_o) {
-      last_progress = cycle;
+      watchdog.progress(cycle);
       if (running < 0) {
         fail("a completion with no instruction running");
         break;
@@ -258,16 +238,10 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       r.instr_cycles.push_back(cycle - accepted_at + 1);
       running = -1;
     }
-    t.clk_i = 1;
-    t.eval();
-    dump(2 * cycle + 1);
+    bench.rise();
     if (next == program.size() && running < 0 && !offering && t.idle_o && reads.empty()) break;
-    if (cycle - last_progress > opt.watchdog) {
-      fail(fmt::format("watchdog: no progress for {} cycles (instruction {} running)",
-                       opt.watchdog, running));
-    }
+    if (watchdog.expired(cycle)) fail(fmt::format("{} (instruction {} running)", watchdog.report(), running));
   }
-  if (fst) fst->close();
   r.cycles = cycle;
   r.counters = {t.cnt_busy_o,     t.cnt_rd_stall_o, t.cnt_wr_stall_o, t.cnt_credit_stall_o,
                 t.cnt_elements_o, t.cnt_executed_o, t.cnt_refused_o};
@@ -290,6 +264,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
     if (r.ok && r.writes_compared + r.refusals_compared == 0 && !program.empty())
       fail("the co-simulation compared nothing");
   }
+  r.wall_seconds = wall.seconds();
   return r;
 }
 

@@ -10,11 +10,11 @@
 // (no stray writes). SBUF/PSUM ports get random back-pressure and random read latency.
 
 #include <cstdint>
-#include <limits>
 #include <string>
 #include <vector>
 
 #include "model/vector/vector_engine.h"
+#include "tb/common/bench_options.h"
 
 namespace ncore::tb {
 
@@ -29,22 +29,15 @@ enum class VeFault {
   kUpsetProduced,            // VeProducedBound: more elements produced than the destination has
 };
 
-struct VeSimOptions {
+// Seed, watchdog, waves, reproduce and xprop_seed (the X-propagation build has 8 lanes):
+// BenchOptions.
+struct VeSimOptions : BenchOptions {
   bool check = true;            // false: RTL alone, no golden model and no comparison
-  uint64_t seed = 1;
   double cmd_stall = 0.0;       // chance the driver holds back the next instruction a cycle
   double rd_stall = 0.0;        // chance the read port is not ready in a cycle
   double wr_stall = 0.0;        // chance the write port is not ready in a cycle
   int rsp_extra_latency = 0;    // read responses come 1 + [0, this] cycles after the request
-  uint64_t watchdog = 100000;   // cycles without progress before the run is declared hung
-  std::string waves;            // FST file; empty: none
-  uint64_t wave_from = 0;
-  uint64_t wave_to = std::numeric_limits<uint64_t>::max();
-  std::string reproduce;        // printed on failure
   VeFault fault = VeFault::kNone;
-  // Nonzero: run the X-propagation build (8 lanes; Verilated with --x-assign unique
-  // --x-initial unique), its flops without reset and its X assignments random from this seed.
-  uint64_t xprop_seed = 0;
 };
 
 struct VeCounters {
@@ -52,10 +45,9 @@ struct VeCounters {
            refused = 0;
 };
 
-struct VeSimResult {
-  bool ok = true;
-  std::string failure;            // the first mismatch or protocol problem
-  uint64_t cycles = 0;
+// ok, failure (the first mismatch or protocol problem), cycles (from reset to the last
+// instruction done and the engine idle) and wall time: BenchResult.
+struct VeSimResult : BenchResult {
   uint64_t writes_compared = 0;   // lane-writes (one element of every active partition)
   uint64_t lanes_compared = 0;    // element values compared
   uint64_t refusals_compared = 0;

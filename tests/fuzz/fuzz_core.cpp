@@ -100,7 +100,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string what = fmt::format("queue {}:\n{}", model::queue_name(queue), listing);
   if (r.status == model::CoreStatus::kWatchdog && r.cycles >= kMaxCycles) return 0;  // long, not hung
   fuzz::check(r.compared, "nothing compared\n" + what);
-  fuzz::check(r.match, fmt::format("RTL and golden core differ: {}\n{}RTL: {} {}", r.mismatch, what,
+  fuzz::check(r.ok, fmt::format("RTL and golden core differ: {}\n{}RTL: {} {}", r.failure, what,
                                    model::core_status_name(r.status), r.message));
   return 0;
 }

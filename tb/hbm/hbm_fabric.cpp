@@ -1,0 +1,95 @@
+#include "tb/hbm/hbm_fabric.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace ncore::tb {
+
+HbmFabric::HbmFabric(const model::HbmConfig& config, int ports)
+    : config_(config), capacity_(model::hbm_capacity_bytes(config.channels)),
+      responses_(static_cast<size_t>(ports)) {
+  config_.validate();
+  for (int c = 0; c < config_.channels; ++c) {
+    channels_.emplace_back(config_);
+    checkers_.emplace_back(config_);
+  }
+}
+
+int HbmFabric::channel_of(uint64_t addr) const {
+  return model::hbm_map(addr % capacity_ / kBurst * kBurst, config_.channels, config_.xor_hash).channel;
+}
+
+void HbmFabric::preload(uint64_t addr, const model::HbmData& data) {
+  channel(channel_of(addr)).preload(addr / kBurst * kBurst, data);
+}
+
+model::HbmData HbmFabric::peek(uint64_t addr) const {
+  return channels_[static_cast<size_t>(channel_of(addr))].peek(addr / kBurst * kBurst);
+}
+
+uint32_t HbmFabric::grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) const {
+  const int ports = static_cast<int>(responses_.size());
+  std::vector<bool> taken(channels_.size());
+  uint32_t ready = 0;
+  for (int i = 0; i < ports; ++i) {
+    const int p = static_cast<int>((cycle + static_cast<uint64_t>(i)) % static_cast<uint64_t>(ports));
+    if (!(valid >> p & 1)) continue;
+    const auto c = static_cast<size_t>(channel_of(addrs[p]));
+    if (taken[c] || !channels_[c].ready(write)) continue;
+    taken[c] = true;
+    ready |= 1u << p;
+  }
+  return ready;
+}
+
+void HbmFabric::offer(int port, model::HbmRequest request) {
+  const int c = channel_of(request.addr);
+  request.id |= static_cast<uint32_t>(port) << kPortShift;
+  channel(c).offer(request);
+}
+
+std::optional<model::HbmReadResponse> HbmFabric::response(int port) const {
+  const auto& q = responses_[static_cast<size_t>(port)];
+  if (q.empty()) return std::nullopt;
+  model::HbmReadResponse r = q.front();
+  r.id &= (1u << kPortShift) - 1;
+  return r;
+}
+
+void HbmFabric::step(model::HbmStatsBuilder* stats) {
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    const auto s = channels_[c].step();
+    for (const auto* cmd : {&s.row, &s.col}) {
+      if (cmd->cmd == model::HbmCmd::kNone) continue;
+      if (stats) stats->command(*cmd);
+      checkers_[c].observe(*cmd);
+    }
+    if (s.has_response) responses_[s.response.id >> kPortShift].push_back(s.response);
+  }
+  ++steps_;
+}
+
+bool HbmFabric::idle() const {
+  for (const auto& ch : channels_)
+    if (!ch.idle()) return false;
+  for (const auto& q : responses_)
+    if (!q.empty()) return false;
+  return true;
+}
+
+std::string HbmFabric::finish() {
+  for (size_t c = 0; c < checkers_.size(); ++c) {
+    checkers_[c].finish(steps_ ? steps_ - 1 : 0);
+    if (!checkers_[c].ok()) return fmt::format("HBM channel {}: timing checker: {}", c, checkers_[c].failure());
+  }
+  return {};
+}
+
+uint64_t HbmFabric::max_age() const {
+  uint64_t age = 0;
+  for (const auto& ch : channels_) age = std::max(age, ch.max_age());
+  return age;
+}
+
+}  // namespace ncore::tb
