@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <functional>
@@ -415,6 +416,8 @@ class Assembler {
     d.hbm = t[2].text == "hbm";
     bool have_addr = false, have_shape = false;
     int shape_col = t[0].col, addr_col = t[0].col;
+    std::string npy_file;  // init=file:PATH, read once the shape and type are known
+    int npy_col = 0;
     for (size_t i = 3; i < t.size(); ++i) {
       auto [key, value] = split_kv(t[i]);
       const int vcol = t[i].col + static_cast<int>(key.size()) + 1;
@@ -450,7 +453,12 @@ class Assembler {
         if (value == "zero") d.init = TensorInit::kZero;
         else if (value == "random") d.init = TensorInit::kRandom;
         else if (value == "ramp") d.init = TensorInit::kRamp;
-        else fail(vcol, fmt::format("expected init=zero|random|ramp, found '{}'", value));
+        else if (value.rfind("file:", 0) == 0 && value.size() > 5) {
+          npy_file = value.substr(5);
+          npy_col = vcol;
+        } else {
+          fail(vcol, fmt::format("expected init=zero|random|ramp|file:PATH.npy, found '{}'", value));
+        }
       } else if (key == "seed") {
         d.seed = static_cast<uint64_t>(eval(value, vcol));
       } else {
@@ -477,6 +485,18 @@ class Assembler {
       if (d.addr > kSbufPartitionStride || bytes > kSbufPartitionStride - d.addr)
         fail(t[0].col, fmt::format("tensor {}: bytes [{}, {}) leave an SBUF partition ({} bytes)",
                                    d.name, d.addr, d.addr + d.bytes(), kSbufPartitionStride));
+    }
+    if (!npy_file.empty()) {
+      // A relative path is the program's folder's.
+      std::filesystem::path path(npy_file);
+      if (path.is_relative()) path = std::filesystem::path(file_).parent_path() / path;
+      try {
+        load_tensor_npy(d, path.string());
+      } catch (const AsmError&) {
+        throw;
+      } catch (const Error& e) {
+        fail(npy_col, e.what());
+      }
     }
     define(t[1], static_cast<int64_t>(d.addr));
     prog_.tensors.push_back(d);

@@ -1,6 +1,9 @@
 #include "model/core/program.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "model/common/npy.h"
 
 namespace ncore::model {
 
@@ -122,6 +125,48 @@ ProgramBuilder::Ref ProgramBuilder::dma(const DmaDescriptor& d, int dma_queue) {
   in.dma = d;
   in.dma.engine = static_cast<uint64_t>(dma_queue);
   return push(isa::Queue::kSp, in);
+}
+
+std::string tensor_npy_descr(DType t) {
+  switch (t) {
+    case DType::kFp32:
+    case DType::kTf32: return "<f4";
+    case DType::kFp16: return "<f2";
+    case DType::kBf16: return "<u2";
+    case DType::kE4m3:
+    case DType::kE5m2: return "|u1";
+    case DType::kInt8: return "|i1";
+    case DType::kInt16: return "<i2";
+    case DType::kInt32: return "<i4";
+  }
+  return "?";
+}
+
+void load_tensor_npy(TensorDecl& d, const std::string& path) {
+  NpyArray a;
+  try {
+    a = read_npy(path);
+  } catch (const Error& e) {
+    throw Error(fmt::format("tensor {}: {}", d.name, e.what()));
+  }
+  const std::string want = tensor_npy_descr(d.dtype);
+  if (a.descr != want)
+    throw Error(fmt::format("tensor {}: {}: expected dtype '{}' ({} is stored as '{}'), found '{}'", d.name, path,
+                            want, dtype_name(d.dtype), want, a.descr));
+  if (a.shape != d.shape)
+    throw Error(fmt::format("tensor {}: {}: expected shape ({}), found ({})", d.name, path, fmt::join(d.shape, ", "),
+                            fmt::join(a.shape, ", ")));
+  d.init = TensorInit::kData;
+  d.data = std::move(a.data);
+  d.data_file = path;
+}
+
+void write_tensor_npy(const TensorDecl& d, const std::vector<uint8_t>& bytes, const std::string& path) {
+  NpyArray a;
+  a.descr = tensor_npy_descr(d.dtype);
+  a.shape = d.shape;
+  a.data = bytes;
+  write_npy(path, a);
 }
 
 }  // namespace ncore::model

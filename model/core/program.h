@@ -19,7 +19,7 @@ inline constexpr uint64_t kCoreHbmBytes = uint64_t{1} << 32;  // one core's HBM 
 inline constexpr size_t kQueueInstructions = 2048;             // instruction memory of one queue
 inline constexpr int kSbufPartitions = 128;
 
-// kData: the bytes given in TensorDecl::data (made in code: tests, and later .npy inputs).
+// kData: the bytes given in TensorDecl::data (made in code, or read from init=file:PATH.npy).
 enum class TensorInit : uint8_t { kNone, kZero, kRandom, kRamp, kData };
 
 // A named region. HBM tensors are byte ranges; SBUF tensors are `shape[0]` partitions from
@@ -35,6 +35,7 @@ struct TensorDecl {
   uint64_t seed = 1;
   bool output = false;  // reported (checksum) and compared in co-simulation
   std::vector<uint8_t> data;  // init kData: bytes in tensor_bytes() order (SBUF: partition by partition)
+  std::string data_file;      // the .npy file `data` came from, if any
   SourceLoc loc;
   uint64_t elements() const;
   uint64_t bytes() const;  // HBM: elements * size; SBUF: per partition
@@ -50,6 +51,16 @@ struct Program {
   const TensorDecl* tensor(std::string_view name) const;
   std::string sem_name(int s) const;  // its name, or "s<N>"
 };
+
+// Tensors as NumPy arrays (.npy) of their declared shape, C order (SBUF: partition first).
+// Storage types: FP32 and TF32 '<f4', FP16 '<f2', INT8/16/32 '|i1' '<i2' '<i4'; BF16 '<u2' and
+// FP8 (E4M3, E5M2) '|u1' hold the raw bits (NumPy has no such types).
+std::string tensor_npy_descr(DType t);
+// Reads `path` as the data of `d` (init becomes kData); throws ncore::Error naming the tensor,
+// the file, what was expected (dtype, shape) and what was found.
+void load_tensor_npy(TensorDecl& d, const std::string& path);
+// Writes a tensor's bytes (tensor_bytes order) to `path` as an array of its shape and type.
+void write_tensor_npy(const TensorDecl& d, const std::vector<uint8_t>& bytes, const std::string& path);
 
 // An error in a program's text: "file:line:col: what was expected, what was found".
 class AsmError : public Error {

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -29,7 +30,19 @@ struct RunOptions {
   int size = 128;
   WavesOptions waves;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
+  std::string outputs;  // folder for the output tensors as .npy
 };
+
+// Every output tensor as DIR/NAME.npy (model/core/program.h gives the storage types); the
+// folder is made.
+void write_outputs(const std::string& dir, const model::Program& prog,
+                   const std::vector<std::pair<std::string, std::vector<uint8_t>>>& outputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw Error(fmt::format("--outputs {}: cannot make the folder ({})", dir, ec.message()));
+  for (const auto& [name, bytes] : outputs)
+    model::write_tensor_npy(*prog.tensor(name), bytes, (std::filesystem::path(dir) / (name + ".npy")).string());
+}
 
 std::string word_hex(const isa::Word& w) {
   std::string s;
@@ -69,6 +82,8 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
   fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", j["hbm_bytes"].get<uint64_t>(), j["hbm_gbps"].get<double>());
   if (j.contains("outputs"))
     for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
+  if (j.contains("outputs_dir"))
+    fmt::print("outputs in    {}/ (NAME.npy)\n", j["outputs_dir"].get<std::string>());
   if (j.contains("cosim")) {
     const auto& c = j["cosim"];
     fmt::print("co-simulation {}: in lockstep {} instructions ({} lines written) and {} semaphore signals; at the "
@@ -127,8 +142,14 @@ int run_program(const RunOptions& o) {
         {"utilization", r.cycles ? static_cast<double>(busy) / r.cycles : 0.0},
         {"wait_cycles", s.wait_cycles}};
   }
+  std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
   for (const auto& t : prog.tensors)
-    if (t.output) j["outputs"][t.name] = fmt::format("{:016x}", model::fnv1a(core.tensor_bytes(t)));
+    if (t.output) outputs.emplace_back(t.name, core.tensor_bytes(t));
+  for (const auto& [name, bytes] : outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
+  if (!o.outputs.empty()) {
+    write_outputs(o.outputs, prog, outputs);
+    j["outputs_dir"] = o.outputs;
+  }
   if (o.timeline)
     for (const auto& e : r.timeline)
       j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
@@ -189,6 +210,10 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
         {"wait_cycles", s.wait_cycles}};
   }
   for (const auto& [name, bytes] : r.outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
+  if (!o.outputs.empty()) {
+    write_outputs(o.outputs, prog, r.outputs);
+    j["outputs_dir"] = o.outputs;
+  }
   if (r.compared) {
     j["cosim"] = {{"ok", r.ok}, {"failure", r.failure},
                   {"sbuf_bytes_compared", r.sbuf_bytes_compared},
@@ -285,6 +310,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--watchdog", o->watchdog, "RTL: cycles without progress before the core stops (0: off)");
   run->add_option("--max-cycles", o->max_cycles, "RTL: the harness stops the run here");
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
+  run->add_option("--outputs", o->outputs, "write each output tensor as DIR/NAME.npy (BF16 and FP8 as raw bits)");
   run->add_flag("--json", o->json, "print JSON");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
   run->callback([o] {
