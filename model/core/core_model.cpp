@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <deque>
 #include <limits>
 
@@ -58,11 +59,23 @@ void SparseMemory::write(uint64_t addr, uint8_t v) {
 }
 
 void SparseMemory::read_block(uint64_t addr, uint8_t* out, size_t n) const {
-  for (size_t i = 0; i < n; ++i) out[i] = read(addr + i);
+  while (n) {  // page by page
+    const size_t piece = static_cast<size_t>(std::min<uint64_t>(n, kPage - addr % kPage));
+    auto it = pages_.find(addr / kPage);
+    if (it == pages_.end()) std::memset(out, 0, piece);
+    else std::memcpy(out, it->second.data() + addr % kPage, piece);
+    addr += piece, out += piece, n -= piece;
+  }
 }
 
 void SparseMemory::write_block(uint64_t addr, const uint8_t* in, size_t n) {
-  for (size_t i = 0; i < n; ++i) write(addr + i, in[i]);
+  while (n) {
+    const size_t piece = static_cast<size_t>(std::min<uint64_t>(n, kPage - addr % kPage));
+    auto& page = pages_[addr / kPage];
+    if (page.empty()) page.assign(kPage, 0);
+    std::memcpy(page.data() + addr % kPage, in, piece);
+    addr += piece, in += piece, n -= piece;
+  }
 }
 
 uint64_t fnv1a(const std::vector<uint8_t>& bytes) {
@@ -100,7 +113,7 @@ std::vector<uint8_t> tensor_init_bytes(const TensorDecl& t) {
 }
 
 namespace {
-constexpr uint64_t kNever = std::numeric_limits<uint64_t>::max();
+constexpr uint64_t kNever = kNoEvent;
 constexpr int kDmaFifoDepth = 4;
 }  // namespace
 
@@ -132,14 +145,16 @@ struct CoreModel::Impl {
   struct DmaJob {
     size_t index;                // in the sp queue
     uint64_t issue;
-    uint64_t ready_at = 0;       // first byte
-    double remaining = 0;        // bytes still to move
-    bool started = false;
+    uint64_t ready_at = 0;       // its transfer begins (latency and row processing over)
+    bool started = false;        // at the front of its engine: ready_at is known
+    bool transferring = false;   // handed to the transfer model
   };
 
-  Impl(const CoreConfig& c, const Program& p, SparseMemory& h)
+  Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external)
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
-        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), open_list(c.dma_engines, 0) {
+        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), open_list(c.dma_engines, 0),
+        fluid(c.dma_engines, c.dma_engine_bytes_per_cycle, c.hbm_bytes_per_cycle),
+        transfers(external ? external : &fluid) {
     sems = p.sem_init;
   }
 
@@ -368,9 +383,7 @@ struct CoreModel::Impl {
         auto& fifo = dma[in.dma.engine];
         if (fifo.size() >= kDmaFifoDepth) return false;  // a completion frees a slot
         open_list[in.dma.engine] = in.dma.last ? 0 : open_list[in.dma.engine] + 1;
-        DmaJob job{i, now};
-        job.remaining = static_cast<double>(in.dma.bytes * in.dma.count1 * in.dma.count2);
-        fifo.push_back(job);
+        fifo.push_back(DmaJob{i, now});
         start_dma_front(in.dma.engine);
         s.ready = now + 1;
         ++s.pc;
@@ -462,12 +475,14 @@ struct CoreModel::Impl {
         any = true;
       }
     }
+    begin_due_transfers();
     for (int e = 0; e < cfg.dma_engines; ++e) {
       auto& fifo = dma[e];
-      while (!fifo.empty() && fifo.front().started && fifo.front().ready_at <= now &&
-             fifo.front().remaining <= 1e-6 && result.status == CoreStatus::kDone) {
+      while (!fifo.empty() && fifo.front().transferring && transfers->done(e) &&
+             result.status == CoreStatus::kDone) {
         const DmaJob j = fifo.front();
         fifo.pop_front();
+        transfers->retire(e);
         begin_effects(isa::kNumQueue - 1, j.index);
         execute_dma(j.index);
         signal(isa::kNumQueue - 1, j.index);
@@ -481,14 +496,14 @@ struct CoreModel::Impl {
     return any;
   }
 
-  int dma_active() const {
-    int n = 0;
-    for (const auto& f : dma)
-      if (!f.empty() && f.front().started && f.front().ready_at <= now && f.front().remaining > 1e-6) ++n;
-    return n;
-  }
-  double dma_rate(int active) const {
-    return std::min(cfg.dma_engine_bytes_per_cycle, cfg.hbm_bytes_per_cycle / std::max(active, 1));
+  // Hands every front descriptor whose latency is over to the transfer model.
+  void begin_due_transfers() {
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      auto& fifo = dma[e];
+      if (fifo.empty() || !fifo.front().started || fifo.front().transferring || fifo.front().ready_at > now) continue;
+      fifo.front().transferring = true;
+      transfers->begin(e, instr(isa::kNumQueue - 1, fifo.front().index).dma, now);
+    }
   }
 
   uint64_t next_event() const {
@@ -501,31 +516,16 @@ struct CoreModel::Impl {
         if (at > now) next = std::min(next, at);
       }
     }
-    const int active = dma_active();
-    for (const auto& f : dma) {
-      if (f.empty() || !f.front().started) continue;
-      const DmaJob& j = f.front();
-      if (j.ready_at > now) {
-        next = std::min(next, j.ready_at);
-      } else {
-        const double cycles = j.remaining / dma_rate(active);
-        next = std::min(next, now + std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(cycles - 1e-9))));
-      }
-    }
-    return next;
+    for (const auto& f : dma)
+      if (!f.empty() && f.front().started && !f.front().transferring) next = std::min(next, f.front().ready_at);
+    return std::min(next, transfers->next_event(now));
   }
 
-  void advance_dma(uint64_t to) {
-    const int active = dma_active();
-    if (!active) return;
-    const double moved = dma_rate(active) * static_cast<double>(to - now);
-    for (auto& f : dma) {
-      if (f.empty() || !f.front().started || f.front().ready_at > now) continue;
-      DmaJob& j = f.front();
-      j.remaining = std::max(0.0, j.remaining - moved);
-      if (j.remaining < 1e-6) j.remaining = 0;
-    }
-    result.dma_busy_cycles += to - now;
+  // A transfer the model times from outside has not ended yet.
+  bool transfers_pending() const {
+    for (const auto& f : dma)
+      if (!f.empty() && f.front().transferring) return true;
+    return false;
   }
 
   bool all_done() const {
@@ -550,42 +550,62 @@ struct CoreModel::Impl {
     return s;
   }
 
-  CoreResult run() {
-    const size_t total = prog.instructions();
-    uint64_t next_progress = progress_every;
-    for (;;) {
-      bool changed = true;
-      while (changed && result.status == CoreStatus::kDone) {
-        changed = complete_due();
-        for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
-          while (try_issue(q)) changed = true;
-        if (raise_drained_faults()) break;
-      }
-      if (result.status != CoreStatus::kDone || all_done()) break;
-      const uint64_t next = next_event();
-      if (next == kNever) {
-        result.status = CoreStatus::kDeadlock;
-        result.message = deadlock_report();
-        break;
-      }
-      if (next > cfg.watchdog_cycles) {
-        result.status = CoreStatus::kWatchdog;
-        result.message = fmt::format("watchdog: no completion before cycle {} ({} of {} instructions done)",
-                                     cfg.watchdog_cycles, completed, total);
-        break;
-      }
-      advance_dma(next);
-      now = next;
-      if (progress && now >= next_progress) {
-        progress(now, completed, total);
-        next_progress = now + progress_every;
-      }
+  // Completes and issues everything due at `now`; true when the run has ended (done or error).
+  bool settle() {
+    bool changed = true;
+    while (changed && result.status == CoreStatus::kDone) {
+      changed = complete_due();
+      for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
+        while (try_issue(q)) changed = true;
+      if (raise_drained_faults()) break;
     }
+    begin_due_transfers();
+    return result.status != CoreStatus::kDone || all_done();
+  }
+
+  void advance_to(uint64_t to) {
+    if (transfers->busy()) result.dma_busy_cycles += to - now;
+    transfers->advance(now, to);
+    now = to;
+    if (progress && now >= next_progress) {
+      progress(now, completed, prog.instructions());
+      next_progress = now + progress_every;
+    }
+  }
+
+  // Ends the run at `now` as a deadlock or a watchdog when `next` (the next event) says so.
+  bool stalled(uint64_t next) {
+    if (next == kNever) {
+      result.status = CoreStatus::kDeadlock;
+      result.message = deadlock_report();
+      return true;
+    }
+    if (next > cfg.watchdog_cycles) {
+      result.status = CoreStatus::kWatchdog;
+      result.message = fmt::format("watchdog: no completion before cycle {} ({} of {} instructions done)",
+                                   cfg.watchdog_cycles, completed, prog.instructions());
+      return true;
+    }
+    return false;
+  }
+
+  CoreResult finish() {
     psum_ve_to_te();  // the tensor engine's PSUM holds every write from here on (tensor_engine())
     result.cycles = now;
     result.te_macs = te.macs();
     result.semaphores = sems;
     return std::move(result);
+  }
+
+  CoreResult run() {
+    next_progress = progress_every;
+    for (;;) {
+      if (settle()) break;
+      const uint64_t next = next_event();
+      if (stalled(next)) break;
+      advance_to(next);
+    }
+    return finish();
   }
 
   const CoreConfig cfg;
@@ -598,6 +618,8 @@ struct CoreModel::Impl {
   std::array<QueueState, isa::kNumQueue> qs{};
   std::vector<std::deque<DmaJob>> dma;
   std::vector<int> open_list;  // per DMA engine: descriptors issued since its last `last`
+  FluidDmaTransfers fluid;
+  DmaTransferModel* transfers;  // &fluid, or the model given to the constructor
   uint64_t now = 0;
   size_t completed = 0;
   bool record = false;
@@ -607,15 +629,15 @@ struct CoreModel::Impl {
   int current_bank = 0;
   uint32_t te_dirty_banks = 0;
   bool ve_psum_dirty = false;
-  uint64_t progress_every = 0;
+  uint64_t progress_every = 0, next_progress = 0;
   std::function<void(uint64_t, size_t, size_t)> progress;
   std::function<void(const InstrEffects&)> effects_cb;
   InstrEffects effects;  // of the instruction completing now
   CoreResult result;
 };
 
-CoreModel::CoreModel(const CoreConfig& cfg, const Program& program)
-    : impl_(std::make_unique<Impl>(cfg, program, hbm_)) {}
+CoreModel::CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory* hbm, DmaTransferModel* transfers)
+    : impl_(std::make_unique<Impl>(cfg, program, hbm ? *hbm : hbm_, transfers)), external_hbm_(hbm) {}
 CoreModel::~CoreModel() = default;
 
 void CoreModel::on_effects(std::function<void(const InstrEffects&)> f) { impl_->effects_cb = std::move(f); }
@@ -633,11 +655,23 @@ CoreResult CoreModel::run() {
   return impl_->run();
 }
 
+bool CoreModel::settle() {
+  impl_->record = record_;
+  return impl_->settle();
+}
+uint64_t CoreModel::now() const { return impl_->now; }
+uint64_t CoreModel::next_event() const { return impl_->next_event(); }
+bool CoreModel::transfers_pending() const { return impl_->transfers_pending(); }
+void CoreModel::advance_to(uint64_t cycle) { impl_->advance_to(cycle); }
+bool CoreModel::stalled(uint64_t next) { return impl_->stalled(next); }
+CoreResult CoreModel::finish() { return impl_->finish(); }
+std::string CoreModel::waiting_report() const { return impl_->deadlock_report(); }
+
 std::vector<uint8_t> CoreModel::tensor_bytes(const TensorDecl& t) {
   std::vector<uint8_t> out;
   if (t.hbm) {
     out.resize(t.bytes());
-    hbm_.read_block(t.addr, out.data(), out.size());
+    hbm().read_block(t.addr, out.data(), out.size());
     return out;
   }
   const uint64_t per = t.bytes();
@@ -649,7 +683,7 @@ std::vector<uint8_t> CoreModel::tensor_bytes(const TensorDecl& t) {
 }
 
 void CoreModel::write_tensor(const TensorDecl& t, const std::vector<uint8_t>& bytes) {
-  if (t.hbm) return hbm_.write_block(t.addr, bytes.data(), bytes.size());
+  if (t.hbm) return hbm().write_block(t.addr, bytes.data(), bytes.size());
   const uint64_t per = t.bytes();
   for (int64_t p = 0; p < t.shape[0]; ++p)
     for (uint64_t b = 0; b < per; ++b)

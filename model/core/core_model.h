@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/core/dma_transfer.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
 #include "model/vector/vector_engine.h"
@@ -122,7 +123,10 @@ struct InstrEffects {
 
 class CoreModel {
  public:
-  CoreModel(const CoreConfig& cfg, const Program& program);
+  // hbm: the memory the core's DMA reads and writes (default: its own, hbm()); transfers: how
+  // long DMA transfers take (default: FluidDmaTransfers from cfg). Both outlive the model.
+  CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory* hbm = nullptr,
+            DmaTransferModel* transfers = nullptr);
   ~CoreModel();
 
   // Fills every tensor with an init= from its declaration (deterministic from its seed).
@@ -135,9 +139,27 @@ class CoreModel {
 
   CoreResult run();
 
+  // The same run, driven step by step from outside (a SystemC process, tb/tlm):
+  //   while (!settle()) { next = next_event(); [if stalled(next) break;] wait; advance_to(t); }
+  //   result = finish();
+  // settle() completes and issues everything due now and says whether the run has ended;
+  // next_event() is the next cycle something is due (kNoEvent: nothing, unless a transfer the
+  // DMA transfer model times from outside is pending); advance_to() moves time forward to a
+  // cycle no later than next_event(); stalled(next) ends the run as a deadlock (next is
+  // kNoEvent) or a watchdog and says whether it did.
+  bool settle();
+  uint64_t now() const;
+  uint64_t next_event() const;
+  bool transfers_pending() const;
+  void advance_to(uint64_t cycle);
+  bool stalled(uint64_t next);
+  CoreResult finish();
+  // What each queue waits for now (the deadlock report's text).
+  std::string waiting_report() const;
+
   // State, for checks and co-simulation.
-  SparseMemory& hbm() { return hbm_; }
-  const SparseMemory& hbm() const { return hbm_; }
+  SparseMemory& hbm() { return external_hbm_ ? *external_hbm_ : hbm_; }
+  const SparseMemory& hbm() const { return external_hbm_ ? *external_hbm_ : hbm_; }
   Sbuf& sbuf();
   // After run(), its PSUM holds the vector and scalar engines' PSUM writes too.
   const TensorEngine& tensor_engine() const;
@@ -149,6 +171,7 @@ class CoreModel {
   struct Impl;
   SparseMemory hbm_;  // before impl_, which keeps a reference to it
   std::unique_ptr<Impl> impl_;
+  SparseMemory* external_hbm_ = nullptr;
   bool record_ = false;
 };
 
