@@ -162,7 +162,7 @@ void HbmChannel::retire(bool write, int slot) {
   HbmEntry& e = s_.queue(write)[static_cast<size_t>(slot)];
   const uint64_t key = e.burst;
   if (write) {
-    store_[key] = e.data;
+    if (s_.config.store_data) store_[key] = e.data;
   } else {
     HbmReadResponse r;
     r.cycle = s_.now + static_cast<uint64_t>(s_.config.timing.cl + s_.config.timing.bl);
@@ -178,8 +178,12 @@ void HbmChannel::retire(bool write, int slot) {
   }
   e.valid = false;
   (write ? s_.wr_valid : s_.rd_valid).reset(static_cast<size_t>(slot));
-  for (auto* q : {&s_.rdq, &s_.wrq})
-    for (auto& x : *q) (write ? x.dep_wr : x.dep_rd).reset(static_cast<size_t>(slot));
+  // Only valid entries: insert() writes a new entry's dependencies whole.
+  for (bool w : {false, true})
+    s_.for_each_valid(w, [&](size_t i, const HbmEntry&) {
+      HbmEntry& x = s_.queue(w)[i];
+      (write ? x.dep_wr : x.dep_rd).reset(static_cast<size_t>(slot));
+    });
 }
 
 // The request waits for the older requests to its burst that conflict with it (a read waits
@@ -198,10 +202,11 @@ void HbmChannel::insert(bool write, const HbmRequest& r, int slot) {
   n.data = r.data;
   for (bool qw : {false, true}) {
     if (!qw && !write) continue;
-    const auto& q = s_.queue(qw);
-    for (size_t i = 0; i < q.size(); ++i)
-      if (q[i].valid && q[i].burst == n.burst) (qw ? n.dep_wr : n.dep_rd)[i] = true;
+    s_.for_each_valid(qw, [&](size_t i, const HbmEntry& e) {
+      if (e.burst == n.burst) (qw ? n.dep_wr : n.dep_rd)[i] = true;
+    });
   }
+  n.had_deps = n.dep_rd.any() || n.dep_wr.any();
   s_.queue(write)[static_cast<size_t>(slot)] = n;
   (write ? s_.wr_valid : s_.rd_valid).set(static_cast<size_t>(slot));
 }
@@ -210,16 +215,15 @@ void HbmChannel::find_oldest() {
   HbmOldest& o = s_.oldest;
   o = HbmOldest{};
   for (bool w : {false, true})
-    for (size_t i = 0; i < s_.queue(w).size(); ++i) {
-      const HbmEntry& e = s_.queue(w)[i];
-      if (e.valid && (!o.found || e.arrival < o.arrival)) {
+    s_.for_each_valid(w, [&](size_t i, const HbmEntry& e) {
+      if (!o.found || e.arrival < o.arrival) {
         o.found = true;
         o.write = w;
         o.slot = static_cast<int>(i);
         o.bank = e.bank;
         o.arrival = e.arrival;
       }
-    }
+    });
   o.urgent = o.found && s_.now - o.arrival >= static_cast<uint64_t>(s_.config.age_cap);
   if (o.urgent && !urgent_tracked_) {
     urgent_tracked_ = true;
@@ -228,8 +232,7 @@ void HbmChannel::find_oldest() {
   }
   s_.queued_any.fill(false);
   for (bool w : {false, true})
-    for (const HbmEntry& e : s_.queue(w))
-      if (e.valid) s_.queued_any[static_cast<size_t>(e.bank)] = true;
+    s_.for_each_valid(w, [&](size_t, const HbmEntry& e) { s_.queued_any[static_cast<size_t>(e.bank)] = true; });
 }
 
 HbmChannel::StepResult HbmChannel::step() {
@@ -252,9 +255,8 @@ HbmChannel::StepResult HbmChannel::step() {
   // Where the requests offered this cycle go: the lowest free slot at the start of the cycle.
   std::array<int, 2> insert_slot{-1, -1};
   for (bool w : {false, true}) {
-    const auto& q = s_.queue(w);
-    for (size_t i = 0; pending_[w] && i < q.size() && insert_slot[w] < 0; ++i)
-      if (!q[i].valid) insert_slot[w] = static_cast<int>(i);
+    const size_t free = (w ? ~s_.wr_valid : ~s_.rd_valid)._Find_first();
+    if (pending_[w] && free < s_.queue(w).size()) insert_slot[w] = static_cast<int>(free);
   }
 
   // Issue.

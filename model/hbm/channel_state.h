@@ -25,6 +25,7 @@ struct HbmEntry {
   uint64_t burst = 0;                 // burst address within the channel (same-address checks)
   std::bitset<kHbmMaxQueue> dep_rd;   // older conflicting entries it waits for, per read slot
   std::bitset<kHbmMaxQueue> dep_wr;   // ... per write slot
+  bool had_deps = false;              // either was non-empty at insert (bits only clear after)
   HbmData data{};
 };
 
@@ -74,9 +75,17 @@ struct HbmChannelState {
   std::vector<HbmEntry>& queue(bool write) { return write ? wrq : rdq; }
   const std::vector<HbmEntry>& queue(bool write) const { return write ? wrq : rdq; }
   int queued(bool write) const { return static_cast<int>((write ? wr_valid : rd_valid).count()); }
+  // f(slot, entry) for every valid entry of a queue, in slot order (the order a full scan
+  // visits them, so results do not change; only occupied slots cost time).
+  template <class F>
+  void for_each_valid(bool write, F f) const {
+    const auto& bits = write ? wr_valid : rd_valid;
+    const auto& q = queue(write);
+    for (size_t i = bits._Find_first(); i < q.size(); i = bits._Find_next(i)) f(i, q[i]);
+  }
   // Waits for an older request to its burst (same-address order).
   bool blocked(const HbmEntry& e) const {
-    return (e.dep_rd & rd_valid).any() || (e.dep_wr & wr_valid).any();
+    return e.had_deps && ((e.dep_rd & rd_valid).any() || (e.dep_wr & wr_valid).any());
   }
   // An ACT may go to the bank now: closed, tRP/tRC/tRRD/tRREFD passed, and tFAW.
   bool act_ready(int bank) const;

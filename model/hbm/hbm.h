@@ -63,6 +63,7 @@ struct HbmConfig {
   int age_cap = 4096;        // cycles in the queue before a request becomes urgent
   int max_postpone = 8;      // refreshes owed before one is forced
   int max_pull_in = 8;       // refreshes issued ahead of time, at most
+  bool store_data = true;    // false: timing only, writes are not kept and reads return zeros
   // Peak bandwidth of all channels in GB/s: burst bytes per BL cycles.
   double peak_gbps() const {
     return channels * kHbmBurstBytes / (timing.bl * timing.tck_ns);

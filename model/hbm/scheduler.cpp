@@ -11,18 +11,17 @@ HbmRowPick oldest_row_need(const HbmChannelState& s, const HbmHold& hold,
   HbmRowPick pick;
   const HbmEntry* best = nullptr;
   for (bool w : {false, true})
-    for (size_t i = 0; i < s.queue(w).size(); ++i) {
-      const HbmEntry& e = s.queue(w)[i];
-      if (!e.valid || !eligible(w, e) || hold.holds(e.bank)) continue;
+    s.for_each_valid(w, [&](size_t i, const HbmEntry& e) {
+      if (!eligible(w, e) || hold.holds(e.bank)) return;
       const HbmCmd need = s.row_need(w, static_cast<int>(i), hits);
-      if (need == HbmCmd::kNone) continue;
+      if (need == HbmCmd::kNone) return;
       if (best == nullptr || e.arrival < best->arrival) {
         best = &e;
         pick.cmd = need;
         pick.bank = e.bank;
         pick.row = need == HbmCmd::kAct ? e.row : 0;
       }
-    }
+    });
   return pick;
 }
 
@@ -30,11 +29,13 @@ HbmRowPick oldest_row_need(const HbmChannelState& s, const HbmHold& hold,
 template <class Counts>
 std::array<bool, kHbmBanks> open_row_hits(const HbmChannelState& s, Counts counts) {
   std::array<bool, kHbmBanks> hits{};
-  for (bool w : {false, true})
-    for (const HbmEntry& e : s.queue(w)) {
+  for (bool w : {false, true}) {
+    if (!counts(w)) continue;
+    s.for_each_valid(w, [&](size_t, const HbmEntry& e) {
       const HbmBankState& b = s.banks[static_cast<size_t>(e.bank)];
-      if (e.valid && counts(w) && b.open && b.row == e.row) hits[static_cast<size_t>(e.bank)] = true;
-    }
+      if (b.open && b.row == e.row) hits[static_cast<size_t>(e.bank)] = true;
+    });
+  }
   return hits;
 }
 
@@ -50,14 +51,11 @@ HbmColumnPick ReorderScheduler::pick_column(const HbmChannelState& s, const HbmH
   pick.write = write_mode_;
   if (hold.all) return pick;
   const auto& q = s.queue(write_mode_);
-  for (size_t i = 0; i < q.size(); ++i) {
-    const HbmEntry& e = q[i];
+  s.for_each_valid(write_mode_, [&](size_t i, const HbmEntry& e) {
     const int slot = static_cast<int>(i);
-    if (!e.valid || s.blocked(e) || hold.holds(e.bank) || yields_to_urgent(s, write_mode_, slot, e) ||
-        !s.col_ready(e))
-      continue;
+    if (s.blocked(e) || hold.holds(e.bank) || yields_to_urgent(s, write_mode_, slot, e) || !s.col_ready(e)) return;
     if (pick.slot < 0 || e.arrival < q[static_cast<size_t>(pick.slot)].arrival) pick.slot = slot;
-  }
+  });
   return pick;
 }
 
@@ -70,11 +68,10 @@ HbmRowPick ReorderScheduler::pick_row(const HbmChannelState& s, const HbmHold& h
 void ReorderScheduler::advance(const HbmChannelState& s, const HbmColumnPick& served) {
   int rd_count = 0, wr_count = 0, rd_ready = 0, wr_ready = 0;
   for (bool w : {false, true})
-    for (const HbmEntry& e : s.queue(w)) {
-      if (!e.valid) continue;
+    s.for_each_valid(w, [&](size_t, const HbmEntry& e) {
       (w ? wr_count : rd_count)++;
       if (!s.blocked(e)) (w ? wr_ready : rd_ready)++;
-    }
+    });
   const HbmConfig& c = s.config;
   bool next = write_mode_;
   if (s.oldest.urgent)
