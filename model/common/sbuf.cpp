@@ -1,5 +1,8 @@
 #include "model/common/sbuf.h"
 
+#include <cstdlib>
+#include <cstring>
+
 #include <fmt/format.h>
 
 #include "model/common/error.h"
@@ -9,7 +12,21 @@ namespace ncore::model {
 Sbuf::Sbuf(int partitions, uint32_t bytes_per_partition)
     : partitions_(partitions),
       bytes_(bytes_per_partition),
-      data_(static_cast<size_t>(partitions) * bytes_per_partition) {}
+      data_(static_cast<uint8_t*>(std::calloc(static_cast<size_t>(partitions) * bytes_per_partition, 1))) {
+  if (!data_ && partitions > 0 && bytes_per_partition > 0)
+    throw Error(fmt::format("SBUF: cannot allocate {} partitions of {} bytes", partitions, bytes_per_partition));
+}
+
+void Sbuf::Free::operator()(uint8_t* p) const { std::free(p); }
+
+Sbuf::Sbuf(const Sbuf& other) : Sbuf(other.partitions_, other.bytes_) {
+  std::memcpy(data_.get(), other.data_.get(), static_cast<size_t>(partitions_) * bytes_);
+}
+
+Sbuf& Sbuf::operator=(const Sbuf& other) {
+  if (this != &other) *this = Sbuf(other);
+  return *this;
+}
 
 void Sbuf::check(int partition, uint32_t addr, int bytes) const {
   if (partition < 0 || partition >= partitions_ || bytes < 1 || bytes > 4 ||
@@ -21,7 +38,7 @@ void Sbuf::check(int partition, uint32_t addr, int bytes) const {
 
 uint32_t Sbuf::read(int partition, uint32_t addr, int bytes) const {
   check(partition, addr, bytes);
-  const uint8_t* p = &data_[static_cast<size_t>(partition) * bytes_ + addr];
+  const uint8_t* p = data_.get() + static_cast<size_t>(partition) * bytes_ + addr;
   uint32_t v = 0;
   for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | p[i];
   return v;
@@ -29,7 +46,7 @@ uint32_t Sbuf::read(int partition, uint32_t addr, int bytes) const {
 
 void Sbuf::write(int partition, uint32_t addr, int bytes, uint32_t value) {
   check(partition, addr, bytes);
-  uint8_t* p = &data_[static_cast<size_t>(partition) * bytes_ + addr];
+  uint8_t* p = data_.get() + static_cast<size_t>(partition) * bytes_ + addr;
   for (int i = 0; i < bytes; ++i) p[i] = static_cast<uint8_t>(value >> (8 * i));
 }
 

@@ -3,6 +3,7 @@
 // access reads the same free offset in every active partition. Elements are little-endian.
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "model/common/tile.h"
@@ -12,6 +13,10 @@ namespace ncore::model {
 class Sbuf {
  public:
   Sbuf(int partitions, uint32_t bytes_per_partition);
+  Sbuf(const Sbuf& other);
+  Sbuf& operator=(const Sbuf& other);
+  Sbuf(Sbuf&&) = default;
+  Sbuf& operator=(Sbuf&&) = default;
 
   int partitions() const { return partitions_; }
   uint32_t bytes_per_partition() const { return bytes_; }
@@ -28,9 +33,14 @@ class Sbuf {
  private:
   void check(int partition, uint32_t addr, int bytes) const;
 
+  struct Free {
+    void operator()(uint8_t* p) const;
+  };
   int partitions_;
   uint32_t bytes_;
-  std::vector<uint8_t> data_;
+  // calloc'd: the operating system hands out zero pages as they are first touched, so a core's
+  // 28 MiB costs only what its program uses (an instance has 128 cores).
+  std::unique_ptr<uint8_t, Free> data_;
 };
 
 }  // namespace ncore::model

@@ -63,7 +63,7 @@ bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c 
 
 class Assembler {
  public:
-  Assembler(std::string_view text, std::string file) : file_(std::move(file)) {
+  Assembler(std::string_view text, std::string file, const Symbols& predefined) : file_(std::move(file)) {
     std::string line;
     std::istringstream in{std::string(text)};
     while (std::getline(in, line)) lines_.push_back(line);
@@ -71,6 +71,7 @@ class Assembler {
     symbols_.emplace_back();
     symbols_.back()["SBUF_PARTITION"] = kSbufPartitionStride;
     symbols_.back()["PSUM_BANK"] = 2048;
+    for (const auto& [name, value] : predefined) symbols_.back()[name] = value;
   }
 
   Program run() {
@@ -507,7 +508,7 @@ class Assembler {
     l.file = file_;
     l.line = line_ + 1;
     l.col = col;
-    if (!label_.empty() && label_queue_ == queue_) {
+    if (!label_.empty() && queue_ && label_queue_ == queue_) {  // a label before any .queue names nothing
       l.label = label_;
       l.label_offset = static_cast<int>(prog_.queues[static_cast<int>(*queue_)].size() - label_index_);
     }
@@ -894,14 +895,20 @@ class Assembler {
 
 }  // namespace
 
-Program assemble(std::string_view text, const std::string& file) { return Assembler(text, file).run(); }
+Symbols spmd_symbols(int chip, int core, int chips, int cores) {
+  return {{"CHIP", chip}, {"CORE", core}, {"CHIPS", chips}, {"CORES", cores}};
+}
 
-Program assemble_file(const std::string& path) {
+Program assemble(std::string_view text, const std::string& file, const Symbols& predefined) {
+  return Assembler(text, file, predefined).run();
+}
+
+Program assemble_file(const std::string& path, const Symbols& predefined) {
   std::ifstream in(path);
   if (!in) throw Error(fmt::format("{}: cannot open the program", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  Program p = assemble(ss.str(), path);
+  Program p = assemble(ss.str(), path, predefined);
   return p;
 }
 

@@ -69,8 +69,13 @@ class AsmError : public Error {
   int line, col;
 };
 
-Program assemble(std::string_view text, const std::string& file);
-Program assemble_file(const std::string& path);
+// Names a program may use without defining them (beside SBUF_PARTITION and PSUM_BANK): system
+// runs give each core CHIP, CORE, CHIPS and CORES (tb/tlm/system_run.h); `ncore run` gives a
+// lone core CHIP 0, CORE 0, CHIPS 1, CORES 1.
+using Symbols = std::vector<std::pair<std::string, int64_t>>;
+Symbols spmd_symbols(int chip, int core, int chips, int cores);
+Program assemble(std::string_view text, const std::string& file, const Symbols& predefined = {});
+Program assemble_file(const std::string& path, const Symbols& predefined = {});
 
 // Builds programs in C++. Every push returns a handle for the header fields.
 class ProgramBuilder {

@@ -104,7 +104,7 @@ int run_program(const RunOptions& o) {
     throw Error(fmt::format("--engine: expected golden, rtl or cosim, found '{}'", o.engine));
   if (o.engine == "golden" && !o.waves.waves.empty())
     throw Error("--waves: the golden core has no waves; use --engine rtl or cosim");
-  model::Program prog = model::assemble_file(o.program);
+  model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
   if (o.seed)
     for (auto& t : prog.tensors) t.seed = model::SplitMix64(t.seed ^ (o.seed * 0x9E3779B97F4A7C15ull)).next();
   if (o.engine != "golden") return run_rtl(o, prog);
@@ -241,7 +241,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
 }
 
 void list_program(const std::string& path, bool hex) {
-  const model::Program prog = model::assemble_file(path);
+  const model::Program prog = model::assemble_file(path, model::spmd_symbols(0, 0, 1, 1));
   for (int q = 0; q < isa::kNumQueue; ++q) {
     if (prog.queues[q].empty()) continue;
     fmt::print(".queue {}\n", isa::kQueueNames[q]);

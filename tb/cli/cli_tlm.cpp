@@ -1,6 +1,9 @@
 // ncore tlm: the SystemC TLM-2.0 system. `info` derives the peak figures of a configuration,
 // `collective` runs one collective with real data across 16 or 64 chips.
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <iostream>
 
 #include <fmt/format.h>
@@ -10,6 +13,7 @@
 #include "tb/cli/commands.h"
 #include "tb/tlm/collective.h"
 #include "tb/tlm/system_config.h"
+#include "tb/tlm/system_run.h"
 #include "tb/tlm/workload.h"
 
 namespace ncore::cli {
@@ -149,6 +153,51 @@ void run_dp_step_cmd(const DpStepCli& o) {
   for (const auto& [name, sum] : r.output_checksums) fmt::print("output {} fnv1a {:016x}\n", name, sum);
 }
 
+struct RunCli {
+  std::string program, system = "chip", config_file, engine = "golden", rtl_cores, outputs, trace_json;
+  bool json = false;
+};
+
+void run_system_cmd(const RunCli& o) {
+  tlmsys::SystemConfig config = tlmsys::default_system(o.system);
+  if (!o.config_file.empty()) {
+    // The file's keys over the named system's defaults; its own "system" key must agree.
+    config = tlmsys::load_system_config(o.config_file);
+    if (config.name != o.system)
+      throw Error(fmt::format("{}: \"system\" is '{}' but --system is '{}'", o.config_file, config.name, o.system));
+  }
+  if (o.engine != "golden" || !o.rtl_cores.empty())
+    throw Error("--core-engine rtl / --rtl-cores: RTL cores inside a system run are not built yet (issue 26, step 5); "
+                "every core runs the golden back-end");
+  tlmsys::SystemRunOptions so;
+  so.program = o.program;
+  so.outputs_dir = o.outputs;
+  so.trace_json = o.trace_json;
+  so.progress = isatty(fileno(stderr)) && !o.json;
+  const auto r = tlmsys::run_system(config, so);
+  if (o.json) {
+    auto j = tlmsys::to_json(r);
+    j["program"] = o.program;
+    j["system"] = o.system;
+    if (!o.outputs.empty()) j["outputs_dir"] = o.outputs;
+    std::cout << j.dump(2) << "\n";
+  } else {
+    fmt::print("{} on {} ({} chips x {} cores): {}, {:.3f} us simulated, {:.2f} s wall\n", o.program, o.system,
+               config.chips(), config.chip.cores, r.status, r.sim_time_us, r.wall_seconds);
+    if (!r.message.empty()) fmt::print("{}\n", r.message);
+    for (const auto& c : r.cores)
+      fmt::print("chip {:>2} core {} {:<8} {:>10} cycles  PE {:5.1f}%  HBM {:>12} bytes\n", c.chip, c.core, c.status,
+                 c.cycles, 100 * c.te_utilization, c.hbm_bytes);
+    for (const auto& s : r.hbm)
+      if (s.bytes)
+        fmt::print("chip {:>2} HBM stack {} {:>12} bytes {:8.1f} GB/s ({:.1f}% of {:.1f})\n", s.chip, s.stack, s.bytes,
+                   s.gbps, 100 * s.utilization, s.peak_gbps);
+    for (const auto& out : r.outputs)
+      fmt::print("chip {:>2} core {} output {} fnv1a {:016x}\n", out.chip, out.core, out.name, out.fnv1a);
+  }
+  if (r.status != "done") throw Error(r.message);
+}
+
 }  // namespace
 
 void add_tlm_command(CLI::App& app) {
@@ -186,6 +235,20 @@ void add_tlm_command(CLI::App& app) {
   d->add_option("--gradient-bytes", dp.gradient_bytes, "per layer and chip (default: outputs x cores)")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
   d->callback([] { run_dp_step_cmd(dp); });
+
+  static RunCli run;
+  auto* r = tlm->add_subcommand("run", "programs on every core of a chip, an instance or an UltraServer");
+  r->add_option("program", run.program, "assembly (SPMD: CHIP, CORE, CHIPS, CORES predefined) or a JSON manifest")
+      ->required()->check(CLI::ExistingFile);
+  r->add_option("--system", run.system, "chip|trn2|trn2u")->check(CLI::IsMember({"chip", "trn2", "trn2u"}));
+  r->add_option("--config", run.config_file, "JSON configuration (keys: see tb/tlm/system_config.h)")
+      ->check(CLI::ExistingFile);
+  r->add_option("--core-engine", run.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
+  r->add_option("--rtl-cores", run.rtl_cores, "CHIP.CORE,... run on the RTL back-end");
+  r->add_option("--outputs", run.outputs, "write every output tensor as DIR/chip<C>.core<K>.NAME.npy");
+  r->add_option("--trace-json", run.trace_json, "write a Chrome/Perfetto trace-event timeline");
+  r->add_flag("--json", run.json, "print JSON");
+  r->callback([] { run_system_cmd(run); });
 }
 
 }  // namespace ncore::cli

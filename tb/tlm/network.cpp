@@ -124,7 +124,6 @@ HbmStack::HbmStack(sc_core::sc_module_name name, double peak_gbps, uint64_t capa
       latency_(static_cast<Ps>(hbm_calibration().latency_ns * 1000.0)),
       capacity_(capacity_bytes) {
   socket.register_b_transport(this, &HbmStack::b_transport);
-  socket.register_transport_dbg(this, &HbmStack::transport_dbg);
 }
 
 Ps HbmStack::occupy(Ps earliest, uint64_t bytes) {
@@ -140,19 +139,8 @@ void HbmStack::b_transport(::tlm::tlm_generic_payload& t, sc_time& delay) {
   }
   const Ps now = ps_of(sc_time_stamp());
   const Ps done = occupy(now + ps_of(delay), n) + latency_;
-  transport_dbg(t);
   delay = time_of(done - now);
   t.set_response_status(::tlm::TLM_OK_RESPONSE);
-}
-
-unsigned int HbmStack::transport_dbg(::tlm::tlm_generic_payload& t) {
-  const uint64_t addr = t.get_address(), n = t.get_data_length();
-  if (addr + n > capacity_) return 0;
-  if (t.is_write())
-    memory_.write_block(addr, t.get_data_ptr(), n);
-  else
-    memory_.read_block(addr, t.get_data_ptr(), n);
-  return static_cast<unsigned int>(n);
 }
 
 Endpoint::Endpoint(sc_core::sc_module_name name, std::vector<HbmStack*> stacks)

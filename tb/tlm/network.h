@@ -101,8 +101,9 @@ class Router : public sc_core::sc_module {
   int rank_;
 };
 
-// One HBM stack: a sparse backing store (96 GiB address space per chip in four stacks) and
-// timing from the HBM reference scheduler: hbm_calibration() runs model::HbmChannel on the
+// One HBM stack as the collective engine and replayed core outputs see it (the cores' own DMA
+// goes through ChipHbm, tb/tlm/chip_hbm.h): timing only, the data is in the chip's memory.
+// Timing from the HBM reference scheduler: hbm_calibration() runs model::HbmChannel on the
 // 16-stream DMA mix and gives the data-bus efficiency and read latency this target applies.
 struct HbmCalibration {
   double efficiency = 0;  // busy data cycles / all cycles, refresh included
@@ -117,15 +118,12 @@ class HbmStack : public sc_core::sc_module {
   // For the chip's collective engine: occupies the stack for `bytes` from `earliest`; returns
   // when the last byte is written or read.
   Ps occupy(Ps earliest, uint64_t bytes);
-  model::SparseMemory& memory() { return memory_; }
  private:
   void b_transport(::tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
-  unsigned int transport_dbg(::tlm::tlm_generic_payload& t);
   double gbps_;  // peak x efficiency
   Ps latency_;
   uint64_t capacity_;
   Calendar calendar_;
-  model::SparseMemory memory_;
 };
 
 // Decodes a chip's local address to its stack: stacks are interleaved every 4 KiB.

@@ -41,6 +41,7 @@ Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topol
       router("router", topology, rank),
       endpoint("endpoint", pointers(stacks)),
       to_router("to_router"),
+      hbm("hbm", config.chip.hbm_stacks, config.chip.hbm_pseudo_channels_per_stack, config.chip.hbm_pin_gbps),
       rank_(rank) {
   capacity_ = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) *
               config.chip.hbm_stacks;
@@ -52,8 +53,9 @@ Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topol
   bus.register_b_transport(this, &Chip::bus_b_transport);
   bus.register_transport_dbg(this, &Chip::bus_transport_dbg);
   for (int c = 0; c < config.chip.cores; ++c) {
-    cores.push_back(std::make_unique<NeuronCore>(fmt::format("core{}", c).c_str(), c, config.chip.core_clock_ghz));
+    cores.push_back(std::make_unique<NeuronCore>(fmt::format("core{}", c).c_str(), rank, c, config.chip.core_clock_ghz));
     cores.back()->bus.bind(bus);
+    cores.back()->hbm.bind(hbm.socket);
   }
   to_router.bind(*router.in[Router::kLocal]);
   router.local.bind(endpoint.socket);
@@ -79,23 +81,17 @@ void Chip::bus_b_transport(int, ::tlm::tlm_generic_payload& t, sc_time& delay) {
   t.set_address(local);
   (*to_stack_[s])->b_transport(t, delay);
   t.set_address(addr);
+  if (t.is_response_ok()) bus_transport_dbg(0, t);  // the data, in the chip's memory
 }
 
 unsigned int Chip::bus_transport_dbg(int, ::tlm::tlm_generic_payload& t) {
   const uint64_t addr = t.get_address(), n = t.get_data_length();
   uint8_t* data = t.get_data_ptr();
   if (addr + n > capacity_) return 0;
-  for (uint64_t done = 0; done < n;) {
-    const uint64_t a = addr + done;
-    const uint64_t piece = std::min(n - done, kStackInterleave - a % kStackInterleave);
-    uint64_t local = 0;
-    HbmStack& stack = stack_of(a, &local);
-    if (t.is_write())
-      stack.memory().write_block(local, data + done, piece);
-    else
-      stack.memory().read_block(local, data + done, piece);
-    done += piece;
-  }
+  if (t.is_write())
+    memory.write_block(addr, data, n);
+  else
+    memory.read_block(addr, data, n);
   return static_cast<unsigned int>(n);
 }
 

@@ -13,6 +13,7 @@
 
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
+#include "tb/tlm/chip_hbm.h"
 #include "tb/tlm/network.h"
 #include "tb/tlm/neuron_core.h"
 #include "tb/tlm/system_config.h"
@@ -31,7 +32,12 @@ class Chip : public sc_core::sc_module {
   Endpoint endpoint;
   // Sends from the chip's collective engine enter its router here.
   tlm_utils::simple_initiator_socket<Chip> to_router;
-  std::vector<std::unique_ptr<NeuronCore>> cores;  // each bound to the chip bus
+  // The chip's HBM for its cores' DMA: every pseudo-channel of every stack, cycle by cycle.
+  ChipHbm hbm;
+  // The contents of the chip's HBM (chip-local addresses), shared by its cores, the bus and the
+  // collective engine.
+  model::SparseMemory memory;
+  std::vector<std::unique_ptr<NeuronCore>> cores;  // each bound to the chip bus and to hbm
   Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topology& topology, int rank);
   int rank() const { return rank_; }
   // Backdoor (transport_dbg) access to the chip's HBM.

@@ -1,0 +1,184 @@
+#include "tb/tlm/chip_hbm.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "model/common/error.h"
+
+namespace ncore::tlmsys {
+
+ChipHbmMap::ChipHbmMap(int stacks, int pseudo_channels_per_stack)
+    : stacks_(stacks), channels_(stacks * pseudo_channels_per_stack) {}
+
+ChipHbmMap::Place ChipHbmMap::locate(uint64_t chip_addr) const {
+  const uint64_t n = static_cast<uint64_t>(channels_);
+  const uint64_t stripe = chip_addr / kHbmStripeBytes;
+  const uint64_t row = stripe / n;
+  const uint64_t hash = (row * 0x9E3779B97F4A7C15ull) >> 40;  // Fibonacci hashing of the row
+  Place p;
+  p.channel = static_cast<int>((stripe % n + hash) % n);
+  p.stack = p.channel % stacks_;
+  p.pseudo_channel = p.channel / stacks_;
+  p.local = row * kHbmStripeBytes + chip_addr % kHbmStripeBytes;
+  return p;
+}
+
+ChipHbm::ChipHbm(sc_core::sc_module_name name, int stacks, int pseudo_channels_per_stack, double pin_gbps)
+    : sc_module(name), socket("socket"), map_(stacks, pseudo_channels_per_stack),
+      tck_(static_cast<Ps>(std::llround(4000.0 / pin_gbps))), stacks_(static_cast<size_t>(stacks)), windows_(static_cast<size_t>(stacks)) {
+  config_.channels = 1;
+  config_.store_data = false;
+  config_.timing.tck_ns = static_cast<double>(tck_) / 1000.0;
+  for (int c = 0; c < map_.channels(); ++c) {
+    channels_.emplace_back();
+    channels_.back().controller = std::make_unique<model::HbmChannel>(config_);
+  }
+  socket.register_nb_transport_fw(this, &ChipHbm::nb_transport_fw);
+  SC_HAS_PROCESS(ChipHbm);
+  SC_THREAD(run);
+}
+
+double ChipHbm::stack_peak_gbps() const {
+  const double per_channel = static_cast<double>(model::kHbmBurstBytes) / (config_.timing.bl * static_cast<double>(tck_) / 1000.0);
+  return per_channel * map_.channels() / map_.stacks();
+}
+
+::tlm::tlm_sync_enum ChipHbm::nb_transport_fw(int initiator, ::tlm::tlm_generic_payload& t, ::tlm::tlm_phase& phase,
+                                              sc_core::sc_time&) {
+  if (phase != ::tlm::BEGIN_REQ) return ::tlm::TLM_COMPLETED;  // END_RESP: nothing to do
+  auto* ext = t.get_extension<DmaTransferExtension>();
+  if (ext == nullptr) {
+    t.set_response_status(::tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return ::tlm::TLM_COMPLETED;
+  }
+  uint32_t id;
+  if (free_slots_.empty()) {
+    id = static_cast<uint32_t>(slots_.size());
+    slots_.emplace_back();
+  } else {
+    id = free_slots_.back();
+    free_slots_.pop_back();
+  }
+  Transfer& x = slots_[id];
+  x = Transfer{};
+  x.payload = &t;
+  x.initiator = initiator;
+  x.d = ext->descriptor;
+  x.write = t.is_write();
+  x.bursts = x.d.bytes / model::kHbmBurstBytes * x.d.count1 * x.d.count2;
+  x.period_ps = model::kHbmBurstBytes / ext->bytes_per_cycle * 1000.0 / ext->core_clock_ghz;
+  // The first burst leaves strictly after now: what the process sees cannot depend on whether
+  // it ran before or after the initiator in this time step.
+  x.next_issue_ps = static_cast<double>(ps_of(sc_core::sc_time_stamp())) + 0.5;
+  x.active = true;
+  ++active_transfers_;
+  ++transfers_;
+  work_.notify(sc_core::SC_ZERO_TIME);
+  phase = ::tlm::END_REQ;
+  return ::tlm::TLM_UPDATED;
+}
+
+uint64_t ChipHbm::burst_address(const Transfer& x, uint64_t k) const {
+  const uint64_t per_row = x.d.bytes / model::kHbmBurstBytes;
+  const uint64_t per_plane = per_row * x.d.count1;
+  const uint64_t plane = k / per_plane, row = k % per_plane / per_row, b = k % per_row;
+  return x.d.hbm_addr + plane * x.d.hbm_stride2 + row * x.d.hbm_stride1 + b * model::kHbmBurstBytes;
+}
+
+void ChipHbm::issue_bursts(Transfer& x, uint32_t id, Ps now) {
+  const double t = static_cast<double>(now);
+  while (x.issued < x.bursts && x.in_flight < kBurstsInFlight && x.next_issue_ps < t) {
+    const ChipHbmMap::Place p = map_.locate(burst_address(x, x.issued));
+    Channel& c = channels_[static_cast<size_t>(p.channel)];
+    const uint64_t capacity = model::hbm_capacity_bytes(1);
+    c.waiting[x.write].push_back({id, p.local % capacity});
+    if (!c.listed) {
+      c.listed = true;
+      busy_.push_back(p.channel);
+    }
+    ++x.issued;
+    ++x.in_flight;
+    // One burst per period; a burst held back by the in-flight limit does not bank its slot.
+    x.next_issue_ps = std::max(x.next_issue_ps, t - static_cast<double>(tck_)) + x.period_ps;
+  }
+}
+
+void ChipHbm::on_data_bus(int stack, bool write) {
+  HbmStackStats& s = stacks_[static_cast<size_t>(stack)];
+  (write ? s.write_bytes : s.read_bytes) += model::kHbmBurstBytes;
+  s.data_cycles += static_cast<uint64_t>(config_.timing.bl);
+  auto& w = windows_[static_cast<size_t>(stack)];
+  const auto window = static_cast<size_t>(cycle_ / kWindowCycles);
+  if (w.size() <= window) w.resize(window + 1, 0);
+  w[window] += model::kHbmBurstBytes;
+}
+
+void ChipHbm::served(uint32_t id) {
+  Transfer& x = slots_[id];
+  --x.in_flight;
+  if (++x.served < x.bursts) return;
+  x.active = false;
+  --active_transfers_;
+  free_slots_.push_back(id);
+  ::tlm::tlm_phase phase = ::tlm::BEGIN_RESP;
+  sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+  x.payload->set_response_status(::tlm::TLM_OK_RESPONSE);
+  socket[x.initiator]->nb_transport_bw(*x.payload, phase, delay);
+}
+
+void ChipHbm::cycle(uint64_t k, Ps now) {
+  cycle_ = k;
+  for (uint32_t id = 0; id < slots_.size(); ++id)
+    if (slots_[id].active) issue_bursts(slots_[id], id, now);
+  const int n_stacks = map_.stacks();
+  for (size_t i = 0; i < busy_.size();) {
+    const int ch = busy_[i];
+    Channel& c = channels_[static_cast<size_t>(ch)];
+    model::HbmChannel& hbm = *c.controller;
+    while (hbm.cycle() < k) hbm.step();  // idle cycles it missed: only refreshes happen
+    for (bool write : {false, true}) {
+      auto& q = c.waiting[write];
+      if (q.empty() || !hbm.ready(write)) continue;
+      model::HbmRequest r;
+      r.write = write;
+      r.addr = q.front().local;
+      r.id = q.front().transfer;
+      hbm.offer(r);
+      q.pop_front();
+      if (write) served(r.id);  // posted: the write queue has it
+    }
+    const auto s = hbm.step();
+    const int stack = ch % n_stacks;
+    if (s.col.cmd != model::HbmCmd::kNone) on_data_bus(stack, s.col.cmd == model::HbmCmd::kWr);
+    if (s.has_response) served(s.response.id);
+    if (c.waiting[0].empty() && c.waiting[1].empty() && hbm.idle()) {
+      c.listed = false;
+      busy_[i] = busy_.back();
+      busy_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  cycle_ = k + 1;
+}
+
+void ChipHbm::run() {
+  for (;;) {
+    if (active_transfers_ == 0 && busy_.empty()) {
+      sc_core::wait(work_);
+      continue;
+    }
+    const Ps now = ps_of(sc_core::sc_time_stamp());
+    const uint64_t k = (now + tck_ - 1) / tck_;  // the next HBM clock edge at or after now
+    if (k * tck_ != now) {
+      sc_core::wait(time_of(k * tck_ - now));
+      continue;
+    }
+    cycle(k, now);
+    sc_core::wait(time_of(tck_));
+  }
+}
+
+}  // namespace ncore::tlmsys

@@ -1,0 +1,241 @@
+#include "tb/tlm/system_run.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "model/common/error.h"
+#include "model/core/core_model.h"
+#include "model/core/program.h"
+#include "tb/tlm/system.h"
+
+namespace ncore::tlmsys {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::json;
+
+// The program of every core that runs one, by (chip, core).
+std::map<std::pair<int, int>, model::Program> load_programs(const SystemConfig& config, const std::string& path) {
+  const int chips = config.chips(), cores = config.chip.cores;
+  std::map<std::pair<int, int>, model::Program> programs;
+  if (fs::path(path).extension() != ".json") {
+    for (int c = 0; c < chips; ++c)
+      for (int k = 0; k < cores; ++k)
+        programs.emplace(std::pair{c, k}, model::assemble_file(path, model::spmd_symbols(c, k, chips, cores)));
+    return programs;
+  }
+  std::ifstream in(path);
+  if (!in) throw Error(fmt::format("{}: cannot open the manifest", path));
+  Json j;
+  try {
+    j = Json::parse(in);
+  } catch (const Json::parse_error& e) {
+    throw Error(fmt::format("{}: not JSON: {}", path, e.what()));
+  }
+  const auto fail = [&](const std::string& key, const std::string& expected, const Json& found) -> Error {
+    return Error(fmt::format("{}: {}: expected {}, found {}", path, key, expected, found.dump()));
+  };
+  if (!j.is_object() || !j.contains("cores") || !j["cores"].is_array())
+    throw fail("cores", "an object with an array \"cores\"", j);
+  for (const auto& [key, _] : j.items())
+    if (key != "cores") throw fail(key, "only the key \"cores\"", Json(key));
+  const fs::path base = fs::path(path).parent_path();
+  for (size_t i = 0; i < j["cores"].size(); ++i) {
+    const Json& e = j["cores"][i];
+    const std::string where = fmt::format("cores[{}]", i);
+    if (!e.is_object()) throw fail(where, "an object {chip, core, program}", e);
+    for (const auto& [key, _] : e.items())
+      if (key != "chip" && key != "core" && key != "program") throw fail(where + "." + key, "chip, core or program", Json(key));
+    const auto index = [&](const char* key, int limit) {
+      if (!e.contains(key) || !e[key].is_number_integer() || e[key].get<int64_t>() < 0 || e[key].get<int64_t>() >= limit)
+        throw fail(where + "." + key, fmt::format("an integer 0..{}", limit - 1), e.value(key, Json()));
+      return e[key].get<int>();
+    };
+    const int c = index("chip", chips), k = index("core", cores);
+    if (!e.contains("program") || !e["program"].is_string()) throw fail(where + ".program", "a file name", e.value("program", Json()));
+    if (programs.count({c, k})) throw fail(where, fmt::format("one entry per core; chip {} core {} is listed twice", c, k), e);
+    const fs::path program = base / e["program"].get<std::string>();
+    if (!fs::is_regular_file(program))
+      throw fail(where + ".program", "a program file", Json(program.string() + " (cannot open the program)"));
+    programs.emplace(std::pair{c, k}, model::assemble_file(program.string(), model::spmd_symbols(c, k, chips, cores)));
+  }
+  return programs;
+}
+
+std::string status_text(model::CoreStatus s) { return std::string(model::core_status_name(s)); }
+
+// Chrome/Perfetto trace events: a process per chip; threads for each core's queues and DMA
+// engines; a counter per HBM stack.
+void write_trace(const std::string& path, System& system, const std::map<std::pair<int, int>, model::Program>& programs) {
+  Json events = Json::array();
+  const auto name_thread = [&](int pid, int tid, const std::string& name) {
+    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
+    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
+  };
+  for (int c = 0; c < system.chips(); ++c) {
+    Chip& chip = system.chip(c);
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", c}, {"args", {{"name", fmt::format("chip {}", c)}}}});
+    for (auto& core : chip.cores) {
+      if (!core->loaded()) continue;
+      const model::Program& prog = programs.at({c, core->index()});
+      const int base = core->index() * 32;
+      std::vector<bool> named(32, false);
+      for (const model::InstrTiming& t : core->result().timeline) {
+        const model::CoreInstr& in = prog.queues[static_cast<size_t>(t.queue)][t.index];
+        const bool dma = t.queue == isa::kNumQueue - 1 && in.opcode == isa::Opcode::kDmaCopy;
+        if (dma && t.complete == 0) continue;  // a descriptor's issue record; its completion follows
+        const int tid = base + (dma ? 8 + static_cast<int>(in.dma.engine) : t.queue);
+        if (!named[static_cast<size_t>(tid - base)]) {
+          named[static_cast<size_t>(tid - base)] = true;
+          name_thread(c, tid, dma ? fmt::format("core {} dma {}", core->index(), in.dma.engine)
+                                  : fmt::format("core {} {}", core->index(), model::queue_name(static_cast<isa::Queue>(t.queue))));
+        }
+        const double ts = static_cast<double>(core->ps_of_cycle(t.start)) / 1e6;
+        const double end = static_cast<double>(core->ps_of_cycle(std::max(t.complete, t.start))) / 1e6;
+        events.push_back({{"ph", "X"}, {"name", std::string(isa::opcode_info(in.opcode)->name)}, {"pid", c}, {"tid", tid},
+                          {"ts", ts}, {"dur", end - ts},
+                          {"args", {{"index", t.index}, {"line", in.loc.str()}, {"issue_cycle", t.issue}}}});
+      }
+    }
+    const auto& windows = chip.hbm.window_bytes();
+    const double window_us = static_cast<double>(chip.hbm.tck_ps() * ChipHbm::kWindowCycles) / 1e6;
+    for (size_t s = 0; s < windows.size(); ++s)
+      for (size_t w = 0; w < windows[s].size(); ++w)
+        events.push_back({{"ph", "C"}, {"name", fmt::format("hbm stack {} GB/s", s)}, {"pid", c},
+                          {"ts", static_cast<double>(w) * window_us},
+                          {"args", {{"GB/s", static_cast<double>(windows[s][w]) / (window_us * 1e3)}}}});
+  }
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("--trace-json: cannot write {}", path));
+  out << Json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() << "\n";
+  if (!out) throw Error(fmt::format("--trace-json: writing {} failed", path));
+}
+
+}  // namespace
+
+SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& options) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  auto programs = load_programs(config, options.program);
+  if (!options.outputs_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.outputs_dir, ec);
+    if (ec) throw Error(fmt::format("--outputs: cannot create {}: {}", options.outputs_dir, ec.message()));
+  }
+
+  System::reset_kernel();
+  System system(config);
+  model::CoreConfig core_config;
+  core_config.te.rows = config.chip.pe_rows;
+  core_config.te.cols = config.chip.pe_cols;
+  core_config.lanes = config.chip.pe_rows;
+  core_config.dma_engines = config.chip.dma_engines_per_core;
+  core_config.hbm_bytes = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) * config.chip.hbm_stacks;
+  for (auto& [where, program] : programs) {
+    NeuronCore& core = *system.chip(where.first).cores[static_cast<size_t>(where.second)];
+    core.load(program, core_config, system.chip(where.first).memory);
+    core.model().record_timeline(!options.trace_json.empty());
+    System::spawn([&core] { core.run_program(); }, fmt::format("chip{}_core{}_program", where.first, where.second));
+  }
+  if (options.progress) {
+    System::spawn([&system, total = programs.size()] {
+      for (;;) {
+        sc_core::wait(sc_core::sc_time(10, sc_core::SC_US));
+        size_t done = 0;
+        for (int c = 0; c < system.chips(); ++c)
+          for (auto& core : system.chip(c).cores) done += core->finished();
+        fmt::print(stderr, "\r[tlm] {:>10.1f} us simulated  {}/{} cores done", sc_core::sc_time_stamp().to_seconds() * 1e6,
+                   done, total);
+        if (done == total) break;
+      }
+    }, "progress");
+  }
+  System::simulate();
+  if (options.progress) fmt::print(stderr, "\r{:70}\r", "");
+
+  SystemRunResult r;
+  r.sim_time_us = sc_core::sc_time_stamp().to_seconds() * 1e6;
+  for (auto& [where, program] : programs) {
+    const auto [c, k] = where;
+    NeuronCore& core = *system.chip(c).cores[static_cast<size_t>(k)];
+    if (!core.finished()) throw Error(fmt::format("chip {} core {}: the simulation ended before the core did", c, k));
+    const model::CoreResult& cr = core.result();
+    CoreReport rep;
+    rep.chip = c;
+    rep.core = k;
+    rep.status = status_text(cr.status);
+    rep.message = cr.message;
+    rep.cycles = cr.cycles;
+    for (const auto& q : cr.queues) rep.instructions += q.instructions;
+    rep.te_utilization = cr.te_utilization(core.config());
+    rep.hbm_bytes = cr.dma_bytes;
+    if (cr.status != model::CoreStatus::kDone && r.status == "done") {
+      r.status = rep.status;
+      r.message = fmt::format("chip {} core {}: {}", c, k, cr.message);
+    }
+    r.cores.push_back(rep);
+    for (const auto& t : program.tensors) {
+      if (!t.output) continue;
+      OutputReport o{c, k, t.name, 0, core.model().tensor_bytes(t)};
+      o.fnv1a = model::fnv1a(o.bytes);
+      if (!options.outputs_dir.empty())
+        model::write_tensor_npy(t, o.bytes, (fs::path(options.outputs_dir) / fmt::format("chip{}.core{}.{}.npy", c, k, t.name)).string());
+      r.outputs.push_back(std::move(o));
+    }
+  }
+  const double seconds = r.sim_time_us * 1e-6;
+  for (int c = 0; c < system.chips(); ++c) {
+    const ChipHbm& hbm = system.chip(c).hbm;
+    for (size_t s = 0; s < hbm.stack_stats().size(); ++s) {
+      StackReport rep;
+      rep.chip = c;
+      rep.stack = static_cast<int>(s);
+      rep.bytes = hbm.stack_stats()[s].read_bytes + hbm.stack_stats()[s].write_bytes;
+      rep.peak_gbps = hbm.stack_peak_gbps();
+      rep.gbps = seconds > 0 ? static_cast<double>(rep.bytes) / seconds / 1e9 : 0;
+      rep.utilization = rep.gbps / rep.peak_gbps;
+      const double window_s = static_cast<double>(hbm.tck_ps() * ChipHbm::kWindowCycles) * 1e-12;
+      for (uint64_t b : hbm.window_bytes()[s])
+        rep.max_window_gbps = std::max(rep.max_window_gbps, static_cast<double>(b) / window_s / 1e9);
+      r.hbm.push_back(rep);
+    }
+  }
+  if (!options.trace_json.empty()) write_trace(options.trace_json, system, programs);
+  r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return r;
+}
+
+Json to_json(const SystemRunResult& r) {
+  Json j;
+  j["status"] = r.status;
+  if (!r.message.empty()) j["message"] = r.message;
+  j["sim_time_us"] = r.sim_time_us;
+  j["wall_seconds"] = r.wall_seconds;
+  j["cores"] = Json::array();
+  for (const auto& c : r.cores)
+    j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"status", c.status},
+                          {"cycles", c.cycles}, {"instructions", c.instructions}, {"te_utilization", c.te_utilization},
+                          {"hbm_bytes", c.hbm_bytes}});
+  j["hbm"] = Json::array();
+  for (const auto& s : r.hbm)
+    j["hbm"].push_back({{"chip", s.chip}, {"stack", s.stack}, {"bytes", s.bytes}, {"gbps", s.gbps},
+                        {"peak_gbps", s.peak_gbps}, {"utilization", s.utilization},
+                        {"max_window_gbps", s.max_window_gbps}});
+  j["links"] = Json::array();
+  j["collectives"] = Json::array();
+  j["outputs"] = Json::array();
+  for (const auto& o : r.outputs)
+    j["outputs"].push_back({{"chip", o.chip}, {"core", o.core}, {"name", o.name}, {"fnv1a", fmt::format("{:016x}", o.fnv1a)}});
+  return j;
+}
+
+}  // namespace ncore::tlmsys

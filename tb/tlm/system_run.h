@@ -1,0 +1,71 @@
+#pragma once
+// `ncore tlm run`: programs on the running cores of a chip, an instance or an UltraServer.
+//
+// Every core of every chip runs a program inside the simulation (NeuronCore::run_program) over
+// its chip's memory, its DMA timed by the chip's HBM (ChipHbm), shared with the chip's other
+// cores. Programs come from
+//   - one assembly file, assembled once per core with CHIP, CORE, CHIPS and CORES predefined
+//     (SPMD: the program picks its addresses and work from them), or
+//   - a JSON manifest {"cores": [{"chip": C, "core": K, "program": "file.s"}, ...]} (paths
+//     relative to the manifest); a core not listed stays idle. The same CHIP/CORE/... names are
+//     predefined in each program.
+// Each core's init= tensors are written to its chip's memory before time zero, in core order.
+// The run ends when every core has ended; a core that ends in an error or a deadlock makes the
+// run's status that, naming the chip and the core.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "tb/tlm/system_config.h"
+
+namespace ncore::tlmsys {
+
+struct SystemRunOptions {
+  std::string program;      // .s (SPMD) or .json (manifest)
+  std::string outputs_dir;  // "" or: write DIR/chip<C>.core<K>.NAME.npy for every output tensor
+  std::string trace_json;   // "" or: a Chrome/Perfetto trace-event timeline
+  bool progress = false;    // print the simulated time and the cores done to stderr as it runs
+};
+
+struct CoreReport {
+  int chip = 0, core = 0;
+  std::string engine = "golden";
+  std::string status;       // done, error, deadlock, watchdog
+  std::string message;
+  uint64_t cycles = 0;
+  uint64_t instructions = 0;
+  double te_utilization = 0;
+  uint64_t hbm_bytes = 0;   // moved by its DMA
+};
+
+struct StackReport {
+  int chip = 0, stack = 0;
+  uint64_t bytes = 0;
+  double gbps = 0, peak_gbps = 0, utilization = 0;  // over the run's simulated time
+  double max_window_gbps = 0;  // the busiest window of ChipHbm::kWindowCycles HBM cycles
+};
+
+struct OutputReport {
+  int chip = 0, core = 0;
+  std::string name;
+  uint64_t fnv1a = 0;
+  std::vector<uint8_t> bytes;  // the tensor's bytes (tensor_bytes order)
+};
+
+struct SystemRunResult {
+  std::string status = "done";  // done, or the first failing core's status
+  std::string message;          // which chip and core, and why
+  double sim_time_us = 0;
+  std::vector<CoreReport> cores;  // the cores that ran a program
+  std::vector<StackReport> hbm;
+  std::vector<OutputReport> outputs;
+  double wall_seconds = 0;
+};
+
+SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& options);
+nlohmann::json to_json(const SystemRunResult& r);
+
+}  // namespace ncore::tlmsys

@@ -1,0 +1,223 @@
+// System runs (tb/tlm/system_run.h): programs on the running cores of a chip and an instance,
+// their DMA timed by the chip's shared HBM (tb/tlm/chip_hbm.h).
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <set>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "model/common/error.h"
+#include "model/common/npy.h"
+#include "tb/tlm/chip_hbm.h"
+#include "tb/tlm/system_run.h"
+
+namespace ncore::tlmsys {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kSystemPrograms = std::string(NCORE_PROGRAMS) + "/system";
+
+fs::path temp_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("ncore_system_run_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string write_file(const fs::path& path, const std::string& text) {
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+SystemConfig chip(int cores, double pin_gbps = 5.664) {
+  SystemConfig c = default_system("chip");
+  c.chip.cores = cores;
+  c.chip.hbm_pin_gbps = pin_gbps;
+  return c;
+}
+
+SystemRunResult run(const SystemConfig& config, const std::string& program, const std::string& outputs = "",
+                    const std::string& trace = "") {
+  SystemRunOptions o;
+  o.program = program;
+  o.outputs_dir = outputs;
+  o.trace_json = trace;
+  return run_system(config, o);
+}
+
+uint64_t slowest_core(const SystemRunResult& r) {
+  uint64_t cycles = 0;
+  for (const auto& c : r.cores) cycles = std::max(cycles, c.cycles);
+  return cycles;
+}
+
+// hbm_stream.s: each core copies its own 1.25 MiB HBM -> SBUF -> HBM on 10 DMA engines.
+TEST(SystemRunContention, EightCoresTakeAsLongAsOneUntilTheHbmIsCutEightfold) {
+  const std::string program = kSystemPrograms + "/hbm_stream.s";
+  const SystemRunResult one = run(chip(1), program);
+  const SystemRunResult eight = run(chip(8), program);
+  const SystemRunResult slow = run(chip(8, 5.664 / 8), program);
+  for (const auto* r : {&one, &eight, &slow}) {
+    ASSERT_EQ(r->status, "done") << r->message;
+    for (const auto& c : r->cores) EXPECT_EQ(c.hbm_bytes, 2u * 20 * 32768);
+  }
+  const double shared = double(slowest_core(eight)) / double(slowest_core(one));
+  const double cut = eight.sim_time_us / slow.sim_time_us;
+  std::printf("cycles: 1 core %llu, 8 cores %llu (x%.3f); 8 cores at 1/8 of the pin rate: %.2f us against %.2f us (x%.2f)\n",
+              static_cast<unsigned long long>(slowest_core(one)), static_cast<unsigned long long>(slowest_core(eight)),
+              shared, slow.sim_time_us, eight.sim_time_us, 1 / cut);
+  // The chip's 2.9 TB/s carries 8 cores' demand (8 x 10 engines x 28.8 GB/s) with little
+  // queueing; at 1/8 of it the HBM is the bottleneck: time grows by 8 x (utilization at full
+  // rate / utilization at 1/8), about 8.
+  EXPECT_LT(shared, 1.15);
+  EXPECT_GT(1 / cut, 6.0);
+  EXPECT_LT(1 / cut, 8.5);
+  // No stack is ever faster than its peak, over the run or in any window.
+  for (const auto* r : {&one, &eight, &slow})
+    for (const auto& s : r->hbm) {
+      EXPECT_LE(s.gbps, s.peak_gbps);
+      EXPECT_LE(s.max_window_gbps, s.peak_gbps * (1 + 1e-9)) << "stack " << s.stack;
+    }
+  // Every stack carries an equal share: the address map spreads each stream over all of them.
+  for (const auto& s : eight.hbm) EXPECT_EQ(s.bytes, 8u * 2 * 20 * 32768 / 4);
+}
+
+TEST(SystemRunContention, SameProgramSameCycles) {
+  const std::string program = kSystemPrograms + "/hbm_stream.s";
+  const SystemRunResult a = run(chip(8), program), b = run(chip(8), program);
+  ASSERT_EQ(a.cores.size(), b.cores.size());
+  for (size_t i = 0; i < a.cores.size(); ++i) EXPECT_EQ(a.cores[i].cycles, b.cores[i].cycles);
+  EXPECT_EQ(a.sim_time_us, b.sim_time_us);
+}
+
+TEST(ChipHbmMap, EveryStripeHasOnePlaceAndNeighboursAlternateStacks) {
+  const ChipHbmMap map(4, 32);
+  std::map<std::pair<int, uint64_t>, uint64_t> seen;
+  for (uint64_t a = 0; a < (uint64_t{1} << 24); a += kHbmStripeBytes) {
+    const auto p = map.locate(a);
+    ASSERT_LT(p.channel, 128);
+    EXPECT_EQ(p.channel, p.stack + 4 * p.pseudo_channel);
+    EXPECT_TRUE(seen.emplace(std::pair{p.channel, p.local}, a).second) << "two stripes at one place: " << a;
+  }
+  EXPECT_NE(map.locate(0).stack, map.locate(kHbmStripeBytes).stack);
+}
+
+// spmd.s: core (CHIP, CORE) copies slice CHIP * CORES + CORE of a ramp to its own output.
+TEST(SystemRunSpmd, EveryCoreSeesItsChipCoreAndTheSystemSize) {
+  const SystemRunResult r = run(default_system("trn2"), kSystemPrograms + "/spmd.s");
+  ASSERT_EQ(r.status, "done") << r.message;
+  ASSERT_EQ(r.cores.size(), 128u);
+  ASSERT_EQ(r.outputs.size(), 128u);
+  for (const auto& o : r.outputs) {
+    const int slice = o.chip * 8 + o.core;
+    ASSERT_EQ(o.bytes.size(), 64u * 4);
+    for (int j = 0; j < 64; ++j) {
+      int32_t v;
+      std::memcpy(&v, o.bytes.data() + 4 * j, 4);
+      ASSERT_EQ(v, slice * 64 + j) << "chip " << o.chip << " core " << o.core << " element " << j;
+    }
+  }
+}
+
+TEST(SystemRunOutputs, EveryOutputIsWrittenAsNpyPerChipAndCore) {
+  const fs::path dir = temp_dir("outputs");
+  const SystemRunResult r = run(chip(8), kSystemPrograms + "/spmd.s", dir.string());
+  ASSERT_EQ(r.status, "done") << r.message;
+  for (const auto& o : r.outputs) {
+    const fs::path file = dir / ("chip" + std::to_string(o.chip) + ".core" + std::to_string(o.core) + "." + o.name + ".npy");
+    ASSERT_TRUE(fs::exists(file)) << file;
+    const model::NpyArray a = model::read_npy(file.string());
+    EXPECT_EQ(a.descr, "<i4");
+    EXPECT_EQ(a.shape, (std::vector<int64_t>{64}));
+    EXPECT_EQ(a.data, o.bytes);
+  }
+}
+
+TEST(SystemRunManifest, EachCoreRunsItsOwnProgramAndOthersStayIdle) {
+  const fs::path dir = temp_dir("manifest");
+  fs::copy_file(kSystemPrograms + "/spmd.s", dir / "spmd.s");
+  const std::string manifest = write_file(
+      dir / "run.json", R"({"cores": [{"chip": 0, "core": 2, "program": "spmd.s"}, {"chip": 0, "core": 5, "program": "spmd.s"}]})");
+  const SystemRunResult r = run(chip(8), manifest);
+  ASSERT_EQ(r.status, "done") << r.message;
+  ASSERT_EQ(r.cores.size(), 2u);
+  EXPECT_EQ(r.cores[0].core, 2);
+  EXPECT_EQ(r.cores[1].core, 5);
+  int32_t first;
+  std::memcpy(&first, r.outputs[1].bytes.data(), 4);
+  EXPECT_EQ(first, 5 * 64);
+}
+
+TEST(SystemRunManifest, BadManifestsNameTheFileTheKeyAndWhatWasFound) {
+  const fs::path dir = temp_dir("bad_manifest");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"([1, 2])", "cores: expected an object with an array \"cores\""},
+      {R"({"cores": [], "extra": 1})", "extra: expected only the key \"cores\""},
+      {R"({"cores": [{"chip": 0, "core": 9, "program": "a.s"}]})", "cores[0].core: expected an integer 0..7, found 9"},
+      {R"({"cores": [{"chip": 1, "core": 0, "program": "a.s"}]})", "cores[0].chip: expected an integer 0..0, found 1"},
+      {R"({"cores": [{"chip": 0, "core": 0}]})", "cores[0].program: expected a file name, found null"},
+      {R"({"cores": [{"chip": 0, "core": 0, "program": "a.s", "engine": "x"}]})", "cores[0].engine: expected chip, core or program"},
+      {R"({"cores": [{"chip": 0, "core": 0, "program": "missing.s"}]})", "cores[0].program: expected a program file, found \"/"},
+      {R"({"cores": )", "not JSON"},
+  };
+  for (const auto& [text, expected] : cases) {
+    const std::string path = write_file(dir / "bad.json", text);
+    try {
+      run(chip(8), path);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(SystemRunDeadlock, ACoreThatWaitsForeverEndsTheRunNamingChipCoreQueueAndSemaphore) {
+  const fs::path dir = temp_dir("deadlock");
+  const std::string program = write_file(dir / "wait.s", R"(.sem never
+.queue act
+.if CORE==3
+  nop wait=never>=1
+.endif
+)");
+  const SystemRunResult r = run(chip(8), program);
+  EXPECT_EQ(r.status, "deadlock");
+  EXPECT_NE(r.message.find("chip 0 core 3"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("act waits at instruction 0"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("semaphore never >= 1"), std::string::npos) << r.message;
+}
+
+TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
+  const fs::path dir = temp_dir("trace");
+  const std::string trace = (dir / "trace.json").string();
+  const SystemRunResult r = run(chip(2), kSystemPrograms + "/hbm_stream.s", "", trace);
+  ASSERT_EQ(r.status, "done") << r.message;
+  std::ifstream in(trace);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  ASSERT_TRUE(j["traceEvents"].is_array());
+  std::set<std::string> tracks;
+  size_t spans = 0, counters = 0;
+  for (const auto& e : j["traceEvents"]) {
+    const std::string ph = e.at("ph");
+    ASSERT_TRUE(e.at("pid").is_number_integer());
+    if (ph == "M" && e.at("name") == "thread_name") tracks.insert(e.at("args").at("name").get<std::string>());
+    if (ph == "X") {
+      ++spans;
+      ASSERT_TRUE(e.at("ts").is_number() && e.at("dur").is_number() && e.at("tid").is_number_integer());
+      ASSERT_GE(e.at("dur").get<double>(), 0.0);
+    }
+    if (ph == "C") ++counters;
+  }
+  EXPECT_EQ(spans, 2u * 2 * 20);  // every dma_copy of both cores
+  EXPECT_TRUE(tracks.count("core 1 dma 9")) << "a track per DMA engine";
+  EXPECT_GT(counters, 0u);
+}
+
+}  // namespace
+}  // namespace ncore::tlmsys
