@@ -2,6 +2,8 @@
 // element and bit for bit; deadlock, overflow and refusal reports; random multi-engine
 // programs with random semaphore graphs against one-at-a-time execution.
 
+#include <cmath>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -506,6 +508,57 @@ TEST(Core, TimingParametersChangeCyclesNotResults) {
   ASSERT_EQ(b.result.status, CoreStatus::kDone);
   EXPECT_GT(b.result.cycles, a.result.cycles);
   EXPECT_EQ(a.core->tensor_bytes(*a.prog.tensor("Y")), b.core->tensor_bytes(*b.prog.tensor("Y")));
+}
+
+}  // namespace
+}  // namespace ncore::model
+
+
+namespace ncore::model {
+namespace {
+
+// The cc queue of a lone core (model::LoneCollectives): one member in every group, so each
+// collective copies src to dst; it ends cc_latency_cycles plus its bytes read and written at
+// the core's HBM rate after it starts, in order; a bad one stops the core naming it.
+TEST(Core, LoneCoreCollectivesCopyInOrderAndRefuseBadOnes) {
+  const Program p = assemble(R"(
+.tensor X hbm addr=0 dtype=fp32 shape=64 init=random seed=3
+.tensor Y hbm addr=0x1000 dtype=fp32 shape=64 output
+.tensor Z hbm addr=0x2000 dtype=fp32 shape=64 output
+.sem done
+.queue cc
+  all_reduce src=X dst=Y bytes=256 signal=done+=1
+  all_gather src=Y dst=Z bytes=256 algo=ring signal=done+=1
+)", "cc.s");
+  CoreConfig cfg;
+  CoreModel core(cfg, p);
+  core.load_tensors();
+  core.record_timeline(true);
+  const CoreResult r = core.run();
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_EQ(core.tensor_bytes(*p.tensor("Y")), tensor_init_bytes(*p.tensor("X")));
+  EXPECT_EQ(core.tensor_bytes(*p.tensor("Z")), tensor_init_bytes(*p.tensor("X")));
+  EXPECT_EQ(r.semaphores[0], 2u);
+  const auto move = static_cast<uint64_t>(std::ceil(2.0 * 256 / cfg.hbm_bytes_per_cycle));
+  EXPECT_EQ(r.cycles, 2 * (cfg.cc_latency_cycles + move));  // the second starts when the first ends
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kCc)].instructions, 2u);
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"all_reduce dtype=int8 src=0 dst=0x100 bytes=64", "dtype: dtype int8: a collective takes fp32 or bf16"},
+      {"all_to_all src=0 dst=0x100 bytes=48", "size: bytes 48: expected a positive multiple of 32"},
+      {"reduce_scatter src=0 dst=0xFFFFFFE0 bytes=64", "range: src 0x0 + 64 bytes or dst 0xffffffe0 + 64 bytes"},
+  };
+  for (const auto& [line, why] : bad) {
+    const Program b = assemble(".queue cc\n  all_reduce src=0 dst=0x100 bytes=32\n  " + line + "\n", "bad.s");
+    CoreModel c(cfg, b);
+    const CoreResult e = c.run();
+    EXPECT_EQ(e.status, CoreStatus::kError) << line;
+    EXPECT_EQ(e.error, CoreError::kCcRefused) << line;
+    EXPECT_EQ(e.error_queue, static_cast<int>(isa::Queue::kCc));
+    EXPECT_EQ(e.error_index, 1u);
+    EXPECT_NE(e.message.find(why), std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("bad.s:3"), std::string::npos) << e.message;
+  }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -76,6 +77,27 @@ TEST(CoreRtl, VectorAndScalarWritesToPsumCoSimulateBitExact) {
     for (uint8_t b : bytes) nonzero += b != 0;
     EXPECT_GT(nonzero, bytes.size() / 2) << name;
   }
+}
+
+// The cc queue on a lone core: each collective copies src to dst (one member in every group),
+// in order, with its signal at its end; a DMA reads what one wrote after its signal.
+TEST(CoreRtl, CollectivesOfALoneCoreCoSimulateBitExact) {
+  const model::Program p = model::assemble_file(kSmall + "collectives_8.s");
+  const CoreSimResult r = cosim(p);
+  EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_TRUE(r.ok) << r.failure;
+  EXPECT_GT(r.lockstep_instructions, 5u);
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kCc)].issued, 5u);
+  const std::vector<uint8_t> in = model::tensor_init_bytes(*p.tensor("IN"));
+  const std::vector<uint8_t> inb = model::tensor_init_bytes(*p.tensor("INB"));
+  const auto prefix = [](const std::vector<uint8_t>& v, size_t n) { return std::vector<uint8_t>(v.begin(), v.begin() + n); };
+  std::map<std::string, std::vector<uint8_t>> want{
+      {"AR", in}, {"AG", inb}, {"RS", prefix(in, 256)}, {"A2A", prefix(inb, 512)}, {"BACK", in}};
+  for (const auto& [name, bytes] : r.outputs) {
+    ASSERT_TRUE(want.count(name)) << name;
+    EXPECT_EQ(bytes, want[name]) << name;
+  }
+  EXPECT_EQ(r.outputs.size(), want.size());
 }
 
 TEST(CoreRtl, SignalsToOneSemaphoreInOneCycleAllCount) {
@@ -599,6 +621,10 @@ TEST(CoreRtl, RefusalsAndOverflowStopAtTheSameInstructionAsTheGoldenCore) {
   // 65535 + 1.
   cases.push_back({model::assemble(".sem s 65535\n.queue act\nsem_increment s+=1\n", "bad.s"),
                    CoreError::kSemOverflow});
+  // A collective of INT8 (the collective engine takes FP32 or BF16), after one that runs.
+  cases.push_back({model::assemble(".queue cc\nall_reduce src=0 dst=0x100 bytes=64\n"
+                                   "all_reduce dtype=int8 src=0 dst=0x100 bytes=64\n", "bad.s"),
+                   CoreError::kCcRefused});
   for (const Case& c : cases) {
     const CoreSimResult r = cosim(c.program);
     EXPECT_EQ(r.status, CoreStatus::kError) << r.message;

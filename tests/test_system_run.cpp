@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <tuple>
 #include <set>
 #include <filesystem>
 #include <fstream>
@@ -217,6 +218,136 @@ TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
   EXPECT_EQ(spans, 2u * 2 * 20);  // every dma_copy of both cores
   EXPECT_TRUE(tracks.count("core 1 dma 9")) << "a track per DMA engine";
   EXPECT_GT(counters, 0u);
+}
+
+}  // namespace
+}  // namespace ncore::tlmsys
+
+namespace ncore::tlmsys {
+namespace {
+
+// Collectives issued by programs: every output against sums computed here in rank order from
+// each core's own inputs (its init= declarations), bit for bit.
+float f32(const std::vector<uint8_t>& b, size_t i) {
+  uint32_t v;
+  std::memcpy(&v, b.data() + 4 * i, 4);
+  float f;
+  std::memcpy(&f, &v, 4);
+  return f;
+}
+float bf16(const std::vector<uint8_t>& b, size_t i) {
+  const uint32_t v = static_cast<uint32_t>(b[2 * i] | b[2 * i + 1] << 8) << 16;
+  float f;
+  std::memcpy(&f, &v, 4);
+  return f;
+}
+uint16_t round_bf16(float f) {  // round to nearest even (finite values)
+  uint32_t v;
+  std::memcpy(&v, &f, 4);
+  return static_cast<uint16_t>((v + 0x7FFF + (v >> 16 & 1)) >> 16);
+}
+std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * 4);
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+void expect_collectives(const SystemConfig& config) {
+  const std::string program = kSystemPrograms + "/collectives.s";
+  const SystemRunResult r = run(config, program);
+  ASSERT_EQ(r.status, "done") << r.message;
+  const int chips = config.chips(), cores = config.chip.cores;
+  std::map<std::pair<int, int>, std::vector<uint8_t>> in, inb;
+  for (int c = 0; c < chips; ++c)
+    for (int k = 0; k < cores; ++k) {
+      const model::Program p = model::assemble_file(program, model::spmd_symbols(c, k, chips, cores));
+      in[{c, k}] = model::tensor_init_bytes(*p.tensor("IN"));
+      inb[{c, k}] = model::tensor_init_bytes(*p.tensor("INB"));
+    }
+  std::map<std::tuple<int, int, std::string>, std::vector<uint8_t>> got;
+  for (const auto& o : r.outputs) got[{o.chip, o.core, o.name}] = o.bytes;
+  ASSERT_EQ(got.size(), static_cast<size_t>(chips * cores * 6));
+  for (int c = 0; c < chips; ++c)
+    for (int k = 0; k < cores; ++k) {
+      std::vector<float> ar(1024), rs(1024 / chips), ag;
+      std::vector<uint8_t> arb(2048), a2a;
+      for (size_t i = 0; i < 1024; ++i) {
+        float s = f32(in[{0, k}], i);
+        for (int x = 1; x < chips; ++x) s += f32(in[{x, k}], i);
+        ar[i] = s;
+        float b = bf16(inb[{c, 0}], i);
+        for (int j = 1; j < cores; ++j) b += bf16(inb[{c, j}], i);
+        const uint16_t h = round_bf16(b);
+        arb[2 * i] = static_cast<uint8_t>(h);
+        arb[2 * i + 1] = static_cast<uint8_t>(h >> 8);
+      }
+      for (size_t i = 0; i < rs.size(); ++i) rs[i] = ar[static_cast<size_t>(c) * rs.size() + i];
+      for (int x = 0; x < chips; ++x)
+        for (int j = 0; j < cores; ++j)
+          for (size_t i = 0; i < 32; ++i) ag.push_back(f32(in[{x, j}], i));
+      const size_t block = 2048 / static_cast<size_t>(cores);
+      for (int j = 0; j < cores; ++j)
+        a2a.insert(a2a.end(), inb[{c, j}].begin() + static_cast<std::ptrdiff_t>(block * static_cast<size_t>(k)),
+                   inb[{c, j}].begin() + static_cast<std::ptrdiff_t>(block * static_cast<size_t>(k + 1)));
+      const std::string who = "chip " + std::to_string(c) + " core " + std::to_string(k);
+      EXPECT_EQ((got[std::make_tuple(c, k, std::string("AR"))]), f32_bytes(ar)) << who;
+      EXPECT_EQ((got[std::make_tuple(c, k, std::string("BACK"))]), f32_bytes(ar)) << who;
+      EXPECT_EQ((got[std::make_tuple(c, k, std::string("ARB"))]), arb) << who;
+      EXPECT_EQ((got[std::make_tuple(c, k, std::string("RS"))]), f32_bytes(rs)) << who;
+      EXPECT_EQ((got[std::make_tuple(c, k, std::string("AG"))]), f32_bytes(ag)) << who;
+      EXPECT_EQ((got[std::make_tuple(c, k, std::string("A2A"))]), a2a) << who;
+    }
+  // Each core's five collectives, once per group: chips x (2 of group chips) ... recorded.
+  size_t groups = 2 * static_cast<size_t>(cores) + 2 * static_cast<size_t>(chips) + 1;
+  EXPECT_EQ(r.collectives.size(), groups);
+  for (const auto& c : r.collectives) {
+    EXPECT_TRUE(c.error.empty()) << c.error;
+    EXPECT_GT(c.end_us, c.start_us) << c.op;
+  }
+}
+
+TEST(SystemRunCollectives, EveryOpInEveryGroupIsBitExactOnAChip) { expect_collectives(default_system("chip")); }
+
+TEST(SystemRunCollectives, EveryOpInEveryGroupIsBitExactOnAnInstance) { expect_collectives(default_system("trn2")); }
+
+TEST(SystemRunCollectives, MembersThatIssueDifferentCollectivesAreNamed) {
+  const fs::path dir = temp_dir("mismatch");
+  const std::string program = write_file(dir / "mismatch.s", R"(.queue cc
+.if CORE==3
+  all_reduce src=0x100000 dst=0x200000 bytes=64 group=cores
+.else
+  all_reduce src=0x100000 dst=0x200000 bytes=128 group=cores
+.endif
+)");
+  const SystemRunResult r = run(chip(8), program);
+  EXPECT_EQ(r.status, "error");
+  EXPECT_NE(r.message.find("cc_refused"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("mismatch: the members issued different collectives"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("chip 0 core 3: all_reduce dtype=fp32 bytes=64"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("chip 0 core 2: all_reduce dtype=fp32 bytes=128"), std::string::npos) << r.message;
+  for (const auto& c : r.cores) EXPECT_EQ(c.status, "error") << "chip 0 core " << c.core;
+}
+
+TEST(SystemRunDeadlock, ACollectiveWaitingForAChipThatNeverJoinsNamesBothSides) {
+  SystemConfig two = default_system("trn2");
+  two.x = 2;
+  two.y = 1;
+  two.chip.cores = 1;
+  const fs::path dir = temp_dir("cc_deadlock");
+  const std::string program = write_file(dir / "cc_wait.s", R"(.sem never
+.queue cc
+.if CHIP==1
+  nop wait=never>=1
+.endif
+  all_reduce src=0x100000 dst=0x200000 bytes=64 group=chips algo=ring
+)");
+  const SystemRunResult r = run(two, program);
+  EXPECT_EQ(r.status, "deadlock");
+  EXPECT_NE(r.message.find("chip 1 core 0:"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("cc waits at instruction 0"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("semaphore never >= 1"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("waits for chip 1 core 0; joined:\n    chip 0 core 0: cc instruction 0 at"), std::string::npos)
+      << r.message;
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // The NeuronCore assembler: text -> Program. Syntax in model/README.md ("Assembly").
 // Every error names file:line:col, what was expected and what was found.
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
@@ -362,13 +363,13 @@ class Assembler {
   }
 
   void directive_queue(const std::vector<Token>& t) {
-    if (t.size() != 2) fail(t[0].col, "expected '.queue pe|act|dve|sp'");
+    if (t.size() != 2) fail(t[0].col, "expected '.queue pe|act|dve|sp|cc'");
     for (int q = 0; q < isa::kNumQueue; ++q)
       if (t[1].text == isa::kQueueNames[q]) {
         queue_ = static_cast<isa::Queue>(q);
         return;
       }
-    fail(t[1].col, fmt::format("expected a queue (pe, act, dve, sp), found '{}'", t[1].text));
+    fail(t[1].col, fmt::format("expected a queue (pe, act, dve, sp, cc), found '{}'", t[1].text));
   }
 
   void define(const Token& name_tok, int64_t value) {
@@ -697,6 +698,17 @@ class Assembler {
     if (info.format == isa::Format::kDma && key == "dir") {
       if (v != "hbm_to_sbuf" && v != "sbuf_to_hbm") fail(col, fmt::format("expected dir=hbm_to_sbuf|sbuf_to_hbm, found '{}'", v));
       return set_field(w, info, "to_hbm", v == "sbuf_to_hbm", col);
+    }
+    if (info.format == isa::Format::kCc && (key == "group" || key == "algo")) {
+      std::string name = v;  // NCCL-style names may use '-' for the ISA's '_' (torus2d-split)
+      std::replace(name.begin(), name.end(), '-', '_');
+      const auto find = [&](const auto& names) -> int64_t {
+        for (size_t i = 0; i < names.size(); ++i)
+          if (names[i] == name) return static_cast<int64_t>(i);
+        return -1;
+      };
+      const int64_t code = key == "group" ? find(isa::kCcGroupNames) : find(isa::kCcAlgoNames);
+      return set_field(w, info, key, code >= 0 ? code : eval(v, col), col);
     }
     if (info.format == isa::Format::kTe && key == "sparsity") {
       static const std::map<std::string, int64_t> names{{"dense", 0}, {"4:8", 1}, {"4:12", 2}, {"4:16", 3}};

@@ -74,6 +74,7 @@ isa::Word encode(const CoreInstr& in) {
     case isa::Format::kTe: pack_checked(w, static_cast<const isa::TeFields&>(in.te)); break;
     case isa::Format::kVe: pack_checked(w, static_cast<const isa::VeFields&>(in.ve)); break;
     case isa::Format::kDma: pack_checked(w, in.dma); break;
+    case isa::Format::kCc: pack_checked(w, static_cast<const isa::CcFields&>(in.cc)); break;
     default: break;
   }
   return w;
@@ -130,6 +131,11 @@ DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string
       in.ve.tag = in.tag;
       break;
     case isa::Format::kDma: in.dma = isa::unpack_dma(w); break;
+    case isa::Format::kCc:
+      static_cast<isa::CcFields&>(in.cc) = isa::unpack_cc(w);
+      in.cc.opcode = op;
+      in.cc.tag = in.tag;
+      break;
     default: break;
   }
   return DecodeError::kNone;
@@ -140,6 +146,7 @@ CoreInstr default_instr(isa::Opcode op) {
   in.opcode = op;
   if (format_of(op) == isa::Format::kVe) in.ve.opcode = op;
   if (format_of(op) == isa::Format::kTe) in.te.opcode = op;
+  if (format_of(op) == isa::Format::kCc) in.cc.opcode = op;
   if (op == isa::Opcode::kActivation) in.ve.s0 = 0x3F800000u;  // scale 1.0
   return in;
 }

@@ -16,6 +16,8 @@
 namespace ncore::model {
 
 inline constexpr int kNumSemaphores = 32;
+inline constexpr int kSpQueue = static_cast<int>(isa::Queue::kSp);
+inline constexpr int kCcQueue = static_cast<int>(isa::Queue::kCc);
 inline constexpr uint32_t kMaxSemValue = 0xFFFF;
 
 // Where an instruction came from, for reports: file:line:col and the nearest label.
@@ -43,6 +45,7 @@ struct CoreInstr {
   TeInstruction te;
   VeInstruction ve;
   DmaDescriptor dma;  // dma.engine: the DMA engine 0..15 that runs it
+  isa::CcInstruction cc;  // a collective (queue cc)
   SourceLoc loc;
 };
 

@@ -150,11 +150,14 @@ struct CoreModel::Impl {
     bool transferring = false;   // handed to the transfer model
   };
 
-  Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external)
+  Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external,
+       CollectiveEngine* collectives)
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
         se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), open_list(c.dma_engines, 0),
         fluid(c.dma_engines, c.dma_engine_bytes_per_cycle, c.hbm_bytes_per_cycle),
-        transfers(external ? external : &fluid) {
+        transfers(external ? external : &fluid),
+        lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle),
+        cc(collectives ? collectives : &lone) {
     sems = p.sem_init;
   }
 
@@ -248,7 +251,7 @@ struct CoreModel::Impl {
   }
 
   void execute_dma(size_t i) {
-    const DmaDescriptor& d = instr(isa::kNumQueue - 1, i).dma;
+    const DmaDescriptor& d = instr(kSpQueue, i).dma;
     uint8_t buf[kDmaBurstBytes];
     for (const auto& [h, s] : dma_bursts(d)) {
       const int part = static_cast<int>(s / kSbufPartitionStride);
@@ -267,6 +270,15 @@ struct CoreModel::Impl {
   }
 
   // ---- lockstep record ----------------------------------------------------------------------
+  void record_hbm(uint64_t addr, uint64_t bytes) {
+    uint8_t line[kLineBytes];
+    for (uint64_t done = 0; done < bytes;) {
+      const auto n = static_cast<size_t>(std::min<uint64_t>(kLineBytes - (addr + done) % kLineBytes, bytes - done));
+      hbm.read_block(addr + done, line, n);
+      effects.write(CoreMemory::kHbm, addr + done, line, n);
+      done += n;
+    }
+  }
   void begin_effects(int q, size_t i) {
     if (!effects_cb) return;
     effects.queue = q;
@@ -364,6 +376,16 @@ struct CoreModel::Impl {
         result.queues[q].busy_cycles += cost;
         break;
       }
+      case isa::Format::kCc: {
+        if (cc_collectives >= cfg.cc_outstanding) return false;  // an end frees a slot
+        cc->issue(i, in.cc, now);
+        cc_pending.push_back({i, true, now});
+        ++cc_collectives;
+        s.ready = now + 1;
+        ++s.pc;
+        ++result.queues[q].instructions;
+        return true;
+      }
       case isa::Format::kDma: {
         if (in.dma.engine >= static_cast<uint64_t>(cfg.dma_engines)) {
           defer(CoreError::kDmaRefused, q, i, fmt::format("DMA engine {} does not exist (the core has {})", in.dma.engine, cfg.dma_engines));
@@ -393,6 +415,12 @@ struct CoreModel::Impl {
       }
       default:
         s.ready = now;
+        if (queue == isa::Queue::kCc) {  // ends after every collective before it
+          cc_pending.push_back({i, false, now});
+          ++s.pc;
+          ++result.queues[q].instructions;
+          return true;
+        }
         if (queue == isa::Queue::kSp) {  // signals at issue
           ++s.pc;
           ++result.queues[q].instructions;
@@ -433,9 +461,10 @@ struct CoreModel::Impl {
   // Nothing issued from queue q is still to complete (sp: no DMA descriptor either).
   bool drained(int q) const {
     if (!qs[q].inflight.empty()) return false;
-    if (q == isa::kNumQueue - 1)
+    if (q == kSpQueue)
       for (const auto& f : dma)
         if (!f.empty()) return false;
+    if (q == kCcQueue && !cc_pending.empty()) return false;
     return true;
   }
   // Raises the first deferred refusal whose queue has drained; true when one was raised.
@@ -451,7 +480,7 @@ struct CoreModel::Impl {
     auto& fifo = dma[e];
     if (fifo.empty() || fifo.front().started) return;
     DmaJob& j = fifo.front();
-    const DmaDescriptor& d = instr(isa::kNumQueue - 1, j.index).dma;
+    const DmaDescriptor& d = instr(kSpQueue, j.index).dma;
     j.started = true;
     // The latency runs from issue, so it overlaps the previous descriptor's transfer; the
     // per-row processing does not.
@@ -475,6 +504,32 @@ struct CoreModel::Impl {
         any = true;
       }
     }
+    while (!cc_pending.empty() && result.status == CoreStatus::kDone) {
+      const CcPending p = cc_pending.front();
+      if (p.collective && !cc->done(now)) break;
+      cc_pending.pop_front();
+      if (p.collective) {
+        --cc_collectives;
+        std::string why;
+        const isa::CcError e = cc->error(&why);
+        if (e != isa::CcError::kNone) {
+          raise(CoreError::kCcRefused, kCcQueue, p.index,
+                fmt::format("{}: {}", isa::kCcErrorNames[static_cast<size_t>(e)], why));
+          break;
+        }
+      }
+      begin_effects(kCcQueue, p.index);
+      if (p.collective) {
+        const auto [addr, bytes] = cc->written();
+        cc->retire();
+        if (effects_cb) record_hbm(addr, bytes);
+      }
+      signal(kCcQueue, p.index);
+      end_effects();
+      ++completed;
+      if (record) result.timeline.push_back({kCcQueue, p.index, p.issue, p.issue, now});
+      any = true;
+    }
     begin_due_transfers();
     for (int e = 0; e < cfg.dma_engines; ++e) {
       auto& fifo = dma[e];
@@ -483,12 +538,12 @@ struct CoreModel::Impl {
         const DmaJob j = fifo.front();
         fifo.pop_front();
         transfers->retire(e);
-        begin_effects(isa::kNumQueue - 1, j.index);
+        begin_effects(kSpQueue, j.index);
         execute_dma(j.index);
-        signal(isa::kNumQueue - 1, j.index);
+        signal(kSpQueue, j.index);
         end_effects();
         ++completed;
-        if (record) result.timeline.push_back({isa::kNumQueue - 1, j.index, j.issue, j.issue, now});
+        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.issue, now});
         start_dma_front(e);
         any = true;
       }
@@ -502,7 +557,7 @@ struct CoreModel::Impl {
       auto& fifo = dma[e];
       if (fifo.empty() || !fifo.front().started || fifo.front().transferring || fifo.front().ready_at > now) continue;
       fifo.front().transferring = true;
-      transfers->begin(e, instr(isa::kNumQueue - 1, fifo.front().index).dma, now);
+      transfers->begin(e, instr(kSpQueue, fifo.front().index).dma, now);
     }
   }
 
@@ -518,11 +573,13 @@ struct CoreModel::Impl {
     }
     for (const auto& f : dma)
       if (!f.empty() && f.front().started && !f.front().transferring) next = std::min(next, f.front().ready_at);
+    if (cc_collectives) next = std::min(next, cc->next_event(now));
     return std::min(next, transfers->next_event(now));
   }
 
-  // A transfer the model times from outside has not ended yet.
-  bool transfers_pending() const {
+  // A transfer or a collective is pending (an outside model may end it).
+  bool waiting_outside() const {
+    if (cc_collectives) return true;
     for (const auto& f : dma)
       if (!f.empty() && f.front().transferring) return true;
     return false;
@@ -533,7 +590,7 @@ struct CoreModel::Impl {
       if (qs[q].pc < prog.queues[q].size() || !qs[q].inflight.empty() || qs[q].fault.set) return false;
     for (const auto& f : dma)
       if (!f.empty()) return false;
-    return true;
+    return cc_pending.empty();
   }
 
   std::string deadlock_report() const {
@@ -620,6 +677,15 @@ struct CoreModel::Impl {
   std::vector<int> open_list;  // per DMA engine: descriptors issued since its last `last`
   FluidDmaTransfers fluid;
   DmaTransferModel* transfers;  // &fluid, or the model given to the constructor
+  LoneCollectives lone;
+  CollectiveEngine* cc;         // &lone, or the engine given to the constructor
+  struct CcPending {
+    size_t index;
+    bool collective;  // else a nop, which ends once everything before it has
+    uint64_t issue;
+  };
+  std::deque<CcPending> cc_pending;  // the cc queue's instructions not yet ended, in order
+  int cc_collectives = 0;            // collectives among them
   uint64_t now = 0;
   size_t completed = 0;
   bool record = false;
@@ -636,8 +702,9 @@ struct CoreModel::Impl {
   CoreResult result;
 };
 
-CoreModel::CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory* hbm, DmaTransferModel* transfers)
-    : impl_(std::make_unique<Impl>(cfg, program, hbm ? *hbm : hbm_, transfers)), external_hbm_(hbm) {}
+CoreModel::CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory* hbm, DmaTransferModel* transfers,
+                     CollectiveEngine* collectives)
+    : impl_(std::make_unique<Impl>(cfg, program, hbm ? *hbm : hbm_, transfers, collectives)), external_hbm_(hbm) {}
 CoreModel::~CoreModel() = default;
 
 void CoreModel::on_effects(std::function<void(const InstrEffects&)> f) { impl_->effects_cb = std::move(f); }
@@ -661,7 +728,7 @@ bool CoreModel::settle() {
 }
 uint64_t CoreModel::now() const { return impl_->now; }
 uint64_t CoreModel::next_event() const { return impl_->next_event(); }
-bool CoreModel::transfers_pending() const { return impl_->transfers_pending(); }
+bool CoreModel::waiting_outside() const { return impl_->waiting_outside(); }
 void CoreModel::advance_to(uint64_t cycle) { impl_->advance_to(cycle); }
 bool CoreModel::stalled(uint64_t next) { return impl_->stalled(next); }
 CoreResult CoreModel::finish() { return impl_->finish(); }

@@ -30,6 +30,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/core/collective_engine.h"
 #include "model/core/dma_transfer.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
@@ -49,6 +50,8 @@ struct CoreConfig {
   uint64_t dma_latency_cycles = 256;         // descriptor accepted -> first byte
   uint64_t dma_row_cycles = 8;               // per contiguous row (descriptor processing)
   uint64_t dependency_cycles = 100;          // a satisfied wait -> issue (hardware.md's ~100)
+  uint64_t cc_latency_cycles = 2400;         // a lone core's collective: 1 us to start (ncore's choice)
+  int cc_outstanding = 8;                    // collectives the cc queue may have in flight
   uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
 };
 
@@ -124,9 +127,10 @@ struct InstrEffects {
 class CoreModel {
  public:
   // hbm: the memory the core's DMA reads and writes (default: its own, hbm()); transfers: how
-  // long DMA transfers take (default: FluidDmaTransfers from cfg). Both outlive the model.
+  // long DMA transfers take (default: FluidDmaTransfers from cfg); collectives: the engine of
+  // the cc queue (default: LoneCollectives, the core alone). All outlive the model.
   CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory* hbm = nullptr,
-            DmaTransferModel* transfers = nullptr);
+            DmaTransferModel* transfers = nullptr, CollectiveEngine* collectives = nullptr);
   ~CoreModel();
 
   // Fills every tensor with an init= from its declaration (deterministic from its seed).
@@ -143,14 +147,15 @@ class CoreModel {
   //   while (!settle()) { next = next_event(); [if stalled(next) break;] wait; advance_to(t); }
   //   result = finish();
   // settle() completes and issues everything due now and says whether the run has ended;
-  // next_event() is the next cycle something is due (kNoEvent: nothing, unless a transfer the
-  // DMA transfer model times from outside is pending); advance_to() moves time forward to a
+  // next_event() is the next cycle something is due (kNoEvent: nothing, unless a transfer or a
+  // collective an outside model times is pending: waiting_outside()); advance_to() moves time forward to a
   // cycle no later than next_event(); stalled(next) ends the run as a deadlock (next is
   // kNoEvent) or a watchdog and says whether it did.
   bool settle();
   uint64_t now() const;
   uint64_t next_event() const;
-  bool transfers_pending() const;
+  // A DMA transfer or a collective is pending that an outside model will end.
+  bool waiting_outside() const;
   void advance_to(uint64_t cycle);
   bool stalled(uint64_t next);
   CoreResult finish();

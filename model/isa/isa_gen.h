@@ -42,21 +42,23 @@ inline bool fits_bits(int64_t v, int width, bool is_signed) {
   return v >= 0 && (width >= 63 || v < (int64_t{1} << width));
 }
 
-// the four instruction queues of a core, one sequencer each
+// the five instruction queues of a core, one sequencer each
 enum class Queue : uint8_t {
   kPe = 0,  // tensor engine (PE array): load_stationary, multiply_moving
   kAct = 1,  // scalar engine: activation
   kDve = 2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
   kSp = 3,  // sync engine: dma_copy, and semaphore-only instructions
+  kCc = 4,  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all
 };
-inline constexpr int kNumQueue = 4;
+inline constexpr int kNumQueue = 5;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 4> kQueueNames{"pe", "act", "dve", "sp"};
-inline constexpr std::array<std::string_view, 4> kQueueDocs{
+inline constexpr std::array<std::string_view, 5> kQueueNames{"pe", "act", "dve", "sp", "cc"};
+inline constexpr std::array<std::string_view, 5> kQueueDocs{
     "tensor engine (PE array): load_stationary, multiply_moving",
     "scalar engine: activation",
     "vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...",
     "sync engine: dma_copy, and semaphore-only instructions",
+    "the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all",
 };
 
 // what an instruction does to a semaphore when it completes
@@ -314,6 +316,61 @@ inline constexpr std::array<std::string_view, 4> kCoreStatusDocs{
     "no end within the watchdog",
 };
 
+// who takes part in a collective
+enum class CcGroup : uint8_t {
+  kChips = 0,  // the cores with the issuing core's CORE on every chip, ranked by CHIP
+  kCores = 1,  // the cores of the issuing core's chip, ranked by CORE
+  kAll = 2,  // every core of the system, ranked CHIP * CORES + CORE
+};
+inline constexpr int kNumCcGroup = 3;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 3> kCcGroupNames{"chips", "cores", "all"};
+inline constexpr std::array<std::string_view, 3> kCcGroupDocs{
+    "the cores with the issuing core's CORE on every chip, ranked by CHIP",
+    "the cores of the issuing core's chip, ranked by CORE",
+    "every core of the system, ranked CHIP * CORES + CORE",
+};
+
+// how a collective crosses the chips (tb/tlm/collective.h)
+enum class CcAlgo : uint8_t {
+  kRing = 0,  // one ring through every chip
+  kTorus2d = 1,  // rings along X, then Y (then Z)
+  kTorus2dSplit = 2,  // half X-first on the + links, half Y-first on the - links
+  kRhd = 3,  // recursive halving and doubling
+  kHier = 4,  // UltraServer: rings in each instance, then across the instances
+};
+inline constexpr int kNumCcAlgo = 5;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 5> kCcAlgoNames{"ring", "torus2d", "torus2d_split", "rhd", "hier"};
+inline constexpr std::array<std::string_view, 5> kCcAlgoDocs{
+    "one ring through every chip",
+    "rings along X, then Y (then Z)",
+    "half X-first on the + links, half Y-first on the - links",
+    "recursive halving and doubling",
+    "UltraServer: rings in each instance, then across the instances",
+};
+
+// why the collective engine refused a collective
+enum class CcError : uint8_t {
+  kNone = 0,  // none
+  kDtype = 1,  // dtype is neither fp32 nor bf16
+  kSize = 2,  // bytes is zero or not a multiple of the algorithm's granule
+  kRange = 3,  // src or dst, with what the collective reads or writes, past the end of HBM
+  kAlgo = 4,  // the algorithm does not apply to the group on this system
+  kMismatch = 5,  // the members of the group issued different collectives
+};
+inline constexpr int kNumCcError = 6;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 6> kCcErrorNames{"none", "dtype", "size", "range", "algo", "mismatch"};
+inline constexpr std::array<std::string_view, 6> kCcErrorDocs{
+    "none",
+    "dtype is neither fp32 nor bf16",
+    "bytes is zero or not a multiple of the algorithm's granule",
+    "src or dst, with what the collective reads or writes, past the end of HBM",
+    "the algorithm does not apply to the group on this system",
+    "the members of the group issued different collectives",
+};
+
 // the NeuronCore's error status
 enum class CoreError : uint8_t {
   kNone = 0,  // none
@@ -323,11 +380,12 @@ enum class CoreError : uint8_t {
   kScalarRefused = 4,  // the scalar engine refused (ve_error)
   kDmaRefused = 5,  // a DMA descriptor was refused (dma_error)
   kSemOverflow = 6,  // a semaphore incremented past 65535
+  kCcRefused = 7,  // the collective engine refused a collective (cc_error)
 };
-inline constexpr int kNumCoreError = 7;
+inline constexpr int kNumCoreError = 8;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 7> kCoreErrorNames{"none", "decode", "tensor_refused", "vector_refused", "scalar_refused", "dma_refused", "sem_overflow"};
-inline constexpr std::array<std::string_view, 7> kCoreErrorDocs{
+inline constexpr std::array<std::string_view, 8> kCoreErrorNames{"none", "decode", "tensor_refused", "vector_refused", "scalar_refused", "dma_refused", "sem_overflow", "cc_refused"};
+inline constexpr std::array<std::string_view, 8> kCoreErrorDocs{
     "none",
     "an illegal word (decode_error)",
     "the tensor engine refused an instruction (te_error)",
@@ -335,6 +393,7 @@ inline constexpr std::array<std::string_view, 7> kCoreErrorDocs{
     "the scalar engine refused (ve_error)",
     "a DMA descriptor was refused (dma_error)",
     "a semaphore incremented past 65535",
+    "the collective engine refused a collective (cc_error)",
 };
 
 // HBM3 commands on a pseudo-channel's row and column buses
@@ -380,6 +439,7 @@ enum class Format : uint8_t {
   kTe,
   kVe,
   kDma,
+  kCc,
   kNone,
 };
 
@@ -396,6 +456,10 @@ enum class Opcode : uint8_t {
   kShuffle = 0x26,  // partition shuffle inside each quadrant
   kActivation = 0x27,  // func(src0 * s0 + s1), optional sum
   kDmaCopy = 0x30,  // hand one descriptor to DMA engine `engine`; completes when the DMA does
+  kAllReduce = 0x40,  // every member receives the sum of every member's src
+  kAllGather = 0x41,  // every member receives every member's src, in rank order
+  kReduceScatter = 0x42,  // member r receives block r of the sum
+  kAllToAll = 0x43,  // member r receives block r of every member's src, in rank order
 };
 
 // One field of a format: bits [lsb, lsb + width) of the word. Array fields are listed
@@ -524,15 +588,23 @@ inline constexpr FieldInfo kDmaFields[] = {
     {"engine", 64, 4, false, "DMA engine (0..15) that runs it"},
     {"to_hbm", 68, 1, false, "0 HBM -> SBUF, 1 SBUF -> HBM"},
     {"last", 69, 1, false, "ends a scatter/gather list: the instruction completes with it"},
-    {"hbm_addr", 70, 32, false, "byte address"},
-    {"sbuf_addr", 102, 25, false, "partition * 229376 + byte offset"},
-    {"bytes", 127, 17, false, "bytes per row, 32..65536"},
-    {"count1", 144, 12, false, "rows per plane"},
-    {"count2", 156, 12, false, "planes"},
-    {"hbm_stride1", 168, 32, false, "bytes between rows in HBM"},
-    {"hbm_stride2", 200, 32, false, "bytes between planes in HBM"},
-    {"sbuf_stride1", 232, 25, false, "bytes between rows in SBUF"},
-    {"sbuf_stride2", 257, 25, false, "bytes between planes in SBUF"},
+    {"hbm_addr", 70, 40, false, "byte address in the chip's HBM"},
+    {"sbuf_addr", 110, 25, false, "partition * 229376 + byte offset"},
+    {"bytes", 135, 17, false, "bytes per row, 32..65536"},
+    {"count1", 152, 12, false, "rows per plane"},
+    {"count2", 164, 12, false, "planes"},
+    {"hbm_stride1", 176, 32, false, "bytes between rows in HBM"},
+    {"hbm_stride2", 208, 32, false, "bytes between planes in HBM"},
+    {"sbuf_stride1", 240, 25, false, "bytes between rows in SBUF"},
+    {"sbuf_stride2", 265, 25, false, "bytes between planes in SBUF"},
+};
+inline constexpr FieldInfo kCcFields[] = {
+    {"dtype", 64, 4, false, "element type: fp32 or bf16 (BF16 sums in FP32, rounded once)"},
+    {"group", 68, 2, false, "who takes part"},
+    {"algo", 70, 3, false, "how it crosses the chips"},
+    {"src", 73, 40, false, "HBM byte address of what this core sends (its chip's HBM)"},
+    {"dst", 113, 40, false, "HBM byte address of what it receives"},
+    {"bytes", 153, 40, false, "NCCL's size: sent and received (all_reduce), sent (all_gather), received (reduce_scatter), per block (all_to_all)"},
 };
 inline constexpr FieldInfo kNoneFields[] = {
     {"", 0, 0, false, ""},
@@ -550,7 +622,8 @@ inline constexpr FormatInfo kFormats[] = {
     {"header", Format::kHeader, 0, 61, kHeaderFields, 8},
     {"te", Format::kTe, 64, 111, kTeFields, 17},
     {"ve", Format::kVe, 64, 761, kVeFields, 81},
-    {"dma", Format::kDma, 64, 218, kDmaFields, 12},
+    {"dma", Format::kDma, 64, 226, kDmaFields, 12},
+    {"cc", Format::kCc, 64, 129, kCcFields, 6},
     {"none", Format::kNone, 64, 0, kNoneFields, 0},
 };
 
@@ -562,7 +635,7 @@ struct OpcodeInfo {
   const char* doc;
 };
 inline constexpr OpcodeInfo kOpcodes[] = {
-    {"nop", Opcode::kNop, Format::kNone, 0xf, "nothing; its wait and signal still act (sem_wait, sem_signal, sem_increment, sem_set)"},
+    {"nop", Opcode::kNop, Format::kNone, 0x1f, "nothing; its wait and signal still act (sem_wait, sem_signal, sem_increment, sem_set)"},
     {"load_stationary", Opcode::kLoadStationary, Format::kTe, 0x1, "cache the stationary tile in the PE array"},
     {"multiply_moving", Opcode::kMultiplyMoving, Format::kTe, 0x1, "stream the moving tile through it into PSUM"},
     {"tensor_tensor", Opcode::kTensorTensor, Format::kVe, 0x4, "elementwise op0(src0, src1)"},
@@ -574,6 +647,10 @@ inline constexpr OpcodeInfo kOpcodes[] = {
     {"shuffle", Opcode::kShuffle, Format::kVe, 0x4, "partition shuffle inside each quadrant"},
     {"activation", Opcode::kActivation, Format::kVe, 0x2, "func(src0 * s0 + s1), optional sum"},
     {"dma_copy", Opcode::kDmaCopy, Format::kDma, 0x8, "hand one descriptor to DMA engine `engine`; completes when the DMA does"},
+    {"all_reduce", Opcode::kAllReduce, Format::kCc, 0x10, "every member receives the sum of every member's src"},
+    {"all_gather", Opcode::kAllGather, Format::kCc, 0x10, "every member receives every member's src, in rank order"},
+    {"reduce_scatter", Opcode::kReduceScatter, Format::kCc, 0x10, "member r receives block r of the sum"},
+    {"all_to_all", Opcode::kAllToAll, Format::kCc, 0x10, "member r receives block r of every member's src, in rank order"},
 };
 // The table's row of an opcode or of a name; nullptr: not an opcode.
 inline const OpcodeInfo* opcode_info(Opcode op) {
@@ -916,7 +993,7 @@ struct DmaFields {
   uint64_t engine{};  // DMA engine (0..15) that runs it
   bool to_hbm{};  // 0 HBM -> SBUF, 1 SBUF -> HBM
   bool last{true};  // ends a scatter/gather list: the instruction completes with it
-  uint64_t hbm_addr{};  // byte address
+  uint64_t hbm_addr{};  // byte address in the chip's HBM
   uint64_t sbuf_addr{};  // partition * 229376 + byte offset
   uint64_t bytes{32};  // bytes per row, 32..65536
   uint64_t count1{1};  // rows per plane
@@ -933,36 +1010,36 @@ inline DmaFields unpack_dma(const Word& w) {
   f.engine = static_cast<uint64_t>(get_bits(w, 64, 4));
   f.to_hbm = get_bits(w, 68, 1) != 0;
   f.last = get_bits(w, 69, 1) != 0;
-  f.hbm_addr = static_cast<uint64_t>(get_bits(w, 70, 32));
-  f.sbuf_addr = static_cast<uint64_t>(get_bits(w, 102, 25));
-  f.bytes = static_cast<uint64_t>(get_bits(w, 127, 17));
-  f.count1 = static_cast<uint64_t>(get_bits(w, 144, 12));
-  f.count2 = static_cast<uint64_t>(get_bits(w, 156, 12));
-  f.hbm_stride1 = static_cast<uint64_t>(get_bits(w, 168, 32));
-  f.hbm_stride2 = static_cast<uint64_t>(get_bits(w, 200, 32));
-  f.sbuf_stride1 = static_cast<uint64_t>(get_bits(w, 232, 25));
-  f.sbuf_stride2 = static_cast<uint64_t>(get_bits(w, 257, 25));
+  f.hbm_addr = static_cast<uint64_t>(get_bits(w, 70, 40));
+  f.sbuf_addr = static_cast<uint64_t>(get_bits(w, 110, 25));
+  f.bytes = static_cast<uint64_t>(get_bits(w, 135, 17));
+  f.count1 = static_cast<uint64_t>(get_bits(w, 152, 12));
+  f.count2 = static_cast<uint64_t>(get_bits(w, 164, 12));
+  f.hbm_stride1 = static_cast<uint64_t>(get_bits(w, 176, 32));
+  f.hbm_stride2 = static_cast<uint64_t>(get_bits(w, 208, 32));
+  f.sbuf_stride1 = static_cast<uint64_t>(get_bits(w, 240, 25));
+  f.sbuf_stride2 = static_cast<uint64_t>(get_bits(w, 265, 25));
   return f;
 }
 inline void pack(Word& w, const DmaFields& f) {
   set_bits(w, 64, 4, static_cast<uint64_t>(f.engine));
   set_bits(w, 68, 1, static_cast<uint64_t>(f.to_hbm));
   set_bits(w, 69, 1, static_cast<uint64_t>(f.last));
-  set_bits(w, 70, 32, static_cast<uint64_t>(f.hbm_addr));
-  set_bits(w, 102, 25, static_cast<uint64_t>(f.sbuf_addr));
-  set_bits(w, 127, 17, static_cast<uint64_t>(f.bytes));
-  set_bits(w, 144, 12, static_cast<uint64_t>(f.count1));
-  set_bits(w, 156, 12, static_cast<uint64_t>(f.count2));
-  set_bits(w, 168, 32, static_cast<uint64_t>(f.hbm_stride1));
-  set_bits(w, 200, 32, static_cast<uint64_t>(f.hbm_stride2));
-  set_bits(w, 232, 25, static_cast<uint64_t>(f.sbuf_stride1));
-  set_bits(w, 257, 25, static_cast<uint64_t>(f.sbuf_stride2));
+  set_bits(w, 70, 40, static_cast<uint64_t>(f.hbm_addr));
+  set_bits(w, 110, 25, static_cast<uint64_t>(f.sbuf_addr));
+  set_bits(w, 135, 17, static_cast<uint64_t>(f.bytes));
+  set_bits(w, 152, 12, static_cast<uint64_t>(f.count1));
+  set_bits(w, 164, 12, static_cast<uint64_t>(f.count2));
+  set_bits(w, 176, 32, static_cast<uint64_t>(f.hbm_stride1));
+  set_bits(w, 208, 32, static_cast<uint64_t>(f.hbm_stride2));
+  set_bits(w, 240, 25, static_cast<uint64_t>(f.sbuf_stride1));
+  set_bits(w, 265, 25, static_cast<uint64_t>(f.sbuf_stride2));
 }
 // The first field of f whose value does not fit its bits (its flat name, and its value in
 // *value), or nullptr.
 inline const char* misfit(const DmaFields& f, int64_t* value = nullptr) {
   if (!fits_bits(static_cast<int64_t>(f.engine), 4, false)) { if (value) *value = static_cast<int64_t>(f.engine); return "engine"; }
-  if (!fits_bits(static_cast<int64_t>(f.hbm_addr), 32, false)) { if (value) *value = static_cast<int64_t>(f.hbm_addr); return "hbm_addr"; }
+  if (!fits_bits(static_cast<int64_t>(f.hbm_addr), 40, false)) { if (value) *value = static_cast<int64_t>(f.hbm_addr); return "hbm_addr"; }
   if (!fits_bits(static_cast<int64_t>(f.sbuf_addr), 25, false)) { if (value) *value = static_cast<int64_t>(f.sbuf_addr); return "sbuf_addr"; }
   if (!fits_bits(static_cast<int64_t>(f.bytes), 17, false)) { if (value) *value = static_cast<int64_t>(f.bytes); return "bytes"; }
   if (!fits_bits(static_cast<int64_t>(f.count1), 12, false)) { if (value) *value = static_cast<int64_t>(f.count1); return "count1"; }
@@ -978,8 +1055,8 @@ inline std::array<uint64_t, 4> pack_payload(const DmaFields& f) {
   Word w{};
   pack(w, f);
   std::array<uint64_t, 4> out{};
-  for (int b = 0; b < 218; b += 64) {
-    const int n = 218 - b < 64 ? 218 - b : 64;
+  for (int b = 0; b < 226; b += 64) {
+    const int n = 226 - b < 64 ? 226 - b : 64;
     set_bits(out, b, n, get_bits(w, 64 + b, n));
   }
   return out;
@@ -995,13 +1072,82 @@ struct DmaInstruction : DmaFields {
   bool operator!=(const DmaInstruction& o) const { return !(*this == o); }
 };
 // isa_dma_instr_t, bit for bit: the payload from bit 0, then the tag, then the opcode.
-inline constexpr int kDmaInstrBits = 234;
+inline constexpr int kDmaInstrBits = 242;
 inline std::array<uint64_t, 4> pack_instr(const DmaInstruction& in) {
   const auto payload = pack_payload(static_cast<const DmaFields&>(in));
   std::array<uint64_t, 4> out{};
   for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i];
-  set_bits(out, 218, 8, in.tag);
-  set_bits(out, 226, 8, static_cast<uint64_t>(in.opcode));
+  set_bits(out, 226, 8, in.tag);
+  set_bits(out, 234, 8, static_cast<uint64_t>(in.opcode));
+  return out;
+}
+
+// cc: one collective on the chip's collective engine: see tb/tlm/README.md
+struct CcFields {
+  DType dtype{static_cast<DType>(0)};  // element type: fp32 or bf16 (BF16 sums in FP32, rounded once)
+  CcGroup group{};  // who takes part
+  CcAlgo algo{static_cast<CcAlgo>(2)};  // how it crosses the chips
+  uint64_t src{};  // HBM byte address of what this core sends (its chip's HBM)
+  uint64_t dst{};  // HBM byte address of what it receives
+  uint64_t bytes{};  // NCCL's size: sent and received (all_reduce), sent (all_gather), received (reduce_scatter), per block (all_to_all)
+  bool operator==(const CcFields& o) const { return dtype == o.dtype && group == o.group && algo == o.algo && src == o.src && dst == o.dst && bytes == o.bytes; }
+  bool operator!=(const CcFields& o) const { return !(*this == o); }
+};
+inline CcFields unpack_cc(const Word& w) {
+  CcFields f;
+  f.dtype = static_cast<DType>(get_bits(w, 64, 4));
+  f.group = static_cast<CcGroup>(get_bits(w, 68, 2));
+  f.algo = static_cast<CcAlgo>(get_bits(w, 70, 3));
+  f.src = static_cast<uint64_t>(get_bits(w, 73, 40));
+  f.dst = static_cast<uint64_t>(get_bits(w, 113, 40));
+  f.bytes = static_cast<uint64_t>(get_bits(w, 153, 40));
+  return f;
+}
+inline void pack(Word& w, const CcFields& f) {
+  set_bits(w, 64, 4, static_cast<uint64_t>(f.dtype));
+  set_bits(w, 68, 2, static_cast<uint64_t>(f.group));
+  set_bits(w, 70, 3, static_cast<uint64_t>(f.algo));
+  set_bits(w, 73, 40, static_cast<uint64_t>(f.src));
+  set_bits(w, 113, 40, static_cast<uint64_t>(f.dst));
+  set_bits(w, 153, 40, static_cast<uint64_t>(f.bytes));
+}
+// The first field of f whose value does not fit its bits (its flat name, and its value in
+// *value), or nullptr.
+inline const char* misfit(const CcFields& f, int64_t* value = nullptr) {
+  if (!fits_bits(static_cast<int64_t>(f.src), 40, false)) { if (value) *value = static_cast<int64_t>(f.src); return "src"; }
+  if (!fits_bits(static_cast<int64_t>(f.dst), 40, false)) { if (value) *value = static_cast<int64_t>(f.dst); return "dst"; }
+  if (!fits_bits(static_cast<int64_t>(f.bytes), 40, false)) { if (value) *value = static_cast<int64_t>(f.bytes); return "bytes"; }
+  return nullptr;
+}
+// isa_cc_t, bit for bit: the payload alone from bit 0.
+inline std::array<uint64_t, 3> pack_payload(const CcFields& f) {
+  Word w{};
+  pack(w, f);
+  std::array<uint64_t, 3> out{};
+  for (int b = 0; b < 129; b += 64) {
+    const int n = 129 - b < 64 ? 129 - b : 64;
+    set_bits(out, b, n, get_bits(w, 64 + b, n));
+  }
+  return out;
+}
+// A cc instruction as its engine takes it: the payload with the header's opcode
+// and a tag that identifies it in the engine's reports.
+struct CcInstruction : CcFields {
+  Opcode opcode = Opcode::kNop;
+  uint8_t tag = 0;
+  bool operator==(const CcInstruction& o) const {
+    return static_cast<const CcFields&>(*this) == o && opcode == o.opcode && tag == o.tag;
+  }
+  bool operator!=(const CcInstruction& o) const { return !(*this == o); }
+};
+// isa_cc_instr_t, bit for bit: the payload from bit 0, then the tag, then the opcode.
+inline constexpr int kCcInstrBits = 145;
+inline std::array<uint64_t, 3> pack_instr(const CcInstruction& in) {
+  const auto payload = pack_payload(static_cast<const CcFields&>(in));
+  std::array<uint64_t, 3> out{};
+  for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i];
+  set_bits(out, 129, 8, in.tag);
+  set_bits(out, 137, 8, static_cast<uint64_t>(in.opcode));
   return out;
 }
 

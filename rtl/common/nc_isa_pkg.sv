@@ -6,12 +6,13 @@ package nc_isa_pkg;
 
   localparam int unsigned InstrW = 1024;
 
-  // the four instruction queues of a core, one sequencer each
-  typedef enum logic [1:0] {
-    QueuePe = 2'd0,  // tensor engine (PE array): load_stationary, multiply_moving
-    QueueAct = 2'd1,  // scalar engine: activation
-    QueueDve = 2'd2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
-    QueueSp = 2'd3  // sync engine: dma_copy, and semaphore-only instructions
+  // the five instruction queues of a core, one sequencer each
+  typedef enum logic [2:0] {
+    QueuePe = 3'd0,  // tensor engine (PE array): load_stationary, multiply_moving
+    QueueAct = 3'd1,  // scalar engine: activation
+    QueueDve = 3'd2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
+    QueueSp = 3'd3,  // sync engine: dma_copy, and semaphore-only instructions
+    QueueCc = 3'd4  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all
   } isa_queue_e;
 
   // what an instruction does to a semaphore when it completes
@@ -136,6 +137,32 @@ package nc_isa_pkg;
     CoreStatusWatchdog = 2'd3  // no end within the watchdog
   } isa_core_status_e;
 
+  // who takes part in a collective
+  typedef enum logic [1:0] {
+    CcGroupChips = 2'd0,  // the cores with the issuing core's CORE on every chip, ranked by CHIP
+    CcGroupCores = 2'd1,  // the cores of the issuing core's chip, ranked by CORE
+    CcGroupAll = 2'd2  // every core of the system, ranked CHIP * CORES + CORE
+  } isa_cc_group_e;
+
+  // how a collective crosses the chips (tb/tlm/collective.h)
+  typedef enum logic [2:0] {
+    CcAlgoRing = 3'd0,  // one ring through every chip
+    CcAlgoTorus2d = 3'd1,  // rings along X, then Y (then Z)
+    CcAlgoTorus2dSplit = 3'd2,  // half X-first on the + links, half Y-first on the - links
+    CcAlgoRhd = 3'd3,  // recursive halving and doubling
+    CcAlgoHier = 3'd4  // UltraServer: rings in each instance, then across the instances
+  } isa_cc_algo_e;
+
+  // why the collective engine refused a collective
+  typedef enum logic [2:0] {
+    CcErrorNone = 3'd0,  // none
+    CcErrorDtype = 3'd1,  // dtype is neither fp32 nor bf16
+    CcErrorSize = 3'd2,  // bytes is zero or not a multiple of the algorithm's granule
+    CcErrorRange = 3'd3,  // src or dst, with what the collective reads or writes, past the end of HBM
+    CcErrorAlgo = 3'd4,  // the algorithm does not apply to the group on this system
+    CcErrorMismatch = 3'd5  // the members of the group issued different collectives
+  } isa_cc_error_e;
+
   // the NeuronCore's error status
   typedef enum logic [2:0] {
     CoreErrorNone = 3'd0,  // none
@@ -144,7 +171,8 @@ package nc_isa_pkg;
     CoreErrorVectorRefused = 3'd3,  // the vector engine refused (ve_error)
     CoreErrorScalarRefused = 3'd4,  // the scalar engine refused (ve_error)
     CoreErrorDmaRefused = 3'd5,  // a DMA descriptor was refused (dma_error)
-    CoreErrorSemOverflow = 3'd6  // a semaphore incremented past 65535
+    CoreErrorSemOverflow = 3'd6,  // a semaphore incremented past 65535
+    CoreErrorCcRefused = 3'd7  // the collective engine refused a collective (cc_error)
   } isa_core_error_e;
 
   // HBM3 commands on a pseudo-channel's row and column buses
@@ -177,7 +205,11 @@ package nc_isa_pkg;
     IsaTranspose = 8'h25,
     IsaShuffle = 8'h26,
     IsaActivation = 8'h27,
-    IsaDmaCopy = 8'h30
+    IsaDmaCopy = 8'h30,
+    IsaAllReduce = 8'h40,
+    IsaAllGather = 8'h41,
+    IsaReduceScatter = 8'h42,
+    IsaAllToAll = 8'h43
   } isa_opcode_e;
 
   // access: a free-axis access pattern: element i0 + c0*(i1 + c1*(i2 + c2*i3)) (dimension 0 innermost) lies at byte addr + size * (s0*i0 + s1*i1 + s2*i2 + s3*i3) of each active partition
@@ -312,9 +344,9 @@ package nc_isa_pkg;
     return {opcode, tag, payload};
   endfunction
 
-  // dma: one DMA descriptor: see model/dma/dma.h; bits [281:64]
+  // dma: one DMA descriptor: see model/dma/dma.h; bits [289:64]
   localparam int unsigned IsaDmaLsb = 64;
-  localparam int unsigned IsaDmaBits = 218;
+  localparam int unsigned IsaDmaBits = 226;
   typedef struct packed {
     logic [24:0] sbuf_stride2;  // bytes between planes in SBUF
     logic [24:0] sbuf_stride1;  // bytes between rows in SBUF
@@ -324,7 +356,7 @@ package nc_isa_pkg;
     logic [11:0] count1;  // rows per plane
     logic [16:0] bytes;  // bytes per row, 32..65536
     logic [24:0] sbuf_addr;  // partition * 229376 + byte offset
-    logic [31:0] hbm_addr;  // byte address
+    logic [39:0] hbm_addr;  // byte address in the chip's HBM
     logic [0:0] last;  // ends a scatter/gather list: the instruction completes with it
     logic [0:0] to_hbm;  // 0 HBM -> SBUF, 1 SBUF -> HBM
     logic [3:0] engine;  // DMA engine (0..15) that runs it
@@ -341,13 +373,40 @@ package nc_isa_pkg;
     logic [11:0] count1;  // rows per plane
     logic [16:0] bytes;  // bytes per row, 32..65536
     logic [24:0] sbuf_addr;  // partition * 229376 + byte offset
-    logic [31:0] hbm_addr;  // byte address
+    logic [39:0] hbm_addr;  // byte address in the chip's HBM
     logic [0:0] last;  // ends a scatter/gather list: the instruction completes with it
     logic [0:0] to_hbm;  // 0 HBM -> SBUF, 1 SBUF -> HBM
     logic [3:0] engine;  // DMA engine (0..15) that runs it
   } isa_dma_instr_t;
   function automatic isa_dma_instr_t isa_dma_instr(
       isa_opcode_e opcode, logic [7:0] tag, isa_dma_t payload);
+    return {opcode, tag, payload};
+  endfunction
+
+  // cc: one collective on the chip's collective engine: see tb/tlm/README.md; bits [192:64]
+  localparam int unsigned IsaCcLsb = 64;
+  localparam int unsigned IsaCcBits = 129;
+  typedef struct packed {
+    logic [39:0] bytes;  // NCCL's size: sent and received (all_reduce), sent (all_gather), received (reduce_scatter), per block (all_to_all)
+    logic [39:0] dst;  // HBM byte address of what it receives
+    logic [39:0] src;  // HBM byte address of what this core sends (its chip's HBM)
+    isa_cc_algo_e algo;  // how it crosses the chips
+    isa_cc_group_e group;  // who takes part
+    isa_d_type_e dtype;  // element type: fp32 or bf16 (BF16 sums in FP32, rounded once)
+  } isa_cc_t;
+  // A cc instruction as its engine takes it: the payload, the tag and the opcode.
+  typedef struct packed {
+    isa_opcode_e opcode;
+    logic [7:0] tag;  // identifies the instruction in the engine's reports
+    logic [39:0] bytes;  // NCCL's size: sent and received (all_reduce), sent (all_gather), received (reduce_scatter), per block (all_to_all)
+    logic [39:0] dst;  // HBM byte address of what it receives
+    logic [39:0] src;  // HBM byte address of what this core sends (its chip's HBM)
+    isa_cc_algo_e algo;  // how it crosses the chips
+    isa_cc_group_e group;  // who takes part
+    isa_d_type_e dtype;  // element type: fp32 or bf16 (BF16 sums in FP32, rounded once)
+  } isa_cc_instr_t;
+  function automatic isa_cc_instr_t isa_cc_instr(
+      isa_opcode_e opcode, logic [7:0] tag, isa_cc_t payload);
     return {opcode, tag, payload};
   endfunction
 
@@ -361,7 +420,8 @@ package nc_isa_pkg;
     FormatTe = 3'd1,
     FormatVe = 3'd2,
     FormatDma = 3'd3,
-    FormatNone = 3'd4
+    FormatCc = 3'd4,
+    FormatNone = 3'd5
   } isa_format_e;
 
   // The format of an opcode's payload; FormatNone for an unknown opcode too.
@@ -379,26 +439,36 @@ package nc_isa_pkg;
       IsaShuffle: return FormatVe;
       IsaActivation: return FormatVe;
       IsaDmaCopy: return FormatDma;
+      IsaAllReduce: return FormatCc;
+      IsaAllGather: return FormatCc;
+      IsaReduceScatter: return FormatCc;
+      IsaAllToAll: return FormatCc;
       default: return FormatNone;
     endcase
   endfunction
 
+  // The number of instruction queues (enum queue).
+  localparam int unsigned NumQueues = 5;
   // The queues an opcode may sit in (bit q: queue q); 0 for an unknown opcode.
-  function automatic logic [3:0] isa_queue_mask(logic [7:0] opcode);
+  function automatic logic [4:0] isa_queue_mask(logic [7:0] opcode);
     unique case (opcode)
-      IsaNop: return 4'b1111;
-      IsaLoadStationary: return 4'b0001;
-      IsaMultiplyMoving: return 4'b0001;
-      IsaTensorTensor: return 4'b0100;
-      IsaTensorScalar: return 4'b0100;
-      IsaTensorReduce: return 4'b0100;
-      IsaTensorCopy: return 4'b0100;
-      IsaTensorTensorScan: return 4'b0100;
-      IsaTranspose: return 4'b0100;
-      IsaShuffle: return 4'b0100;
-      IsaActivation: return 4'b0010;
-      IsaDmaCopy: return 4'b1000;
-      default: return 4'b0000;
+      IsaNop: return 5'b11111;
+      IsaLoadStationary: return 5'b00001;
+      IsaMultiplyMoving: return 5'b00001;
+      IsaTensorTensor: return 5'b00100;
+      IsaTensorScalar: return 5'b00100;
+      IsaTensorReduce: return 5'b00100;
+      IsaTensorCopy: return 5'b00100;
+      IsaTensorTensorScan: return 5'b00100;
+      IsaTranspose: return 5'b00100;
+      IsaShuffle: return 5'b00100;
+      IsaActivation: return 5'b00010;
+      IsaDmaCopy: return 5'b01000;
+      IsaAllReduce: return 5'b10000;
+      IsaAllGather: return 5'b10000;
+      IsaReduceScatter: return 5'b10000;
+      IsaAllToAll: return 5'b10000;
+      default: return 5'b00000;
     endcase
   endfunction
 
@@ -416,7 +486,11 @@ package nc_isa_pkg;
       IsaTranspose: return 761;
       IsaShuffle: return 761;
       IsaActivation: return 761;
-      IsaDmaCopy: return 218;
+      IsaDmaCopy: return 226;
+      IsaAllReduce: return 129;
+      IsaAllGather: return 129;
+      IsaReduceScatter: return 129;
+      IsaAllToAll: return 129;
       default: return 0;
     endcase
   endfunction

@@ -1,7 +1,8 @@
-// The NeuronCore top: four instruction queues with their sequencers (pe, act, dve, sp), 32
+// The NeuronCore top: five instruction queues with their sequencers (pe, act, dve, sp, cc), 32
 // semaphores, the tensor engine (PE array and PSUM), the vector and scalar engines, 16 DMA
 // engines, and the SBUF they share. The HBM side of the DMA engines is this module's HBM port
-// (the memory system outside the core). README.md in this folder describes the semantics, the
+// (the memory system outside the core); the cc queue's collectives go out on the collective
+// port to the chip's collective engine. README.md in this folder describes the semantics, the
 // status codes and the ports; model::CoreModel is the golden model of the same programs.
 `include "nc_assert.svh"
 
@@ -19,24 +20,27 @@ module nc_core
   parameter int unsigned DmaPorts = 4,
   parameter int unsigned DmaTags = 64,        // HBM reads in flight per DMA engine
   localparam int unsigned PcW = $clog2(ImemDepth) + 1,
+  localparam int unsigned QueueW = $bits(isa_queue_e),
+  localparam int unsigned HbmAddrW = nc_dma_pkg::HbmAddrW,
   localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW,
   // Commit channels: a nop on each queue, the tensor engine's MMs (one per column segment)
-  // and LS, the vector and scalar engines, the sync queue's DMA completions.
-  localparam int unsigned NumCommit = 4 + Segs + 1 + 2 + 1,
-  localparam int unsigned NumSig = 5   // semaphore signals: pe, act, dve, sp nop, DMA
+  // and LS, the vector and scalar engines, the sync queue's DMA completions, the collectives.
+  localparam int unsigned NumCommit = NumQueues + Segs + 1 + 2 + 1 + 1,
+  // semaphore signals: each queue's sequencer (pe, act, dve, sp nop, cc), then DMA
+  localparam int unsigned NumSig = NumQueues + 1
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
   // program load and start (the testbench's or host's port)
   input  logic                  imem_wr_valid_i,
-  input  logic [1:0]            imem_wr_queue_i,
+  input  logic [QueueW-1:0]     imem_wr_queue_i,
   input  logic [PcW-2:0]        imem_wr_addr_i,
   input  logic [InstrW-1:0]     imem_wr_data_i,
   input  logic                  sem_wr_valid_i,
   input  logic [4:0]            sem_wr_index_i,
   input  logic [15:0]           sem_wr_value_i,
   input  logic                  start_i,
-  input  logic [PcW-1:0]        queue_length_i [4],
+  input  logic [PcW-1:0]        queue_length_i [NumQueues],
   input  logic [31:0]           watchdog_cycles_i,   // cycles without progress; 0: off
   input  logic [5:0]            hbm_bytes_log2_i,
   // SBUF debug port: 32 bytes at partition * 229376 + offset (writes clocked, reads not)
@@ -55,33 +59,41 @@ module nc_core
   // port that sent the read, never back-pressured)
   output logic [DmaPorts-1:0]         hbm_rd_valid_o,
   input  logic [DmaPorts-1:0]         hbm_rd_ready_i,
-  output logic [DmaPorts-1:0][31:0]   hbm_rd_addr_o,
+  output logic [HbmAddrW-1:0]   hbm_rd_addr_o [DmaPorts],
   output logic [DmaPorts-1:0][31:0]   hbm_rd_id_o,
   output logic [DmaPorts-1:0]         hbm_wr_valid_o,
   input  logic [DmaPorts-1:0]         hbm_wr_ready_i,
-  output logic [DmaPorts-1:0][31:0]   hbm_wr_addr_o,
+  output logic [HbmAddrW-1:0]   hbm_wr_addr_o [DmaPorts],
   output logic [DmaPorts-1:0][31:0]   hbm_wr_id_o,
   output logic [DmaPorts-1:0][255:0]  hbm_wr_data_o,
   input  logic [DmaPorts-1:0]         hbm_rsp_valid_i,
   input  logic [DmaPorts-1:0][31:0]   hbm_rsp_id_i,
   input  logic [DmaPorts-1:0][255:0]  hbm_rsp_data_i,
+  // Collectives (cc queue) to the chip's collective engine: one taken per handshake; each ends
+  // with a done pulse, in issue order, echoing its tag, with the engine's refusal code if any
+  output logic                  cc_req_valid_o,
+  input  logic                  cc_req_ready_i,
+  output isa_cc_instr_t         cc_req_o,
+  input  logic                  cc_done_valid_i,
+  input  logic [7:0]            cc_done_tag_i,
+  input  isa_cc_error_e         cc_done_error_i,
   // status: valid once finished_o is set
   output logic                  ready_o,       // out of reset (PSUM cleared): start may come
   output logic                  running_o,
   output logic                  finished_o,
   output isa_core_status_e      status_o,
   output isa_core_error_e       err_code_o,
-  output logic [1:0]            err_queue_o,
+  output logic [QueueW-1:0]     err_queue_o,
   output logic [PcW-1:0]        err_pc_o,
   output logic [7:0]            err_detail_o,  // the engine's or decoder's code; sem index
-  output logic [3:0]            waiting_o,     // queues waiting on a semaphore
-  output logic [PcW-1:0]        pc_o [4],
+  output logic [NumQueues-1:0]  waiting_o,     // queues waiting on a semaphore
+  output logic [PcW-1:0]        pc_o [NumQueues],
   output logic [15:0]           sems_o [32],
   // counters since start
   output logic [63:0]           cnt_cycles_o,
-  output logic [31:0]           cnt_issued_o [4],
-  output logic [31:0]           cnt_wait_o [4],    // cycles the queue's head waited
-  output logic [31:0]           cnt_busy_o [4],    // cycles the queue's engine was busy
+  output logic [31:0]           cnt_issued_o [NumQueues],
+  output logic [31:0]           cnt_wait_o [NumQueues],    // cycles the queue's head waited
+  output logic [31:0]           cnt_busy_o [NumQueues],    // cycles the queue's engine was busy
   output logic [63:0]           cnt_te_macs_o,
   output logic [63:0]           cnt_te_stream_o,   // cycles the PE array streamed work
   output logic [31:0]           cnt_dma_bursts_o,
@@ -89,10 +101,10 @@ module nc_core
   // completes, every semaphore signal as it applies, every SBUF and PSUM write as it happens
   // (HBM writes are the HBM port's). Tags are the low 8 bits of the instruction's index.
   output logic                  commit_valid_o [NumCommit],
-  output logic [1:0]            commit_queue_o [NumCommit],
+  output logic [QueueW-1:0]     commit_queue_o [NumCommit],
   output logic [PcW-1:0]        commit_pc_o [NumCommit],
   output logic                  sem_effect_valid_o [NumSig],
-  output logic [1:0]            sem_effect_queue_o [NumSig],
+  output logic [QueueW-1:0]     sem_effect_queue_o [NumSig],
   output logic [PcW-1:0]        sem_effect_pc_o [NumSig],
   output logic [1:0]            sem_effect_op_o [NumSig],     // isa_sig_op_e
   output logic [4:0]            sem_effect_sem_o [NumSig],
@@ -119,7 +131,7 @@ module nc_core
   output logic [FlatW-1:0]      dma_write_addr_o [DmaPorts],
   output logic [255:0]          dma_write_data_o [DmaPorts]
 );
-  localparam int unsigned NumQ = 4;
+  localparam int unsigned NumQ = NumQueues;
   localparam int unsigned DmaEngines = 16;
   localparam int unsigned PortEngines = DmaEngines / DmaPorts;  // DMA engines per port
   localparam int unsigned TrkDepth = 8;   // dma_copy instructions outstanding per DMA engine
@@ -142,7 +154,7 @@ module nc_core
   for (genvar q = 0; q < NumQ; q++) begin : g_seq
     nc_core_seq #(.Queue(isa_queue_e'(q)), .Fenced(q != int'(QueueSp)), .Depth(ImemDepth)) u_seq (
       .clk_i, .rst_ni,
-      .imem_wr_valid_i(imem_wr_valid_i && imem_wr_queue_i == 2'(q)),
+      .imem_wr_valid_i(imem_wr_valid_i && imem_wr_queue_i == QueueW'(q)),
       .imem_wr_addr_i, .imem_wr_data_i, .start_i, .length_i(queue_length_i[q]),
       .halt_i(halt), .sems_i(sem_q),
       .issue_valid_o(seq_issue_valid[q]), .issue_ready_i(seq_issue_ready[q]),
@@ -162,9 +174,11 @@ module nc_core
     return last_pc - PcW'(8'(last_pc[7:0] - tag));
   endfunction
   logic [PcW-1:0] last_issued_pc_q [NumQ];
-  always_ff @(posedge clk_i or negedge rst_ni) begin
-    if (!rst_ni) last_issued_pc_q <= '{default: '0};
-    else for (int q = 0; q < NumQ; q++) if (seq_issued[q]) last_issued_pc_q[q] <= seq_pc[q];
+  for (genvar q = 0; q < NumQ; q++) begin : g_last_issued_pc
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) last_issued_pc_q[q] <= '0;
+      else if (seq_issued[q]) last_issued_pc_q[q] <= seq_pc[q];
+    end
   end
 
   // ---------------------------------------------------------------------------------------
@@ -576,16 +590,36 @@ module nc_core
   );
 
   // ---------------------------------------------------------------------------------------
-  // Semaphores: signals of one cycle apply in queue order (pe, act, dve, sp nop, DMA)
+  // Collectives (cc queue): out to the chip's collective engine, ended by its done pulses
+  // ---------------------------------------------------------------------------------------
+  localparam int unsigned CcDepth = 8;  // collectives in flight (model::CoreConfig::cc_outstanding)
+  logic [$clog2(CcDepth):0] cc_outstanding_q;
+  logic cc_idle, cc_take;
+  assign cc_take = seq_issue_valid[QueueCc] && seq_issue_ready[QueueCc];
+  assign cc_req_valid_o = seq_issue_valid[QueueCc] && !halt &&
+                          cc_outstanding_q != ($clog2(CcDepth) + 1)'(CcDepth);
+  assign seq_issue_ready[QueueCc] = cc_req_ready_i && cc_req_valid_o;
+  assign cc_req_o = isa_cc_instr(isa_opcode_e'(seq_word[QueueCc][7:0]), seq_pc[QueueCc][7:0],
+                                 isa_cc_t'(seq_word[QueueCc][IsaCcLsb +: IsaCcBits]));
+  assign cc_idle = cc_outstanding_q == '0;
+  assign seq_drained[QueueCc] = cc_idle && !cc_req_valid_o;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) cc_outstanding_q <= '0;
+    else cc_outstanding_q <= cc_outstanding_q + ($clog2(CcDepth) + 1)'(cc_take) -
+                             ($clog2(CcDepth) + 1)'(cc_done_valid_i);
+  end
+
+  // ---------------------------------------------------------------------------------------
+  // Semaphores: signals of one cycle apply in queue order (pe, act, dve, sp nop, cc, DMA)
   // ---------------------------------------------------------------------------------------
   logic        sig_valid [NumSig];
   isa_header_t sig_header [NumSig];
   logic [PcW-1:0] sig_pc [NumSig];
-  logic [1:0]  sig_queue [NumSig];
+  logic [QueueW-1:0] sig_queue [NumSig];
   logic [15:0] sem_d [32];
   logic        sem_overflow;
   logic [4:0]  sem_overflow_index;
-  logic [1:0]  sem_overflow_queue;
+  logic [QueueW-1:0] sem_overflow_queue;
   logic [PcW-1:0] sem_overflow_pc;
   logic [16:0] sum;
 
@@ -594,13 +628,13 @@ module nc_core
       sig_valid[q] = seq_sig_valid[q];
       sig_header[q] = seq_sig_header[q];
       sig_pc[q] = seq_pc[q] - 1'b1;  // the fence's instruction, or the sp nop issuing now
-      sig_queue[q] = 2'(q);
+      sig_queue[q] = QueueW'(q);
     end
     if (seq_sig_valid[QueueSp]) sig_pc[int'(QueueSp)] = seq_pc[QueueSp];
     sig_valid[NumQ] = trk_pop && trk_pop_entry.header.sig_op != 2'(SigOpNone);
     sig_header[NumQ] = trk_pop_entry.header;
     sig_pc[NumQ] = trk_pop_entry.pc;
-    sig_queue[NumQ] = 2'(QueueSp);
+    sig_queue[NumQ] = QueueW'(QueueSp);
 
     sem_d = sem_q;
     sem_overflow = 1'b0;
@@ -639,12 +673,12 @@ module nc_core
   run_e           run_q;
   isa_core_status_e status_q;
   isa_core_error_e  err_code_q;
-  logic [1:0]     err_queue_q;
+  logic [QueueW-1:0] err_queue_q;
   logic [PcW-1:0] err_pc_q;
   logic [7:0]     err_detail_q;
   logic           err_now;
   isa_core_error_e  err_now_code;
-  logic [1:0]     err_now_queue;
+  logic [QueueW-1:0] err_now_queue;
   logic [PcW-1:0] err_now_pc;
   logic [7:0]     err_now_detail;
   logic           err_now_dma;         // a DMA port finished a list with a refusal
@@ -671,7 +705,7 @@ module nc_core
     if (te_rej_valid) begin
       err_now = 1'b1;
       err_now_code = CoreErrorTensorRefused;
-      err_now_queue = 2'(QueuePe);
+      err_now_queue = QueueW'(QueuePe);
       err_now_pc = pc_from_tag(last_issued_pc_q[QueuePe], te_rej_tag);
       err_now_detail = 8'(te_rej_code);
     end
@@ -679,7 +713,7 @@ module nc_core
       if (!err_now && ve_done_valid[c] && ve_done_error[c] != VeErrorNone) begin
         err_now = 1'b1;
         err_now_code = c == Dve ? CoreErrorVectorRefused : CoreErrorScalarRefused;
-        err_now_queue = 2'(ve_queue(c));
+        err_now_queue = QueueW'(ve_queue(c));
         err_now_pc = pc_from_tag(last_issued_pc_q[ve_queue(c)], ve_done_tag[c]);
         err_now_detail = 8'(ve_done_error[c]);
       end
@@ -691,10 +725,17 @@ module nc_core
         err_now_dma_detail = 8'(dma_err_code[g]);
       end
     end
+    if (!err_now && cc_done_valid_i && cc_done_error_i != CcErrorNone) begin
+      err_now = 1'b1;
+      err_now_code = CoreErrorCcRefused;
+      err_now_queue = QueueW'(QueueCc);
+      err_now_pc = pc_from_tag(last_issued_pc_q[QueueCc], cc_done_tag_i);
+      err_now_detail = 8'(cc_done_error_i);
+    end
     if (!err_now && err_now_dma) begin
       err_now = 1'b1;
       err_now_code = CoreErrorDmaRefused;
-      err_now_queue = 2'(QueueSp);
+      err_now_queue = QueueW'(QueueSp);
       err_now_pc = err_now_dma_pc;
       err_now_detail = err_now_dma_detail;
     end
@@ -703,7 +744,7 @@ module nc_core
       if (!err_now && seq_decode_err[q] != '0) begin
         err_now = 1'b1;
         err_now_code = CoreErrorDecode;
-        err_now_queue = 2'(q);
+        err_now_queue = QueueW'(q);
         err_now_pc = seq_pc[q];
         err_now_detail = 8'(seq_decode_err[q]);
       end
@@ -711,14 +752,14 @@ module nc_core
     if (!err_now && dma_refused && seq_drained[QueueSp]) begin
       err_now = 1'b1;
       err_now_code = CoreErrorDmaRefused;
-      err_now_queue = 2'(QueueSp);
+      err_now_queue = QueueW'(QueueSp);
       err_now_pc = seq_pc[QueueSp];
       err_now_detail = 8'(dma_refusal);
     end
     if (!err_now && sbuf_range_err) begin
       err_now = 1'b1;
       err_now_code = CoreErrorDmaRefused;
-      err_now_queue = 2'(QueueSp);
+      err_now_queue = QueueW'(QueueSp);
       err_now_pc = last_issued_pc_q[QueueSp];
       err_now_detail = 8'd8;  // 8: an access outside this core's SBUF
     end
@@ -732,7 +773,7 @@ module nc_core
   end
 
   always_comb begin
-    all_done = trk_empty && dma_idle && te_idle && ve_idle[0] && ve_idle[1];
+    all_done = trk_empty && dma_idle && te_idle && ve_idle[0] && ve_idle[1] && cc_idle;
     all_quiet = all_done;
     any_waiting = 1'b0;
     for (int q = 0; q < NumQ; q++) begin
@@ -742,7 +783,8 @@ module nc_core
     end
     progress = te_psum_write_any || sbuf_dma_active ||
                ve_wr_valid[0] || ve_wr_valid[1] || ve_done_valid[0] || ve_done_valid[1] ||
-               |dma_done_valid || |hbm_rsp_valid_i || st_req_valid || mv_req_valid || trk_pop;
+               |dma_done_valid || |hbm_rsp_valid_i || st_req_valid || mv_req_valid || trk_pop ||
+               cc_done_valid_i;
     for (int q = 0; q < NumQ; q++) progress |= seq_issued[q] || seq_sig_valid[q];
   end
   assign halt = run_q != RunBusy;  // an error stops issue from the next cycle
@@ -771,6 +813,7 @@ module nc_core
           busy_q[QueueAct] <= busy_q[QueueAct] + 32'(!ve_idle[Act]);
           busy_q[QueueDve] <= busy_q[QueueDve] + 32'(!ve_idle[Dve]);
           busy_q[QueueSp] <= busy_q[QueueSp] + 32'(!dma_idle);
+          busy_q[QueueCc] <= busy_q[QueueCc] + 32'(!cc_idle);
           idle_cycles_q <= progress ? '0 : idle_cycles_q + 1'b1;
           // Two quiet cycles in a row: nothing in flight can still wake a waiting queue.
           stuck_q <= all_quiet && any_waiting ? stuck_q + 2'(stuck_q != 2'd2) : '0;
@@ -824,27 +867,30 @@ module nc_core
   always_comb begin
     for (int q = 0; q < NumQ; q++) begin  // a nop completes as it issues
       commit_valid_o[q] = seq_issued[q] && seq_word[q][7:0] == 8'(IsaNop);
-      commit_queue_o[q] = 2'(q);
+      commit_queue_o[q] = QueueW'(q);
       commit_pc_o[q] = seq_pc[q];
     end
     for (int c = 0; c < int'(Segs); c++) begin
       commit_valid_o[NumQ + c] = te_mm_done_valid[c];
-      commit_queue_o[NumQ + c] = 2'(QueuePe);
+      commit_queue_o[NumQ + c] = QueueW'(QueuePe);
       commit_pc_o[NumQ + c] = pc_from_tag(last_issued_pc_q[QueuePe], te_mm_done_tag[c]);
     end
     commit_valid_o[NumQ + Segs] = te_ls_done_valid;
-    commit_queue_o[NumQ + Segs] = 2'(QueuePe);
+    commit_queue_o[NumQ + Segs] = QueueW'(QueuePe);
     commit_pc_o[NumQ + Segs] = pc_from_tag(last_issued_pc_q[QueuePe], te_ls_done_tag);
     for (int c = 0; c < 2; c++) begin  // an instruction refused at completion does not commit
       commit_valid_o[NumQ + Segs + 1 + c] = ve_done_valid[c] &&
                                             ve_done_error[c] == VeErrorNone;
-      commit_queue_o[NumQ + Segs + 1 + c] = 2'(ve_queue(c));
+      commit_queue_o[NumQ + Segs + 1 + c] = QueueW'(ve_queue(c));
       commit_pc_o[NumQ + Segs + 1 + c] = pc_from_tag(last_issued_pc_q[ve_queue(c)],
                                                      ve_done_tag[c]);
     end
-    commit_valid_o[NumCommit - 1] = trk_pop;
-    commit_queue_o[NumCommit - 1] = 2'(QueueSp);
-    commit_pc_o[NumCommit - 1] = trk_pop_entry.pc;
+    commit_valid_o[NumCommit - 2] = trk_pop;
+    commit_queue_o[NumCommit - 2] = QueueW'(QueueSp);
+    commit_pc_o[NumCommit - 2] = trk_pop_entry.pc;
+    commit_valid_o[NumCommit - 1] = cc_done_valid_i && cc_done_error_i == CcErrorNone;
+    commit_queue_o[NumCommit - 1] = QueueW'(QueueCc);
+    commit_pc_o[NumCommit - 1] = pc_from_tag(last_issued_pc_q[QueueCc], cc_done_tag_i);
     for (int i = 0; i < int'(NumCommit); i++) commit_valid_o[i] &= !halt;
 
     for (int s = 0; s < int'(NumSig); s++) begin
@@ -892,5 +938,6 @@ module nc_core
   // An increment past 65535 always stops the core.
   `NC_ASSERT(SemaphoreNeverWrapsSilently, !(sem_overflow && !err_now))
   `NC_ASSERT(ProgramLoadOnlyWhenIdle, !(imem_wr_valid_i && run_q == RunBusy))
+  `NC_ASSERT(CcDoneOnlyForACollectiveInFlight, cc_done_valid_i |-> !cc_idle)
   `NC_ASSERT(PsumDebugReadOnlyWhenStopped, !(dbg_psum_rd_valid_i && run_q == RunBusy))
 endmodule

@@ -12,7 +12,7 @@ module nc_isa_decode
   localparam int unsigned HeaderW = 64;  // bits [63:0] hold the header and its reserved bits
 
   logic [7:0]        opcode;
-  logic [3:0]        queue_mask;
+  logic [NumQueues-1:0] queue_mask;
   logic [InstrW-1:0] used_mask;
 
   assign header_o   = isa_header_t'(instr_i[IsaHeaderBits-1:0]);
@@ -23,7 +23,7 @@ module nc_isa_decode
                       ((~({InstrW{1'b1}} << isa_payload_bits(opcode))) << HeaderW);
 
   always_comb begin
-    if (queue_mask == 4'b0000)                        err_o = DecodeErrorIllegalOpcode;
+    if (queue_mask == '0)                            err_o = DecodeErrorIllegalOpcode;
     else if (!queue_mask[queue_i])                    err_o = DecodeErrorWrongQueue;
     else if ((instr_i & ~used_mask) != '0)            err_o = DecodeErrorIllegalReserved;
     // Wait/signal fields with their enable off: bits the core would ignore, so reserved too.

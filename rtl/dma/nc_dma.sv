@@ -38,11 +38,11 @@ module nc_dma
   // HBM request ports (nc_hbm_ctrl's) and read responses
   output logic                   hbm_rd_valid_o,
   input  logic                   hbm_rd_ready_i,
-  output logic [31:0]            hbm_rd_addr_o,
+  output logic [HbmAddrW-1:0]      hbm_rd_addr_o,
   output logic [31:0]            hbm_rd_id_o,
   output logic                   hbm_wr_valid_o,
   input  logic                   hbm_wr_ready_i,
-  output logic [31:0]            hbm_wr_addr_o,
+  output logic [HbmAddrW-1:0]      hbm_wr_addr_o,
   output logic [31:0]            hbm_wr_id_o,
   output logic [255:0]           hbm_wr_data_o,
   input  logic                   hbm_rsp_valid_i,
@@ -96,7 +96,7 @@ module nc_dma
     isa_dma_t            desc;
     logic [16:0]          off;         // byte offset in the row
     logic [11:0]          i1, i2;
-    logic [31:0]          row_hbm, plane_hbm;
+    logic [HbmAddrW-1:0]  row_hbm, plane_hbm;
     logic [SbufAddrW-1:0] row_sbuf, plane_sbuf;
     logic [OutW-1:0]      outstanding; // reads not yet written, writes not yet taken
   } engine_t;
@@ -111,17 +111,17 @@ module nc_dma
 
   // HBM read request register (held until taken) and the SBUF read in flight.
   logic                   rd_out_valid_q, rd_out_valid_d;
-  logic [31:0]            rd_out_addr_q, rd_out_addr_d;
+  logic [HbmAddrW-1:0]    rd_out_addr_q, rd_out_addr_d;
   logic [EngW-1:0]        rd_out_eng_q, rd_out_eng_d;
   logic [TagW-1:0]        rd_out_tag_q, rd_out_tag_d;
   logic                   srd_valid_q, srd_valid_d;
-  logic [31:0]            srd_hbm_q, srd_hbm_d;
+  logic [HbmAddrW-1:0]    srd_hbm_q, srd_hbm_d;
   logic [EngW-1:0]        srd_eng_q, srd_eng_d;
 
   // Write staging: SBUF data on its way to the HBM write port.
   typedef struct packed {
     logic [EngW-1:0] eng;
-    logic [31:0]     addr;
+    logic [HbmAddrW-1:0] addr;
     logic [255:0]    data;
   } stage_t;
   logic   stage_in_ready, stage_out_valid, stage_pop;
@@ -201,14 +201,14 @@ module nc_dma
           n.issued = 1'b1;
         end else begin
           n.i2 = s.i2 + 1'b1;
-          n.plane_hbm = s.plane_hbm + s.desc.hbm_stride2;
+          n.plane_hbm = s.plane_hbm + HbmAddrW'(s.desc.hbm_stride2);
           n.plane_sbuf = s.plane_sbuf + s.desc.sbuf_stride2;
-          n.row_hbm = s.plane_hbm + s.desc.hbm_stride2;
+          n.row_hbm = s.plane_hbm + HbmAddrW'(s.desc.hbm_stride2);
           n.row_sbuf = s.plane_sbuf + s.desc.sbuf_stride2;
         end
       end else begin
         n.i1 = s.i1 + 1'b1;
-        n.row_hbm = s.row_hbm + s.desc.hbm_stride1;
+        n.row_hbm = s.row_hbm + HbmAddrW'(s.desc.hbm_stride1);
         n.row_sbuf = s.row_sbuf + s.desc.sbuf_stride1;
       end
     end
@@ -235,7 +235,7 @@ module nc_dma
     rd_out_tag_d = rd_out_tag_q;
     if (grant_rd_valid) begin
       rd_out_valid_d = 1'b1;
-      rd_out_addr_d = eng_q[grant_rd].row_hbm + 32'(eng_q[grant_rd].off);
+      rd_out_addr_d = eng_q[grant_rd].row_hbm + HbmAddrW'(eng_q[grant_rd].off);
       rd_out_eng_d = grant_rd;
       rd_out_tag_d = free_tag[grant_rd];
       tag_busy_d[grant_rd][free_tag[grant_rd]] = 1'b1;
@@ -249,7 +249,7 @@ module nc_dma
     srd_hbm_d = srd_hbm_q;
     srd_eng_d = srd_eng_q;
     if (grant_srd_valid) begin
-      srd_hbm_d = eng_q[grant_srd].row_hbm + 32'(eng_q[grant_srd].off);
+      srd_hbm_d = eng_q[grant_srd].row_hbm + HbmAddrW'(eng_q[grant_srd].off);
       srd_eng_d = grant_srd;
       eng_d[grant_srd] = advance(eng_q[grant_srd]);
       eng_d[grant_srd].outstanding = eng_q[grant_srd].outstanding + 1'b1;

@@ -3,6 +3,8 @@ package nc_dma_pkg;
   import nc_isa_pkg::*;
 
   localparam int unsigned SbufAddrW = 25;  // 128 partitions x 224 KiB = 28 MiB, byte addresses
+  // HBM byte addresses: the width of the ISA's hbm_addr (a chip's HBM; nc_dma checks it).
+  localparam int unsigned HbmAddrW = 40;
   localparam int unsigned SbufBytes = 128 * 229376;
 
   // A descriptor is the ISA's (isa_dma_t): count2 planes x count1 rows x bytes, in 32-byte

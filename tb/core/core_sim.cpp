@@ -1,6 +1,7 @@
 #include "tb/core/core_sim.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
@@ -12,6 +13,7 @@
 #include <verilated.h>
 
 #include "core_models.h"
+#include "model/core/collective_engine.h"
 #include "model/core/core_isa.h"
 #include "model/dma/dma.h"
 #include "model/common/error.h"
@@ -73,7 +75,9 @@ class CoreBench {
     t.start_i = 0;
     t.dbg_sbuf_wr_valid_i = 0;
     t.dbg_psum_rd_valid_i = 0;
-    static_assert(sizeof(t.hbm_rd_addr_o) == 4 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
+    static_assert(sizeof(t.hbm_rd_addr_o) == 8 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
+    t.cc_req_ready_i = 1;  // the lone collective engine takes each collective at once
+    t.cc_done_valid_i = 0;
     t.hbm_rsp_valid_i = 0;
     t.hbm_rd_ready_i = 0;
     t.hbm_wr_ready_i = 0;
@@ -175,9 +179,12 @@ class CoreBench {
       }
     }
     t.hbm_rsp_valid_i = rsp_valid;
+    const bool cc_done = collective_ends(cycle);
     inject_fault(cycle);
     bench_.fall();
     if (lockstep_ && t.running_o) observe(bench_.cycle(), wr_ready);
+    if (t.cc_req_valid_o) take_collective(cycle);
+    if (cc_done) cc_jobs_.pop_front();
     for (int p = 0; p < kDmaPorts; ++p) {
       if (rd_ready >> p & 1) {
         model::HbmRequest q;
@@ -199,6 +206,68 @@ class CoreBench {
     }
     hbm_.step();
     bench_.rise();
+  }
+
+  // ---- the collective engine: the core alone, so every collective copies src to dst --------
+  // (model::LoneCollectives, the golden core's, with the same checks and the same timing)
+  struct CcJob {
+    isa::CcInstruction c;
+    uint64_t end = 0;
+    isa::CcError error = isa::CcError::kNone;
+  };
+
+  void take_collective(uint64_t cycle) {
+    const V& t = *top_;
+    std::array<uint64_t, 3> bits{};
+    for (int i = 0; i < 5; ++i) bits[static_cast<size_t>(i / 2)] |= static_cast<uint64_t>(t.cc_req_o[i]) << (32 * (i % 2));
+    isa::Word w{};  // the payload as it sits in an instruction word, from bit 64
+    for (int b = 0; b < isa::kFormats[static_cast<int>(isa::Format::kCc)].bits; b += 64) {
+      const int n = std::min(64, isa::kFormats[static_cast<int>(isa::Format::kCc)].bits - b);
+      isa::set_bits(w, 64 + b, n, isa::get_bits(bits, b, n));
+    }
+    CcJob j;
+    static_cast<isa::CcFields&>(j.c) = isa::unpack_cc(w);
+    j.c.tag = static_cast<uint8_t>(isa::get_bits(bits, isa::kCcInstrBits - 16, 8));
+    j.c.opcode = static_cast<isa::Opcode>(isa::get_bits(bits, isa::kCcInstrBits - 8, 8));
+    std::string why;
+    const model::CoreConfig cfg = core_config_for_size(size_);
+    j.error = model::cc_check(j.c, 1, 32, hbm_.capacity(), &why);
+    const uint64_t start = cc_jobs_.empty() ? cycle : std::max(cycle, cc_jobs_.back().end);
+    const uint64_t move = j.error == isa::CcError::kNone
+                              ? static_cast<uint64_t>(std::ceil(2.0 * static_cast<double>(j.c.bytes) / cfg.hbm_bytes_per_cycle))
+                              : 0;
+    j.end = start + cfg.cc_latency_cycles + move;
+    cc_jobs_.push_back(j);
+  }
+
+  // Drives the done port for this cycle; true when the oldest collective ends now. Its copy
+  // waits until no posted write is left in the controllers (it reads HBM by the back door).
+  bool collective_ends(uint64_t cycle) {
+    V& t = *top_;
+    t.cc_done_valid_i = 0;
+    if (cc_jobs_.empty() || cc_jobs_.front().end > cycle || writes_queued()) return false;
+    const CcJob& j = cc_jobs_.front();
+    t.cc_done_valid_i = 1;
+    t.cc_done_tag_i = j.c.tag;
+    t.cc_done_error_i = static_cast<uint8_t>(j.error);
+    if (j.error != isa::CcError::kNone) return true;
+    const int cc = static_cast<int>(isa::Queue::kCc);
+    for (uint64_t b = 0; b < j.c.bytes; b += HbmFabric::kBurst) {
+      const model::HbmData d = hbm_.peek(j.c.src + b);
+      hbm_.preload(j.c.dst + b, d);
+      if (lockstep_) {
+        uint8_t bytes[kLine];
+        for (int k = 0; k < static_cast<int>(kLine); ++k) bytes[k] = static_cast<uint8_t>(d[k / 8] >> (8 * (k % 8)));
+        lockstep_->write(cc, pc_of_tag(cc, j.c.tag), model::CoreMemory::kHbm, j.c.dst + b, bytes, kLine);
+      }
+    }
+    return true;
+  }
+
+  bool writes_queued() {
+    for (int c = 0; c < hbm_.config().channels; ++c)
+      if (hbm_.channel(c).queued(true)) return true;
+    return false;
   }
 
   // ---- lockstep ----------------------------------------------------------------------------
@@ -556,6 +625,7 @@ class CoreBench {
   HbmFabric hbm_;
   std::string reproduce_;  // the command that reruns this case
   std::unique_ptr<Lockstep> lockstep_;
+  std::deque<CcJob> cc_jobs_;  // collectives taken, oldest first
   int psum_banks_ = model::TensorEngineConfig{}.psum_banks;
   int psum_elems_ = model::TensorEngineConfig{}.bank_elements;
 };

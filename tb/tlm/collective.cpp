@@ -125,7 +125,7 @@ class Process {
   bool finished = false;
   Ps finish_ps = 0;
   int waiting_src = -1;
-  uint32_t waiting_tag = 0;
+  uint64_t waiting_tag = 0;
   int rank() const { return rank_; }
   int stream() const { return stream_; }
   bool sent_any = false, received_any = false;
@@ -156,18 +156,24 @@ class Process {
 
 class Run {
  public:
-  Run(const SystemConfig& config, const CollectiveOptions& options)
-      : config(config), options(options), system(config), topology(system.topology()) {
+  // A run on `system`; `instance` keeps its messages apart from concurrent runs' (0: alone).
+  Run(System& system, const SystemConfig& config, const CollectiveOptions& options, uint32_t instance = 0)
+      : config(config), options(options), system(system), topology(system.topology()), instance(instance) {
     n = topology.chips();
     streams = stream_count(topology, options.algo);
     elements = options.bytes / 4;
     shard = elements / n;
     piece = shard / streams;
   }
+  uint64_t key(uint32_t tag) const { return uint64_t{instance} << 32 | tag; }
   const SystemConfig& config;
   const CollectiveOptions& options;
-  System system;
+  System& system;
   const Topology& topology;
+  uint32_t instance = 0;
+  size_t finished = 0;          // processes done
+  sc_core::sc_event all_done;   // notified when the last one is
+  bool inside_system = false;   // a failure goes to the system run (rethrown), not to `failure`
   int n = 0, streams = 1;
   uint64_t elements = 0, shard = 0, piece = 0;
   std::vector<ChipData> data;
@@ -186,7 +192,7 @@ void Process::send_bytes(int dst, uint32_t tag, uint64_t bytes, std::vector<uint
   ::tlm::tlm_generic_payload t;
   MessageExtension ext;
   ext.src = rank_;
-  ext.tag = tag;
+  ext.tag = run_.key(tag);
   ext.bytes = bytes;
   ext.tail = ps_of(qk_.get_current_time());
   ext.labels = std::move(labels);
@@ -222,14 +228,15 @@ void Process::send(int dst, uint32_t tag, const Ranges& ranges, const std::vecto
 
 Message Process::recv(int src, uint32_t tag) {
   Endpoint& ep = chip_.endpoint;
+  const uint64_t key = run_.key(tag);
   waiting_src = src;
-  waiting_tag = tag;
-  while (!ep.has(src, tag)) {
+  waiting_tag = key;
+  while (!ep.has(src, key)) {
     qk_.sync();
-    if (!ep.has(src, tag)) sc_core::wait(ep.arrived());
+    if (!ep.has(src, key)) sc_core::wait(ep.arrived());
   }
   waiting_src = -1;
-  Message m = ep.take(src, tag);
+  Message m = ep.take(src, key);
   if (!received_any && rank_ == 1 && run_.options.inject_corruption && m.data.size() >= 4) {
     float v;
     std::memcpy(&v, m.data.data(), 4);
@@ -434,8 +441,11 @@ void Process::body() {
       }
     }
     finish_ps = ps_of(qk_.get_current_time());
+    qk_.sync();  // the last process to get here ends the run, at its time
     finished = true;
+    if (++run_.finished == run_.processes.size()) run_.all_done.notify(sc_core::SC_ZERO_TIME);
   } catch (const std::exception& e) {
+    if (run_.inside_system) throw;
     if (run_.failure.empty()) run_.failure = e.what();
     sc_core::sc_stop();
   }
@@ -570,7 +580,8 @@ CollectiveResult run_collective(const SystemConfig& config, const CollectiveOpti
                             kMaxCollectiveDataBytes >> 30, config.chips(), options.bytes));
   const auto wall_start = std::chrono::steady_clock::now();
   System::reset_kernel();
-  auto run = std::make_unique<Run>(config, options);
+  System system(config);
+  auto run = std::make_unique<Run>(system, config, options);
   const int n = run->n;
   const uint64_t E = run->elements;
   const auto op = options.op;
@@ -669,6 +680,22 @@ CollectiveResult run_collective(const SystemConfig& config, const CollectiveOpti
   result.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return result;
+}
+
+void check_collective_applicable(const SystemConfig& config, CollectiveAlgo algo) { check_applicable(config, algo); }
+
+void run_collective_in(System& system, const SystemConfig& config, const CollectiveOptions& options, uint32_t instance) {
+  Run run(system, config, options, instance);
+  run.inside_system = true;
+  for (int r = 0; r < run.n; ++r)
+    for (int s = 0; s < run.streams; ++s) run.processes.push_back(std::make_unique<Process>(run, r, s));
+  sc_core::sc_spawn_options spawn;
+  spawn.set_stack_size(1 << 20);
+  for (auto& p : run.processes) {
+    Process* raw = p.get();
+    System::spawn([raw] { raw->body(); }, fmt::format("collective{}_chip{}_stream{}", instance, raw->rank(), raw->stream()), &spawn);
+  }
+  sc_core::wait(run.all_done);
 }
 
 std::vector<TransferResult> run_transfers(const SystemConfig& config, const std::vector<Transfer>& transfers) {

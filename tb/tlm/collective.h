@@ -74,6 +74,13 @@ struct CollectiveResult {
 // the element, and both values).
 CollectiveResult run_collective(const SystemConfig& config, const CollectiveOptions& options);
 
+// Runs one collective, timing only (options.data false), among every chip of a running system,
+// from a SystemC thread, returning when it has ended. `instance` (> 0) keeps its messages apart
+// from other collectives running at the same time. The caller has checked that it applies.
+class System;
+void run_collective_in(System& system, const SystemConfig& config, const CollectiveOptions& options, uint32_t instance);
+void check_collective_applicable(const SystemConfig& config, CollectiveAlgo algo);  // throws Error if not
+
 // The alpha-beta(-gamma) cost of the algorithm with no link shared by two flows: per step, hop
 // latency x hops + bytes / link bandwidth (+ bytes / reduce bandwidth when it reduces).
 double collective_closed_form_us(const SystemConfig& config, CollectiveOp op, CollectiveAlgo algo,

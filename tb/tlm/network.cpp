@@ -172,7 +172,7 @@ void Endpoint::b_transport(::tlm::tlm_generic_payload& t, sc_time& delay) {
   arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 
-Message Endpoint::take(int src, uint32_t tag) {
+Message Endpoint::take(int src, uint64_t tag) {
   auto it = mailbox_.find({src, tag});
   Message m = std::move(it->second);
   mailbox_.erase(it);

@@ -59,7 +59,7 @@ class Calendar {
 // point, the hops taken, and labels the receiver needs (the blocks of an all-to-all message).
 struct MessageExtension : ::tlm::tlm_extension<MessageExtension> {
   int src = 0;
-  uint32_t tag = 0;
+  uint64_t tag = 0;  // the collective's instance in the high 32 bits, its step below
   uint64_t bytes = 0;
   Ps tail = 0;
   int hops = 0;
@@ -145,14 +145,14 @@ class Endpoint : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Endpoint> socket;
   Endpoint(sc_core::sc_module_name name, std::vector<HbmStack*> stacks);
-  bool has(int src, uint32_t tag) const { return mailbox_.count({src, tag}) != 0; }
-  Message take(int src, uint32_t tag);
+  bool has(int src, uint64_t tag) const { return mailbox_.count({src, tag}) != 0; }
+  Message take(int src, uint64_t tag);
   const sc_core::sc_event& arrived() const { return arrived_; }
   size_t waiting() const { return mailbox_.size(); }
  private:
   void b_transport(::tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   std::vector<HbmStack*> stacks_;
-  std::map<std::pair<int, uint32_t>, Message> mailbox_;
+  std::map<std::pair<int, uint64_t>, Message> mailbox_;
   sc_core::sc_event arrived_;
 };
 

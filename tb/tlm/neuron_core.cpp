@@ -121,11 +121,12 @@ uint64_t NeuronCore::cycle_of_ps(Ps ps) const {
   return c;
 }
 
-void NeuronCore::load(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory) {
+void NeuronCore::load(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory,
+                      model::CollectiveEngine* collectives) {
   config_ = config;
   config_.clock_ghz = clock_ghz_;
   transfers_ = std::make_unique<ChipTransfers>(*this, config_.dma_engines);
-  core_ = std::make_unique<model::CoreModel>(config_, program, &memory, transfers_.get());
+  core_ = std::make_unique<model::CoreModel>(config_, program, &memory, transfers_.get(), collectives);
   core_->load_tensors();
 }
 
@@ -135,7 +136,7 @@ std::string NeuronCore::waiting() const { return core_ ? core_->waiting_report()
                                                   sc_core::sc_time&) {
   if (phase == ::tlm::BEGIN_RESP) {
     transfers_->finished(t);
-    transfer_done_.notify(sc_core::SC_ZERO_TIME);
+    wake_.notify(sc_core::SC_ZERO_TIME);
   }
   return ::tlm::TLM_COMPLETED;
 }
@@ -147,14 +148,14 @@ void NeuronCore::run_program() {
     if (core.settle()) break;
     const uint64_t next = core.next_event();
     // Nothing of its own is due and no transfer can end: a deadlock (or past the watchdog).
-    if (next == model::kNoEvent ? !core.transfers_pending() : next > config_.watchdog_cycles) {
+    if (next == model::kNoEvent ? !core.waiting_outside() : next > config_.watchdog_cycles) {
       if (core.stalled(next)) break;
     }
     const Ps now = ps_of(sc_core::sc_time_stamp());
     if (next == model::kNoEvent)
-      sc_core::wait(transfer_done_);
+      sc_core::wait(wake_);
     else
-      sc_core::wait(time_of(std::max(ps_of_cycle(next), now) - now), transfer_done_);
+      sc_core::wait(time_of(std::max(ps_of_cycle(next), now) - now), wake_);
     core.advance_to(std::min(next, cycle_of_ps(ps_of(sc_core::sc_time_stamp()))));
   }
   result_ = core.finish();

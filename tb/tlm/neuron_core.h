@@ -44,8 +44,11 @@ class NeuronCore : public sc_core::sc_module {
   ~NeuronCore() override;
 
   // Before the simulation: the program this core runs on the golden back-end, over `memory`
-  // (the chip's HBM). Its init= tensors are written there now.
-  void load(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory);
+  // (the chip's HBM), its cc queue issuing to `collectives` (which notifies wake() when one
+  // ends). Its init= tensors are written there now.
+  void load(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory,
+            model::CollectiveEngine* collectives);
+  sc_core::sc_event& wake() { return wake_; }
   bool loaded() const { return core_ != nullptr; }
   bool finished() const { return finished_; }
   const model::CoreResult& result() const { return result_; }
@@ -77,7 +80,7 @@ class NeuronCore : public sc_core::sc_module {
   std::unique_ptr<model::CoreModel> core_;
   model::CoreResult result_;
   bool finished_ = false;
-  sc_core::sc_event transfer_done_;
+  sc_core::sc_event wake_;  // a DMA transfer or a collective has ended
 };
 
 }  // namespace ncore::tlmsys

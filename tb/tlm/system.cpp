@@ -42,7 +42,11 @@ Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topol
       endpoint("endpoint", pointers(stacks)),
       to_router("to_router"),
       hbm("hbm", config.chip.hbm_stacks, config.chip.hbm_pseudo_channels_per_stack, config.chip.hbm_pin_gbps),
+      cc_hbm_("cc_hbm"),
+      core_clock_ghz_(config.chip.core_clock_ghz),
       rank_(rank) {
+  cc_hbm_.register_nb_transport_bw(this, &Chip::cc_hbm_bw);
+  cc_hbm_.bind(hbm.socket);
   capacity_ = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) *
               config.chip.hbm_stacks;
   for (size_t s = 0; s < stacks.size(); ++s) {
@@ -93,6 +97,73 @@ unsigned int Chip::bus_transport_dbg(int, ::tlm::tlm_generic_payload& t) {
   else
     memory.read_block(addr, data, n);
   return static_cast<unsigned int>(n);
+}
+
+namespace {
+// A batch of the collective engine's HBM transfers: how many are still running.
+struct BatchExtension : ::tlm::tlm_extension<BatchExtension> {
+  int* outstanding = nullptr;
+  sc_core::sc_event* done = nullptr;
+  ::tlm::tlm_extension_base* clone() const override { return new BatchExtension(*this); }
+  void copy_from(const ::tlm::tlm_extension_base& e) override { *this = static_cast<const BatchExtension&>(e); }
+};
+constexpr int kCollectiveStreams = 16;
+constexpr uint64_t kMaxRow = 65536, kMaxRows = 4095;
+}  // namespace
+
+::tlm::tlm_sync_enum Chip::cc_hbm_bw(::tlm::tlm_generic_payload& t, ::tlm::tlm_phase& phase, sc_time&) {
+  if (phase == ::tlm::BEGIN_RESP) {
+    auto* b = t.get_extension<BatchExtension>();
+    if (--*b->outstanding == 0) b->done->notify(sc_core::SC_ZERO_TIME);
+  }
+  return ::tlm::TLM_COMPLETED;
+}
+
+void Chip::hbm_transfers(System& system, const std::vector<HbmTransfer>& transfers) {
+  struct Piece {
+    ::tlm::tlm_generic_payload payload;
+    DmaTransferExtension dma;
+    BatchExtension batch;
+  };
+  std::vector<std::unique_ptr<Piece>> pieces;
+  int outstanding = 0;
+  sc_core::sc_event done;
+  for (const HbmTransfer& x : transfers) {
+    Chip& chip = system.chip(x.chip);
+    const uint64_t stream = (x.bytes / kCollectiveStreams + model::kHbmBurstBytes - 1) / model::kHbmBurstBytes * model::kHbmBurstBytes;
+    for (uint64_t first = 0; first < x.bytes;) {
+      // One descriptor: up to kMaxRows rows of up to kMaxRow bytes, inside this stream's share.
+      const uint64_t left = std::min(x.bytes - first, std::max<uint64_t>(stream, model::kHbmBurstBytes));
+      const uint64_t row = std::min(left, kMaxRow);
+      const uint64_t rows = std::min(left / row, kMaxRows);
+      auto p = std::make_unique<Piece>();
+      p->dma.descriptor.to_hbm = x.write;
+      p->dma.descriptor.hbm_addr = x.addr + first;
+      p->dma.descriptor.bytes = row;
+      p->dma.descriptor.count1 = rows;
+      p->dma.descriptor.hbm_stride1 = row;
+      p->dma.bytes_per_cycle = chip.dma_bytes_per_cycle_;
+      p->dma.core_clock_ghz = chip.core_clock_ghz_;
+      p->batch.outstanding = &outstanding;
+      p->batch.done = &done;
+      p->payload.set_command(x.write ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
+      p->payload.set_address(x.addr + first);
+      p->payload.set_extension(&p->dma);
+      p->payload.set_extension(&p->batch);
+      ::tlm::tlm_phase phase = ::tlm::BEGIN_REQ;
+      sc_time delay = sc_core::SC_ZERO_TIME;
+      ++outstanding;
+      if (chip.cc_hbm_->nb_transport_fw(p->payload, phase, delay) == ::tlm::TLM_COMPLETED)
+        throw Error(fmt::format("chip {}: the HBM refused the collective engine's transfer at {:#x}", x.chip, x.addr + first));
+      first += row * rows;
+      pieces.push_back(std::move(p));
+    }
+  }
+  if (outstanding) sc_core::wait(done);
+  for (auto& p : pieces) {
+    p->payload.clear_extension(&p->dma);
+    p->payload.clear_extension(&p->batch);
+  }
 }
 
 void Chip::write_hbm(uint64_t addr, const uint8_t* data, size_t n) {

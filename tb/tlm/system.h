@@ -21,6 +21,8 @@
 
 namespace ncore::tlmsys {
 
+class System;
+
 class Chip : public sc_core::sc_module {
  public:
   // The chip bus: any number of initiators (cores, a host) reach the stacks by local address.
@@ -43,7 +45,20 @@ class Chip : public sc_core::sc_module {
   // Backdoor (transport_dbg) access to the chip's HBM.
   void write_hbm(uint64_t addr, const uint8_t* data, size_t n);
   void read_hbm(uint64_t addr, uint8_t* data, size_t n);
+  // The collective engine's HBM traffic, timed by each chip's ChipHbm with its cores' DMA: each
+  // transfer moves as 16 streams at a DMA engine's rate (what 16 engines would do). Call from a
+  // SystemC thread; returns when every transfer has ended. Timing only (the data is the caller's).
+  struct HbmTransfer {
+    int chip = 0;
+    bool write = false;
+    uint64_t addr = 0, bytes = 0;
+  };
+  static void hbm_transfers(System& system, const std::vector<HbmTransfer>& transfers);
  private:
+  ::tlm::tlm_sync_enum cc_hbm_bw(::tlm::tlm_generic_payload& t, ::tlm::tlm_phase& phase, sc_core::sc_time& delay);
+  tlm_utils::simple_initiator_socket<Chip> cc_hbm_;  // the collective engine's port to hbm
+  double core_clock_ghz_;
+  double dma_bytes_per_cycle_ = 12.0;
   void bus_b_transport(int initiator, ::tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
   unsigned int bus_transport_dbg(int initiator, ::tlm::tlm_generic_payload& t);
   HbmStack& stack_of(uint64_t addr, uint64_t* local);

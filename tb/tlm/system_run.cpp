@@ -11,10 +11,12 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "model/common/error.h"
 #include "model/core/core_model.h"
 #include "model/core/program.h"
+#include "tb/tlm/cc_engine.h"
 #include "tb/tlm/system.h"
 
 namespace ncore::tlmsys {
@@ -92,7 +94,7 @@ void write_trace(const std::string& path, System& system, const std::map<std::pa
       std::vector<bool> named(32, false);
       for (const model::InstrTiming& t : core->result().timeline) {
         const model::CoreInstr& in = prog.queues[static_cast<size_t>(t.queue)][t.index];
-        const bool dma = t.queue == isa::kNumQueue - 1 && in.opcode == isa::Opcode::kDmaCopy;
+        const bool dma = t.queue == model::kSpQueue && in.opcode == isa::Opcode::kDmaCopy;
         if (dma && t.complete == 0) continue;  // a descriptor's issue record; its completion follows
         const int tid = base + (dma ? 8 + static_cast<int>(in.dma.engine) : t.queue);
         if (!named[static_cast<size_t>(tid - base)]) {
@@ -133,7 +135,9 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   }
 
   System::reset_kernel();
+  ::tlm_utils::tlm_quantumkeeper::set_global_quantum(sc_core::sc_time(config.quantum_ns, sc_core::SC_NS));
   System system(config);
+  SystemCollectives collectives(system, config);
   model::CoreConfig core_config;
   core_config.te.rows = config.chip.pe_rows;
   core_config.te.cols = config.chip.pe_cols;
@@ -142,7 +146,13 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   core_config.hbm_bytes = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) * config.chip.hbm_stacks;
   for (auto& [where, program] : programs) {
     NeuronCore& core = *system.chip(where.first).cores[static_cast<size_t>(where.second)];
-    core.load(program, core_config, system.chip(where.first).memory);
+    const model::Program* prog = &program;
+    auto describe = [prog](size_t i) {
+      const model::CoreInstr& in = prog->queues[model::kCcQueue][i];
+      return fmt::format("cc instruction {} at {}", i, in.loc.str());
+    };
+    core.load(program, core_config, system.chip(where.first).memory,
+              &collectives.port(where.first, where.second, core.wake(), describe));
     core.model().record_timeline(!options.trace_json.empty());
     System::spawn([&core] { core.run_program(); }, fmt::format("chip{}_core{}_program", where.first, where.second));
   }
@@ -164,10 +174,37 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
 
   SystemRunResult r;
   r.sim_time_us = sc_core::sc_time_stamp().to_seconds() * 1e6;
+  // Cores still running when nothing can happen any more wait for each other: a deadlock.
+  std::string stuck;
+  bool unfinished = false;
+  for (auto& [where, program] : programs) {
+    NeuronCore& core = *system.chip(where.first).cores[static_cast<size_t>(where.second)];
+    if (core.finished()) {  // a core that ended in its own deadlock belongs in the report too
+      if (core.result().status == model::CoreStatus::kDeadlock)
+        stuck += fmt::format("\nchip {} core {}: {}", where.first, where.second, core.result().message);
+      continue;
+    }
+    unfinished = true;
+    std::string waits = core.waiting();
+    if (core.model().waiting_outside()) waits += "\n  its cc queue waits for a collective to end";
+    stuck += fmt::format("\nchip {} core {}: {}", where.first, where.second, waits);
+  }
+  if (unfinished) {
+    r.status = "deadlock";
+    r.message = fmt::format("deadlock at {:.3f} us: nothing left can end what these cores wait for{}{}", r.sim_time_us,
+                            stuck, collectives.waiting_report());
+  }
   for (auto& [where, program] : programs) {
     const auto [c, k] = where;
     NeuronCore& core = *system.chip(c).cores[static_cast<size_t>(k)];
-    if (!core.finished()) throw Error(fmt::format("chip {} core {}: the simulation ended before the core did", c, k));
+    if (!core.finished()) {
+      CoreReport rep;
+      rep.chip = c;
+      rep.core = k;
+      rep.status = "deadlock";
+      r.cores.push_back(rep);
+      continue;
+    }
     const model::CoreResult& cr = core.result();
     CoreReport rep;
     rep.chip = c;
@@ -209,6 +246,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       r.hbm.push_back(rep);
     }
   }
+  r.collectives = collectives.records();
   if (!options.trace_json.empty()) write_trace(options.trace_json, system, programs);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
@@ -232,6 +270,12 @@ Json to_json(const SystemRunResult& r) {
                         {"max_window_gbps", s.max_window_gbps}});
   j["links"] = Json::array();
   j["collectives"] = Json::array();
+  for (const auto& c : r.collectives) {
+    Json e{{"op", c.op}, {"group", c.group}, {"algo", c.algo}, {"bytes", c.bytes}, {"members", c.members},
+           {"start_us", c.start_us}, {"end_us", c.end_us}};
+    if (!c.error.empty()) e["error"] = c.error;
+    j["collectives"].push_back(e);
+  }
   j["outputs"] = Json::array();
   for (const auto& o : r.outputs)
     j["outputs"].push_back({{"chip", o.chip}, {"core", o.core}, {"name", o.name}, {"fnv1a", fmt::format("{:016x}", o.fnv1a)}});

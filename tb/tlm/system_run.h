@@ -19,6 +19,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "tb/tlm/cc_engine.h"
 #include "tb/tlm/system_config.h"
 
 namespace ncore::tlmsys {
@@ -62,6 +63,7 @@ struct SystemRunResult {
   std::vector<CoreReport> cores;  // the cores that ran a program
   std::vector<StackReport> hbm;
   std::vector<OutputReport> outputs;
+  std::vector<CollectiveRecord> collectives;
   double wall_seconds = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "Vnc_isa_decode.h"
+#include "model/core/collective_engine.h"
 #include "model/core/core_isa.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
@@ -43,6 +44,10 @@ bool engine_refuses(const model::CoreInstr& in) {
              e != model::TeError::kModeMismatch;
     }
     case isa::Format::kDma: return model::dma_check(in.dma, uint64_t{1} << 32) != model::DmaError::kNone;
+    case isa::Format::kCc: {
+      std::string why;
+      return model::cc_check(in.cc, 1, 32, uint64_t{1} << 40, &why) != isa::CcError::kNone;
+    }
     default: return false;
   }
 }

@@ -1,0 +1,89 @@
+#include "model/core/collective_engine.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "model/core/core_model.h"
+
+namespace ncore::model {
+
+uint64_t cc_send_bytes(const isa::CcInstruction& c, int ranks) {
+  const auto n = static_cast<uint64_t>(ranks);
+  return c.opcode == isa::Opcode::kReduceScatter || c.opcode == isa::Opcode::kAllToAll ? c.bytes * n : c.bytes;
+}
+
+uint64_t cc_receive_bytes(const isa::CcInstruction& c, int ranks) {
+  const auto n = static_cast<uint64_t>(ranks);
+  return c.opcode == isa::Opcode::kAllGather || c.opcode == isa::Opcode::kAllToAll ? c.bytes * n : c.bytes;
+}
+
+isa::CcError cc_check(const isa::CcInstruction& c, int ranks, uint64_t granule, uint64_t hbm_bytes, std::string* why) {
+  if (c.dtype != DType::kFp32 && c.dtype != DType::kBf16) {
+    const auto d = static_cast<size_t>(c.dtype);
+    *why = d < isa::kDTypeNames.size() ? fmt::format("dtype {}: a collective takes fp32 or bf16", isa::kDTypeNames[d])
+                                       : fmt::format("dtype code {}: a collective takes fp32 or bf16", d);
+    return isa::CcError::kDtype;
+  }
+  if (c.bytes == 0 || c.bytes % granule != 0) {
+    *why = fmt::format("bytes {}: expected a positive multiple of {}", c.bytes, granule);
+    return isa::CcError::kSize;
+  }
+  const uint64_t send = cc_send_bytes(c, ranks), receive = cc_receive_bytes(c, ranks);
+  if (c.src + send > hbm_bytes || c.dst + receive > hbm_bytes) {
+    *why = fmt::format("src {:#x} + {} bytes or dst {:#x} + {} bytes is past the end of HBM ({} bytes)", c.src, send,
+                       c.dst, receive, hbm_bytes);
+    return isa::CcError::kRange;
+  }
+  return isa::CcError::kNone;
+}
+
+LoneCollectives::LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle)
+    : hbm_(hbm), hbm_bytes_(hbm_bytes), latency_(latency_cycles), rate_(bytes_per_cycle) {}
+
+void LoneCollectives::issue(size_t, const isa::CcInstruction& c, uint64_t now) {
+  Pending p;
+  p.c = c;
+  p.error = cc_check(c, 1, 32, hbm_bytes_, &p.why);
+  // Read once, write once, through the core's share of HBM. In order: it starts when the one
+  // before it has ended.
+  const uint64_t start = pending_.empty() ? now : std::max(now, pending_.back().end);
+  const uint64_t move = p.error == isa::CcError::kNone
+                            ? static_cast<uint64_t>(std::ceil(2.0 * static_cast<double>(c.bytes) / rate_))
+                            : 0;
+  p.end = start + latency_ + move;
+  pending_.push_back(std::move(p));
+}
+
+bool LoneCollectives::done(uint64_t now) const { return !pending_.empty() && pending_.front().end <= now; }
+
+isa::CcError LoneCollectives::error(std::string* why) const {
+  *why = pending_.front().why;
+  return pending_.front().error;
+}
+
+std::pair<uint64_t, uint64_t> LoneCollectives::written() const {
+  const Pending& p = pending_.front();
+  return p.error == isa::CcError::kNone ? std::pair{p.c.dst, p.c.bytes} : std::pair{uint64_t{0}, uint64_t{0}};
+}
+
+void LoneCollectives::retire() {
+  const Pending& p = pending_.front();
+  if (p.error == isa::CcError::kNone) {  // one member: every collective is a copy
+    std::vector<uint8_t> piece(std::min<uint64_t>(p.c.bytes, uint64_t{1} << 20));
+    for (uint64_t done = 0; done < p.c.bytes; done += piece.size()) {
+      const size_t n = static_cast<size_t>(std::min<uint64_t>(piece.size(), p.c.bytes - done));
+      hbm_.read_block(p.c.src + done, piece.data(), n);
+      hbm_.write_block(p.c.dst + done, piece.data(), n);
+    }
+  }
+  pending_.pop_front();
+}
+
+uint64_t LoneCollectives::next_event(uint64_t now) const {
+  return pending_.empty() ? kNoEvent : std::max(now + 1, pending_.front().end);
+}
+
+}  // namespace ncore::model
