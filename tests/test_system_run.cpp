@@ -220,12 +220,6 @@ TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
   EXPECT_GT(counters, 0u);
 }
 
-}  // namespace
-}  // namespace ncore::tlmsys
-
-namespace ncore::tlmsys {
-namespace {
-
 // Collectives issued by programs: every output against sums computed here in rank order from
 // each core's own inputs (its init= declarations), bit for bit.
 float f32(const std::vector<uint8_t>& b, size_t i) {

@@ -43,17 +43,19 @@ isa::CcError cc_check(const isa::CcInstruction& c, int ranks, uint64_t granule, 
 LoneCollectives::LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle)
     : hbm_(hbm), hbm_bytes_(hbm_bytes), latency_(latency_cycles), rate_(bytes_per_cycle) {}
 
+uint64_t lone_collective_end(const isa::CcInstruction& c, bool refused, uint64_t now, uint64_t previous_end,
+                             uint64_t latency_cycles, double bytes_per_cycle) {
+  // Read once, write once, through the core's share of HBM; in order, after the one before it.
+  const uint64_t move = refused ? 0 : static_cast<uint64_t>(std::ceil(2.0 * static_cast<double>(c.bytes) / bytes_per_cycle));
+  return std::max(now, previous_end) + latency_cycles + move;
+}
+
 void LoneCollectives::issue(size_t, const isa::CcInstruction& c, uint64_t now) {
   Pending p;
   p.c = c;
   p.error = cc_check(c, 1, 32, hbm_bytes_, &p.why);
-  // Read once, write once, through the core's share of HBM. In order: it starts when the one
-  // before it has ended.
-  const uint64_t start = pending_.empty() ? now : std::max(now, pending_.back().end);
-  const uint64_t move = p.error == isa::CcError::kNone
-                            ? static_cast<uint64_t>(std::ceil(2.0 * static_cast<double>(c.bytes) / rate_))
-                            : 0;
-  p.end = start + latency_ + move;
+  p.end = lone_collective_end(c, p.error != isa::CcError::kNone, now, pending_.empty() ? 0 : pending_.back().end,
+                              latency_, rate_);
   pending_.push_back(std::move(p));
 }
 

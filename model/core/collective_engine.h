@@ -50,6 +50,12 @@ class CollectiveEngine {
 
 // A core alone: every collective has one member and copies src to dst when it ends, after
 // latency_cycles plus its bytes read and written at bytes_per_cycle.
+// When a lone core's collective issued at `now` ends, the one before it ending at `previous_end`
+// (0: none): latency_cycles plus its bytes read and written at bytes_per_cycle (nothing to move
+// when refused). The RTL harness's engine uses it too.
+uint64_t lone_collective_end(const isa::CcInstruction& c, bool refused, uint64_t now, uint64_t previous_end,
+                             uint64_t latency_cycles, double bytes_per_cycle);
+
 class LoneCollectives : public CollectiveEngine {
  public:
   LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle);

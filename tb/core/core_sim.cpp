@@ -1,7 +1,6 @@
 #include "tb/core/core_sim.h"
 
 #include <algorithm>
-#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
@@ -232,11 +231,9 @@ class CoreBench {
     std::string why;
     const model::CoreConfig cfg = core_config_for_size(size_);
     j.error = model::cc_check(j.c, 1, 32, hbm_.capacity(), &why);
-    const uint64_t start = cc_jobs_.empty() ? cycle : std::max(cycle, cc_jobs_.back().end);
-    const uint64_t move = j.error == isa::CcError::kNone
-                              ? static_cast<uint64_t>(std::ceil(2.0 * static_cast<double>(j.c.bytes) / cfg.hbm_bytes_per_cycle))
-                              : 0;
-    j.end = start + cfg.cc_latency_cycles + move;
+    j.end = model::lone_collective_end(j.c, j.error != isa::CcError::kNone, cycle,
+                                       cc_jobs_.empty() ? 0 : cc_jobs_.back().end, cfg.cc_latency_cycles,
+                                       cfg.hbm_bytes_per_cycle);
     cc_jobs_.push_back(j);
   }
 

@@ -220,12 +220,13 @@ void SystemCollectives::run(Instance& x) {
   const int esize = c.dtype == isa::DType::kBf16 ? 2 : 4;
   const auto element = [&](int r, uint64_t i) {  // member r's input element i as FP32
     const uint8_t* p = in[static_cast<size_t>(r)].data() + i * static_cast<uint64_t>(esize);
-    return esize == 4 ? model::bits_to_float(static_cast<uint32_t>(p[0]) | p[1] << 8 | p[2] << 16 | static_cast<uint32_t>(p[3]) << 24)
-                      : model::bits_to_float(static_cast<uint32_t>(p[0] | p[1] << 8) << 16);
+    uint32_t bits = 0;
+    for (int k = esize - 1; k >= 0; --k) bits = bits << 8 | p[k];
+    return model::to_float(c.dtype, bits);
   };
   const auto put = [&](std::vector<uint8_t>& out, uint64_t i, float v) {
-    const uint32_t b = esize == 4 ? model::float_to_bits(v)
-                                  : model::from_fp32(model::float_to_bits(v), model::DType::kBf16, model::CastMode{});
+    const uint32_t b = esize == 4 ? model::float_to_bits(v)  // BF16: the FP32 sum rounded once
+                                  : model::from_fp32(model::float_to_bits(v), c.dtype, model::CastMode{});
     for (int k = 0; k < esize; ++k) out[i * static_cast<uint64_t>(esize) + static_cast<uint64_t>(k)] = static_cast<uint8_t>(b >> (8 * k));
   };
   std::vector<std::vector<uint8_t>> out(static_cast<size_t>(n), std::vector<uint8_t>(receive));
