@@ -99,12 +99,14 @@ const std::vector<BadInput>& cases() {
       {"TlmConfigKeyOutOfRange", R"({"x": 1000})", "json", "tlm info --config {file}",
        ".json: key 'x': expected an integer in [1, 64], found 1000"},
       {"TlmConfigNotJson", R"({"x": )", "json", "tlm info --config {file}", ".json: not valid JSON"},
-      // ncore tlm run: a configuration for another system, RTL cores (not built yet), a bad group
+      // ncore tlm run: a configuration for another system, an RTL core that is not there, a bad group
       {"TlmRunConfigForAnotherSystem", R"({"system": "trn2"})", "json",
        "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file}",
        ".json: \"system\" is 'trn2' but --system is 'chip'"},
-      {"TlmRunRtlCoresRefused", "", "", "tlm run " NCORE_PROGRAMS "/system/spmd.s --core-engine rtl",
-       "RTL cores inside a system run are not built yet"},
+      {"TlmRunRtlCoreNotThere", "", "", "tlm run " NCORE_PROGRAMS "/system/spmd.s --rtl-cores 0.0,0.8",
+       "--rtl-cores: '0.8': expected chip 0..0 and core 0..7"},
+      {"TlmRunRtlCoreList", "", "", "tlm run " NCORE_PROGRAMS "/system/spmd.s --rtl-cores 0:1",
+       "--rtl-cores: '0:1': expected CHIP.CORE (two integers)"},
       {"TlmRunUnknownGroup", ".queue cc\n  all_reduce src=0 dst=64 bytes=32 group=chip\n", "s",
        "tlm run {file} --system chip", ".s:2:42: unknown name 'chip'"},
       // an error thrown inside a SystemC process (a core writing past its chip's HBM)

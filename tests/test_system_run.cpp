@@ -1,5 +1,6 @@
 // System runs (tb/tlm/system_run.h): programs on the running cores of a chip and an instance,
 // their DMA timed by the chip's shared HBM (tb/tlm/chip_hbm.h).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -14,6 +15,7 @@
 
 #include "model/common/error.h"
 #include "model/common/npy.h"
+#include "tb/core/core_sim.h"
 #include "tb/tlm/chip_hbm.h"
 #include "tb/tlm/system_run.h"
 
@@ -322,26 +324,113 @@ TEST(SystemRunCollectives, MembersThatIssueDifferentCollectivesAreNamed) {
   for (const auto& c : r.cores) EXPECT_EQ(c.status, "error") << "chip 0 core " << c.core;
 }
 
-TEST(SystemRunDeadlock, ACollectiveWaitingForAChipThatNeverJoinsNamesBothSides) {
+// Two chips of one core; chip 1's cc queue waits forever before the all_reduce chip 0 joins.
+SystemConfig two_chips() {
   SystemConfig two = default_system("trn2");
   two.x = 2;
   two.y = 1;
   two.chip.cores = 1;
-  const fs::path dir = temp_dir("cc_deadlock");
-  const std::string program = write_file(dir / "cc_wait.s", R"(.sem never
+  return two;
+}
+std::string cc_never_joined(const std::string& name) {
+  return write_file(temp_dir(name) / "cc_wait.s", R"(.sem never
 .queue cc
 .if CHIP==1
   nop wait=never>=1
 .endif
   all_reduce src=0x100000 dst=0x200000 bytes=64 group=chips algo=ring
 )");
-  const SystemRunResult r = run(two, program);
+}
+
+TEST(SystemRunDeadlock, ACollectiveWaitingForAChipThatNeverJoinsNamesBothSides) {
+  const SystemRunResult r = run(two_chips(), cc_never_joined("cc_deadlock"));
   EXPECT_EQ(r.status, "deadlock");
   EXPECT_NE(r.message.find("chip 1 core 0:"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("cc waits at instruction 0"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("semaphore never >= 1"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("waits for chip 1 core 0; joined:\n    chip 0 core 0: cc instruction 0 at"), std::string::npos)
       << r.message;
+}
+
+// Any core may be RTL (the Verilated nc_core, tb/core): it sees the same memory, HBM and
+// collectives, so every output is the all-golden run's, bit for bit. Size 8 (the chip's cores
+// at 8x8) in CI; the 128 one below is the full-size smoke test.
+SystemConfig small_cores(SystemConfig c) {
+  c.chip.pe_rows = c.chip.pe_cols = 8;
+  return c;
+}
+
+void expect_rtl_equals_golden(const SystemConfig& config, const std::vector<std::pair<int, int>>& rtl_cores) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/collectives.s";
+  const SystemRunResult golden = run_system(config, o);
+  o.rtl_cores = rtl_cores;
+  const SystemRunResult mixed = run_system(config, o);
+  ASSERT_EQ(golden.status, "done") << golden.message;
+  ASSERT_EQ(mixed.status, "done") << mixed.message;
+  size_t rtl = 0;
+  for (const auto& c : mixed.cores) {
+    const bool want = std::find(rtl_cores.begin(), rtl_cores.end(), std::pair{c.chip, c.core}) != rtl_cores.end();
+    EXPECT_EQ(c.engine, want ? "rtl" : "golden") << "chip " << c.chip << " core " << c.core;
+    if (want) {
+      EXPECT_GT(c.cycles, 0u);
+      EXPECT_EQ(c.hbm_bytes, 2u * 4096) << "the DMA of BACK: 4 KiB in, 4 KiB out";
+      ++rtl;
+    }
+  }
+  EXPECT_EQ(rtl, rtl_cores.size());
+  ASSERT_EQ(mixed.outputs.size(), golden.outputs.size());
+  for (size_t i = 0; i < golden.outputs.size(); ++i) {
+    const auto &g = golden.outputs[i], &m = mixed.outputs[i];
+    EXPECT_EQ(std::tie(g.chip, g.core, g.name), std::tie(m.chip, m.core, m.name));
+    EXPECT_EQ(g.bytes, m.bytes) << "chip " << g.chip << " core " << g.core << " output " << g.name;
+  }
+  EXPECT_EQ(mixed.collectives.size(), golden.collectives.size());
+}
+
+TEST(SystemRunRtl, RtlCoresOnAChipGiveTheAllGoldenOutputs) {
+  expect_rtl_equals_golden(small_cores(default_system("chip")), {{0, 0}, {0, 5}});
+}
+
+TEST(SystemRunRtl, AnRtlCoreInAnInstanceGivesTheAllGoldenOutputs) {
+  expect_rtl_equals_golden(small_cores(default_system("trn2")), {{6, 3}});
+}
+
+TEST(SystemRunRtl, FullSizeRtlCoreOnAChipGivesTheAllGoldenOutputs) {
+  const std::vector<int> built = tb::core_rtl_sizes();
+  if (std::find(built.begin(), built.end(), 128) == built.end()) GTEST_SKIP() << "the 128 RTL core is not built";
+  expect_rtl_equals_golden(default_system("chip"), {{0, 2}});
+}
+
+TEST(SystemRunRtl, AnRtlCoreWaitingForACollectiveThatNeverStartsEndsInADeadlockReport) {
+  SystemRunOptions o;
+  o.program = cc_never_joined("rtl_cc_deadlock");
+  o.all_rtl = true;
+  const SystemRunResult r = run_system(small_cores(two_chips()), o);
+  EXPECT_EQ(r.status, "deadlock");
+  EXPECT_NE(r.message.find("chip 0 core 0: RTL core, queues at pe 0/0 act 0/0 dve 0/0 sp 0/0 cc 1/1\n"
+                           "  its cc queue waits for 1 collective(s) to end"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("cc instruction 0 at"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("waits for semaphore never >= 1 (it is 0)"), std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("waits for chip 1 core 0; joined:"), std::string::npos) << r.message;
+  for (const auto& c : r.cores) EXPECT_EQ(c.engine, "rtl");
+}
+
+TEST(SystemRunRtl, CoreListsNameTheBadItem) {
+  const SystemConfig c = default_system("trn2");
+  EXPECT_EQ(parse_core_list("0.1,15.7", c), (std::vector<std::pair<int, int>>{{0, 1}, {15, 7}}));
+  for (const auto& [list, what] : std::vector<std::pair<std::string, std::string>>{
+           {"16.0", "'16.0': expected chip 0..15 and core 0..7"},
+           {"0.1,", "'': expected CHIP.CORE"},
+           {"1.2.3", "'1.2.3': expected CHIP.CORE"},
+           {"a.b", "'a.b': expected CHIP.CORE"}}) {
+    try {
+      parse_core_list(list, c);
+      ADD_FAILURE() << list << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  }
 }
 
 }  // namespace

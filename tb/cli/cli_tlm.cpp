@@ -154,7 +154,7 @@ void run_dp_step_cmd(const DpStepCli& o) {
 }
 
 struct RunCli {
-  std::string program, system = "chip", config_file, engine = "golden", rtl_cores, outputs, trace_json;
+  std::string program, system = "chip", config_file, engine = "golden", rtl_cores, outputs, trace_json, waves;
   bool json = false;
 };
 
@@ -166,10 +166,10 @@ void run_system_cmd(const RunCli& o) {
     if (config.name != o.system)
       throw Error(fmt::format("{}: \"system\" is '{}' but --system is '{}'", o.config_file, config.name, o.system));
   }
-  if (o.engine != "golden" || !o.rtl_cores.empty())
-    throw Error("--core-engine rtl / --rtl-cores: RTL cores inside a system run are not built yet (issue 26, step 5); "
-                "every core runs the golden back-end");
   tlmsys::SystemRunOptions so;
+  if (!o.rtl_cores.empty()) so.rtl_cores = tlmsys::parse_core_list(o.rtl_cores, config);
+  so.all_rtl = o.engine == "rtl" && o.rtl_cores.empty();
+  so.waves_dir = o.waves;
   so.program = o.program;
   so.outputs_dir = o.outputs;
   so.trace_json = o.trace_json;
@@ -244,7 +244,9 @@ void add_tlm_command(CLI::App& app) {
   r->add_option("--config", run.config_file, "JSON configuration (keys: see tb/tlm/system_config.h)")
       ->check(CLI::ExistingFile);
   r->add_option("--core-engine", run.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
-  r->add_option("--rtl-cores", run.rtl_cores, "CHIP.CORE,... run on the RTL back-end");
+  r->add_option("--rtl-cores", run.rtl_cores, "CHIP.CORE,... run on the RTL back-end (size chip.pe_rows); "
+                "without it, --core-engine rtl makes every core RTL");
+  r->add_option("--waves", run.waves, "write each RTL core's waves as DIR/chip<C>.core<K>.fst");
   r->add_option("--outputs", run.outputs, "write every output tensor as DIR/chip<C>.core<K>.NAME.npy");
   r->add_option("--trace-json", run.trace_json, "write a Chrome/Perfetto trace-event timeline");
   r->add_flag("--json", run.json, "print JSON");

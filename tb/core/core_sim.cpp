@@ -53,53 +53,65 @@ bool bit_of(const T& v, int i) {
   else return v[static_cast<size_t>(i / 32)] >> (i % 32) & 1;
 }
 
-template <class V>
-class CoreBench {
+// The harness's own HBM behind the ports: kHbmChannels pseudo-channels, each with its timing
+// checker (tb/hbm/hbm_fabric.h).
+class FabricPorts : public CoreMemoryPorts {
  public:
-  CoreBench(const model::Program& p, const CoreSimOptions& o, int size)
-      : prog_(p), opt_(o), size_(size), bench_(o, fmt::format("core_{}", size), "core"),
-        top_(&bench_.top()), hbm_(hbm_config(), kDmaPorts) {
+  FabricPorts() : fabric_(config(), kDmaPorts) {}
+  HbmFabric& fabric() { return fabric_; }
+  uint64_t capacity() const override { return fabric_.capacity(); }
+  void preload(uint64_t addr, const HbmData& data) override { fabric_.preload(addr, data); }
+  HbmData peek(uint64_t addr) const override { return fabric_.peek(addr); }
+  uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) override {
+    return fabric_.grant(write, valid, addrs, cycle);
+  }
+  void offer(int port, const model::HbmRequest& request) override { fabric_.offer(port, request); }
+  std::optional<model::HbmReadResponse> response(int port) const override { return fabric_.response(port); }
+  void pop(int port) override { fabric_.pop(port); }
+  void step() override { fabric_.step(); }
+  bool idle() const override { return fabric_.idle(); }
+  bool writes_queued() const override {
+    for (const auto& ch : fabric_.channels())
+      if (ch.queued(true)) return true;
+    return false;
+  }
+
+ private:
+  static model::HbmConfig config() {
+    model::HbmConfig c;
+    c.channels = kHbmChannels;
+    return c;
+  }
+  HbmFabric fabric_;
+};
+
+// The RTL core and everything around it. run() is run_core_rtl's whole run; the RtlCore
+// interface is the same core stepped from outside (host given), with no co-simulation.
+template <class V>
+class CoreBench : public RtlCore {
+ public:
+  CoreBench(const model::Program& p, const CoreSimOptions& o, int size, const RtlCoreHost& host = {})
+      : prog_(p), opt_(o), size_(size), bench_(opt_, fmt::format("core_{}", size), "core"),
+        top_(&bench_.top()), hbm_(host.memory ? host.memory : &own_hbm_), collectives_(host.collectives) {
     if (o.xprop_seed != 0) throw Error("RTL core: there is no X-propagation build of the core");
+    if (host.memory && o.cosim) throw Error("RTL core: co-simulation runs only on the harness's own HBM");
+    reproduce_ = opt_.reproduce.empty() ? fmt::format("ncore run {} --engine cosim --size {}", prog_.name, size_)
+                                        : opt_.reproduce;
   }
 
   CoreSimResult run() {
     const WallClock wall;
     V& t = *top_;
-    reproduce_ = opt_.reproduce.empty() ? fmt::format("ncore run {} --engine cosim --size {}", prog_.name, size_)
-                                        : opt_.reproduce;
     if (opt_.cosim)  // the golden core runs first: the RTL is checked against it as it goes
       lockstep_ = std::make_unique<Lockstep>(prog_, core_config_for_size(size_), opt_.raw_words, reproduce_);
-    t.imem_wr_valid_i = 0;
-    t.sem_wr_valid_i = 0;
-    t.start_i = 0;
-    t.dbg_sbuf_wr_valid_i = 0;
-    t.dbg_psum_rd_valid_i = 0;
-    static_assert(sizeof(t.hbm_rd_addr_o) == 8 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
-    t.cc_req_ready_i = 1;  // the lone collective engine takes each collective at once
-    t.cc_done_valid_i = 0;
-    t.hbm_rsp_valid_i = 0;
-    t.hbm_rd_ready_i = 0;
-    t.hbm_wr_ready_i = 0;
-    t.watchdog_cycles_i = static_cast<uint32_t>(std::min<uint64_t>(opt_.watchdog, 0xFFFFFFFFu));
-    t.hbm_bytes_log2_i = 32;
-    bench_.reset();
-    for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
-      if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
-      tick();
-    }
-    load();
-    for (int q = 0; q < isa::kNumQueue; ++q) t.queue_length_i[q] = static_cast<uint16_t>(prog_.queues[q].size());
-    t.start_i = 1;
-    tick();
-    t.start_i = 0;
-
+    begin(32);
     CoreSimResult r;
     const uint64_t total = prog_.instructions();
     uint64_t cycle = 0;
     for (; !t.finished_o && cycle < opt_.max_cycles; ++cycle) {
       if (lockstep_ && lockstep_->failed()) break;  // the first wrong instruction stops the run
       if (opt_.upset_sbuf && opt_.upset_sbuf->first == cycle) upset_sbuf_bit(opt_.upset_sbuf->second);
-      step(cycle);
+      step_cycle(cycle, true);
       top_->dbg_sbuf_wr_valid_i = 0;
       if (opt_.progress && opt_.progress_every && cycle % opt_.progress_every == 0) {
         uint64_t issued = 0;
@@ -108,7 +120,7 @@ class CoreBench {
       }
     }
     // Posted HBM writes still queued in the controllers land before anything is read back.
-    for (uint64_t drain = 0; !hbm_.idle() && drain < 1'000'000; ++drain) step(cycle + drain);
+    for (uint64_t drain = 0; !hbm_->idle() && drain < 1'000'000; ++drain) step_cycle(cycle + drain, true);
     const uint64_t run_end = bench_.cycle();
     collect(r);
     if (opt_.inject_sbuf_flip != UINT64_MAX) flip_sbuf_bit(opt_.inject_sbuf_flip);
@@ -119,20 +131,79 @@ class CoreBench {
       r.message = fmt::format("the harness stopped the run after {} cycles (--max-cycles); {}", cycle, positions());
     }
     if (opt_.cosim) compare(r, run_end);
-    if (const std::string timing = hbm_.finish(); !timing.empty()) fail(r, run_end, timing);
+    if (const std::string timing = own_hbm_.fabric().finish(); !timing.empty()) fail(r, run_end, timing);
     for (const auto& d : prog_.tensors)
       if (d.output) r.outputs.emplace_back(d.name, tensor_bytes(d));
     r.wall_seconds = wall.seconds();
     return r;
   }
 
+  // Reset, the program, its semaphores and tensors, start: run cycle 0 follows.
+  void begin(int hbm_bytes_log2) {
+    V& t = *top_;
+    t.imem_wr_valid_i = 0;
+    t.sem_wr_valid_i = 0;
+    t.start_i = 0;
+    t.dbg_sbuf_wr_valid_i = 0;
+    t.dbg_psum_rd_valid_i = 0;
+    static_assert(sizeof(t.hbm_rd_addr_o) == 8 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
+    t.cc_req_ready_i = 1;  // the collective engine takes each collective at once
+    t.cc_done_valid_i = 0;
+    t.hbm_rsp_valid_i = 0;
+    t.hbm_rd_ready_i = 0;
+    t.hbm_wr_ready_i = 0;
+    t.watchdog_cycles_i = static_cast<uint32_t>(std::min<uint64_t>(opt_.watchdog, 0xFFFFFFFFu));
+    t.hbm_bytes_log2_i = static_cast<uint8_t>(hbm_bytes_log2);
+    bench_.reset();
+    for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
+      if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
+      tick();
+    }
+    load();
+    for (int q = 0; q < isa::kNumQueue; ++q) t.queue_length_i[q] = static_cast<uint16_t>(prog_.queues[q].size());
+    t.start_i = 1;
+    tick();
+    t.start_i = 0;
+    for (int q = 0; q < isa::kNumQueue; ++q) issue_cycle_[q].assign(prog_.queues[q].size(), 0);
+  }
+
+  // ---- RtlCore: stepped from outside ------------------------------------------------------
+  void step(bool collectives_may_end) override {
+    if (top_->finished_o) return;
+    step_cycle(run_cycle_, collectives_may_end);
+  }
+  uint64_t cycle() const override { return run_cycle_; }
+  bool finished() const override { return top_->finished_o; }
+  bool parked() const override {
+    return collectives_ && !cc_tags_.empty() && quiet_cycles_ >= 16 && !collectives_->done(run_cycle_);
+  }
+  std::string waiting() const override {
+    const V& t = *top_;
+    std::string s = "RTL core, " + positions();
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      if (!(t.waiting_o >> q & 1) || t.pc_o[q] >= prog_.queues[q].size()) continue;
+      const auto& in = prog_.queues[q][t.pc_o[q]];
+      s += fmt::format("\n  {}; waits for semaphore {} >= {} (it is {})", describe_instruction(prog_, q, t.pc_o[q]),
+                       prog_.sem_name(in.wait_sem), in.wait_value, t.sems_o[in.wait_sem]);
+    }
+    if (!cc_tags_.empty()) s += fmt::format("\n  its cc queue waits for {} collective(s) to end", cc_tags_.size());
+    return s;
+  }
+  CoreSimResult result() override {
+    CoreSimResult r;
+    collect(r);
+    if (!top_->finished_o) {
+      r.status = CoreStatus::kWatchdog;
+      r.message = fmt::format("stopped after {} cycles; {}", run_cycle_, positions());
+    }
+    for (const auto& d : prog_.tensors)
+      if (d.output) r.outputs.emplace_back(d.name, tensor_bytes(d));
+    return r;
+  }
+  const std::vector<model::InstrTiming>& timeline() const override { return timeline_; }
+
  private:
   // ---- clocking ----------------------------------------------------------------------------
-  static model::HbmConfig hbm_config() {
-    model::HbmConfig c;
-    c.channels = kHbmChannels;
-    return c;
-  }
   // One clock cycle with no HBM traffic (program load, debug-port reads).
   void tick() { bench_.clock(); }
 
@@ -154,21 +225,21 @@ class CoreBench {
   }
 
   // One clock cycle (run cycle `cycle`: it rotates the fabric's port priority) with the HBM
-  // fabric behind the DMA ports.
-  void step(uint64_t cycle) {
+  // behind the DMA ports.
+  void step_cycle(uint64_t cycle, bool collectives_may_end) {
     V& t = *top_;
     std::array<uint64_t, kDmaPorts> rd_addr{}, wr_addr{};
     for (int p = 0; p < kDmaPorts; ++p) {
       rd_addr[p] = t.hbm_rd_addr_o[p];
       wr_addr[p] = t.hbm_wr_addr_o[p];
     }
-    const uint32_t rd_ready = hbm_.grant(false, t.hbm_rd_valid_o, rd_addr.data(), cycle);
-    const uint32_t wr_ready = hbm_.grant(true, t.hbm_wr_valid_o, wr_addr.data(), cycle);
+    const uint32_t rd_ready = hbm_->grant(false, t.hbm_rd_valid_o, rd_addr.data(), cycle);
+    const uint32_t wr_ready = hbm_->grant(true, t.hbm_wr_valid_o, wr_addr.data(), cycle);
     t.hbm_rd_ready_i = rd_ready;
     t.hbm_wr_ready_i = wr_ready;
     uint32_t rsp_valid = 0;
     for (int p = 0; p < kDmaPorts; ++p) {
-      const auto rsp = hbm_.response(p);
+      const auto rsp = hbm_->response(p);
       if (!rsp) continue;
       rsp_valid |= 1u << p;
       t.hbm_rsp_id_i[p] = rsp->id;
@@ -178,18 +249,20 @@ class CoreBench {
       }
     }
     t.hbm_rsp_valid_i = rsp_valid;
-    const bool cc_done = collective_ends(cycle);
+    const bool cc_done = collectives_ ? outside_collective_ends(cycle, collectives_may_end) : collective_ends(cycle);
     inject_fault(cycle);
     bench_.fall();
     if (lockstep_ && t.running_o) observe(bench_.cycle(), wr_ready);
-    if (t.cc_req_valid_o) take_collective(cycle);
-    if (cc_done) cc_jobs_.pop_front();
+    if (collectives_) record(cycle);
+    if (t.cc_req_valid_o) collectives_ ? issue_outside(cycle) : take_collective(cycle);
+    if (cc_done) collectives_ ? collectives_->retire() : cc_jobs_.pop_front();
+    const bool quiet = !t.hbm_rd_valid_o && !t.hbm_wr_valid_o && !t.cc_req_valid_o && !rsp_valid && hbm_->idle();
     for (int p = 0; p < kDmaPorts; ++p) {
       if (rd_ready >> p & 1) {
         model::HbmRequest q;
         q.addr = t.hbm_rd_addr_o[p];
         q.id = t.hbm_rd_id_o[p];
-        hbm_.offer(p, q);
+        hbm_->offer(p, q);
       }
       if (wr_ready >> p & 1) {
         model::HbmRequest q;
@@ -199,12 +272,59 @@ class CoreBench {
         for (int w = 0; w < 4; ++w)
           q.data[w] = (static_cast<uint64_t>(t.hbm_wr_data_o[8 * p + 2 * w + 1]) << 32) |
                       t.hbm_wr_data_o[8 * p + 2 * w];
-        hbm_.offer(p, q);
+        hbm_->offer(p, q);
       }
-      if (rsp_valid >> p & 1) hbm_.pop(p);
+      if (rsp_valid >> p & 1) hbm_->pop(p);
     }
-    hbm_.step();
+    hbm_->step();
     bench_.rise();
+    run_cycle_ = cycle + 1;
+    if (collectives_) {  // parked(): the same counters and nothing moving, cycle after cycle
+      // (the cc queue counts as busy while its collectives are out: that is what parks it)
+      const int cc = static_cast<int>(isa::Queue::kCc);
+      uint64_t activity = t.cnt_te_stream_o + t.cnt_dma_bursts_o;
+      for (int q = 0; q < isa::kNumQueue; ++q) activity += t.cnt_issued_o[q] + (q == cc ? 0 : t.cnt_busy_o[q]);
+      for (int q = 0; q < isa::kNumQueue; ++q)
+        if (q != cc && t.pc_o[q] < prog_.queues[q].size() && !(t.waiting_o >> q & 1))
+          activity = ~activity;  // a queue that neither ended nor waits is never quiet
+      quiet_cycles_ = quiet && activity == last_activity_ ? quiet_cycles_ + 1 : 0;
+      last_activity_ = activity;
+    }
+  }
+
+  // ---- the collective engine outside (a system run's): issue, and the ends in issue order ----
+  void issue_outside(uint64_t cycle) {
+    const isa::CcInstruction c = requested_collective();
+    const int cc = static_cast<int>(isa::Queue::kCc);
+    cc_tags_.push_back(c.tag);
+    collectives_->issue(pc_of_tag(cc, c.tag), c, cycle);
+  }
+  bool outside_collective_ends(uint64_t cycle, bool may_end) {
+    V& t = *top_;
+    t.cc_done_valid_i = 0;
+    if (!may_end || cc_tags_.empty() || !collectives_->done(cycle)) return false;
+    std::string why;
+    t.cc_done_valid_i = 1;
+    t.cc_done_tag_i = cc_tags_.front();
+    t.cc_done_error_i = static_cast<uint8_t>(collectives_->error(&why));
+    cc_tags_.pop_front();
+    return true;
+  }
+
+  // The timeline of a stepped core: an instruction issues when its queue's pc passes it and
+  // ends when it commits (a DMA copy: when its transfer completes).
+  void record(uint64_t cycle) {
+    const V& t = *top_;
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      for (uint64_t pc = last_pc_[q]; pc < t.pc_o[q] && pc < issue_cycle_[q].size(); ++pc) issue_cycle_[q][pc] = cycle;
+    for (int q = 0; q < isa::kNumQueue; ++q) last_pc_[q] = t.pc_o[q];
+    for (size_t i = 0; i < std::size(t.commit_valid_o); ++i) {
+      if (!t.commit_valid_o[i]) continue;
+      const int q = t.commit_queue_o[i];
+      const uint64_t pc = t.commit_pc_o[i];
+      const uint64_t issue = pc < issue_cycle_[q].size() ? issue_cycle_[q][pc] : cycle;
+      timeline_.push_back({q, static_cast<size_t>(pc), issue, issue, cycle});
+    }
   }
 
   // ---- the collective engine: the core alone, so every collective copies src to dst --------
@@ -215,7 +335,8 @@ class CoreBench {
     isa::CcError error = isa::CcError::kNone;
   };
 
-  void take_collective(uint64_t cycle) {
+  // The collective on the request port.
+  isa::CcInstruction requested_collective() const {
     const V& t = *top_;
     std::array<uint64_t, 3> bits{};
     for (int i = 0; i < 5; ++i) bits[static_cast<size_t>(i / 2)] |= static_cast<uint64_t>(t.cc_req_o[i]) << (32 * (i % 2));
@@ -224,13 +345,19 @@ class CoreBench {
       const int n = std::min(64, isa::kFormats[static_cast<int>(isa::Format::kCc)].bits - b);
       isa::set_bits(w, 64 + b, n, isa::get_bits(bits, b, n));
     }
+    isa::CcInstruction c;
+    static_cast<isa::CcFields&>(c) = isa::unpack_cc(w);
+    c.tag = static_cast<uint8_t>(isa::get_bits(bits, isa::kCcInstrBits - 16, 8));
+    c.opcode = static_cast<isa::Opcode>(isa::get_bits(bits, isa::kCcInstrBits - 8, 8));
+    return c;
+  }
+
+  void take_collective(uint64_t cycle) {
     CcJob j;
-    static_cast<isa::CcFields&>(j.c) = isa::unpack_cc(w);
-    j.c.tag = static_cast<uint8_t>(isa::get_bits(bits, isa::kCcInstrBits - 16, 8));
-    j.c.opcode = static_cast<isa::Opcode>(isa::get_bits(bits, isa::kCcInstrBits - 8, 8));
+    j.c = requested_collective();
     std::string why;
     const model::CoreConfig cfg = core_config_for_size(size_);
-    j.error = model::cc_check(j.c, 1, 32, hbm_.capacity(), &why);
+    j.error = model::cc_check(j.c, 1, 32, hbm_->capacity(), &why);
     j.end = model::lone_collective_end(j.c, j.error != isa::CcError::kNone, cycle,
                                        cc_jobs_.empty() ? 0 : cc_jobs_.back().end, cfg.cc_latency_cycles,
                                        cfg.hbm_bytes_per_cycle);
@@ -250,8 +377,8 @@ class CoreBench {
     if (j.error != isa::CcError::kNone) return true;
     const int cc = static_cast<int>(isa::Queue::kCc);
     for (uint64_t b = 0; b < j.c.bytes; b += HbmFabric::kBurst) {
-      const model::HbmData d = hbm_.peek(j.c.src + b);
-      hbm_.preload(j.c.dst + b, d);
+      const model::HbmData d = hbm_->peek(j.c.src + b);
+      hbm_->preload(j.c.dst + b, d);
       if (lockstep_) {
         uint8_t bytes[kLine];
         for (int k = 0; k < static_cast<int>(kLine); ++k) bytes[k] = static_cast<uint8_t>(d[k / 8] >> (8 * (k % 8)));
@@ -261,11 +388,7 @@ class CoreBench {
     return true;
   }
 
-  bool writes_queued() {
-    for (int c = 0; c < hbm_.config().channels; ++c)
-      if (hbm_.channel(c).queued(true)) return true;
-    return false;
-  }
+  bool writes_queued() const { return hbm_->writes_queued(); }
 
   // ---- lockstep ----------------------------------------------------------------------------
   // The index of queue q's instruction with `tag` (its index's low 8 bits): the latest issued
@@ -392,7 +515,7 @@ class CoreBench {
         for (uint64_t i = 0; i < bytes.size(); ++i) {
           const uint64_t a = d.addr + i;
           auto it = hbm_lines.find(a / kLine * kLine);
-          if (it == hbm_lines.end()) it = hbm_lines.emplace(a / kLine * kLine, hbm_.peek(a)).first;
+          if (it == hbm_lines.end()) it = hbm_lines.emplace(a / kLine * kLine, hbm_->peek(a)).first;
           auto& word = it->second[(a % kLine) / 8];
           const int shift = static_cast<int>(a % 8) * 8;
           word = (word & ~(0xFFull << shift)) | (static_cast<uint64_t>(bytes[i]) << shift);
@@ -406,7 +529,7 @@ class CoreBench {
           }
       }
     }
-    for (const auto& [a, v] : hbm_lines) hbm_.preload(a, v);
+    for (const auto& [a, v] : hbm_lines) hbm_->preload(a, v);
     for (const auto& [a, bytes] : sbuf_lines) {
       // SBUF starts at zero on both cores (the end-state comparison covers every byte): a line
       // of zeros needs no debug-port cycle.
@@ -460,10 +583,10 @@ class CoreBench {
     return words;
   }
   uint8_t hbm_byte(uint64_t a) const {
-    const HbmData d = hbm_.peek(a);
+    const HbmData d = hbm_->peek(a);
     return static_cast<uint8_t>(d[(a % kLine) / 8] >> ((a % 8) * 8));
   }
-  std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) {
+  std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) override {
     std::vector<uint8_t> out;
     if (d.hbm) {
       for (uint64_t i = 0; i < d.bytes(); ++i) out.push_back(hbm_byte(d.addr + i));
@@ -478,8 +601,8 @@ class CoreBench {
   }
 
   // ---- results -----------------------------------------------------------------------------
-  std::string positions() {
-    V& t = *top_;
+  std::string positions() const {
+    const V& t = *top_;
     std::string s = "queues at";
     for (int q = 0; q < isa::kNumQueue; ++q)
       s += fmt::format(" {} {}/{}", isa::kQueueNames[q], t.pc_o[q], prog_.queues[q].size());
@@ -580,7 +703,7 @@ class CoreBench {
       }
     // Every HBM burst either side wrote (or that was loaded).
     std::set<uint64_t> bursts;
-    for (const auto& ch : hbm_.channels())
+    for (const auto& ch : own_hbm_.fabric().channels())
       for (const auto& [a, d] : ch.store()) bursts.insert(a);
     for (const auto& in : prog_.queues[static_cast<int>(isa::Queue::kSp)])
       if (in.opcode == isa::Opcode::kDmaCopy && in.dma.to_hbm &&
@@ -615,11 +738,21 @@ class CoreBench {
   }
 
   const model::Program& prog_;
-  const CoreSimOptions& opt_;
+  const CoreSimOptions opt_;
   int size_;
   Bench<V> bench_;
   V* top_;
-  HbmFabric hbm_;
+  FabricPorts own_hbm_;   // run_core_rtl's HBM
+  CoreMemoryPorts* hbm_;  // own_hbm_, or the host's
+  model::CollectiveEngine* collectives_;  // null: the lone engine below (run_core_rtl)
+  uint64_t run_cycle_ = 0;
+  // Stepped from outside: tags of the collectives issued and not ended; parked() detection;
+  // the timeline.
+  std::deque<uint8_t> cc_tags_;
+  uint64_t quiet_cycles_ = 0, last_activity_ = 0;
+  std::array<std::vector<uint64_t>, isa::kNumQueue> issue_cycle_;
+  std::array<uint64_t, isa::kNumQueue> last_pc_{};
+  std::vector<model::InstrTiming> timeline_;
   std::string reproduce_;  // the command that reruns this case
   std::unique_ptr<Lockstep> lockstep_;
   std::deque<CcJob> cc_jobs_;  // collectives taken, oldest first
@@ -650,15 +783,36 @@ double CoreSimResult::te_utilization(int size) const {
   return cycles ? static_cast<double>(te_macs) / (static_cast<double>(cycles) * size * size) : 0.0;
 }
 
+namespace {
+Error not_built(int size) {
+  std::string built;
+  for (int s : core_rtl_sizes()) built += fmt::format(" {}", s);
+  return Error(fmt::format("no RTL core of size {} is built (built:{}; the 128 one needs NCORE_RTL_FULL_SIZE=ON)",
+                           size, built));
+}
+}  // namespace
+
+std::unique_ptr<RtlCore> make_rtl_core(const model::Program& program, const CoreSimOptions& options,
+                                       const RtlCoreHost& host, int hbm_bytes_log2) {
+  if (!host.memory || !host.collectives) throw Error("RTL core: a stepped core needs its memory and collective engine");
+  if (options.cosim) throw Error("RTL core: a stepped core runs without co-simulation");
+#define NC_MAKE(n, cls)                                                    \
+  if (options.size == n) {                                                 \
+    auto core = std::make_unique<CoreBench<cls>>(program, options, n, host); \
+    core->begin(hbm_bytes_log2);                                           \
+    return core;                                                           \
+  }
+  NC_CORE_MODELS(NC_MAKE)
+#undef NC_MAKE
+  throw not_built(options.size);
+}
+
 CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& options) {
 #define NC_RUN(n, cls) \
   if (options.size == n) return CoreBench<cls>(program, options, n).run();
   NC_CORE_MODELS(NC_RUN)
 #undef NC_RUN
-  std::string built;
-  for (int s : core_rtl_sizes()) built += fmt::format(" {}", s);
-  throw Error(fmt::format("no RTL core of size {} is built (built:{}; the 128 one needs NCORE_RTL_FULL_SIZE=ON)",
-                          options.size, built));
+  throw not_built(options.size);
 }
 
 }  // namespace ncore::tb

@@ -16,12 +16,15 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "model/core/collective_engine.h"
 #include "model/core/core_model.h"
 #include "model/core/program.h"
+#include "model/hbm/hbm.h"
 #include "tb/common/bench_options.h"
 
 namespace ncore::tb {
@@ -100,5 +103,66 @@ CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& 
 
 // The golden core's configuration matching the RTL core of `size`.
 model::CoreConfig core_config_for_size(int size);
+
+// ---- an RTL core inside something larger (a chip of a system run) -----------------------------
+
+// What serves the RTL core's HBM ports (32-byte bursts). run_core_rtl uses its own HBM fabric
+// (tb/hbm/hbm_fabric.h); a system run serves them from the chip's HBM. Each cycle, in this
+// order: grant() and response() before the clock edge, offer() and pop() of what crossed, then
+// step().
+class CoreMemoryPorts {
+ public:
+  virtual ~CoreMemoryPorts() = default;
+  virtual uint64_t capacity() const = 0;  // bytes the core may address
+  // Contents outside time (tensors before the run, outputs after it): a 32-byte burst.
+  virtual void preload(uint64_t addr, const model::HbmData& data) = 0;
+  virtual model::HbmData peek(uint64_t addr) const = 0;
+  // Ports (bit p of `valid`) whose requests are taken this cycle, with their addresses.
+  virtual uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) = 0;
+  virtual void offer(int port, const model::HbmRequest& request) = 0;
+  // The read response to drive on a port this cycle, and taking it.
+  virtual std::optional<model::HbmReadResponse> response(int port) const = 0;
+  virtual void pop(int port) = 0;
+  virtual void step() = 0;                 // a core cycle has passed
+  virtual bool idle() const = 0;           // nothing queued, in flight or waiting for a port
+  virtual bool writes_queued() const = 0;  // a posted write has not reached memory yet
+};
+
+// The outside world of an RTL core run step by step.
+struct RtlCoreHost {
+  CoreMemoryPorts* memory = nullptr;                 // behind the HBM ports
+  model::CollectiveEngine* collectives = nullptr;    // behind the collective port
+};
+
+// An RTL core that something else clocks, one run cycle at a time (tb/tlm/neuron_core.h). The
+// constructor resets the core and loads the program, its semaphores and its init= tensors (HBM
+// ones through memory->preload); run cycle 0 is the cycle start_i is taken.
+class RtlCore {
+ public:
+  virtual ~RtlCore() = default;
+  // One run cycle. collectives_may_end = false holds the collective port's done back this
+  // cycle (catching up cycles that passed while the core was parked, before the end).
+  virtual void step(bool collectives_may_end) = 0;
+  virtual uint64_t cycle() const = 0;     // run cycles stepped so far
+  virtual bool finished() const = 0;      // done, an error, a deadlock or its watchdog
+  // Nothing can change inside the core until an outstanding collective ends: every queue has
+  // ended or waits on a semaphore (the cc queue on its collectives), no HBM traffic, no engine
+  // busy, for the last 16 cycles. Its owner may stop clocking it until the collective ends and
+  // then step the cycles that passed (with collectives_may_end = false).
+  virtual bool parked() const = 0;
+  // What the queues wait for (a deadlock report).
+  virtual std::string waiting() const = 0;
+  // After finished(): status, error, counters (as run_core_rtl reports them).
+  virtual CoreSimResult result() = 0;
+  // What each instruction did and when: queue, index, issue cycle, commit cycle.
+  virtual const std::vector<model::InstrTiming>& timeline() const = 0;
+  virtual std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) = 0;
+};
+
+// options.size picks the Verilated model; options.cosim must be false. hbm_bytes_log2: the
+// capacity nc_core checks DMA addresses against (2^n bytes). Throws ncore::Error for a size
+// not built or a program the core cannot hold.
+std::unique_ptr<RtlCore> make_rtl_core(const model::Program& program, const CoreSimOptions& options,
+                                       const RtlCoreHost& host, int hbm_bytes_log2);
 
 }  // namespace ncore::tb

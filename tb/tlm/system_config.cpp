@@ -96,6 +96,7 @@ void SystemConfig::validate() const {
   check(chip.z_link.gbps > 0, "chip.z_link.gbps", "> 0", chip.z_link.gbps);
   check(chip.reduce_gbps > 0, "chip.reduce_gbps", "> 0", chip.reduce_gbps);
   check(quantum_ns > 0, "quantum_ns", "> 0", quantum_ns);
+  check(rtl_slice_cycles >= 1 && rtl_slice_cycles <= 1'000'000, "rtl_slice_cycles", "1..1000000", rtl_slice_cycles);
 }
 
 SystemConfig default_system(const std::string& name) {
@@ -139,6 +140,7 @@ SystemConfig parse_system_config(const std::string& text, const std::string& sou
   top.integer("y", c.y, 1, 64);
   top.integer("z", c.z, 1, 64);
   top.number("quantum_ns", c.quantum_ns, 1e-3, 1e9);
+  top.integer("rtl_slice_cycles", c.rtl_slice_cycles, 1, 1'000'000);
   top.object("chip", [&c](ObjectReader& r) {
     ChipConfig& k = c.chip;
     r.integer("cores", k.cores, 1, 64);

@@ -51,6 +51,10 @@ struct SystemConfig {
   int x = 4, y = 4, z = 1;     // torus dimensions (z = instances)
   ChipConfig chip;
   double quantum_ns = 1000.0;  // temporal decoupling quantum (tlm_quantumkeeper)
+  // An RTL core runs this many of its cycles between synchronisations with the rest of the
+  // system: its HBM requests of a slice leave at the slice's start, responses are seen from the
+  // next slice on (1: every cycle, exact).
+  int rtl_slice_cycles = 1;
 
   int chips() const { return x * y * z; }
   void validate() const;       // throws ncore::Error naming the key, the value and the range
@@ -61,7 +65,7 @@ SystemConfig default_system(const std::string& name);
 
 // Reads a JSON configuration: {"system": "trn2"|"trn2u"|"chip", "x":..,"y":..,"z":..,
 // "chip": {...ChipConfig keys...,"link": {"gbps":..,"hop_latency_us":..},"z_link":{...}},
-// "quantum_ns": ..}. Keys not given keep the named system's defaults. An unknown key, a wrong
+// "quantum_ns": .., "rtl_slice_cycles": ..}. Keys not given keep the named system's defaults. An unknown key, a wrong
 // type or a value out of range throws ncore::Error naming `source` and the key's JSON path.
 SystemConfig parse_system_config(const std::string& text, const std::string& source);
 SystemConfig load_system_config(const std::string& path);

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 #include <memory>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,13 @@ std::map<std::pair<int, int>, model::Program> load_programs(const SystemConfig& 
 
 std::string status_text(model::CoreStatus s) { return std::string(model::core_status_name(s)); }
 
+// The largest n with 2^n <= bytes.
+int floor_log2(uint64_t bytes) {
+  int n = 0;
+  while (n < 63 && (uint64_t{2} << n) <= bytes) ++n;
+  return n;
+}
+
 // Chrome/Perfetto trace events: a process per chip; threads for each core's queues and DMA
 // engines; a counter per HBM stack.
 void write_trace(const std::string& path, System& system, const std::map<std::pair<int, int>, model::Program>& programs) {
@@ -125,6 +133,25 @@ void write_trace(const std::string& path, System& system, const std::map<std::pa
 
 }  // namespace
 
+std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const SystemConfig& config) {
+  std::vector<std::pair<int, int>> cores;
+  size_t start = 0;
+  while (start <= list.size()) {
+    const size_t end = std::min(list.find(',', start), list.size());
+    const std::string item = list.substr(start, end - start);
+    int chip = -1, core = -1;
+    size_t used = 0;
+    if (std::sscanf(item.c_str(), "%d.%d%zn", &chip, &core, &used) != 2 || used != item.size())
+      throw Error(fmt::format("--rtl-cores: '{}': expected CHIP.CORE (two integers)", item));
+    if (chip < 0 || chip >= config.chips() || core < 0 || core >= config.chip.cores)
+      throw Error(fmt::format("--rtl-cores: '{}': expected chip 0..{} and core 0..{}", item, config.chips() - 1,
+                              config.chip.cores - 1));
+    cores.emplace_back(chip, core);
+    start = end + 1;
+  }
+  return cores;
+}
+
 SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& options) {
   const auto wall_start = std::chrono::steady_clock::now();
   auto programs = load_programs(config, options.program);
@@ -144,6 +171,24 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   core_config.lanes = config.chip.pe_rows;
   core_config.dma_engines = config.chip.dma_engines_per_core;
   core_config.hbm_bytes = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) * config.chip.hbm_stacks;
+  std::set<std::pair<int, int>> rtl(options.rtl_cores.begin(), options.rtl_cores.end());
+  if (options.all_rtl)
+    for (const auto& [where, _] : programs) rtl.insert(where);
+  for (const auto& where : rtl)
+    if (!programs.count(where))
+      throw Error(fmt::format("--rtl-cores: chip {} core {} runs no program", where.first, where.second));
+  const int hbm_log2 = floor_log2(core_config.hbm_bytes);
+  if (!rtl.empty()) {
+    if (config.chip.pe_rows != config.chip.pe_cols)
+      throw Error(fmt::format("--rtl-cores: the RTL core is square; chip.pe_rows {} != chip.pe_cols {}",
+                              config.chip.pe_rows, config.chip.pe_cols));
+    core_config.hbm_bytes = uint64_t{1} << hbm_log2;
+  }
+  if (!options.waves_dir.empty()) {
+    std::error_code ec;
+    fs::create_directories(options.waves_dir, ec);
+    if (ec) throw Error(fmt::format("--waves: cannot create {}: {}", options.waves_dir, ec.message()));
+  }
   for (auto& [where, program] : programs) {
     NeuronCore& core = *system.chip(where.first).cores[static_cast<size_t>(where.second)];
     const model::Program* prog = &program;
@@ -151,9 +196,16 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       const model::CoreInstr& in = prog->queues[model::kCcQueue][i];
       return fmt::format("cc instruction {} at {}", i, in.loc.str());
     };
-    core.load(program, core_config, system.chip(where.first).memory,
-              &collectives.port(where.first, where.second, core.wake(), describe));
-    core.model().record_timeline(!options.trace_json.empty());
+    model::CollectiveEngine& engine = collectives.port(where.first, where.second, core.wake(), describe);
+    if (rtl.count(where)) {
+      const std::string waves = options.waves_dir.empty() ? std::string()
+          : (fs::path(options.waves_dir) / fmt::format("chip{}.core{}.fst", where.first, where.second)).string();
+      core.load_rtl(program, core_config, system.chip(where.first).memory, &engine, config.rtl_slice_cycles, hbm_log2,
+                    waves);
+    } else {
+      core.load(program, core_config, system.chip(where.first).memory, &engine);
+      core.record_timeline(!options.trace_json.empty());
+    }
     System::spawn([&core] { core.run_program(); }, fmt::format("chip{}_core{}_program", where.first, where.second));
   }
   if (options.progress) {
@@ -185,9 +237,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       continue;
     }
     unfinished = true;
-    std::string waits = core.waiting();
-    if (core.model().waiting_outside()) waits += "\n  its cc queue waits for a collective to end";
-    stuck += fmt::format("\nchip {} core {}: {}", where.first, where.second, waits);
+    stuck += fmt::format("\nchip {} core {}: {}", where.first, where.second, core.waiting());
   }
   if (unfinished) {
     r.status = "deadlock";
@@ -202,6 +252,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       rep.chip = c;
       rep.core = k;
       rep.status = "deadlock";
+      rep.engine = core.is_rtl() ? "rtl" : "golden";
       r.cores.push_back(rep);
       continue;
     }
@@ -209,6 +260,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     CoreReport rep;
     rep.chip = c;
     rep.core = k;
+    rep.engine = core.is_rtl() ? "rtl" : "golden";
     rep.status = status_text(cr.status);
     rep.message = cr.message;
     rep.cycles = cr.cycles;
@@ -222,7 +274,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     r.cores.push_back(rep);
     for (const auto& t : program.tensors) {
       if (!t.output) continue;
-      OutputReport o{c, k, t.name, 0, core.model().tensor_bytes(t)};
+      OutputReport o{c, k, t.name, 0, core.tensor_bytes(t)};
       o.fnv1a = model::fnv1a(o.bytes);
       if (!options.outputs_dir.empty())
         model::write_tensor_npy(t, o.bytes, (fs::path(options.outputs_dir) / fmt::format("chip{}.core{}.{}.npy", c, k, t.name)).string());

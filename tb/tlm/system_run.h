@@ -9,6 +9,11 @@
 //   - a JSON manifest {"cores": [{"chip": C, "core": K, "program": "file.s"}, ...]} (paths
 //     relative to the manifest); a core not listed stays idle. The same CHIP/CORE/... names are
 //     predefined in each program.
+// Each core runs on the golden back-end or, when chosen, on the RTL one (the Verilated nc_core
+// of size chip.pe_rows, tb/tlm/neuron_core.h); both see the same memory, HBM timing and
+// collectives, so outputs are the same bits. With any RTL core in the run, every core addresses
+// the largest power of two of bytes within its chip's HBM (nc_core checks DMA addresses against
+// 2^n), so RTL and golden cores refuse the same addresses.
 // Each core's init= tensors are written to its chip's memory before time zero, in core order.
 // The run ends when every core has ended; a core that ends in an error or a deadlock makes the
 // run's status that, naming the chip and the core.
@@ -29,7 +34,15 @@ struct SystemRunOptions {
   std::string outputs_dir;  // "" or: write DIR/chip<C>.core<K>.NAME.npy for every output tensor
   std::string trace_json;   // "" or: a Chrome/Perfetto trace-event timeline
   bool progress = false;    // print the simulated time and the cores done to stderr as it runs
+  // Cores on the RTL back-end, (chip, core); all_rtl: every core.
+  std::vector<std::pair<int, int>> rtl_cores;
+  bool all_rtl = false;
+  std::string waves_dir;    // "" or: each RTL core's waves as DIR/chip<C>.core<K>.fst
 };
+
+// "CHIP.CORE,CHIP.CORE,...": the cores of `config` named; an item that is not two integers or
+// names no core throws ncore::Error naming the item.
+std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const SystemConfig& config);
 
 struct CoreReport {
   int chip = 0, core = 0;
