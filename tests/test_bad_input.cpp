@@ -109,10 +109,9 @@ const std::vector<BadInput>& cases() {
        "--rtl-cores: '0:1': expected CHIP.CORE (two integers)"},
       {"TlmRunUnknownGroup", ".queue cc\n  all_reduce src=0 dst=64 bytes=32 group=chip\n", "s",
        "tlm run {file} --system chip", ".s:2:42: unknown name 'chip'"},
-      // an error thrown inside a SystemC process (a core writing past its chip's HBM)
-      {"DpStepErrorInsideAProcess", R"({"system": "trn2", "chip": {"hbm_stack_gib": 0.001}})", "json",
-       "tlm dp-step " NCORE_PROGRAMS "/small/gemm_8.s --config {file} --layers 4",
-       "chip 0: HBM write of 16384 bytes at 0x100000000 is outside its 4294964 bytes", false},
+      // a system run that can never end: the cores' deadlock, named, instead of a hang
+      {"TlmRunDeadlock", ".sem never\n.queue act\n  nop wait=never>=1\n", "s", "tlm run {file} --system chip",
+       "chip 0 core 0: deadlock at cycle 0: nothing is in flight that could signal\n  act waits at instruction 0"},
   };
   return all;
 }

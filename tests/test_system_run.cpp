@@ -10,6 +10,7 @@
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -350,6 +351,119 @@ TEST(SystemRunDeadlock, ACollectiveWaitingForAChipThatNeverJoinsNamesBothSides) 
   EXPECT_NE(r.message.find("semaphore never >= 1"), std::string::npos) << r.message;
   EXPECT_NE(r.message.find("waits for chip 1 core 0; joined:\n    chip 0 core 0: cc instruction 0 at"), std::string::npos)
       << r.message;
+}
+
+// ---- workloads: outputs element by element against float64 references from the same .npy ----
+
+// A BF16 .npy (raw bits, <u2) as doubles, row-major.
+std::vector<double> load_bf16(const std::string& name, int64_t rows, int64_t cols) {
+  const model::NpyArray a = model::read_npy(kSystemPrograms + "/" + name);
+  EXPECT_EQ(a.descr, "<u2") << name;
+  EXPECT_EQ(a.shape, (std::vector<int64_t>{rows, cols})) << name;
+  std::vector<double> v(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < v.size() && 2 * i + 1 < a.data.size(); ++i) {
+    const uint32_t bits = static_cast<uint32_t>(a.data[2 * i] | a.data[2 * i + 1] << 8) << 16;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    v[i] = f;
+  }
+  return v;
+}
+
+const std::vector<uint8_t>& output_of(const SystemRunResult& r, int chip, int core, const std::string& name) {
+  for (const auto& o : r.outputs)
+    if (o.chip == chip && o.core == core && o.name == name) return o.bytes;
+  throw Error(fmt::format("no output {} of chip {} core {}", name, chip, core));
+}
+
+TEST(SystemWorkload, TensorParallelMlpOnAChipMatchesFloat64) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/tp_mlp.s";
+  const SystemRunResult r = run_system(default_system("chip"), o);
+  ASSERT_EQ(r.status, "done") << r.message;
+  constexpr int T = 128, D = 64, F = 512;
+  const auto xt = load_bf16("mlp_xt.npy", D, T), w1 = load_bf16("mlp_w1.npy", D, F), w2 = load_bf16("mlp_w2.npy", F, D);
+  // H = relu(X W1) and Y = H W2 in float64. The cores round H to BF16 (relative 2^-9) before the
+  // second matmul and sum in FP32, so |Y - Y_ref| <= 2^-7 x sum_j |H_jt W2_jd| bounds the error.
+  std::vector<double> h(static_cast<size_t>(T) * F);
+  for (int t = 0; t < T; ++t)
+    for (int f = 0; f < F; ++f) {
+      double acc = 0;
+      for (int d = 0; d < D; ++d) acc += xt[static_cast<size_t>(d * T + t)] * w1[static_cast<size_t>(d * F + f)];
+      h[static_cast<size_t>(t * F + f)] = std::max(acc, 0.0);
+    }
+  const std::vector<uint8_t>& y0 = output_of(r, 0, 0, "Y");
+  size_t checked = 0;
+  for (int t = 0; t < T; ++t)
+    for (int d = 0; d < D; ++d) {
+      double ref = 0, mag = 0;
+      for (int f = 0; f < F; ++f) {
+        ref += h[static_cast<size_t>(t * F + f)] * w2[static_cast<size_t>(f * D + d)];
+        mag += std::abs(h[static_cast<size_t>(t * F + f)] * w2[static_cast<size_t>(f * D + d)]);
+      }
+      const double got = f32(y0, static_cast<size_t>(t * D + d));
+      ASSERT_LE(std::abs(got - ref), 0x1p-7 * mag) << "Y[" << t << "][" << d << "]: " << got << " vs " << ref;
+      ++checked;
+    }
+  EXPECT_EQ(checked, static_cast<size_t>(T * D));
+  for (int k = 1; k < 8; ++k) EXPECT_EQ(output_of(r, 0, k, "Y"), y0) << "core " << k << ": every core holds the same sum";
+  ASSERT_EQ(r.collectives.size(), 1u);
+  EXPECT_EQ(r.collectives[0].members, 8);
+}
+
+TEST(SystemWorkload, DataParallelStepOnAnInstanceMatchesFloat64AndOverlaps) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/dp_step.s";
+  o.trace_json = (temp_dir("dp_trace") / "trace.json").string();
+  const SystemConfig config = default_system("trn2");
+  const SystemRunResult r = run_system(config, o);
+  ASSERT_EQ(r.status, "done") << r.message;
+  {  // the timeline has the fabric: a track per busy link direction and per collective group
+    std::ifstream in(o.trace_json);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    std::set<std::string> tracks;
+    for (const auto& e : j["traceEvents"])
+      if (e.at("ph") == "M" && e.at("name") == "thread_name") tracks.insert(e.at("args").at("name").get<std::string>());
+    EXPECT_TRUE(tracks.count("link 0 +X -> 1")) << "a track per link direction";
+    EXPECT_TRUE(tracks.count("collectives group chips"));
+  }
+  constexpr int T = 64, DIN = 64, DOUT = 64, LAYERS = 4, POOL = 576;
+  const auto x = load_bf16("dp_x.npy", POOL, DIN), dy = load_bf16("dp_dy.npy", POOL, DOUT);
+  const int chips = config.chips(), cores = config.chip.cores;
+  // dW_l of (chip, core) = X^T dY over rows 4 rank + l .. + 63; all-reduced over the chips. BF16
+  // products are exact in FP32; 64 + 16 FP32 additions bound the error by 80 x 2^-24 x sum |terms|.
+  for (int k = 0; k < cores; ++k)
+    for (int l = 0; l < LAYERS; ++l) {
+      std::vector<double> ref(DIN * DOUT), mag(DIN * DOUT);
+      for (int c = 0; c < chips; ++c) {
+        const int first = 4 * (c * cores + k) + l;
+        for (int t = first; t < first + T; ++t)
+          for (int i = 0; i < DIN; ++i)
+            for (int j = 0; j < DOUT; ++j) {
+              const double p = x[static_cast<size_t>(t * DIN + i)] * dy[static_cast<size_t>(t * DOUT + j)];
+              ref[static_cast<size_t>(i * DOUT + j)] += p;
+              mag[static_cast<size_t>(i * DOUT + j)] += std::abs(p);
+            }
+      }
+      const std::string name = "R" + std::to_string(l);
+      const std::vector<uint8_t>& got = output_of(r, 0, k, name);
+      for (size_t e = 0; e < ref.size(); ++e)
+        ASSERT_LE(std::abs(f32(got, e) - ref[e]), 80 * 0x1p-24 * mag[e]) << "core " << k << " " << name << " element " << e;
+      for (int c = 1; c < chips; ++c) EXPECT_EQ(output_of(r, c, k, name), got) << "chip " << c << " core " << k << " " << name;
+    }
+  // Overlap: each all_reduce of layer l < 3 is still running when the layer after it has been
+  // computed (the cores do not wait for collectives), and the collectives of the 8 groups of a
+  // layer run at the same time.
+  ASSERT_EQ(r.collectives.size(), static_cast<size_t>(cores * LAYERS));
+  double first_end = 1e30, last_start = 0;
+  for (const auto& c : r.collectives) {
+    EXPECT_EQ(c.members, chips);
+    first_end = std::min(first_end, c.end_us);
+    last_start = std::max(last_start, c.start_us);
+  }
+  EXPECT_LT(last_start, first_end) << "every layer's all_reduce started before the first one ended";
+  EXPECT_FALSE(r.links.empty());
+  for (const auto& l : r.links) EXPECT_LE(l.utilization, 1.0 + 1e-9) << l.from << " " << l.port;
 }
 
 // Any core may be RTL (the Verilated nc_core, tb/core): it sees the same memory, HBM and

@@ -14,7 +14,6 @@
 #include "tb/tlm/system.h"
 #include "tb/tlm/system_config.h"
 #include "tb/tlm/topology.h"
-#include "tb/tlm/workload.h"
 #include "tests/seed.h"
 
 namespace ncore::tlmsys {
@@ -323,66 +322,6 @@ TEST(TlmCollectiveChecks, CombinationsThatDoNotApplyAreRefused) {
   // The ring works on any torus.
   o.algo = CollectiveAlgo::kRing;
   EXPECT_TRUE(run_collective(three, o).data_checked);
-}
-
-}  // namespace
-}  // namespace ncore::tlmsys
-
-namespace ncore::tlmsys {
-namespace {
-
-TEST(TlmNeuronCore, GoldenAndRtlBackEndsGiveTheSameOutputs) {
-  const model::Program program = model::assemble_file(NCORE_PROGRAMS "/small/gemm_8.s");
-  const CoreRun golden = run_core_backend(program, CoreBackend::kGolden, 8);
-  const CoreRun rtl = run_core_backend(program, CoreBackend::kRtl, 8);
-  ASSERT_FALSE(golden.outputs.empty());
-  ASSERT_EQ(golden.outputs.size(), rtl.outputs.size());
-  for (size_t i = 0; i < golden.outputs.size(); ++i) {
-    EXPECT_EQ(golden.outputs[i].first, rtl.outputs[i].first);
-    EXPECT_EQ(golden.outputs[i].second, rtl.outputs[i].second) << golden.outputs[i].first;
-  }
-  EXPECT_GT(rtl.cycles, 0u);
-  EXPECT_GT(golden.cycles, 0u);
-}
-
-TEST(TlmNeuronCore, CoreWritesItsOutputsToTheChipsHbmAndTakesItsCycles) {
-  const model::Program program = model::assemble_file(NCORE_PROGRAMS "/small/gemm_8.s");
-  const CoreRun run = run_core_backend(program, CoreBackend::kRtl, 8);
-  System::reset_kernel();
-  SystemConfig c = default_system("chip");
-  System system(c);
-  Ps finished = 0;
-  NeuronCore* core = system.chip(0).cores[3].get();
-  sc_core::sc_spawn([&] {
-    core->run(run, 1 << 20);
-    finished = ps_of(sc_core::sc_time_stamp());
-  });
-  sc_core::sc_start();
-  const double cycles_ps = double(run.cycles) / c.chip.core_clock_ghz * 1000.0;
-  EXPECT_GE(double(finished), cycles_ps);
-  EXPECT_LT(double(finished), cycles_ps + 1e6);  // plus well under a microsecond of HBM writes
-  std::vector<uint8_t> back(run.outputs[0].second.size());
-  system.chip(0).read_hbm(1 << 20, back.data(), back.size());
-  EXPECT_EQ(back, run.outputs[0].second);
-}
-
-TEST(TlmWorkload, DataParallelStepOverlapsAllReduceWithCompute) {
-  const model::Program program = model::assemble_file(NCORE_PROGRAMS "/small/gemm_8.s");
-  DpStepOptions o;
-  o.layers = 3;
-  o.gradient_bytes = 64 * 1024;
-  const DpStepResult r = run_dp_step(default_system("trn2"), program, o);
-  EXPECT_TRUE(r.gradients_checked);
-  // Later layers' HBM writes meet less contention from the other cores, so up to 3 x the first.
-  EXPECT_LE(r.compute_us, 3 * r.layer_compute_us + 1e-6);
-  EXPECT_GE(r.compute_us, 3 * r.core_cycles / 2400.0);
-  EXPECT_NEAR(r.communication_us, 3 * r.allreduce_us, 1e-6);
-  EXPECT_GE(r.step_us, std::max(r.compute_us, r.communication_us));
-  EXPECT_LE(r.step_us, r.compute_us + r.communication_us + 1e-6);
-  // The all-reduces cannot start before the first layer, nor the last one before the last layer.
-  EXPECT_GE(r.step_us, r.layer_compute_us + r.communication_us - 1e-6);
-  EXPECT_GE(r.step_us, r.compute_us + r.allreduce_us - 1e-6);
-  EXPECT_GT(r.overlap, 0.0);
 }
 
 }  // namespace

@@ -338,16 +338,18 @@ enum class CcAlgo : uint8_t {
   kTorus2dSplit = 2,  // half X-first on the + links, half Y-first on the - links
   kRhd = 3,  // recursive halving and doubling
   kHier = 4,  // UltraServer: rings in each instance, then across the instances
+  kMultiring = 5,  // a ring stream per outgoing port, each starting on its own port: every port busy
 };
-inline constexpr int kNumCcAlgo = 5;
+inline constexpr int kNumCcAlgo = 6;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 5> kCcAlgoNames{"ring", "torus2d", "torus2d_split", "rhd", "hier"};
-inline constexpr std::array<std::string_view, 5> kCcAlgoDocs{
+inline constexpr std::array<std::string_view, 6> kCcAlgoNames{"ring", "torus2d", "torus2d_split", "rhd", "hier", "multiring"};
+inline constexpr std::array<std::string_view, 6> kCcAlgoDocs{
     "one ring through every chip",
     "rings along X, then Y (then Z)",
     "half X-first on the + links, half Y-first on the - links",
     "recursive halving and doubling",
     "UltraServer: rings in each instance, then across the instances",
+    "a ring stream per outgoing port, each starting on its own port: every port busy",
 };
 
 // why the collective engine refused a collective

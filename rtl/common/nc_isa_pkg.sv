@@ -150,7 +150,8 @@ package nc_isa_pkg;
     CcAlgoTorus2d = 3'd1,  // rings along X, then Y (then Z)
     CcAlgoTorus2dSplit = 3'd2,  // half X-first on the + links, half Y-first on the - links
     CcAlgoRhd = 3'd3,  // recursive halving and doubling
-    CcAlgoHier = 3'd4  // UltraServer: rings in each instance, then across the instances
+    CcAlgoHier = 3'd4,  // UltraServer: rings in each instance, then across the instances
+    CcAlgoMultiring = 3'd5  // a ring stream per outgoing port, each starting on its own port: every port busy
   } isa_cc_algo_e;
 
   // why the collective engine refused a collective

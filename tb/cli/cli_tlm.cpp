@@ -14,7 +14,6 @@
 #include "tb/tlm/collective.h"
 #include "tb/tlm/system_config.h"
 #include "tb/tlm/system_run.h"
-#include "tb/tlm/workload.h"
 
 namespace ncore::cli {
 namespace {
@@ -116,43 +115,6 @@ void run_collective_cmd(const CollectiveCli& o) {
   fmt::print("wall {:.3f} s\n", r.wall_seconds);
 }
 
-struct DpStepCli {
-  SystemOptions system;
-  std::string program, engine = "golden", algo = "torus2d-split";
-  int rtl_size = 8, layers = 4;
-  uint64_t gradient_bytes = 0;
-};
-
-void run_dp_step_cmd(const DpStepCli& o) {
-  const auto config = system_config(o.system);
-  const model::Program program = model::assemble_file(o.program);
-  tlmsys::DpStepOptions d;
-  d.backend = tlmsys::parse_core_backend(o.engine);
-  d.rtl_size = o.rtl_size;
-  d.layers = o.layers;
-  d.algo = tlmsys::parse_collective_algo(o.algo);
-  d.gradient_bytes = o.gradient_bytes;
-  const auto r = tlmsys::run_dp_step(config, program, d);
-  if (o.system.json) {
-    auto j = tlmsys::to_json(r);
-    j["program"] = o.program;
-    j["core_engine"] = o.engine;
-    j["chips"] = config.chips();
-    j["layers"] = o.layers;
-    j["algo"] = o.algo;
-    std::cout << j.dump(2) << "\n";
-    return;
-  }
-  fmt::print("data-parallel step: {} chips x {} cores, {} layers of {} on the {} core, gradients all-reduced "
-             "with {}\n", config.chips(), config.chip.cores, o.layers, o.program, o.engine, o.algo);
-  fmt::print("one layer: {} core cycles ({:.1f}% PE utilization), {:.2f} us with outputs in HBM; all-reduce of "
-             "{} bytes: {:.2f} us{}\n", r.core_cycles, 100 * r.core_te_utilization, r.layer_compute_us,
-             r.gradient_bytes, r.allreduce_us, r.gradients_checked ? " (data checked bit for bit)" : " (timing only)");
-  fmt::print("compute {:.2f} us, communication {:.2f} us, step {:.2f} us: {:.1f}% of the communication hidden "
-             "behind compute\n", r.compute_us, r.communication_us, r.step_us, 100 * r.overlap);
-  for (const auto& [name, sum] : r.output_checksums) fmt::print("output {} fnv1a {:016x}\n", name, sum);
-}
-
 struct RunCli {
   std::string program, system = "chip", config_file, engine = "golden", rtl_cores, outputs, trace_json, waves;
   bool json = false;
@@ -214,27 +176,14 @@ void add_tlm_command(CLI::App& app) {
   add_system_options(c, coll.system);
   c->add_option("--op", coll.op, "allreduce|allgather|reducescatter|alltoall")
       ->check(CLI::IsMember({"allreduce", "allgather", "reducescatter", "alltoall"}));
-  c->add_option("--algo", coll.algo, "ring|torus2d|torus2d-split|rhd|hier")
-      ->check(CLI::IsMember({"ring", "torus2d", "torus2d-split", "rhd", "hier"}));
+  c->add_option("--algo", coll.algo, "ring|torus2d|torus2d-split|rhd|hier|multiring")
+      ->check(CLI::IsMember({"ring", "torus2d", "torus2d-split", "rhd", "hier", "multiring"}));
   c->add_option("--bytes", coll.bytes, "per-chip buffer size (nccl-tests convention)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
   c->add_option("--seed", coll.seed, "input data seed");
   c->add_option("--data", coll.data, "on|off|auto: carry and check real data (auto: up to 256 MiB over all chips)")
       ->check(CLI::IsMember({"on", "off", "auto"}));
   c->callback([] { run_collective_cmd(coll); });
-
-  static DpStepCli dp;
-  auto* d = tlm->add_subcommand("dp-step", "data-parallel step: GEMM on every core, gradients all-reduced");
-  add_system_options(d, dp.system);
-  d->add_option("program", dp.program, "the GEMM program (assembly)")->required()->check(CLI::ExistingFile);
-  d->add_option("--core-engine", dp.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
-  d->add_option("--rtl-size", dp.rtl_size, "RTL core array size (8; 128 in the full-size build)")
-      ->check(CLI::IsMember({8, 128}));
-  d->add_option("--layers", dp.layers, "layers (one GEMM and one all-reduce each)")->check(CLI::Range(1, 64));
-  d->add_option("--algo", dp.algo, "all-reduce algorithm");
-  d->add_option("--gradient-bytes", dp.gradient_bytes, "per layer and chip (default: outputs x cores)")
-      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40));
-  d->callback([] { run_dp_step_cmd(dp); });
 
   static RunCli run;
   auto* r = tlm->add_subcommand("run", "programs on every core of a chip, an instance or an UltraServer");

@@ -12,6 +12,6 @@ void add_gemm_command(CLI::App& app);
 void add_hbm_command(CLI::App& app);
 void add_vec_command(CLI::App& app);
 void add_run_command(CLI::App& app);  // run, asm, disasm
-void add_tlm_command(CLI::App& app);  // tlm info, tlm collective, tlm dp-step
+void add_tlm_command(CLI::App& app);  // tlm info, tlm collective, tlm run
 
 }  // namespace ncore::cli

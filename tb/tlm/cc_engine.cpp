@@ -188,7 +188,7 @@ void SystemCollectives::run(Instance& x) {
       granule = std::lcm(granule, collective_granule(config_, static_cast<CollectiveAlgo>(c.algo)));
       if (static_cast<int>(chips_in.size()) != config_.chips())
         throw Error("the fabric algorithms span every chip of the system");
-      if (static_cast<size_t>(c.algo) > static_cast<size_t>(CollectiveAlgo::kHier)) throw Error("not an algorithm");
+      if (static_cast<size_t>(c.algo) > static_cast<size_t>(CollectiveAlgo::kMultiring)) throw Error("not an algorithm");
       check_collective_applicable(config_, static_cast<CollectiveAlgo>(c.algo));
     } catch (const Error& e) {
       return finish(x, isa::CcError::kAlgo, fmt::format("algo {}: {}", static_cast<int>(c.algo), e.what()));

@@ -68,6 +68,22 @@ std::vector<std::vector<Phase>> algorithm_streams(const Topology& t, CollectiveA
       return {{Phase{kInstance, true}, Phase{2, true}}, {Phase{kInstance, false}, Phase{2, false}}};
     case CollectiveAlgo::kRhd:
       return {};
+    case CollectiveAlgo::kMultiring: {
+      // A stream per outgoing port: for each dimension and direction, the dimensions' rings in
+      // turn starting with that one. Streams in the same phase use different ports, so every
+      // port sends in every phase (on a square torus the phases also end together).
+      std::vector<int> dims;
+      for (int d : {0, 1, 2})
+        if (t.dim(d) > 1) dims.push_back(d);
+      std::vector<std::vector<Phase>> streams;
+      for (size_t i = 0; i < dims.size(); ++i)
+        for (bool dir : {true, false}) {
+          std::vector<Phase> phases;
+          for (size_t j = 0; j < dims.size(); ++j) phases.push_back(Phase{dims[(i + j) % dims.size()], dir});
+          streams.push_back(std::move(phases));
+        }
+      return streams;
+    }
   }
   return {};
 }
@@ -469,7 +485,8 @@ CollectiveAlgo parse_collective_algo(const std::string& name) {
   if (name == "torus2d-split") return CollectiveAlgo::kTorus2dSplit;
   if (name == "rhd") return CollectiveAlgo::kRhd;
   if (name == "hier") return CollectiveAlgo::kHier;
-  throw Error(fmt::format("--algo: expected ring, torus2d, torus2d-split, rhd or hier, found '{}'", name));
+  if (name == "multiring") return CollectiveAlgo::kMultiring;
+  throw Error(fmt::format("--algo: expected ring, torus2d, torus2d-split, rhd, hier or multiring, found '{}'", name));
 }
 
 const char* collective_op_name(CollectiveOp op) {
@@ -489,6 +506,7 @@ const char* collective_algo_name(CollectiveAlgo algo) {
     case CollectiveAlgo::kTorus2dSplit: return "torus2d-split";
     case CollectiveAlgo::kRhd: return "rhd";
     case CollectiveAlgo::kHier: return "hier";
+    case CollectiveAlgo::kMultiring: return "multiring";
   }
   return "?";
 }

@@ -17,6 +17,10 @@
 //                  rank distance N/2, N/4, ..., 1; all-to-all: pairwise exchange, partner r^k
 //   hier           UltraServer only: a ring through the 16 chips of each instance, then rings
 //                  across the 4 instances (Z), split in two opposite streams
+//   multiring      one stream per outgoing port (2 x the torus's dimensions: 4 on an instance,
+//                  6 on an UltraServer), each a torus2d over its share of the data that starts
+//                  with its own port's dimension and direction (+X then +Y, -X then -Y, +Y then
+//                  +X, -Y then -X): every port sends in every phase, as NCCL's channels do
 // All-to-all on ring / torus2d / torus2d-split / hier relays blocks around the same rings.
 //
 // Element values are small integers, so every sum is exact in FP32 whatever the order of
@@ -33,7 +37,8 @@
 namespace ncore::tlmsys {
 
 enum class CollectiveOp { kAllReduce, kReduceScatter, kAllGather, kAllToAll };
-enum class CollectiveAlgo { kRing, kTorus2d, kTorus2dSplit, kRhd, kHier };
+// Numbered as model/isa/ncore.isa's cc_algo.
+enum class CollectiveAlgo { kRing, kTorus2d, kTorus2dSplit, kRhd, kHier, kMultiring };
 CollectiveOp parse_collective_op(const std::string& name);      // throws Error listing the names
 CollectiveAlgo parse_collective_algo(const std::string& name);
 const char* collective_op_name(CollectiveOp op);

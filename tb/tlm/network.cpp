@@ -151,24 +151,38 @@ Endpoint::Endpoint(sc_core::sc_module_name name, std::vector<HbmStack*> stacks)
 void Endpoint::b_transport(::tlm::tlm_generic_payload& t, sc_time& delay) {
   auto* m = t.get_extension<MessageExtension>();
   const uint64_t local = t.get_address() & ((uint64_t{1} << kChipAddressShift) - 1);
-  // The message streams into HBM as it arrives, spread over the stacks (4 KiB interleave); a
-  // stack is far faster than a link, so this only delays it when many messages land at once.
-  const Ps now = ps_of(sc_time_stamp());
-  const uint64_t share = (m->bytes + stacks_.size() - 1) / stacks_.size();
-  Ps written = 0;
-  for (HbmStack* stack : stacks_) written = std::max(written, stack->occupy(now + ps_of(delay), share));
+  const Ps now = ps_of(sc_time_stamp()), head = now + ps_of(delay);
   Message msg;
-  msg.arrival = std::max(m->tail, written);
   msg.bytes = m->bytes;
   msg.address = local;
   msg.hops = m->hops;
   msg.labels = m->labels;
   if (t.get_data_length() > 0) msg.data.assign(t.get_data_ptr(), t.get_data_ptr() + t.get_data_length());
   const auto key = std::make_pair(m->src, m->tag);
-  if (mailbox_.count(key))
+  if (mailbox_.count(key) || landing_.count(key))
     throw Error(fmt::format("collective: chip got two messages from chip {} with tag {:#x}", m->src, m->tag));
-  mailbox_.emplace(key, std::move(msg));
   t.set_response_status(::tlm::TLM_OK_RESPONSE);
+  if (land_) {  // the chip's HBM writes it from its head's arrival on; taken once written
+    landing_.insert(key);
+    const Ps tail = m->tail;
+    land_(local, m->bytes, head, [this, key, tail, msg = std::move(msg)]() mutable {
+      msg.arrival = std::max(tail, ps_of(sc_time_stamp()));
+      landing_.erase(key);
+      deliver(key, std::move(msg));
+    });
+    return;
+  }
+  // Spread over the stacks (4 KiB interleave); a stack is far faster than a link, so this only
+  // delays it when many messages land at once.
+  const uint64_t share = (m->bytes + stacks_.size() - 1) / stacks_.size();
+  Ps written = 0;
+  for (HbmStack* stack : stacks_) written = std::max(written, stack->occupy(head, share));
+  msg.arrival = std::max(m->tail, written);
+  deliver(key, std::move(msg));
+}
+
+void Endpoint::deliver(std::pair<int, uint64_t> key, Message msg) {
+  mailbox_.emplace(key, std::move(msg));
   arrived_.notify(sc_core::SC_ZERO_TIME);
 }
 

@@ -19,7 +19,9 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #endif
 #include <cstdint>
+#include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <vector>
 
@@ -49,6 +51,7 @@ class Calendar {
   Ps reserve(Ps earliest, Ps length);  // returns the start
   Ps busy_ps() const { return busy_total_; }
   size_t stretches() const { return busy_.size(); }
+  const std::map<Ps, Ps>& busy() const { return busy_; }  // start -> end of each busy stretch
  private:
   std::map<Ps, Ps> busy_;  // start -> end, disjoint; touching stretches are merged
   Ps busy_total_ = 0;
@@ -78,6 +81,7 @@ class Link : public sc_core::sc_module {
   uint64_t messages() const { return messages_; }
   uint64_t bytes() const { return bytes_; }
   Ps busy_ps() const { return calendar_.busy_ps(); }
+  const std::map<Ps, Ps>& busy() const { return calendar_.busy(); }
   const LinkConfig& config() const { return config_; }
  private:
   void b_transport(::tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
@@ -140,7 +144,10 @@ struct Message {
 };
 
 // The receiving side of a chip's collective engine: messages wait here (in the receive buffer
-// their address names) until a process takes them.
+// their address names) until a process takes them. A message streams into the chip's HBM as it
+// arrives and can be taken once it is written: by default the stacks' calendars (HbmStack)
+// time that write; in a system run with cores, land_through() hands it to the chip's ChipHbm
+// instead, so it contends with the cores' DMA on the pseudo-channels.
 class Endpoint : public sc_core::sc_module {
  public:
   tlm_utils::simple_target_socket<Endpoint> socket;
@@ -149,10 +156,17 @@ class Endpoint : public sc_core::sc_module {
   Message take(int src, uint64_t tag);
   const sc_core::sc_event& arrived() const { return arrived_; }
   size_t waiting() const { return mailbox_.size(); }
+  // write(addr, bytes, start, landed): write `bytes` at `addr` from simulated time `start` on
+  // (in a process of its own), then call landed().
+  using Landing = std::function<void(uint64_t addr, uint64_t bytes, Ps start, std::function<void()> landed)>;
+  void land_through(Landing write) { land_ = std::move(write); }
  private:
   void b_transport(::tlm::tlm_generic_payload& t, sc_core::sc_time& delay);
+  void deliver(std::pair<int, uint64_t> key, Message msg);
   std::vector<HbmStack*> stacks_;
   std::map<std::pair<int, uint64_t>, Message> mailbox_;
+  std::set<std::pair<int, uint64_t>> landing_;  // arrived, still being written
+  Landing land_;
   sc_core::sc_event arrived_;
 };
 

@@ -15,9 +15,6 @@
 //     sleeps until the collective ends and then clocks the cycles that passed, so its cycle
 //     counts are those of a core clocked throughout.
 //
-// Replaying a result (run(), for `ncore tlm dp-step` until it is rebuilt on programs): the
-// back-end ran once outside the simulation; the module waits its cycles and writes its outputs
-// to the chip's HBM through the chip bus.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,23 +28,8 @@
 
 namespace ncore::tlmsys {
 
-enum class CoreBackend { kGolden, kRtl };
-CoreBackend parse_core_backend(const std::string& name);
-
-struct CoreRun {
-  uint64_t cycles = 0;
-  double te_utilization = 0;
-  std::vector<std::pair<std::string, uint64_t>> output_checksums;  // FNV-1a per output tensor
-  std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
-};
-
-// Runs `program` on a back-end, outside any simulation (the module below calls it).
-// rtl_size: the RTL core's array size (8 in every build, 128 with the full-size build).
-CoreRun run_core_backend(const model::Program& program, CoreBackend backend, int rtl_size);
-
 class NeuronCore : public sc_core::sc_module {
  public:
-  tlm_utils::simple_initiator_socket<NeuronCore> bus;  // to the chip bus (replayed outputs)
   tlm_utils::simple_initiator_socket<NeuronCore> hbm;  // DMA transfers to the chip's HBM
   NeuronCore(sc_core::sc_module_name name, int chip, int index, double clock_ghz);
   ~NeuronCore() override;
@@ -77,9 +59,6 @@ class NeuronCore : public sc_core::sc_module {
   // What the core waits for now, for a system deadlock report.
   std::string waiting() const;
 
-  // Call from a SystemC thread. `result` may come from an earlier identical run (same program,
-  // same back-end): a back-end is deterministic, so its cycles and outputs are the same.
-  void run(const CoreRun& result, uint64_t hbm_window);
   int index() const { return index_; }
   int chip() const { return chip_; }
   double clock_ghz() const { return clock_ghz_; }

@@ -58,7 +58,6 @@ Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topol
   bus.register_transport_dbg(this, &Chip::bus_transport_dbg);
   for (int c = 0; c < config.chip.cores; ++c) {
     cores.push_back(std::make_unique<NeuronCore>(fmt::format("core{}", c).c_str(), rank, c, config.chip.core_clock_ghz));
-    cores.back()->bus.bind(bus);
     cores.back()->hbm.bind(hbm.socket);
   }
   to_router.bind(*router.in[Router::kLocal]);

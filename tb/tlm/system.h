@@ -25,7 +25,7 @@ class System;
 
 class Chip : public sc_core::sc_module {
  public:
-  // The chip bus: any number of initiators (cores, a host) reach the stacks by local address.
+  // The chip bus: any number of initiators (a host, tests) reach the stacks by local address.
   tlm_utils::multi_passthrough_target_socket<Chip, 32, ::tlm::tlm_base_protocol_types, 0,
                                              sc_core::SC_ZERO_OR_MORE_BOUND>
       bus;
@@ -39,7 +39,7 @@ class Chip : public sc_core::sc_module {
   // The contents of the chip's HBM (chip-local addresses), shared by its cores, the bus and the
   // collective engine.
   model::SparseMemory memory;
-  std::vector<std::unique_ptr<NeuronCore>> cores;  // each bound to the chip bus and to hbm
+  std::vector<std::unique_ptr<NeuronCore>> cores;  // each bound to hbm
   Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topology& topology, int rank);
   int rank() const { return rank_; }
   // Backdoor (transport_dbg) access to the chip's HBM.

@@ -84,9 +84,11 @@ int floor_log2(uint64_t bytes) {
   return n;
 }
 
-// Chrome/Perfetto trace events: a process per chip; threads for each core's queues and DMA
-// engines; a counter per HBM stack.
-void write_trace(const std::string& path, System& system, const std::map<std::pair<int, int>, model::Program>& programs) {
+// Chrome/Perfetto trace events: a process per chip, with threads for each core's queues and DMA
+// engines and a counter per HBM stack; a process for the fabric, with a thread per link
+// direction and per collective group kind.
+void write_trace(const std::string& path, System& system, const std::map<std::pair<int, int>, model::Program>& programs,
+                 const std::vector<CollectiveRecord>& collectives) {
   Json events = Json::array();
   const auto name_thread = [&](int pid, int tid, const std::string& name) {
     events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
@@ -124,6 +126,34 @@ void write_trace(const std::string& path, System& system, const std::map<std::pa
         events.push_back({{"ph", "C"}, {"name", fmt::format("hbm stack {} GB/s", s)}, {"pid", c},
                           {"ts", static_cast<double>(w) * window_us},
                           {"args", {{"GB/s", static_cast<double>(windows[s][w]) / (window_us * 1e3)}}}});
+  }
+  // A process for the fabric: a track per link direction that carried traffic, a span per busy
+  // stretch of its calendar.
+  const int fabric = system.chips();
+  bool any_link = false;
+  for (int c = 0; c < system.chips(); ++c)
+    for (int p = 0; p < kNumPorts; ++p) {
+      const Link* l = system.link(c, p);
+      if (!l || l->messages() == 0) continue;
+      if (!any_link)
+        events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", fabric}, {"args", {{"name", "NeuronLink"}}}});
+      any_link = true;
+      const int tid = c * kNumPorts + p;
+      name_thread(fabric, tid, fmt::format("link {} {} -> {}", c, port_name(p), system.topology().neighbor(c, p)));
+      for (const auto& [start, end] : l->busy())
+        events.push_back({{"ph", "X"}, {"name", "busy"}, {"pid", fabric}, {"tid", tid},
+                          {"ts", static_cast<double>(start) / 1e6}, {"dur", static_cast<double>(end - start) / 1e6}});
+    }
+  // Collectives: a track per group kind on the same process, a span per collective.
+  std::map<std::string, int> group_tracks;
+  for (const CollectiveRecord& rec : collectives) {
+    if (!any_link && group_tracks.empty())
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", fabric}, {"args", {{"name", "NeuronLink"}}}});
+    auto [it, added] = group_tracks.emplace(rec.group, system.chips() * kNumPorts + static_cast<int>(group_tracks.size()));
+    if (added) name_thread(fabric, it->second, fmt::format("collectives group {}", rec.group));
+    events.push_back({{"ph", "X"}, {"name", rec.op}, {"pid", fabric}, {"tid", it->second}, {"ts", rec.start_us},
+                      {"dur", std::max(0.0, rec.end_us - rec.start_us)},
+                      {"args", {{"algo", rec.algo}, {"bytes", rec.bytes}, {"members", rec.members}}}});
   }
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("--trace-json: cannot write {}", path));
@@ -165,6 +195,16 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   ::tlm_utils::tlm_quantumkeeper::set_global_quantum(sc_core::sc_time(config.quantum_ns, sc_core::SC_NS));
   System system(config);
   SystemCollectives collectives(system, config);
+  // Messages of the collectives land in the receiving chip's HBM through its ChipHbm.
+  for (int c = 0; c < system.chips(); ++c)
+    system.chip(c).endpoint.land_through([&system, c](uint64_t addr, uint64_t bytes, Ps start, std::function<void()> landed) {
+      System::spawn([&system, c, addr, bytes, start, landed = std::move(landed)] {
+        const Ps now = ps_of(sc_core::sc_time_stamp());
+        if (start > now) sc_core::wait(time_of(start - now));
+        Chip::hbm_transfers(system, {{c, true, addr, bytes}});
+        landed();
+      });
+    });
   model::CoreConfig core_config;
   core_config.te.rows = config.chip.pe_rows;
   core_config.te.cols = config.chip.pe_cols;
@@ -267,6 +307,10 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     for (const auto& q : cr.queues) rep.instructions += q.instructions;
     rep.te_utilization = cr.te_utilization(core.config());
     rep.hbm_bytes = cr.dma_bytes;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      rep.busy_cycles[q] = cr.queues[q].busy_cycles;
+      rep.wait_cycles[q] = cr.queues[q].wait_cycles;
+    }
     if (cr.status != model::CoreStatus::kDone && r.status == "done") {
       r.status = rep.status;
       r.message = fmt::format("chip {} core {}: {}", c, k, cr.message);
@@ -298,8 +342,21 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       r.hbm.push_back(rep);
     }
   }
+  for (int c = 0; c < system.chips(); ++c)
+    for (int p = 0; p < kNumPorts; ++p) {
+      const Link* l = system.link(c, p);
+      if (!l || l->messages() == 0) continue;
+      LinkReport rep;
+      rep.from = c;
+      rep.to = system.topology().neighbor(c, p);
+      rep.port = port_name(p);
+      rep.bytes = l->bytes();
+      rep.messages = l->messages();
+      rep.utilization = r.sim_time_us > 0 ? static_cast<double>(l->busy_ps()) / (r.sim_time_us * 1e6) : 0;
+      r.links.push_back(rep);
+    }
   r.collectives = collectives.records();
-  if (!options.trace_json.empty()) write_trace(options.trace_json, system, programs);
+  if (!options.trace_json.empty()) write_trace(options.trace_json, system, programs, r.collectives);
   r.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return r;
 }
@@ -311,16 +368,25 @@ Json to_json(const SystemRunResult& r) {
   j["sim_time_us"] = r.sim_time_us;
   j["wall_seconds"] = r.wall_seconds;
   j["cores"] = Json::array();
-  for (const auto& c : r.cores)
+  for (const auto& c : r.cores) {
+    Json busy, wait;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      busy[isa::kQueueNames[q]] = c.busy_cycles[q];
+      wait[isa::kQueueNames[q]] = c.wait_cycles[q];
+    }
     j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"status", c.status},
                           {"cycles", c.cycles}, {"instructions", c.instructions}, {"te_utilization", c.te_utilization},
-                          {"hbm_bytes", c.hbm_bytes}});
+                          {"hbm_bytes", c.hbm_bytes}, {"busy_cycles", busy}, {"wait_cycles", wait}});
+  }
   j["hbm"] = Json::array();
   for (const auto& s : r.hbm)
     j["hbm"].push_back({{"chip", s.chip}, {"stack", s.stack}, {"bytes", s.bytes}, {"gbps", s.gbps},
                         {"peak_gbps", s.peak_gbps}, {"utilization", s.utilization},
                         {"max_window_gbps", s.max_window_gbps}});
   j["links"] = Json::array();
+  for (const auto& l : r.links)
+    j["links"].push_back({{"from", l.from}, {"to", l.to}, {"port", l.port}, {"bytes", l.bytes},
+                          {"messages", l.messages}, {"utilization", l.utilization}});
   j["collectives"] = Json::array();
   for (const auto& c : r.collectives) {
     Json e{{"op", c.op}, {"group", c.group}, {"algo", c.algo}, {"bytes", c.bytes}, {"members", c.members},

@@ -18,6 +18,7 @@
 // The run ends when every core has ended; a core that ends in an error or a deadlock makes the
 // run's status that, naming the chip and the core.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -53,6 +54,9 @@ struct CoreReport {
   uint64_t instructions = 0;
   double te_utilization = 0;
   uint64_t hbm_bytes = 0;   // moved by its DMA
+  // Cycles each queue's engine was busy (pe: the array streaming; sp: any DMA engine busy; cc:
+  // a collective in flight), and its instructions' waits on semaphores.
+  std::array<uint64_t, isa::kNumQueue> busy_cycles{}, wait_cycles{};
 };
 
 struct StackReport {
@@ -60,6 +64,14 @@ struct StackReport {
   uint64_t bytes = 0;
   double gbps = 0, peak_gbps = 0, utilization = 0;  // over the run's simulated time
   double max_window_gbps = 0;  // the busiest window of ChipHbm::kWindowCycles HBM cycles
+};
+
+// A NeuronLink direction that carried traffic.
+struct LinkReport {
+  int from = 0, to = 0;
+  std::string port;         // the port it leaves `from` on: +X, -X, +Y, -Y, +Z, -Z
+  uint64_t bytes = 0, messages = 0;
+  double utilization = 0;   // busy time / the run's simulated time
 };
 
 struct OutputReport {
@@ -75,6 +87,7 @@ struct SystemRunResult {
   double sim_time_us = 0;
   std::vector<CoreReport> cores;  // the cores that ran a program
   std::vector<StackReport> hbm;
+  std::vector<LinkReport> links;
   std::vector<OutputReport> outputs;
   std::vector<CollectiveRecord> collectives;
   double wall_seconds = 0;
