@@ -285,6 +285,7 @@ void NeuronCore::run_rtl() {
   }
   result_.te_macs = r.te_macs;
   result_.dma_bytes = r.dma_bursts * model::kHbmBurstBytes;
+  result_.dma_busy_cycles = r.queues[model::kSpQueue].busy_cycles;
   result_.semaphores = r.semaphores;
   result_.timeline = rtl.timeline();
   finished_ = true;

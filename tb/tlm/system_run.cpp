@@ -311,6 +311,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       rep.busy_cycles[q] = cr.queues[q].busy_cycles;
       rep.wait_cycles[q] = cr.queues[q].wait_cycles;
     }
+    rep.busy_cycles[model::kSpQueue] = cr.dma_busy_cycles;  // as ncore run reports it
     if (cr.status != model::CoreStatus::kDone && r.status == "done") {
       r.status = rep.status;
       r.message = fmt::format("chip {} core {}: {}", c, k, cr.message);
