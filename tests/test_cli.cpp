@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -249,6 +250,21 @@ TEST(Cli, RunPrintsCyclesUtilizationAndOutputChecksums) {
   auto sum = [](const std::string& out) { return out.substr(out.find("fnv1a")); };
   EXPECT_EQ(sum(a.out), sum(b.out));
   EXPECT_NE(sum(a.out), sum(c.out));
+}
+
+// Co-simulation reports the golden core's cycles beside the RTL's, and their ratio, both from
+// the one run (the golden cycles are the golden engine's own).
+TEST(Cli, RunCosimReportsGoldenCyclesBesideTheRtlCycles) {
+  const std::string prog = fmt::format("{}/../programs/small/gemm_8.s", NCORE_TEST_DATA);
+  const Result cosim = run(fmt::format("run {} --engine cosim --size 8 --json", prog));
+  ASSERT_EQ(cosim.exit_code, 0) << cosim.err;
+  const Result golden = run(fmt::format("run {} --engine golden --size 8 --json", prog));
+  ASSERT_EQ(golden.exit_code, 0) << golden.err;
+  const auto c = nlohmann::json::parse(cosim.out), g = nlohmann::json::parse(golden.out);
+  EXPECT_EQ(c.at("golden_cycles"), g.at("cycles"));
+  EXPECT_GT(c.at("cycles").get<uint64_t>(), 0u);
+  EXPECT_DOUBLE_EQ(c.at("golden_over_rtl").get<double>(),
+                   g.at("cycles").get<double>() / c.at("cycles").get<double>());
 }
 
 TEST(Cli, RunReportsDeadlockAndBadPrograms) {

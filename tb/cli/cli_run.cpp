@@ -215,6 +215,9 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     j["outputs_dir"] = o.outputs;
   }
   if (r.compared) {
+    // The golden core's timing beside the RTL's (issue 27 calibrates one to the other).
+    j["golden_cycles"] = r.golden.cycles;
+    j["golden_over_rtl"] = r.cycles ? static_cast<double>(r.golden.cycles) / static_cast<double>(r.cycles) : 0.0;
     j["cosim"] = {{"ok", r.ok}, {"failure", r.failure},
                   {"sbuf_bytes_compared", r.sbuf_bytes_compared},
                   {"hbm_bytes_compared", r.hbm_bytes_compared},
