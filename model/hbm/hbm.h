@@ -86,6 +86,18 @@ uint64_t hbm_capacity_bytes(int channels);
 
 using HbmData = std::array<uint64_t, 4>;  // one 32-byte burst
 
+// A burst as its 32 bytes in address order (word w holds bytes 8w..8w+7, little-endian), and back.
+inline std::array<uint8_t, 32> hbm_bytes(const HbmData& d) {
+  std::array<uint8_t, 32> out;
+  for (size_t b = 0; b < out.size(); ++b) out[b] = static_cast<uint8_t>(d[b / 8] >> (8 * (b % 8)));
+  return out;
+}
+inline HbmData hbm_data(const uint8_t* bytes) {
+  HbmData d{};
+  for (size_t b = 0; b < 32; ++b) d[b / 8] |= static_cast<uint64_t>(bytes[b]) << (8 * (b % 8));
+  return d;
+}
+
 // A request of one burst, as it enters a channel.
 struct HbmRequest {
   bool write = false;

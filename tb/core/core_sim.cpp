@@ -379,11 +379,9 @@ class CoreBench : public RtlCore {
     for (uint64_t b = 0; b < j.c.bytes; b += HbmFabric::kBurst) {
       const model::HbmData d = hbm_->peek(j.c.src + b);
       hbm_->preload(j.c.dst + b, d);
-      if (lockstep_) {
-        uint8_t bytes[kLine];
-        for (int k = 0; k < static_cast<int>(kLine); ++k) bytes[k] = static_cast<uint8_t>(d[k / 8] >> (8 * (k % 8)));
-        lockstep_->write(cc, pc_of_tag(cc, j.c.tag), model::CoreMemory::kHbm, j.c.dst + b, bytes, kLine);
-      }
+      if (lockstep_)
+        lockstep_->write(cc, pc_of_tag(cc, j.c.tag), model::CoreMemory::kHbm, j.c.dst + b, model::hbm_bytes(d).data(),
+                         kLine);
     }
     return true;
   }
@@ -439,9 +437,8 @@ class CoreBench : public RtlCore {
     }
     for (int g = 0; g < kDmaPorts; ++g) {
       if (t.dma_write_valid_o >> g & 1) {
-        const model::HbmData d = from_wide(t.dma_write_data_o[g]);
-        for (int b = 0; b < static_cast<int>(kLine); ++b) bytes[b] = static_cast<uint8_t>(d[b / 8] >> (8 * (b % 8)));
-        ls.dma_write(t.dma_write_engine_o[g], model::CoreMemory::kSbuf, t.dma_write_addr_o[g], bytes, kLine, cycle);
+        ls.dma_write(t.dma_write_engine_o[g], model::CoreMemory::kSbuf, t.dma_write_addr_o[g],
+                     model::hbm_bytes(from_wide(t.dma_write_data_o[g])).data(), kLine, cycle);
       }
       if (wr_ready >> g & 1) {  // the HBM write the port hands over this cycle
         for (int b = 0; b < static_cast<int>(kLine); ++b)

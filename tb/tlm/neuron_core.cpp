@@ -82,16 +82,13 @@ class NeuronCore::RtlPorts : public tb::CoreMemoryPorts {
   }
   uint64_t capacity() const override { return capacity_; }
   void preload(uint64_t addr, const model::HbmData& data) override {
-    uint8_t bytes[model::kHbmBurstBytes];
-    for (size_t b = 0; b < sizeof bytes; ++b) bytes[b] = static_cast<uint8_t>(data[b / 8] >> (8 * (b % 8)));
-    memory_.write_block(addr / model::kHbmBurstBytes * model::kHbmBurstBytes, bytes, sizeof bytes);
+    const auto bytes = model::hbm_bytes(data);
+    memory_.write_block(addr / model::kHbmBurstBytes * model::kHbmBurstBytes, bytes.data(), bytes.size());
   }
   model::HbmData peek(uint64_t addr) const override {
     uint8_t bytes[model::kHbmBurstBytes];
     memory_.read_block(addr / model::kHbmBurstBytes * model::kHbmBurstBytes, bytes, sizeof bytes);
-    model::HbmData d{};
-    for (size_t b = 0; b < sizeof bytes; ++b) d[b / 8] |= static_cast<uint64_t>(bytes[b]) << (8 * (b % 8));
-    return d;
+    return model::hbm_data(bytes);
   }
   uint32_t grant(bool write, uint32_t valid, const uint64_t*, uint64_t) override {
     uint32_t ready = 0;
@@ -123,7 +120,7 @@ class NeuronCore::RtlPorts : public tb::CoreMemoryPorts {
     d.count1 = d.count2 = 1;
     b.extension.descriptor = d;
     b.extension.core = core_.index_;
-    b.extension.engine = static_cast<int>(slot);
+    b.extension.engine = static_cast<int>(slot);  // a burst has no engine: the slot finds it again
     b.extension.bytes_per_cycle = model::kHbmBurstBytes;  // one burst: it leaves at once
     b.extension.core_clock_ghz = core_.clock_ghz_;
     b.payload.set_command(r.write ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
