@@ -107,6 +107,12 @@ const std::vector<BadInput>& cases() {
        "--rtl-cores: '0.8': expected chip 0..0 and core 0..7"},
       {"TlmRunRtlCoreList", "", "", "tlm run " NCORE_PROGRAMS "/system/spmd.s --rtl-cores 0:1",
        "--rtl-cores: '0:1': expected CHIP.CORE (two integers)"},
+      {"TlmRunRtlCoreOfASizeNotBuilt", R"({"system": "chip", "chip": {"pe_rows": 16, "pe_cols": 16}})", "json",
+       "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file} --rtl-cores 0.0",
+       "no RTL core of size 16 is built", false},
+      {"TlmRunRtlSliceOfZero", R"({"system": "chip", "rtl_slice_cycles": 0})", "json",
+       "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file}",
+       ".json: key 'rtl_slice_cycles': expected an integer in [1, 1000000], found 0"},
       {"TlmRunUnknownGroup", ".queue cc\n  all_reduce src=0 dst=64 bytes=32 group=chip\n", "s",
        "tlm run {file} --system chip", ".s:2:42: unknown name 'chip'"},
       // a system run that can never end: the cores' deadlock, named, instead of a hang

@@ -479,6 +479,7 @@ void expect_rtl_equals_golden(const SystemConfig& config, const std::vector<std:
   o.program = kSystemPrograms + "/collectives.s";
   const SystemRunResult golden = run_system(config, o);
   o.rtl_cores = rtl_cores;
+  o.trace_json = (temp_dir("rtl_trace") / "trace.json").string();
   const SystemRunResult mixed = run_system(config, o);
   ASSERT_EQ(golden.status, "done") << golden.message;
   ASSERT_EQ(mixed.status, "done") << mixed.message;
@@ -493,6 +494,28 @@ void expect_rtl_equals_golden(const SystemConfig& config, const std::vector<std:
     }
   }
   EXPECT_EQ(rtl, rtl_cores.size());
+  // Every core is a member of the last collective to end, and its cc queue ends only after it:
+  // an RTL core that slept through a collective has clocked every cycle that passed.
+  double last_end_us = 0;
+  for (const auto& c : mixed.collectives) last_end_us = std::max(last_end_us, c.end_us);
+  for (const auto& c : mixed.cores)
+    if (c.engine == "rtl")
+      EXPECT_GE(static_cast<double>(c.cycles), last_end_us * config.chip.core_clock_ghz * 1e3 - 1)
+          << "chip " << c.chip << " core " << c.core;
+  // An RTL core sleeps while it waits for a collective and then clocks the cycles that passed
+  // with the collective port held off: none of its collectives ends before a collective has.
+  {
+    std::ifstream in(o.trace_json);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    double first_end_us = 1e30, first_commit_us = 1e30;
+    for (const auto& c : mixed.collectives) first_end_us = std::min(first_end_us, c.end_us);
+    for (const auto& [chip, core] : rtl_cores)
+      for (const auto& e : j["traceEvents"])
+        if (e.at("ph") == "X" && e.at("pid") == chip && e.at("tid") == core * 32 + static_cast<int>(isa::Queue::kCc))
+          first_commit_us = std::min(first_commit_us, e.at("ts").get<double>() + e.at("dur").get<double>());
+    ASSERT_LT(first_commit_us, 1e30) << "the RTL cores' collectives are in the timeline";
+    EXPECT_GE(first_commit_us, first_end_us - 1e-6);
+  }
   ASSERT_EQ(mixed.outputs.size(), golden.outputs.size());
   for (size_t i = 0; i < golden.outputs.size(); ++i) {
     const auto &g = golden.outputs[i], &m = mixed.outputs[i];
