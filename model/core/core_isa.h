@@ -18,6 +18,8 @@ namespace ncore::model {
 inline constexpr int kNumSemaphores = 32;
 inline constexpr int kSpQueue = static_cast<int>(isa::Queue::kSp);
 inline constexpr int kCcQueue = static_cast<int>(isa::Queue::kCc);
+inline constexpr int kActQueue = static_cast<int>(isa::Queue::kAct);
+inline constexpr int kDveQueue = static_cast<int>(isa::Queue::kDve);
 inline constexpr uint32_t kMaxSemValue = 0xFFFF;
 
 // Where an instruction came from, for reports: file:line:col and the nearest label.

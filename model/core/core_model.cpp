@@ -1,5 +1,8 @@
 #include "model/core/core_model.h"
 
+#include "model/core/dma_timing.h"
+#include "model/core/engine_timing.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -114,7 +117,8 @@ std::vector<uint8_t> tensor_init_bytes(const TensorDecl& t) {
 
 namespace {
 constexpr uint64_t kNever = kNoEvent;
-constexpr int kDmaFifoDepth = 4;
+constexpr int kDmaFifoDepth = 4;     // descriptors queued per DMA engine, not yet loaded (nc_dma)
+constexpr int kDmaTrackerDepth = 8;  // per engine: fired, signal not yet applied (nc_core)
 }  // namespace
 
 struct CoreModel::Impl {
@@ -142,23 +146,40 @@ struct CoreModel::Impl {
       std::string why;
     } fault;
   };
+  // A dma_copy from the cycle sp fires it: queued in its engine, loaded (ready_at: its bursts
+  // start), transferring, finished; then its completion tracker entry pops (one per cycle over
+  // the core, lowest engine first, once its list has finished), applying its signal.
   struct DmaJob {
     size_t index;                // in the sp queue
     uint64_t issue;
-    uint64_t ready_at = 0;       // its transfer begins (latency and row processing over)
+    uint64_t ready_at = 0;       // loaded: its transfer begins
     bool started = false;        // at the front of its engine: ready_at is known
     bool transferring = false;   // handed to the transfer model
+    uint64_t poppable = kNoEvent;  // its tracker entry may pop from here (its list reported)
+  };
+  struct DmaEngine {
+    std::deque<DmaJob> queue;     // fired, not finished (the front is loaded)
+    std::deque<DmaJob> finished;  // finished, tracker entry not popped
+    uint64_t free_at = 0;         // may load its next descriptor from here
   };
 
   Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external,
        CollectiveEngine* collectives)
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
         se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), open_list(c.dma_engines, 0),
-        fluid(c.dma_engines, c.dma_engine_bytes_per_cycle, c.hbm_bytes_per_cycle),
-        transfers(external ? external : &fluid),
+        port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), own_transfers(dma_config(c)),
+        transfers(external ? external : &own_transfers),
         lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle),
-        cc(collectives ? collectives : &lone) {
+        cc(collectives ? collectives : &lone), te_timing(c.te) {
     sems = p.sem_init;
+    sem_changed_at.fill(kNever);
+  }
+
+  static HbmDmaConfig dma_config(const CoreConfig& c) {
+    HbmDmaConfig d = c.dma_timing;
+    d.engines = c.dma_engines;
+    d.ports = c.dma_ports;
+    return d;
   }
 
   static VeConfig vector_config(const CoreConfig& c, bool scalar) {
@@ -197,11 +218,20 @@ struct CoreModel::Impl {
         return raise(CoreError::kSemOverflow, q, i,
                      fmt::format("semaphore {} is {}, +{} passes {}", prog.sem_name(in.sig_sem),
                                  sems[in.sig_sem], in.sig_value, kMaxSemValue));
+      remember_semaphore(in.sig_sem);
       sems[in.sig_sem] = static_cast<uint32_t>(v);
     } else if (in.sig_op == isa::SigOp::kSet) {
+      remember_semaphore(in.sig_sem);
       sems[in.sig_sem] = in.sig_value;
     }
   }
+
+  // A signal lands at the end of its cycle: a wait sees it from the next cycle on.
+  void remember_semaphore(int sem) {
+    if (sem_changed_at[sem] != now) sem_before[sem] = sems[sem];
+    sem_changed_at[sem] = now;
+  }
+  uint32_t visible(int sem) const { return sem_changed_at[sem] == now ? sem_before[sem] : sems[sem]; }
 
   // ---- effects ---------------------------------------------------------------------------
   void psum_te_to_ve() {
@@ -323,7 +353,7 @@ struct CoreModel::Impl {
     // decoder does, before the wait (whose fields an illegal word may not encode).
     if (!issue_checked(q, i)) return false;
     if (in.wait_en) {
-      if (sems[in.wait_sem] < in.wait_value) {
+      if (visible(in.wait_sem) < in.wait_value) {
         if (!s.blocked) {
           s.blocked = true;
           s.blocked_since = now;
@@ -341,25 +371,16 @@ struct CoreModel::Impl {
     uint64_t start = now, complete = now;
     switch (format_of(in.opcode)) {
       case isa::Format::kTe: {
-        const TeInstruction& t = in.te;
-        const bool fp32 = t.dtype == DType::kFp32 || t.dtype == DType::kTf32;
-        if (t.opcode == Opcode::kLoadStationary) {
-          const int bank = static_cast<int>(ls_count++ % 2);
-          start = std::max({now, ls_free, weight_bank_release[bank]});
-          complete = start + static_cast<uint64_t>(std::max(t.m, 1));
-          ls_free = complete;
-          ls_done[bank] = complete;
-          current_bank = bank;
-        } else {
-          const uint64_t passes = t.transpose ? (fp32 ? 2 : 1) : (fp32 ? 4 : 1);
-          start = std::max({now, stream_free, ls_done[current_bank]});
-          const uint64_t stream = static_cast<uint64_t>(std::max(t.n, 64)) * passes;
-          stream_free = start + stream;
-          weight_bank_release[current_bank] = std::max(weight_bank_release[current_bank], stream_free);
-          complete = stream_free + static_cast<uint64_t>(cfg.te.rows + cfg.te.cols + 3);
-          result.queues[q].busy_cycles += stream;
+        const uint64_t at = te_timing.earliest_fire(now);
+        if (at > now) {  // the tensor engine's instruction queue is full
+          s.ready = at;
+          return false;
         }
-        s.ready = start;
+        const TensorEngineTiming::Schedule t = te_timing.schedule(in.te, now);
+        start = t.start;
+        complete = t.commit + 1;
+        result.queues[q].busy_cycles += t.stream_cycles;
+        s.ready = now + 1;
         break;
       }
       case isa::Format::kVe: {
@@ -372,6 +393,7 @@ struct CoreModel::Impl {
         }
         const uint64_t cost = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
         complete = now + cost;
+        share_psum_port(q, in.ve, complete);
         s.ready = complete;
         result.queues[q].busy_cycles += cost;
         break;
@@ -402,10 +424,17 @@ struct CoreModel::Impl {
           defer(CoreError::kDmaRefused, q, i, std::string(dma_error_name(DmaError::kListLength)));
           return false;
         }
-        auto& fifo = dma[in.dma.engine];
-        if (fifo.size() >= kDmaFifoDepth) return false;  // a completion frees a slot
+        DmaEngine& eng = dma[in.dma.engine];
+        // Room in the engine's descriptor queue and in its completion tracker (the counts as
+        // registered: what leaves this cycle makes room from the next).
+        size_t unloaded = 0;
+        for (const DmaJob& j : eng.queue) unloaded += !j.started || j.ready_at >= now;
+        if (unloaded >= kDmaFifoDepth || eng.queue.size() + eng.finished.size() >= kDmaTrackerDepth) {
+          s.ready = now + 1;
+          return false;
+        }
         open_list[in.dma.engine] = in.dma.last ? 0 : open_list[in.dma.engine] + 1;
-        fifo.push_back(DmaJob{i, now});
+        eng.queue.push_back(DmaJob{i, now});
         start_dma_front(in.dma.engine);
         s.ready = now + 1;
         ++s.pc;
@@ -414,7 +443,9 @@ struct CoreModel::Impl {
         return true;
       }
       default:
-        s.ready = now;
+        s.ready = now + 1;
+        // A signalling nop on pe, act or dve applies its signal once the engine has drained.
+        if (in.sig_op != isa::SigOp::kNone) complete = now + 1;
         if (queue == isa::Queue::kCc) {  // ends after every collective before it
           cc_pending.push_back({i, false, now});
           ++s.pc;
@@ -425,6 +456,7 @@ struct CoreModel::Impl {
           ++s.pc;
           ++result.queues[q].instructions;
           ++completed;
+          last_end = std::max(last_end, now);
           begin_effects(q, i);
           signal(q, i);
           end_effects();
@@ -435,10 +467,37 @@ struct CoreModel::Impl {
     }
     complete = std::max(complete, s.last_complete);
     s.last_complete = complete;
+    // A signal on pe, act or dve is a fence: the queue holds until its engine has drained,
+    // applies the signal (at `complete`), and fires again the cycle after.
+    if (in.sig_op != isa::SigOp::kNone) s.ready = std::max(s.ready, complete + 1);
     s.inflight.push_back({complete, i, now, start});
     ++s.pc;
     ++result.queues[q].instructions;
     return true;
+  }
+
+  // The vector and scalar engines share the tensor engine's PSUM read port and its external
+  // PSUM write port, alternating when both ask. An instruction that starts while the other
+  // engine's instruction uses the same port shares it: both move at half speed until one is
+  // done (the fixed cycles of each use no port).
+  void share_psum_port(int q, const VeInstruction& v, uint64_t& complete) {
+    const auto ports = [](const VeInstruction& x) {
+      const bool rd = x.src0.space == MemSpace::kPsum || (ve_uses_src1(x.opcode) && x.src1.space == MemSpace::kPsum);
+      return (rd ? 1 : 0) | (x.dst.space == MemSpace::kPsum ? 2 : 0);
+    };
+    const int other = q == kActQueue ? kDveQueue : kActQueue;
+    QueueState& o = qs[other];
+    if (o.inflight.empty() || o.inflight.back().complete <= now) return;
+    InFlight& busy = o.inflight.back();
+    if (!(ports(v) & ports(instr(other, busy.index).ve))) return;
+    const uint64_t mine = complete - now - std::min<uint64_t>(kVeFixedCycles, complete - now);
+    const uint64_t theirs = busy.complete - now;
+    const uint64_t shared = std::min(mine, theirs);
+    complete = now + kVeFixedCycles + mine + shared;
+    const uint64_t later = busy.complete + shared;
+    busy.complete = later;
+    o.last_complete = std::max(o.last_complete, later);
+    o.ready = std::max(o.ready, later + (instr(other, busy.index).sig_op != isa::SigOp::kNone ? 1 : 0));
   }
 
   bool issue_checked(int q, size_t i) {
@@ -461,9 +520,7 @@ struct CoreModel::Impl {
   // Nothing issued from queue q is still to complete (sp: no DMA descriptor either).
   bool drained(int q) const {
     if (!qs[q].inflight.empty()) return false;
-    if (q == kSpQueue)
-      for (const auto& f : dma)
-        if (!f.empty()) return false;
+    if (q == kSpQueue && dma_owed()) return false;
     if (q == kCcQueue && !cc_pending.empty()) return false;
     return true;
   }
@@ -476,15 +533,43 @@ struct CoreModel::Impl {
     return result.status != CoreStatus::kDone;
   }
 
+  // The engine loads its next descriptor the cycle after it entered the queue, once the
+  // previous one has finished (and, ending a list, been reported).
   void start_dma_front(int e) {
-    auto& fifo = dma[e];
-    if (fifo.empty() || fifo.front().started) return;
-    DmaJob& j = fifo.front();
-    const DmaDescriptor& d = instr(kSpQueue, j.index).dma;
+    DmaEngine& eng = dma[e];
+    if (eng.queue.empty() || eng.queue.front().started) return;
+    DmaJob& j = eng.queue.front();
     j.started = true;
-    // The latency runs from issue, so it overlaps the previous descriptor's transfer; the
-    // per-row processing does not.
-    j.ready_at = std::max(now, j.issue + cfg.dma_latency_cycles) + cfg.dma_row_cycles * d.count1 * d.count2;
+    j.ready_at = std::max({now, j.issue + 1, eng.free_at});
+  }
+
+  // A DMA engine finished its front descriptor at `now`. Ending a list, the engine's port
+  // reports it (one report per port and cycle) and the list's tracker entries may pop after.
+  void dma_finished(int e) {
+    DmaEngine& eng = dma[e];
+    DmaJob j = eng.queue.front();
+    eng.queue.pop_front();
+    transfers->retire(e);
+    eng.free_at = now + 1;
+    if (instr(kSpQueue, j.index).dma.last) {
+      uint64_t& port = port_report_free[static_cast<size_t>(e % std::max(cfg.dma_ports, 1))];
+      const uint64_t report = std::max(now + 1, port);
+      port = report + 1;
+      eng.free_at = report + 1;
+      for (DmaJob& f : eng.finished)
+        if (f.poppable == kNoEvent) f.poppable = report + 1;
+      j.poppable = report + 1;
+    }
+    eng.finished.push_back(j);
+    start_dma_front(e);
+  }
+
+  // The earliest cycle a tracker entry may pop (kNoEvent: none owed).
+  uint64_t next_pop() const {
+    uint64_t at = kNoEvent;
+    for (const DmaEngine& eng : dma)
+      if (!eng.finished.empty()) at = std::min(at, eng.finished.front().poppable);
+    return at == kNoEvent ? at : std::max(at, pop_free);
   }
 
   // Completes everything due at `now`; true when anything completed.
@@ -500,6 +585,7 @@ struct CoreModel::Impl {
         signal(q, f.index);
         end_effects();
         ++completed;
+        last_end = std::max(last_end, f.complete);
         if (record) result.timeline.push_back({q, f.index, f.issue, f.start, f.complete});
         any = true;
       }
@@ -527,25 +613,33 @@ struct CoreModel::Impl {
       signal(kCcQueue, p.index);
       end_effects();
       ++completed;
+      last_end = std::max(last_end, now);
       if (record) result.timeline.push_back({kCcQueue, p.index, p.issue, p.issue, now});
       any = true;
     }
     begin_due_transfers();
     for (int e = 0; e < cfg.dma_engines; ++e) {
-      auto& fifo = dma[e];
-      while (!fifo.empty() && fifo.front().transferring && transfers->done(e) &&
-             result.status == CoreStatus::kDone) {
-        const DmaJob j = fifo.front();
-        fifo.pop_front();
-        transfers->retire(e);
+      const DmaEngine& eng = dma[e];
+      if (!eng.queue.empty() && eng.queue.front().transferring && transfers->done(e)) dma_finished(e);
+    }
+    // One tracker entry pops a cycle: the lowest engine's, applying the dma_copy's signal now
+    // (a waiting queue sees it next cycle) and moving its data.
+    if (next_pop() <= now && result.status == CoreStatus::kDone) {
+      for (int e = 0; e < cfg.dma_engines; ++e) {
+        DmaEngine& eng = dma[e];
+        if (eng.finished.empty() || eng.finished.front().poppable > now) continue;
+        const DmaJob j = eng.finished.front();
+        eng.finished.pop_front();
+        pop_free = now + 1;
         begin_effects(kSpQueue, j.index);
         execute_dma(j.index);
         signal(kSpQueue, j.index);
         end_effects();
         ++completed;
-        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.issue, now});
-        start_dma_front(e);
+        last_end = std::max(last_end, now + 1);
+        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.issue, now + 1});
         any = true;
+        break;
       }
     }
     return any;
@@ -554,7 +648,7 @@ struct CoreModel::Impl {
   // Hands every front descriptor whose latency is over to the transfer model.
   void begin_due_transfers() {
     for (int e = 0; e < cfg.dma_engines; ++e) {
-      auto& fifo = dma[e];
+      auto& fifo = dma[e].queue;
       if (fifo.empty() || !fifo.front().started || fifo.front().transferring || fifo.front().ready_at > now) continue;
       fifo.front().transferring = true;
       transfers->begin(e, instr(kSpQueue, fifo.front().index).dma, now);
@@ -570,9 +664,14 @@ struct CoreModel::Impl {
         const uint64_t at = std::max(s.ready, s.wake);
         if (at > now) next = std::min(next, at);
       }
+      // A wait on a semaphore signalled this cycle sees the signal next cycle.
+      if (s.blocked && sem_changed_at[instr(q, s.pc).wait_sem] == now) next = std::min(next, now + 1);
     }
-    for (const auto& f : dma)
-      if (!f.empty() && f.front().started && !f.front().transferring) next = std::min(next, f.front().ready_at);
+    for (const auto& f : dma) {
+      const auto& q = f.queue;
+      if (!q.empty() && q.front().started && !q.front().transferring) next = std::min(next, std::max(q.front().ready_at, now + 1));
+    }
+    next = std::min(next, std::max(next_pop(), now + 1));
     if (cc_collectives) next = std::min(next, cc->next_event(now));
     return std::min(next, transfers->next_event(now));
   }
@@ -581,16 +680,25 @@ struct CoreModel::Impl {
   bool waiting_outside() const {
     if (cc_collectives) return true;
     for (const auto& f : dma)
-      if (!f.empty() && f.front().transferring) return true;
+      if (!f.queue.empty() && f.queue.front().transferring) return true;
+    return false;
+  }
+
+  // A descriptor is in flight, or a finished list still owes its signals (a list left open by
+  // a descriptor without `last` never finishes: it owes nothing).
+  bool dma_owed() const {
+    for (const auto& f : dma) {
+      if (!f.queue.empty()) return true;
+      for (const DmaJob& j : f.finished)
+        if (j.poppable != kNoEvent) return true;
+    }
     return false;
   }
 
   bool all_done() const {
     for (int q = 0; q < isa::kNumQueue; ++q)
       if (qs[q].pc < prog.queues[q].size() || !qs[q].inflight.empty() || qs[q].fault.set) return false;
-    for (const auto& f : dma)
-      if (!f.empty()) return false;
-    return cc_pending.empty();
+    return !dma_owed() && cc_pending.empty();
   }
 
   std::string deadlock_report() const {
@@ -648,7 +756,8 @@ struct CoreModel::Impl {
 
   CoreResult finish() {
     psum_ve_to_te();  // the tensor engine's PSUM holds every write from here on (tensor_engine())
-    result.cycles = now;
+    // The RTL's cycle counter runs until the cycle after its last completion lands.
+    result.cycles = completed ? std::max(last_end + 1, now) : now;
     result.te_macs = te.macs();
     result.semaphores = sems;
     return std::move(result);
@@ -673,10 +782,13 @@ struct CoreModel::Impl {
   VeMemory mem;
   std::array<uint32_t, kNumSemaphores> sems{};
   std::array<QueueState, isa::kNumQueue> qs{};
-  std::vector<std::deque<DmaJob>> dma;
+  std::vector<DmaEngine> dma;
+  std::vector<uint64_t> port_report_free;  // per DMA port: the next cycle it may report a list
+  uint64_t pop_free = 0;                   // the next cycle a tracker entry may pop
+  uint64_t last_end = 0;                   // the latest completion so far
   std::vector<int> open_list;  // per DMA engine: descriptors issued since its last `last`
-  FluidDmaTransfers fluid;
-  DmaTransferModel* transfers;  // &fluid, or the model given to the constructor
+  HbmDmaTransfers own_transfers;
+  DmaTransferModel* transfers;  // &own_transfers, or the model given to the constructor
   LoneCollectives lone;
   CollectiveEngine* cc;         // &lone, or the engine given to the constructor
   struct CcPending {
@@ -689,10 +801,9 @@ struct CoreModel::Impl {
   uint64_t now = 0;
   size_t completed = 0;
   bool record = false;
-  // tensor-engine timing
-  uint64_t ls_free = 0, stream_free = 0, ls_count = 0;
-  uint64_t ls_done[2] = {0, 0}, weight_bank_release[2] = {0, 0};
-  int current_bank = 0;
+  TensorEngineTiming te_timing;
+  std::array<uint32_t, kNumSemaphores> sem_before{};  // a semaphore's value before this cycle's signals
+  std::array<uint64_t, kNumSemaphores> sem_changed_at{};
   uint32_t te_dirty_banks = 0;
   bool ve_psum_dirty = false;
   uint64_t progress_every = 0, next_progress = 0;

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "model/core/collective_engine.h"
+#include "model/core/dma_timing.h"
 #include "model/core/dma_transfer.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
@@ -44,12 +45,13 @@ struct CoreConfig {
   int dma_engines = 16;
   uint64_t hbm_bytes = uint64_t{1} << 32;  // the core's HBM window (sparse)
   double clock_ghz = 2.4;           // the one core clock (the tensor engine's, hardware.md)
-  // Timing model of the golden core (the RTL core gives exact cycles):
-  double dma_engine_bytes_per_cycle = 12.0;  // ~27 GiB/s per DMA engine at 2.4 GHz
-  double hbm_bytes_per_cycle = 151.0;        // the core's share: 2.9 TB/s / 8 at 2.4 GHz
-  uint64_t dma_latency_cycles = 256;         // descriptor accepted -> first byte
-  uint64_t dma_row_cycles = 8;               // per contiguous row (descriptor processing)
-  uint64_t dependency_cycles = 100;          // a satisfied wait -> issue (hardware.md's ~100)
+  // Timing model of the golden core, calibrated to the RTL core (model/core/dma_timing.h,
+  // engine_timing.h):
+  int dma_ports = 4;                         // engine e on port e % dma_ports (nc_core's DmaPorts)
+  HbmDmaConfig dma_timing;                   // the DMA ports over the HBM pseudo-channels
+  double dma_engine_bytes_per_cycle = 12.0;  // a system run's per-engine DMA rate (tb/tlm)
+  double hbm_bytes_per_cycle = 151.0;        // the core's share: 2.9 TB/s / 8 at 2.4 GHz (collectives)
+  uint64_t dependency_cycles = 0;            // extra cycles from a satisfied wait to issue (the RTL: 0)
   uint64_t cc_latency_cycles = 2400;         // a lone core's collective: 1 us to start (ncore's choice)
   int cc_outstanding = 8;                    // collectives the cc queue may have in flight
   uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
@@ -127,7 +129,7 @@ struct InstrEffects {
 class CoreModel {
  public:
   // hbm: the memory the core's DMA reads and writes (default: its own, hbm()); transfers: how
-  // long DMA transfers take (default: FluidDmaTransfers from cfg); collectives: the engine of
+  // long DMA transfers take (default: HbmDmaTransfers from cfg); collectives: the engine of
   // the cc queue (default: LoneCollectives, the core alone). All outlive the model.
   CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory* hbm = nullptr,
             DmaTransferModel* transfers = nullptr, CollectiveEngine* collectives = nullptr);

@@ -5,8 +5,8 @@
 // engine, waits out the fixed latency and per-row processing (CoreConfig), and then its
 // *transfer* begins: the bytes move between HBM and SBUF. A DmaTransferModel decides when a
 // transfer ends:
-//   - FluidDmaTransfers (below): the core's own model, every active engine streaming at
-//     min(its rate, the core's HBM share / active engines). `ncore run` uses it.
+//   - HbmDmaTransfers (dma_timing.h): the core's own model, calibrated to the RTL core's DMA
+//     ports and HBM controller. `ncore run` uses it.
 //   - the chip's HBM (tb/tlm/chip_hbm.h): the transfer's 32-byte bursts go to the pseudo-channels
 //     of the stacks that own their addresses, shared with every core of the chip, and the
 //     transfer ends when its last burst is served. System runs use it.
@@ -14,7 +14,6 @@
 
 #include <cstdint>
 #include <limits>
-#include <vector>
 
 #include "model/core/core_isa.h"
 
@@ -30,7 +29,7 @@ class DmaTransferModel {
   virtual void begin(int engine, const DmaDescriptor& d, uint64_t now) = 0;
   // Whether the engine's transfer has moved its last byte.
   virtual bool done(int engine) const = 0;
-  // The engine's transfer is retired (its data moved, its signal applied).
+  // The engine's transfer has ended and is retired: the engine may begin its next.
   virtual void retire(int engine) = 0;
   // The earliest cycle after `now` at which a transfer this model times itself may end, or
   // kNoEvent. A model driven from outside (the chip) returns kNoEvent and wakes the core when a
@@ -40,29 +39,6 @@ class DmaTransferModel {
   virtual void advance(uint64_t now, uint64_t to) = 0;
   // Some begun transfer has not finished.
   virtual bool busy() const = 0;
-};
-
-// Every engine with an active transfer moves min(engine_bytes_per_cycle, hbm_bytes_per_cycle /
-// active engines) bytes a cycle; a transfer ends at the first whole cycle its bytes are moved.
-class FluidDmaTransfers : public DmaTransferModel {
- public:
-  FluidDmaTransfers(int engines, double engine_bytes_per_cycle, double hbm_bytes_per_cycle);
-  void begin(int engine, const DmaDescriptor& d, uint64_t now) override;
-  bool done(int engine) const override;
-  void retire(int engine) override;
-  uint64_t next_event(uint64_t now) const override;
-  void advance(uint64_t now, uint64_t to) override;
-  bool busy() const override { return streaming() > 0; }
-
- private:
-  int streaming() const;         // engines with bytes still to move
-  double rate(int active) const;  // bytes a cycle per streaming engine
-  struct Engine {
-    bool active = false;
-    double remaining = 0;
-  };
-  std::vector<Engine> engines_;
-  double engine_rate_, hbm_rate_;
 };
 
 }  // namespace ncore::model

@@ -8,12 +8,13 @@
 #include "model/common/name_table.h"
 
 namespace ncore::model {
+
+bool ve_uses_src1(Opcode op) { return op == Opcode::kTensorTensor || op == Opcode::kTensorTensorScan; }
+
 namespace {
+bool uses_src1(Opcode op) { return ve_uses_src1(op); }
 
 bool is_ve_opcode(Opcode op) { return isa::format_of(op) == isa::Format::kVe; }
-bool uses_src1(Opcode op) {
-  return op == Opcode::kTensorTensor || op == Opcode::kTensorTensorScan;
-}
 bool uses_op0(Opcode op) {
   return op == Opcode::kTensorTensor || op == Opcode::kTensorScalar ||
          op == Opcode::kTensorReduce || op == Opcode::kTensorTensorScan;

@@ -68,6 +68,8 @@ struct VeConfig {
 // unit innermost stride, even rows on 4-byte boundaries: two elements per lane per cycle, one
 // 4-byte read and one 4-byte write per pair (rtl/vector/README.md, "Timing").
 bool ve_perf_mode(const VeInstruction& in);
+// Whether the instruction reads its second operand (src1).
+bool ve_uses_src1(Opcode op);
 // Whether the instruction's values are int32 (a bitwise op in use) rather than FP32.
 bool ve_integer_class(const VeInstruction& in);
 // The refusal code the RTL gives, or kNone. `detail` (optional) says which field and why.

@@ -170,6 +170,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   so.cosim = o.engine == "cosim";
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
+  so.timeline = o.timeline;
   o.waves.apply(so);
   so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}", o.program, o.size,
                              o.seed ? fmt::format(" --seed {}", o.seed) : "");
@@ -228,6 +229,13 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
                   {"golden_cycles", r.golden.cycles}};
   }
   if (!o.waves.waves.empty()) j["waves"] = o.waves.waves;
+  if (o.timeline) {
+    for (const auto& e : r.timeline)
+      j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+    if (r.compared)
+      for (const auto& e : r.golden.timeline)
+        j["golden_timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+  }
 
   print_report(o, prog, j);
   std::fflush(stdout);

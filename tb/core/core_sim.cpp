@@ -253,7 +253,7 @@ class CoreBench : public RtlCore {
     inject_fault(cycle);
     bench_.fall();
     if (lockstep_ && t.running_o) observe(bench_.cycle(), wr_ready);
-    if (collectives_) record(cycle);
+    if (collectives_ || opt_.timeline) record(cycle);
     if (t.cc_req_valid_o) collectives_ ? issue_outside(cycle) : take_collective(cycle);
     if (cc_done) collectives_ ? collectives_->retire() : cc_jobs_.pop_front();
     const bool quiet = !t.hbm_rd_valid_o && !t.hbm_wr_valid_o && !t.cc_req_valid_o && !rsp_valid && hbm_->idle();
@@ -614,6 +614,7 @@ class CoreBench : public RtlCore {
     r.te_macs = t.cnt_te_macs_o;
     r.te_stream_cycles = t.cnt_te_stream_o;
     r.dma_bursts = t.cnt_dma_bursts_o;
+    if (opt_.timeline) r.timeline = timeline_;
     for (int s = 0; s < model::kNumSemaphores; ++s) r.semaphores[s] = t.sems_o[s];
     if (!t.finished_o) return;
     r.status = static_cast<CoreStatus>(t.status_o);

@@ -65,6 +65,7 @@ struct CoreSimOptions : BenchOptions {
   // `reproduce`, the command that reruns this case, goes into the checkers' reports (the lockstep
   // checker adds the waves options); empty: "ncore run <program name> --engine cosim --size N".
   CoreFault fault = CoreFault::kNone;
+  bool timeline = false;           // record each instruction's issue and commit (CoreSimResult)
 };
 
 struct CoreRtlQueue {
@@ -93,6 +94,8 @@ struct CoreSimResult : BenchResult {
   // semaphore signals checked.
   uint64_t lockstep_instructions = 0, lockstep_lines = 0, lockstep_signals = 0;
   model::CoreResult golden;
+  // With CoreSimOptions::timeline: each instruction's issue and commit cycle (RTL), in commit order.
+  std::vector<model::InstrTiming> timeline;
   // The output tensors' bytes (RTL), for checksums.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
 };

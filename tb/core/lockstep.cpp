@@ -65,6 +65,7 @@ Lockstep::Lockstep(const model::Program& program, const model::CoreConfig& confi
   golden_.on_effects([this](const InstrEffects& e) {
     golden_effects_[{e.queue, e.index}] = {effects_digest(e), e.cycle};
   });
+  golden_.record_timeline(true);  // beside the RTL's in `ncore run --timeline`
   golden_result_ = golden_.run();
   golden_.on_effects(nullptr);
 

@@ -1,0 +1,374 @@
+#include "model/core/dma_timing.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ncore::model {
+
+namespace {
+constexpr double kEps = 1e-7;
+constexpr int kRefreshedAtReset = 8;   // banks 0..7: the refresh manager's pull-in after reset
+constexpr uint64_t kRefreshSpacing = 8;  // tRREFD between them
+}  // namespace
+
+HbmDmaTransfers::HbmDmaTransfers(const HbmDmaConfig& c)
+    : cfg_(c), engines_(static_cast<size_t>(c.engines)), channels_(static_cast<size_t>(c.channels)),
+      capacity_(hbm_capacity_bytes(c.channels)) {
+  for (Channel& ch : channels_) ch.banks.resize(kHbmBanks);
+}
+
+bool HbmDmaTransfers::demanded(size_t channel, int bank, uint64_t at) const {
+  for (const Flow& f : flows_) {
+    const Run& r = engines_[static_cast<size_t>(f.engine)].runs[f.run];
+    if (!engines_[static_cast<size_t>(f.engine)].write && static_cast<size_t>(r.channel) == channel && r.bank == bank &&
+        f.arrive <= at)
+      return true;
+  }
+  for (const Engine& e : engines_)  // the next run of a stream waiting for room, once it asks
+    if (e.active && !e.write && e.next_run < e.runs.size() && e.end == kNoEvent &&
+        static_cast<size_t>(e.runs[e.next_run].channel) == channel && e.runs[e.next_run].bank == bank &&
+        arrival(static_cast<int>(&e - engines_.data()), e.next_run) <= at)
+      return true;
+  return false;
+}
+
+void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
+  Channel& ch = channels_[channel];
+  const uint64_t interval = static_cast<uint64_t>(cfg_.timing.refi / kHbmBanks);
+  const auto slot_time = [&](int k) {
+    return k < kRefreshedAtReset ? kRefreshSpacing * static_cast<uint64_t>(k)
+                                 : interval * static_cast<uint64_t>(k - kRefreshedAtReset + 1);
+  };
+  // Each opportunity refreshes the best idle, closed bank not refreshed this round, if any.
+  const auto refresh_one = [&](uint64_t at) {
+    int best = -1;
+    for (int b = 0; b < kHbmBanks; ++b) {
+      const Bank& k = ch.banks[static_cast<size_t>(b)];
+      if (k.refreshed || k.row >= 0 || k.free_at > at || demanded(channel, b, at)) continue;
+      if (best < 0 || k.last_use > ch.banks[static_cast<size_t>(best)].last_use) best = b;
+    }
+    if (best < 0) return false;
+    Bank& k = ch.banks[static_cast<size_t>(best)];
+    k.refreshed = true;
+    k.free_at = at + static_cast<uint64_t>(cfg_.timing.rfcpb);
+    bool round = true;
+    for (const Bank& b : ch.banks) round &= b.refreshed;
+    if (round)
+      for (Bank& b : ch.banks) b.refreshed = false;
+    return true;
+  };
+  for (; ch.refresh_owed > 0 && refresh_one(now); --ch.refresh_owed) {
+  }
+  for (; slot_time(ch.refresh_slots) < now; ++ch.refresh_slots)
+    if (!refresh_one(slot_time(ch.refresh_slots))) ++ch.refresh_owed;
+}
+
+void HbmDmaTransfers::begin(int engine, const DmaDescriptor& d, uint64_t now) {
+  Engine& e = engines_[static_cast<size_t>(engine)];
+  e = Engine{};
+  e.active = true;
+  e.write = d.to_hbm;
+  e.begin_at = now + cfg_.issue_lead_cycles;
+  uint64_t bursts = 0;
+  for (uint64_t p = 0; p < d.count2; ++p)
+    for (uint64_t r = 0; r < d.count1; ++r) {
+      const uint64_t row = d.hbm_addr + p * d.hbm_stride2 + r * d.hbm_stride1;
+      for (uint64_t off = 0; off < d.bytes; off += kDmaBurstBytes, ++bursts) {
+        const HbmAddress a = hbm_map((row + off) % capacity_, cfg_.channels, cfg_.xor_hash);
+        if (!e.runs.empty()) {
+          Run& last = e.runs.back();
+          if (last.channel == a.channel && last.bank == a.bank && last.row == a.row) {
+            last.bursts += 1;
+            continue;
+          }
+        }
+        e.runs.push_back({a.channel, a.bank, a.row, 1, bursts});
+      }
+    }
+  // Refreshes due before its first request reaches the channel pass that bank by only from then.
+  if (!e.runs.empty()) refresh_until(static_cast<size_t>(e.runs[0].channel), e.begin_at);
+  settle(now);
+}
+
+bool HbmDmaTransfers::done(int engine) const {
+  const Engine& e = engines_[static_cast<size_t>(engine)];
+  return e.active && e.end != kNoEvent && e.end <= now_;
+}
+
+void HbmDmaTransfers::retire(int engine) { engines_[static_cast<size_t>(engine)].active = false; }
+
+bool HbmDmaTransfers::busy() const {
+  for (const Engine& e : engines_)
+    if (e.active && (e.end == kNoEvent || e.end > now_)) return true;
+  return false;
+}
+
+bool HbmDmaTransfers::admit(int engine, uint64_t now) {
+  Engine& e = engines_[static_cast<size_t>(engine)];
+  if (!e.active || e.end != kNoEvent) return false;
+  // Writes go out in order through one staging FIFO: one run at a time. Reads keep `window`
+  // bursts queued.
+  const double limit = e.write ? kEps : static_cast<double>(cfg_.window);
+  if (e.next_run < e.runs.size() && e.queued < limit) {
+    Flow f;
+    f.engine = engine;
+    f.run = e.next_run++;
+    f.left = e.runs[f.run].bursts;
+    f.arrive = f.ready = std::max(now, e.write ? e.begin_at : arrival(engine, f.run));
+    f.row_open = e.write;
+    e.queued += f.left;
+    flows_.push_back(f);
+    return true;
+  }
+  if (e.queued < kEps && e.next_run == e.runs.size())
+    e.end = std::max(now, e.begin_at) + (e.write ? cfg_.write_tail_cycles : cfg_.read_tail_cycles);
+  return false;
+}
+
+uint64_t HbmDmaTransfers::arrival(int engine, size_t run) const {
+  // The port sends one burst a cycle, shared round-robin by its engines that are reading now.
+  int sharing = 0;
+  for (size_t k = static_cast<size_t>(engine % cfg_.ports); k < engines_.size(); k += static_cast<size_t>(cfg_.ports))
+    sharing += engines_[k].active && !engines_[k].write && engines_[k].end == kNoEvent;
+  const Engine& e = engines_[static_cast<size_t>(engine)];
+  return e.begin_at + e.runs[run].first * static_cast<uint64_t>(std::max(sharing, 1));
+}
+
+void HbmDmaTransfers::open_rows(uint64_t now) {
+  const HbmTiming& t = cfg_.timing;
+  for (Flow& f : flows_) {
+    const Engine& e = engines_[static_cast<size_t>(f.engine)];
+    if (e.write || f.row_open) continue;
+    if (f.arrive > now) {  // not there yet: engines joining its port since delay it
+      f.arrive = f.ready = std::max(now + 1, arrival(f.engine, f.run));
+      continue;
+    }
+    if (!f.entered) {  // into the channel's read queue, when it has room
+      Channel& ch = channels_[static_cast<size_t>(e.runs[f.run].channel)];
+      if (ch.reads >= cfg_.read_queue) continue;
+      ch.reads += f.left;
+      f.entered = true;
+    }
+    const Run& run = e.runs[f.run];
+    Channel& ch = channels_[static_cast<size_t>(run.channel)];
+    Bank& bank = ch.banks[static_cast<size_t>(run.bank)];
+    if (bank.row == run.row) {
+      f.row_open = true;
+      f.ready = std::max(f.ready, bank.free_at);
+      continue;
+    }
+    // Another row is open: it closes once no flow wants it any more (FR-FCFS serves hits first).
+    bool wanted = false;
+    if (bank.row >= 0)
+      for (const Flow& g : flows_)
+        if (&g != &f && g.row_open && !engines_[static_cast<size_t>(g.engine)].write) {
+          const Run& r = engines_[static_cast<size_t>(g.engine)].runs[g.run];
+          if (r.channel == run.channel && r.bank == run.bank && r.row == bank.row) wanted = true;
+        }
+    if (wanted) continue;
+    const uint64_t from = std::max(now, bank.free_at);
+    bank.free_at = from + static_cast<uint64_t>((bank.row >= 0 ? t.rp : 0) + t.rcd_rd);
+    bank.row = run.row;
+    f.row_open = true;
+    f.ready = std::max(f.ready, bank.free_at);
+  }
+}
+
+void HbmDmaTransfers::allocate() {
+  const double channel_rate = 1.0 / cfg_.timing.bl, group_rate = 1.0 / cfg_.timing.ccd_l;
+  const size_t nch = channels_.size(), nports = static_cast<size_t>(cfg_.ports);
+  // Resources: channel c (reads and drained writes), bank group (c, g), read port, write port.
+  // A channel also takes at most one write a cycle (r_wtake).
+  const size_t r_channel = 0, r_group = nch, r_rport = r_group + nch * kHbmBankGroups, r_wport = r_rport + nports,
+               r_wtake = r_wport + nports;
+  std::vector<double> cap(r_wtake + nch);
+  for (size_t c = 0; c < nch; ++c) cap[r_channel + c] = channel_rate;
+  for (size_t g = 0; g < nch * kHbmBankGroups; ++g) cap[r_group + g] = group_rate;
+  for (size_t p = 0; p < nports; ++p) cap[r_rport + p] = cap[r_wport + p] = 1.0;
+  for (size_t c = 0; c < nch; ++c) cap[r_wtake + c] = 1.0;
+
+  // Which flows are served now, and by what.
+  std::vector<bool> reading(nch, false);
+  for (const Flow& f : flows_) {
+    const Engine& e = engines_[static_cast<size_t>(f.engine)];
+    if (!e.write && f.row_open && f.ready <= now_ && f.left > kEps) reading[static_cast<size_t>(e.runs[f.run].channel)] = true;
+  }
+  for (size_t c = 0; c < nch; ++c) {
+    Channel& ch = channels_[c];
+    const bool drain = ch.writes > kEps && (ch.write_mode || !reading[c]);
+    ch.drain = drain ? channel_rate : 0.0;
+    if (ch.write_mode) cap[r_channel + c] = 0.0;  // reads wait for the batch
+  }
+  std::vector<std::array<size_t, 3>> uses(flows_.size());
+  std::vector<int> nuses(flows_.size(), 0);
+  std::vector<bool> live(flows_.size(), false);
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    Flow& f = flows_[i];
+    f.rate = 0;
+    const Engine& e = engines_[static_cast<size_t>(f.engine)];
+    if (f.left <= kEps || f.ready > now_) continue;
+    const size_t port = static_cast<size_t>(f.engine % cfg_.ports);
+    const Run& run = e.runs[f.run];
+    if (e.write) {
+      const Channel& ch = channels_[static_cast<size_t>(run.channel)];
+      if (ch.writes >= cfg_.write_queue - kEps && ch.drain <= 0) continue;  // its queue is full
+      uses[i] = {r_wport + port, r_wtake + static_cast<size_t>(run.channel), 0};  // port first
+      nuses[i] = 2;
+    } else {
+      if (!f.row_open) continue;
+      uses[i] = {r_rport + port, r_channel + static_cast<size_t>(run.channel),
+                 r_group + static_cast<size_t>(run.channel) * kHbmBankGroups + static_cast<size_t>(run.bank % kHbmBankGroups)};
+      nuses[i] = 3;
+    }
+    live[i] = true;
+  }
+  // Channels serve oldest first (FR-FCFS among row hits): each flow, in the order it entered,
+  // takes what its channel and bank group have left. Ports serve their engines round-robin:
+  // an engine gets an equal share of its port (water-filling), and a flow held back by its
+  // port leaves its channel's share to younger flows; two passes settle it.
+  std::vector<double> bound(flows_.size(), 1e30);
+  const std::vector<double> channel_cap = cap;
+  for (int pass = 0; pass < 3; ++pass) {
+    cap = channel_cap;
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      flows_[i].rate = 0;
+      if (!live[i]) continue;
+      double rate = bound[i];
+      for (int k = 1; k < nuses[i]; ++k) rate = std::min(rate, cap[uses[i][k]]);
+      if (rate <= 1e-12) continue;
+      flows_[i].rate = rate;
+      for (int k = 1; k < nuses[i]; ++k) cap[uses[i][k]] -= rate;
+    }
+    // Each port resource (uses[i][0]): engines' demands, water-filled to the port's one burst.
+    bool changed = false;
+    for (size_t port_res : {r_rport, r_wport})
+      for (size_t p = 0; p < nports; ++p) {
+        std::vector<double> demand(engines_.size(), 0.0);
+        for (size_t i = 0; i < flows_.size(); ++i)
+          if (live[i] && uses[i][0] == port_res + p) demand[static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
+        double total = 0;
+        int wanting = 0;
+        for (double d : demand) total += d, wanting += d > 1e-12;
+        if (total <= 1.0 + 1e-9) continue;
+        // The fair share s: sum(min(d, s)) = 1.
+        std::vector<double> sorted;
+        for (double d : demand)
+          if (d > 1e-12) sorted.push_back(d);
+        std::sort(sorted.begin(), sorted.end());
+        double left = 1.0, share = 0;
+        for (size_t k = 0; k < sorted.size(); ++k) {
+          share = left / static_cast<double>(sorted.size() - k);
+          if (sorted[k] >= share) break;
+          left -= sorted[k];
+        }
+        for (size_t i = 0; i < flows_.size(); ++i) {
+          if (!live[i] || uses[i][0] != port_res + p) continue;
+          const double d = demand[static_cast<size_t>(flows_[i].engine)];
+          if (d <= share + 1e-12) continue;
+          const double limited = flows_[i].rate * share / d;
+          if (limited < bound[i] - 1e-12) bound[i] = limited, changed = true;
+        }
+      }
+    if (!changed) break;
+  }
+  // The port bounds of the last pass hold.
+  for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = std::min(flows_[i].rate, bound[i]);
+  // A full write queue takes writes only as fast as it drains.
+  for (Flow& f : flows_) {
+    const Engine& e = engines_[static_cast<size_t>(f.engine)];
+    if (!e.write || f.rate <= 0) continue;
+    const Channel& ch = channels_[static_cast<size_t>(e.runs[f.run].channel)];
+    if (ch.writes >= cfg_.write_queue - kEps) f.rate = std::min(f.rate, ch.drain);
+  }
+}
+
+void HbmDmaTransfers::settle(uint64_t now) {
+  now_ = std::max(now_, now);
+  for (size_t c = 0; c < channels_.size(); ++c) refresh_until(c, now + 1);
+  // Finished flows leave; a read's bank keeps its row open.
+  flows_.erase(std::remove_if(flows_.begin(), flows_.end(), [](const Flow& f) { return f.left <= kEps; }), flows_.end());
+  // The ports interleave their engines' bursts: runs enter the windows one per engine in turn.
+  for (bool more = true; more;) {
+    more = false;
+    for (size_t e = 0; e < engines_.size(); ++e) more |= admit(static_cast<int>(e), now);
+  }
+  for (Channel& ch : channels_) {
+    if (ch.writes >= cfg_.write_high - kEps) ch.write_mode = true;
+    if (ch.write_mode && ch.writes <= cfg_.write_low + kEps) ch.write_mode = false;
+  }
+  open_rows(now);
+  allocate();
+}
+
+uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
+  uint64_t next = kNoEvent;
+  const auto at = [&](double cycles) {
+    next = std::min(next, now + std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(cycles - 1e-9))));
+  };
+  bool any = false;
+  for (const Engine& e : engines_) {
+    if (!e.active) continue;
+    any = true;
+    if (e.end != kNoEvent && e.end > now) next = std::min(next, e.end);
+    if (e.begin_at > now) next = std::min(next, e.begin_at);
+  }
+  if (!any) return kNoEvent;
+  std::vector<double> engine_rate(engines_.size(), 0.0), channel_rate(channels_.size(), 0.0);
+  for (const Flow& f : flows_) {
+    if (f.ready > now) next = std::min(next, f.ready);
+    else if (f.rate > 0) at(f.left / f.rate);
+    engine_rate[static_cast<size_t>(f.engine)] += f.rate;
+    const Engine& e = engines_[static_cast<size_t>(f.engine)];
+    if (!e.write) channel_rate[static_cast<size_t>(e.runs[f.run].channel)] += f.rate;
+  }
+  // The next run enters a window once enough of the queued ones are served (the engine's own
+  // window); an arrived run enters its channel's read queue once it has room.
+  for (size_t i = 0; i < engines_.size(); ++i) {
+    const Engine& e = engines_[i];
+    if (!e.active || e.write || e.next_run >= e.runs.size()) continue;
+    if (e.queued >= cfg_.window && engine_rate[i] > 0) at((e.queued - cfg_.window) / engine_rate[i] + kEps);
+  }
+  for (const Flow& f : flows_) {
+    const Engine& e = engines_[static_cast<size_t>(f.engine)];
+    if (e.write || f.entered || f.arrive > now) continue;
+    const size_t c = static_cast<size_t>(e.runs[f.run].channel);
+    if (channel_rate[c] > 0) at((channels_[c].reads - cfg_.read_queue) / channel_rate[c] + kEps);
+  }
+  for (const Channel& ch : channels_) {
+    double in = 0;
+    for (const Flow& f : flows_)
+      if (engines_[static_cast<size_t>(f.engine)].write && engines_[static_cast<size_t>(f.engine)].runs[f.run].channel ==
+          static_cast<int>(&ch - channels_.data()))
+        in += f.rate;
+    const double net = in - ch.drain;
+    if (ch.write_mode && ch.drain > 0) at((ch.writes - cfg_.write_low) / ch.drain);
+    else if (net > kEps && ch.writes < cfg_.write_high) at((cfg_.write_high - ch.writes) / net);
+    else if (ch.drain > 0 && ch.writes > kEps && !ch.write_mode) at(ch.writes / ch.drain);
+  }
+  return next;
+}
+
+void HbmDmaTransfers::advance(uint64_t now, uint64_t to) {
+  if (to <= now) return;
+  const double dt = static_cast<double>(to - now);
+  for (Flow& f : flows_) {
+    if (f.rate <= 0) continue;
+    const double moved = std::min(f.left, f.rate * dt);
+    f.left -= moved;
+    if (f.left < kEps) f.left = 0;
+    Engine& e = engines_[static_cast<size_t>(f.engine)];
+    e.queued = std::max(0.0, e.queued - moved);
+    Channel& ch = channels_[static_cast<size_t>(e.runs[f.run].channel)];
+    if (e.write) {
+      ch.writes += moved;
+    } else {
+      ch.reads = std::max(0.0, ch.reads - moved);
+      ch.banks[static_cast<size_t>(e.runs[f.run].bank)].last_use = to;
+    }
+  }
+  for (Channel& ch : channels_) ch.writes = std::max(0.0, ch.writes - ch.drain * dt);
+  now_ = to;
+  settle(to);
+}
+
+}  // namespace ncore::model

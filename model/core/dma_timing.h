@@ -1,0 +1,121 @@
+#pragma once
+// How long the golden core's DMA transfers take over its HBM pseudo-channels: the core's own
+// DmaTransferModel (dma_transfer.h), calibrated against the RTL core, whose DMA ports are
+// served by the HBM reference controller (tb/hbm/hbm_fabric.h). Issue 27 asks for the golden
+// core's cycles within 5% of the RTL's and at 10 million simulated cycles a second without
+// data, so this is a fluid model of *runs*, not of bursts:
+//
+//   - A descriptor's bursts, in the order its engine issues them, are cut into runs: bursts in
+//     a row that share one pseudo-channel, bank and DRAM row (at most 32: a 1 KiB row).
+//   - An engine keeps up to `window` bursts queued in the channels (its 64 read tags, less the
+//     ones whose data is on its way back), so it works on every run that starts within that
+//     many bursts of its oldest unfinished one; a run enters its channel's read queue (64)
+//     when its first burst arrives and the queue has room.
+//   - Servers: each bank group of a pseudo-channel serves a burst every tCCD_L (4) cycles, the
+//     pseudo-channel a burst every tCCD_S = BL (2) cycles; each DMA port sends, and each
+//     pseudo-channel takes, one read and one write burst a cycle. Runs take them oldest first,
+//     as the FR-FCFS scheduler serves the oldest ready request.
+//   - A port sends one burst a cycle, round-robin over its reading engines, so a run's first
+//     burst leaves no earlier than its place in the descriptor times those engines after the
+//     descriptor starts.
+//   - A run whose bank holds another row (or none) waits tRP + tRCD (or tRCD) first; runs of
+//     one bank are served one row at a time, oldest first.
+//   - Reads end CL + BL + the response path after their last burst is served. Writes are
+//     posted: a write descriptor ends when its last burst enters the channel's write queue
+//     (256 deep). Queued writes drain when the channel has no read to serve, or, once 224 are
+//     queued, ahead of reads until 32 are left (the write batch of model/hbm/scheduler.h).
+//   - Refresh (model/hbm/refresh.h, per bank): after reset every channel pulls in 8 refreshes,
+//     one every tRREFD (8) cycles, then one more every tREFI / 16; each holds an idle, closed
+//     bank not refreshed this round (the most recently used, else the lowest) for tRFCpb.
+//     A bank a stream will need next is often such a bank.
+// model/core/README.md ("Timing") gives the figures against the RTL.
+
+#include <cstdint>
+#include <vector>
+
+#include "model/core/dma_transfer.h"
+#include "model/hbm/hbm.h"
+
+namespace ncore::model {
+
+struct HbmDmaConfig {
+  int engines = 16;
+  int ports = 4;             // engine e is on port e % ports
+  int channels = 16;         // pseudo-channels (the RTL harness's 4 GiB)
+  bool xor_hash = true;
+  HbmTiming timing;
+  int window = 52;           // bursts an engine keeps queued in the channels
+  int read_queue = 64;       // a pseudo-channel's read queue
+  int write_queue = 256, write_high = 224, write_low = 32;
+  uint64_t read_tail_cycles = 25;   // last burst served -> the engine sees its data (CL + BL + path)
+  uint64_t write_tail_cycles = 3;   // last burst accepted -> the engine sees it taken
+  uint64_t issue_lead_cycles = 3;   // transfer begins -> its first burst reaches a channel
+};
+
+class HbmDmaTransfers : public DmaTransferModel {
+ public:
+  explicit HbmDmaTransfers(const HbmDmaConfig& c);
+  void begin(int engine, const DmaDescriptor& d, uint64_t now) override;
+  bool done(int engine) const override;
+  void retire(int engine) override;
+  uint64_t next_event(uint64_t now) const override;
+  void advance(uint64_t now, uint64_t to) override;
+  bool busy() const override;
+
+ private:
+  struct Run {
+    int channel = 0, bank = 0, row = 0;
+    double bursts = 0;
+    uint64_t first = 0;  // its first burst's place in the descriptor
+  };
+  struct Flow {  // a run an engine works on
+    int engine = 0;
+    size_t run = 0;
+    double left = 0;       // bursts still to serve
+    uint64_t arrive = 0;   // its first burst reaches the channel
+    uint64_t ready = 0;    // its row is open from this cycle
+    bool entered = false;  // in its channel's read queue
+    bool row_open = false; // it holds its bank's row
+    double rate = 0;
+  };
+  struct Engine {
+    bool active = false, write = false;
+    std::vector<Run> runs;
+    size_t next_run = 0;      // first run not yet in the window
+    double queued = 0;        // bursts of its flows still to serve
+    uint64_t begin_at = 0;    // bursts reach the channels from here
+    uint64_t end = kNoEvent;  // every burst served: the transfer ends at end
+  };
+  struct Bank {
+    int row = -1;             // open row (-1: closed)
+    uint64_t free_at = 0;     // refresh or the last row switch
+    uint64_t last_use = 0;    // its last burst served
+    bool refreshed = false;   // in this round of per-bank refreshes
+  };
+  struct Channel {
+    std::vector<Bank> banks;
+    double reads = 0;         // queued read bursts (the window's runs on this channel)
+    double writes = 0;        // queued write bursts
+    bool write_mode = false;  // draining a write batch ahead of reads
+    double drain = 0;         // write drain rate now
+    int refresh_slots = 0;    // refresh opportunities taken or owed so far
+    int refresh_owed = 0;     // opportunities that found no bank to refresh yet
+  };
+
+  bool admit(int e, uint64_t now);  // the next run entering engine e's window, if it may
+  void refresh_until(size_t channel, uint64_t now);  // the refreshes due before `now`
+  bool demanded(size_t channel, int bank, uint64_t at) const;  // a request reached the bank by `at`
+  uint64_t arrival(int engine, size_t run) const;    // when the run's first burst leaves its port
+  void open_rows(uint64_t now);     // flows whose bank may switch to their row
+  void allocate();                  // rates: progressive filling
+  void settle(uint64_t now);        // ends, admissions, rows, rates after a change
+
+  HbmDmaConfig cfg_;
+  std::vector<Engine> engines_;
+  std::vector<Flow> flows_;
+  std::vector<Channel> channels_;
+  uint64_t capacity_ = 0;
+  uint64_t now_ = 0;
+};
+
+}  // namespace ncore::model
