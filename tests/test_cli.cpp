@@ -265,6 +265,18 @@ TEST(Cli, RunCosimReportsGoldenCyclesBesideTheRtlCycles) {
   EXPECT_GT(c.at("cycles").get<uint64_t>(), 0u);
   EXPECT_DOUBLE_EQ(c.at("golden_over_rtl").get<double>(),
                    g.at("cycles").get<double>() / c.at("cycles").get<double>());
+  // --timing-band fails the run when the two differ by more than the band (gemm_8: 0.7%).
+  EXPECT_EQ(run(fmt::format("run {} --engine cosim --size 8 --timing-band 0.05", prog)).exit_code, 0);
+  const Result narrow = run(fmt::format("run {} --engine cosim --size 8 --timing-band 0.001", prog));
+  EXPECT_EQ(narrow.exit_code, 1);
+  EXPECT_NE(narrow.err.find("--timing-band 0.001: the golden core took"), std::string::npos) << narrow.err;
+  EXPECT_EQ(run(fmt::format("run {} --timing-band 0.05", prog)).exit_code, 1);  // golden alone: nothing to compare
+  // --timeline: every instruction's RTL issue and commit cycles, and the golden core's beside.
+  const Result tl = run(fmt::format("run {} --engine cosim --size 8 --json --timeline", prog));
+  ASSERT_EQ(tl.exit_code, 0) << tl.err;
+  const auto t = nlohmann::json::parse(tl.out);
+  EXPECT_EQ(t.at("timeline").size(), 28u);
+  EXPECT_EQ(t.at("golden_timeline").size(), 28u);
 }
 
 TEST(Cli, RunReportsDeadlockAndBadPrograms) {

@@ -538,6 +538,36 @@ TEST(CoreRtl, RandomProgramOfEveryEngineOperationOnTheFullSizeCore) {
   run_engine_mix(128, test::test_seed(31), 1);
 }
 
+// Issue 27: the golden core's timing follows the RTL's. Cycle counts are exact properties of
+// both models, so the band is a pass/fail check: |golden / RTL - 1| <= 5% on every small
+// example and on random semaphore-graph programs (fixed seeds in CI). The engine-mix
+// programs (random_engine_mix: sixteen engines reading overlapping rows of two pseudo-channels)
+// are not yet inside it (0.94 to 1.06; model/README.md, "The golden core's timing").
+double timing_ratio(const CoreSimResult& r) { return static_cast<double>(r.golden.cycles) / static_cast<double>(r.cycles); }
+
+TEST(CoreRtl, GoldenCyclesWithinFivePercentOfTheRtl) {
+  std::vector<std::pair<std::string, model::Program>> programs;
+  for (const char* name : {"gemm_8.s", "softmax_8.s", "psum_writes_8.s", "collectives_8.s"})
+    programs.emplace_back(name, model::assemble_file(kSmall + name));
+  const uint64_t seed = test::test_seed(41);
+  for (int trial = 0; trial < 8; ++trial) {
+    model::SplitMix64 rng(seed + trial);
+    programs.emplace_back(fmt::format("random semaphore graph (NCORE_SEED={})", seed + trial), random_program(rng, 24));
+  }
+  for (const auto& [name, p] : programs) {
+    CoreSimOptions o;
+    o.size = kSize;
+    o.watchdog = 50'000;
+    o.max_cycles = 20'000'000;
+    const CoreSimResult r = run_core_rtl(p, o);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << name << ": " << r.message;
+    ASSERT_TRUE(r.ok) << name << ": " << r.failure;
+    const double ratio = timing_ratio(r);
+    fmt::print("{:<48} RTL {:>8} golden {:>8} ratio {:.3f}\n", name, r.cycles, r.golden.cycles, ratio);
+    EXPECT_LE(std::abs(ratio - 1.0), 0.05) << name << ": RTL " << r.cycles << " cycles, golden " << r.golden.cycles;
+  }
+}
+
 TEST(CoreRtl, DeadlockIsReportedWithTheWaitingQueuesNamed) {
   const model::Program p = model::assemble(R"(.sem a
 .sem b

@@ -378,7 +378,7 @@ struct CoreModel::Impl {
         }
         const TensorEngineTiming::Schedule t = te_timing.schedule(in.te, now);
         start = t.start;
-        complete = t.commit + 1;
+        complete = t.drained;  // its effects land at commit; a signal waits for the drain
         result.queues[q].busy_cycles += t.stream_cycles;
         s.ready = now + 1;
         break;
@@ -439,7 +439,6 @@ struct CoreModel::Impl {
         s.ready = now + 1;
         ++s.pc;
         ++result.queues[q].instructions;
-        if (record) result.timeline.push_back({q, i, now, now, 0});
         return true;
       }
       default:

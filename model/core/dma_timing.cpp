@@ -1,13 +1,14 @@
 #include "model/core/dma_timing.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 
 namespace ncore::model {
 
 namespace {
 constexpr double kEps = 1e-7;
-constexpr int kRefreshedAtReset = 8;   // banks 0..7: the refresh manager's pull-in after reset
+constexpr int kRefreshedAtReset = 8;     // the refresh manager's pull-in after reset
 constexpr uint64_t kRefreshSpacing = 8;  // tRREFD between them
 }  // namespace
 
@@ -18,17 +19,16 @@ HbmDmaTransfers::HbmDmaTransfers(const HbmDmaConfig& c)
 }
 
 bool HbmDmaTransfers::demanded(size_t channel, int bank, uint64_t at) const {
-  for (const Flow& f : flows_) {
-    const Run& r = engines_[static_cast<size_t>(f.engine)].runs[f.run];
-    if (!engines_[static_cast<size_t>(f.engine)].write && static_cast<size_t>(r.channel) == channel && r.bank == bank &&
-        f.arrive <= at)
+  for (const Flow& f : flows_)
+    if (f.kind != Kind::kWrite && static_cast<size_t>(f.channel) == channel && f.bank == bank && f.arrive <= at)
       return true;
-  }
-  for (const Engine& e : engines_)  // the next run of a stream waiting for room, once it asks
+  for (size_t i = 0; i < engines_.size(); ++i) {  // the next run of a stream waiting for room, once it asks
+    const Engine& e = engines_[i];
     if (e.active && !e.write && e.next_run < e.runs.size() && e.end == kNoEvent &&
         static_cast<size_t>(e.runs[e.next_run].channel) == channel && e.runs[e.next_run].bank == bank &&
-        arrival(static_cast<int>(&e - engines_.data()), e.next_run) <= at)
+        arrival(static_cast<int>(i), e.next_run) <= at)
       return true;
+  }
   return false;
 }
 
@@ -103,28 +103,6 @@ bool HbmDmaTransfers::busy() const {
   return false;
 }
 
-bool HbmDmaTransfers::admit(int engine, uint64_t now) {
-  Engine& e = engines_[static_cast<size_t>(engine)];
-  if (!e.active || e.end != kNoEvent) return false;
-  // Writes go out in order through one staging FIFO: one run at a time. Reads keep `window`
-  // bursts queued.
-  const double limit = e.write ? kEps : static_cast<double>(cfg_.window);
-  if (e.next_run < e.runs.size() && e.queued < limit) {
-    Flow f;
-    f.engine = engine;
-    f.run = e.next_run++;
-    f.left = e.runs[f.run].bursts;
-    f.arrive = f.ready = std::max(now, e.write ? e.begin_at : arrival(engine, f.run));
-    f.row_open = e.write;
-    e.queued += f.left;
-    flows_.push_back(f);
-    return true;
-  }
-  if (e.queued < kEps && e.next_run == e.runs.size())
-    e.end = std::max(now, e.begin_at) + (e.write ? cfg_.write_tail_cycles : cfg_.read_tail_cycles);
-  return false;
-}
-
 uint64_t HbmDmaTransfers::arrival(int engine, size_t run) const {
   // The port sends one burst a cycle, shared round-robin by its engines that are reading now.
   int sharing = 0;
@@ -134,41 +112,85 @@ uint64_t HbmDmaTransfers::arrival(int engine, size_t run) const {
   return e.begin_at + e.runs[run].first * static_cast<uint64_t>(std::max(sharing, 1));
 }
 
+HbmDmaTransfers::Flow* HbmDmaTransfers::drain_of(const Flow& write) {
+  for (Flow& f : flows_)
+    if (f.kind == Kind::kDrain && f.feeding && f.engine == write.engine && f.run == write.run) return &f;
+  return nullptr;
+}
+
+bool HbmDmaTransfers::admit(int engine, uint64_t now) {
+  Engine& e = engines_[static_cast<size_t>(engine)];
+  if (!e.active || e.end != kNoEvent) return false;
+  // Writes go out in order through one staging FIFO: one run at a time. Reads keep `window`
+  // bursts queued.
+  const double limit = e.write ? kEps : static_cast<double>(cfg_.window);
+  if (e.next_run < e.runs.size() && e.queued < limit) {
+    const Run& run = e.runs[e.next_run];
+    Flow f;
+    f.kind = e.write ? Kind::kWrite : Kind::kRead;
+    f.engine = engine;
+    f.run = e.next_run++;
+    f.channel = run.channel, f.bank = run.bank, f.row = run.row;
+    f.left = run.bursts;
+    f.arrive = f.ready = std::max(now, e.write ? e.begin_at : arrival(engine, f.run));
+    f.row_open = e.write;
+    e.queued += f.left;
+    flows_.push_back(f);
+    if (e.write) {  // the channel's side of it: writing what the write queue receives
+      Flow d = f;
+      d.kind = Kind::kDrain;
+      d.left = 0;
+      d.feeding = true;
+      d.row_open = false;
+      flows_.push_back(d);
+    }
+    return true;
+  }
+  if (e.queued < kEps && e.next_run == e.runs.size())
+    e.end = std::max(now, e.begin_at) + (e.write ? cfg_.write_tail_cycles : cfg_.read_tail_cycles);
+  return false;
+}
+
 void HbmDmaTransfers::open_rows(uint64_t now) {
   const HbmTiming& t = cfg_.timing;
   for (Flow& f : flows_) {
-    const Engine& e = engines_[static_cast<size_t>(f.engine)];
-    if (e.write || f.row_open) continue;
-    if (f.arrive > now) {  // not there yet: engines joining its port since delay it
-      f.arrive = f.ready = std::max(now + 1, arrival(f.engine, f.run));
-      continue;
+    if (f.kind == Kind::kWrite || f.row_open) continue;
+    if (f.kind == Kind::kRead) {
+      if (f.arrive > now) {  // not there yet: engines joining its port since delay it
+        f.arrive = f.ready = std::max(now + 1, arrival(f.engine, f.run));
+        continue;
+      }
+      if (!f.entered) {  // into the channel's read queue, when it has room
+        Channel& ch = channels_[static_cast<size_t>(f.channel)];
+        if (ch.reads >= cfg_.read_queue) continue;
+        ch.reads += f.left;
+        f.entered = true;
+      }
+    } else if (f.left <= kEps) {
+      continue;  // a drain with nothing queued yet asks for no row
     }
-    if (!f.entered) {  // into the channel's read queue, when it has room
-      Channel& ch = channels_[static_cast<size_t>(e.runs[f.run].channel)];
-      if (ch.reads >= cfg_.read_queue) continue;
-      ch.reads += f.left;
-      f.entered = true;
-    }
-    const Run& run = e.runs[f.run];
-    Channel& ch = channels_[static_cast<size_t>(run.channel)];
-    Bank& bank = ch.banks[static_cast<size_t>(run.bank)];
-    if (bank.row == run.row) {
+    Bank& bank = channels_[static_cast<size_t>(f.channel)].banks[static_cast<size_t>(f.bank)];
+    if (bank.row == f.row) {
       f.row_open = true;
       f.ready = std::max(f.ready, bank.free_at);
       continue;
     }
-    // Another row is open: it closes once no flow wants it any more (FR-FCFS serves hits first).
+    // Another row is open: it closes once no flow of the direction the channel serves wants
+    // it any more (FR-FCFS serves hits first; the other direction's rows do not hold a bank).
+    const bool write_mode = channels_[static_cast<size_t>(f.channel)].write_mode;
+    if ((f.kind == Kind::kDrain) != write_mode) continue;
     bool wanted = false;
     if (bank.row >= 0)
       for (const Flow& g : flows_)
-        if (&g != &f && g.row_open && !engines_[static_cast<size_t>(g.engine)].write) {
-          const Run& r = engines_[static_cast<size_t>(g.engine)].runs[g.run];
-          if (r.channel == run.channel && r.bank == run.bank && r.row == bank.row) wanted = true;
-        }
+        if (&g != &f && g.row_open && (g.kind == Kind::kDrain) == write_mode && g.kind != Kind::kWrite &&
+            g.channel == f.channel && g.bank == f.bank && g.row == bank.row)
+          wanted = true;
     if (wanted) continue;
     const uint64_t from = std::max(now, bank.free_at);
     bank.free_at = from + static_cast<uint64_t>((bank.row >= 0 ? t.rp : 0) + t.rcd_rd);
-    bank.row = run.row;
+    bank.row = f.row;
+    for (Flow& g : flows_)  // flows on the row just closed must open it again
+      if (g.kind != Kind::kWrite && g.channel == f.channel && g.bank == f.bank && g.row != f.row) g.row_open = false;
     f.row_open = true;
     f.ready = std::max(f.ready, bank.free_at);
   }
@@ -177,69 +199,74 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
 void HbmDmaTransfers::allocate() {
   const double channel_rate = 1.0 / cfg_.timing.bl, group_rate = 1.0 / cfg_.timing.ccd_l;
   const size_t nch = channels_.size(), nports = static_cast<size_t>(cfg_.ports);
-  // Resources: channel c (reads and drained writes), bank group (c, g), read port, write port.
-  // A channel also takes at most one write a cycle (r_wtake).
+  // Resources: channel c (reads and writes to DRAM), bank group (c, g), read port, write port,
+  // a channel's write queue taking one write a cycle, and none (a drain uses no port).
   const size_t r_channel = 0, r_group = nch, r_rport = r_group + nch * kHbmBankGroups, r_wport = r_rport + nports,
-               r_wtake = r_wport + nports;
-  std::vector<double> cap(r_wtake + nch);
+               r_wtake = r_wport + nports, r_none = r_wtake + nch;
+  std::vector<double> cap(r_none + 1);
   for (size_t c = 0; c < nch; ++c) cap[r_channel + c] = channel_rate;
   for (size_t g = 0; g < nch * kHbmBankGroups; ++g) cap[r_group + g] = group_rate;
   for (size_t p = 0; p < nports; ++p) cap[r_rport + p] = cap[r_wport + p] = 1.0;
   for (size_t c = 0; c < nch; ++c) cap[r_wtake + c] = 1.0;
+  cap[r_none] = 1e30;
 
-  // Which flows are served now, and by what.
-  std::vector<bool> reading(nch, false);
-  for (const Flow& f : flows_) {
-    const Engine& e = engines_[static_cast<size_t>(f.engine)];
-    if (!e.write && f.row_open && f.ready <= now_ && f.left > kEps) reading[static_cast<size_t>(e.runs[f.run].channel)] = true;
-  }
-  for (size_t c = 0; c < nch; ++c) {
-    Channel& ch = channels_[c];
-    const bool drain = ch.writes > kEps && (ch.write_mode || !reading[c]);
-    ch.drain = drain ? channel_rate : 0.0;
-    if (ch.write_mode) cap[r_channel + c] = 0.0;  // reads wait for the batch
-  }
+  // A channel writes its queue to DRAM in write mode only (settle() sets the direction).
+  std::vector<bool> draining(nch, false);
+  for (size_t c = 0; c < nch; ++c) draining[c] = channels_[c].write_mode;
+
   std::vector<std::array<size_t, 3>> uses(flows_.size());
-  std::vector<int> nuses(flows_.size(), 0);
   std::vector<bool> live(flows_.size(), false);
+  std::vector<double> feed(flows_.size(), 1e30);  // a drain with nothing queued writes what arrives
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
     f.rate = 0;
-    const Engine& e = engines_[static_cast<size_t>(f.engine)];
-    if (f.left <= kEps || f.ready > now_) continue;
+    const size_t c = static_cast<size_t>(f.channel);
+    const size_t group = r_group + c * kHbmBankGroups + static_cast<size_t>(f.bank % kHbmBankGroups);
     const size_t port = static_cast<size_t>(f.engine % cfg_.ports);
-    const Run& run = e.runs[f.run];
-    if (e.write) {
-      const Channel& ch = channels_[static_cast<size_t>(run.channel)];
-      if (ch.writes >= cfg_.write_queue - kEps && ch.drain <= 0) continue;  // its queue is full
-      uses[i] = {r_wport + port, r_wtake + static_cast<size_t>(run.channel), 0};  // port first
-      nuses[i] = 2;
-    } else {
-      if (!f.row_open) continue;
-      uses[i] = {r_rport + port, r_channel + static_cast<size_t>(run.channel),
-                 r_group + static_cast<size_t>(run.channel) * kHbmBankGroups + static_cast<size_t>(run.bank % kHbmBankGroups)};
-      nuses[i] = 3;
+    switch (f.kind) {
+      case Kind::kRead:
+        if (f.left <= kEps || f.ready > now_ || !f.row_open || channels_[c].write_mode) continue;
+        uses[i] = {r_rport + port, r_channel + c, group};
+        break;
+      case Kind::kWrite:
+        if (f.left <= kEps || f.ready > now_) continue;
+        uses[i] = {r_wport + port, r_wtake + c, r_none};
+        break;
+      case Kind::kDrain:
+        if (!draining[c] || f.ready > now_ || !f.row_open || (f.left <= kEps && !f.feeding)) continue;
+        uses[i] = {r_none, r_channel + c, group};
+        break;
     }
     live[i] = true;
   }
   // Channels serve oldest first (FR-FCFS among row hits): each flow, in the order it entered,
   // takes what its channel and bank group have left. Ports serve their engines round-robin:
   // an engine gets an equal share of its port (water-filling), and a flow held back by its
-  // port leaves its channel's share to younger flows; two passes settle it.
+  // port leaves its channel's share to younger flows; a few passes settle it.
   std::vector<double> bound(flows_.size(), 1e30);
-  const std::vector<double> channel_cap = cap;
+  const std::vector<double> initial = cap;
   for (int pass = 0; pass < 3; ++pass) {
-    cap = channel_cap;
-    for (size_t i = 0; i < flows_.size(); ++i) {
-      flows_[i].rate = 0;
-      if (!live[i]) continue;
-      double rate = bound[i];
-      for (int k = 1; k < nuses[i]; ++k) rate = std::min(rate, cap[uses[i][k]]);
-      if (rate <= 1e-12) continue;
-      flows_[i].rate = rate;
-      for (int k = 1; k < nuses[i]; ++k) cap[uses[i][k]] -= rate;
-    }
-    // Each port resource (uses[i][0]): engines' demands, water-filled to the port's one burst.
+    cap = initial;
+    // Writes are handed over before their drains are allocated (a drain of an empty queue
+    // writes only what arrives).
+    for (Kind kind : {Kind::kRead, Kind::kWrite, Kind::kDrain})
+      for (size_t i = 0; i < flows_.size(); ++i) {
+        Flow& f = flows_[i];
+        if (!live[i] || f.kind != kind) continue;
+        f.rate = 0;
+        double rate = bound[i];
+        if (kind == Kind::kDrain && f.left <= kEps) {
+          const Flow* w = nullptr;
+          for (const Flow& g : flows_)
+            if (g.kind == Kind::kWrite && g.engine == f.engine && g.run == f.run) w = &g;
+          rate = std::min(rate, w ? w->rate : 0.0);
+        }
+        for (int k = 1; k < 3; ++k) rate = std::min(rate, cap[uses[i][static_cast<size_t>(k)]]);
+        if (rate <= 1e-12) continue;
+        f.rate = rate;
+        for (int k = 1; k < 3; ++k) cap[uses[i][static_cast<size_t>(k)]] -= rate;
+      }
+    // Each port (uses[i][0]): its engines' demands, water-filled to the port's one burst.
     bool changed = false;
     for (size_t port_res : {r_rport, r_wport})
       for (size_t p = 0; p < nports; ++p) {
@@ -247,15 +274,13 @@ void HbmDmaTransfers::allocate() {
         for (size_t i = 0; i < flows_.size(); ++i)
           if (live[i] && uses[i][0] == port_res + p) demand[static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
         double total = 0;
-        int wanting = 0;
-        for (double d : demand) total += d, wanting += d > 1e-12;
+        for (double d : demand) total += d;
         if (total <= 1.0 + 1e-9) continue;
-        // The fair share s: sum(min(d, s)) = 1.
         std::vector<double> sorted;
         for (double d : demand)
           if (d > 1e-12) sorted.push_back(d);
         std::sort(sorted.begin(), sorted.end());
-        double left = 1.0, share = 0;
+        double left = 1.0, share = 0;  // the fair share s: sum(min(d, s)) = 1
         for (size_t k = 0; k < sorted.size(); ++k) {
           share = left / static_cast<double>(sorted.size() - k);
           if (sorted[k] >= share) break;
@@ -271,30 +296,53 @@ void HbmDmaTransfers::allocate() {
       }
     if (!changed) break;
   }
-  // The port bounds of the last pass hold.
   for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = std::min(flows_[i].rate, bound[i]);
   // A full write queue takes writes only as fast as it drains.
-  for (Flow& f : flows_) {
-    const Engine& e = engines_[static_cast<size_t>(f.engine)];
-    if (!e.write || f.rate <= 0) continue;
-    const Channel& ch = channels_[static_cast<size_t>(e.runs[f.run].channel)];
-    if (ch.writes >= cfg_.write_queue - kEps) f.rate = std::min(f.rate, ch.drain);
+  for (size_t c = 0; c < nch; ++c) {
+    if (channels_[c].writes < cfg_.write_queue - kEps) continue;
+    double out = 0, in = 0;
+    for (const Flow& f : flows_) {
+      if (static_cast<size_t>(f.channel) != c) continue;
+      if (f.kind == Kind::kDrain) out += f.rate;
+      if (f.kind == Kind::kWrite) in += f.rate;
+    }
+    if (in <= out) continue;
+    for (Flow& f : flows_)
+      if (f.kind == Kind::kWrite && static_cast<size_t>(f.channel) == c) f.rate *= out / in;
   }
 }
 
 void HbmDmaTransfers::settle(uint64_t now) {
   now_ = std::max(now_, now);
   for (size_t c = 0; c < channels_.size(); ++c) refresh_until(c, now + 1);
-  // Finished flows leave; a read's bank keeps its row open.
-  flows_.erase(std::remove_if(flows_.begin(), flows_.end(), [](const Flow& f) { return f.left <= kEps; }), flows_.end());
+  // Finished flows leave (a drain once its write has handed over everything); a bank keeps its
+  // row open.
+  for (Flow& f : flows_)
+    if (f.kind == Kind::kDrain && f.feeding) {
+      bool writing = false;
+      for (const Flow& g : flows_)
+        if (g.kind == Kind::kWrite && g.engine == f.engine && g.run == f.run && g.left > kEps) writing = true;
+      f.feeding = writing;
+    }
+  flows_.erase(std::remove_if(flows_.begin(), flows_.end(),
+                              [](const Flow& f) { return f.left <= kEps && !(f.kind == Kind::kDrain && f.feeding); }),
+               flows_.end());
   // The ports interleave their engines' bursts: runs enter the windows one per engine in turn.
   for (bool more = true; more;) {
     more = false;
     for (size_t e = 0; e < engines_.size(); ++e) more |= admit(static_cast<int>(e), now);
   }
-  for (Channel& ch : channels_) {
-    if (ch.writes >= cfg_.write_high - kEps) ch.write_mode = true;
-    if (ch.write_mode && ch.writes <= cfg_.write_low + kEps) ch.write_mode = false;
+  // The batched FR-FCFS scheduler's direction: writes once the high watermark is reached or no
+  // read is queued; back to reads when the queue is empty, or reads wait and the low
+  // watermark is reached.
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    Channel& ch = channels_[c];
+    bool reads = false;
+    for (const Flow& f : flows_) reads |= f.kind == Kind::kRead && f.entered && f.left > kEps && static_cast<size_t>(f.channel) == c;
+    if (!ch.write_mode)
+      ch.write_mode = ch.writes > kEps && (ch.writes >= cfg_.write_high - kEps || !reads);
+    else
+      ch.write_mode = !(ch.writes <= kEps || (reads && ch.writes <= cfg_.write_low + kEps));
   }
   open_rows(now);
   allocate();
@@ -303,24 +351,38 @@ void HbmDmaTransfers::settle(uint64_t now) {
 uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   uint64_t next = kNoEvent;
   const auto at = [&](double cycles) {
-    next = std::min(next, now + std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(cycles - 1e-9))));
+    next = std::min(next, now + std::max<uint64_t>(1, static_cast<uint64_t>(std::ceil(std::max(cycles, 0.0) - 1e-9))));
   };
-  bool any = false;
   for (const Engine& e : engines_) {
     if (!e.active) continue;
-    any = true;
     if (e.end != kNoEvent && e.end > now) next = std::min(next, e.end);
     if (e.begin_at > now) next = std::min(next, e.begin_at);
   }
-  if (!any) return kNoEvent;
-  std::vector<double> engine_rate(engines_.size(), 0.0), channel_rate(channels_.size(), 0.0);
+  const size_t nch = channels_.size();
+  std::vector<double> engine_rate(engines_.size(), 0.0), read_rate(nch, 0.0), write_in(nch, 0.0), write_out(nch, 0.0);
   for (const Flow& f : flows_) {
+    const size_t c = static_cast<size_t>(f.channel);
+    if (f.kind == Kind::kDrain) {
+      write_out[c] += f.rate;
+      continue;
+    }
     if (f.ready > now) next = std::min(next, f.ready);
     else if (f.rate > 0) at(f.left / f.rate);
     engine_rate[static_cast<size_t>(f.engine)] += f.rate;
-    const Engine& e = engines_[static_cast<size_t>(f.engine)];
-    if (!e.write) channel_rate[static_cast<size_t>(e.runs[f.run].channel)] += f.rate;
+    (f.kind == Kind::kRead ? read_rate : write_in)[c] += f.rate;
   }
+  for (const Flow& f : flows_) {  // a drain: its row opens, or its queued bursts run out
+    if (f.kind != Kind::kDrain) continue;
+    if (f.ready > now && f.left > kEps) next = std::min(next, f.ready);
+    double in = 0;
+    for (const Flow& g : flows_)
+      if (f.feeding && g.kind == Kind::kWrite && g.engine == f.engine && g.run == f.run) in = g.rate;
+    if (f.rate > in + kEps && f.left > kEps) at(f.left / (f.rate - in));
+  }
+  bool waiting = false;  // engines or drains still to move anything
+  for (const Engine& e : engines_) waiting |= e.active && e.end == kNoEvent;
+  for (const Flow& f : flows_) waiting |= f.kind == Kind::kDrain;
+  if (!waiting) return next;
   // The next run enters a window once enough of the queued ones are served (the engine's own
   // window); an arrived run enters its channel's read queue once it has room.
   for (size_t i = 0; i < engines_.size(); ++i) {
@@ -329,21 +391,20 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
     if (e.queued >= cfg_.window && engine_rate[i] > 0) at((e.queued - cfg_.window) / engine_rate[i] + kEps);
   }
   for (const Flow& f : flows_) {
-    const Engine& e = engines_[static_cast<size_t>(f.engine)];
-    if (e.write || f.entered || f.arrive > now) continue;
-    const size_t c = static_cast<size_t>(e.runs[f.run].channel);
-    if (channel_rate[c] > 0) at((channels_[c].reads - cfg_.read_queue) / channel_rate[c] + kEps);
+    if (f.kind != Kind::kRead || f.entered || f.arrive > now) continue;
+    const size_t c = static_cast<size_t>(f.channel);
+    if (read_rate[c] > 0) at((channels_[c].reads - cfg_.read_queue) / read_rate[c] + kEps);
   }
-  for (const Channel& ch : channels_) {
-    double in = 0;
-    for (const Flow& f : flows_)
-      if (engines_[static_cast<size_t>(f.engine)].write && engines_[static_cast<size_t>(f.engine)].runs[f.run].channel ==
-          static_cast<int>(&ch - channels_.data()))
-        in += f.rate;
-    const double net = in - ch.drain;
-    if (ch.write_mode && ch.drain > 0) at((ch.writes - cfg_.write_low) / ch.drain);
-    else if (net > kEps && ch.writes < cfg_.write_high) at((cfg_.write_high - ch.writes) / net);
-    else if (ch.drain > 0 && ch.writes > kEps && !ch.write_mode) at(ch.writes / ch.drain);
+  // Write batches begin and end at the watermarks (a batch ends at the low one only while
+  // reads wait).
+  std::vector<bool> reads_queued(nch, false);
+  for (const Flow& f : flows_)
+    if (f.kind == Kind::kRead && f.entered && f.left > kEps) reads_queued[static_cast<size_t>(f.channel)] = true;
+  for (size_t c = 0; c < nch; ++c) {
+    const Channel& ch = channels_[c];
+    const double net = write_in[c] - write_out[c];
+    if (ch.write_mode && reads_queued[c] && net < -kEps && ch.writes > cfg_.write_low) at((ch.writes - cfg_.write_low) / -net);
+    else if (!ch.write_mode && net > kEps && ch.writes < cfg_.write_high) at((cfg_.write_high - ch.writes) / net);
   }
   return next;
 }
@@ -351,22 +412,32 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
 void HbmDmaTransfers::advance(uint64_t now, uint64_t to) {
   if (to <= now) return;
   const double dt = static_cast<double>(to - now);
+  // Writes handed over feed their drains first, so a drain never writes what has not arrived.
   for (Flow& f : flows_) {
-    if (f.rate <= 0) continue;
+    if (f.kind != Kind::kWrite || f.rate <= 0) continue;
     const double moved = std::min(f.left, f.rate * dt);
     f.left -= moved;
     if (f.left < kEps) f.left = 0;
     Engine& e = engines_[static_cast<size_t>(f.engine)];
     e.queued = std::max(0.0, e.queued - moved);
-    Channel& ch = channels_[static_cast<size_t>(e.runs[f.run].channel)];
-    if (e.write) {
-      ch.writes += moved;
+    channels_[static_cast<size_t>(f.channel)].writes += moved;
+    if (Flow* d = drain_of(f)) d->left += moved;
+  }
+  for (Flow& f : flows_) {
+    if (f.kind == Kind::kWrite || f.rate <= 0) continue;
+    const double moved = std::min(f.left, f.rate * dt);
+    f.left -= moved;
+    if (f.left < kEps) f.left = 0;
+    Channel& ch = channels_[static_cast<size_t>(f.channel)];
+    ch.banks[static_cast<size_t>(f.bank)].last_use = to;
+    if (f.kind == Kind::kDrain) {
+      ch.writes = std::max(0.0, ch.writes - moved);
     } else {
+      Engine& e = engines_[static_cast<size_t>(f.engine)];
+      e.queued = std::max(0.0, e.queued - moved);
       ch.reads = std::max(0.0, ch.reads - moved);
-      ch.banks[static_cast<size_t>(e.runs[f.run].bank)].last_use = to;
     }
   }
-  for (Channel& ch : channels_) ch.writes = std::max(0.0, ch.writes - ch.drain * dt);
   now_ = to;
   settle(to);
 }

@@ -22,8 +22,9 @@
 //     one bank are served one row at a time, oldest first.
 //   - Reads end CL + BL + the response path after their last burst is served. Writes are
 //     posted: a write descriptor ends when its last burst enters the channel's write queue
-//     (256 deep). Queued writes drain when the channel has no read to serve, or, once 224 are
-//     queued, ahead of reads until 32 are left (the write batch of model/hbm/scheduler.h).
+//     (256 deep). The queued writes of a run then drain to their bank and row like a read
+//     run, when the channel has no read to serve, or, once 224 are queued, ahead of reads
+//     until 32 are left (the write batch of model/hbm/scheduler.h).
 //   - Refresh (model/hbm/refresh.h, per bank): after reset every channel pulls in 8 refreshes,
 //     one every tRREFD (8) cycles, then one more every tREFI / 16; each holds an idle, closed
 //     bank not refreshed this round (the most recently used, else the lowest) for tRFCpb.
@@ -68,14 +69,21 @@ class HbmDmaTransfers : public DmaTransferModel {
     double bursts = 0;
     uint64_t first = 0;  // its first burst's place in the descriptor
   };
-  struct Flow {  // a run an engine works on
+  enum class Kind : uint8_t { kRead, kWrite, kDrain };
+  // A run in motion: an engine reading it (kRead), an engine handing it to its channel's write
+  // queue (kWrite), or the channel writing it to DRAM from that queue (kDrain, which outlives
+  // its engine's transfer).
+  struct Flow {
+    Kind kind = Kind::kRead;
     int engine = 0;
-    size_t run = 0;
-    double left = 0;       // bursts still to serve
-    uint64_t arrive = 0;   // its first burst reaches the channel
-    uint64_t ready = 0;    // its row is open from this cycle
-    bool entered = false;  // in its channel's read queue
-    bool row_open = false; // it holds its bank's row
+    size_t run = 0;          // in the engine's transfer (kRead, kWrite)
+    int channel = 0, bank = 0, row = 0;
+    double left = 0;         // bursts still to serve (kDrain: queued, waiting to be written)
+    bool feeding = false;    // kDrain: its kWrite flow still adds bursts
+    uint64_t arrive = 0;     // its first burst reaches the channel
+    uint64_t ready = 0;      // its row is open from this cycle
+    bool entered = false;    // kRead: in its channel's read queue
+    bool row_open = false;   // it holds its bank's row (kWrite: needs none)
     double rate = 0;
   };
   struct Engine {
@@ -94,10 +102,9 @@ class HbmDmaTransfers : public DmaTransferModel {
   };
   struct Channel {
     std::vector<Bank> banks;
-    double reads = 0;         // queued read bursts (the window's runs on this channel)
+    double reads = 0;         // queued read bursts
     double writes = 0;        // queued write bursts
     bool write_mode = false;  // draining a write batch ahead of reads
-    double drain = 0;         // write drain rate now
     int refresh_slots = 0;    // refresh opportunities taken or owed so far
     int refresh_owed = 0;     // opportunities that found no bank to refresh yet
   };
@@ -107,8 +114,9 @@ class HbmDmaTransfers : public DmaTransferModel {
   bool demanded(size_t channel, int bank, uint64_t at) const;  // a request reached the bank by `at`
   uint64_t arrival(int engine, size_t run) const;    // when the run's first burst leaves its port
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
-  void allocate();                  // rates: progressive filling
+  void allocate();                  // rates
   void settle(uint64_t now);        // ends, admissions, rows, rates after a change
+  Flow* drain_of(const Flow& write);
 
   HbmDmaConfig cfg_;
   std::vector<Engine> engines_;

@@ -58,6 +58,7 @@ TensorEngineTiming::Schedule TensorEngineTiming::schedule(const TeInstruction& i
     s.dispatch = s.start = d;
     const uint64_t columns = static_cast<uint64_t>(std::max(in.m, 1));
     s.commit = d + columns + 1;
+    s.drained = s.commit + 1;
     ls_free_ = s.commit + 1;
     ls_tile_ = tile;
     ls_bank_ = bank;
@@ -94,6 +95,7 @@ TensorEngineTiming::Schedule TensorEngineTiming::schedule(const TeInstruction& i
     s.start = start;
     s.commit = last + rows + cols + 1;
     s.stream_cycles = frees - start + 1;
+    s.drained = std::max(s.commit, frees) + 1;
     next_free_ = promote + 1;
     streaming_.push_back({tile, bank, pe_op, start, frees});
     for_segments([&](int seg) { drain_free_[bank][seg] = std::max(drain_free_[bank][seg], last + rows + cols + 4); });

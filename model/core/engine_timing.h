@@ -38,6 +38,7 @@ class TensorEngineTiming {
     uint64_t dispatch = 0;  // left the instruction queue
     uint64_t start = 0;     // LS: dispatch; MM: its first moving vector
     uint64_t commit = 0;
+    uint64_t drained = 0;        // the engine is idle of it (an MM holds its slot 64 cycles at least)
     uint64_t stream_cycles = 0;  // MM: cycles it held the stream (the busy count)
   };
 

@@ -31,6 +31,7 @@ struct RunOptions {
   WavesOptions waves;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
   std::string outputs;  // folder for the output tensors as .npy
+  double timing_band = 0;  // cosim: fail unless |golden / RTL cycles - 1| <= this (0: no check)
 };
 
 // Every output tensor as DIR/NAME.npy (model/core/program.h gives the storage types); the
@@ -102,6 +103,8 @@ int run_rtl(const RunOptions& o, const model::Program& prog);
 int run_program(const RunOptions& o) {
   if (o.engine != "golden" && o.engine != "rtl" && o.engine != "cosim")
     throw Error(fmt::format("--engine: expected golden, rtl or cosim, found '{}'", o.engine));
+  if (o.timing_band > 0 && o.engine != "cosim")
+    throw Error(fmt::format("--timing-band: compares the golden core with the RTL; expected --engine cosim, found '{}'", o.engine));
   if (o.engine == "golden" && !o.waves.waves.empty())
     throw Error("--waves: the golden core has no waves; use --engine rtl or cosim");
   model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
@@ -248,6 +251,14 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     fmt::print(stderr, "ncore run: {}{}\n", r.compared ? "co-simulation mismatch: " : "", r.failure);
     rc = 1;
   }
+  if (o.timing_band > 0 && r.compared && r.cycles) {
+    const double ratio = static_cast<double>(r.golden.cycles) / static_cast<double>(r.cycles);
+    if (std::abs(ratio - 1.0) > o.timing_band) {
+      fmt::print(stderr, "ncore run: --timing-band {}: the golden core took {} cycles, the RTL {} (ratio {:.4f})\n",
+                 o.timing_band, r.golden.cycles, r.cycles, ratio);
+      rc = 1;
+    }
+  }
   return rc;
 }
 
@@ -324,6 +335,9 @@ void add_run_command(CLI::App& app) {
   run->add_option("--outputs", o->outputs, "write each output tensor as DIR/NAME.npy (BF16 and FP8 as raw bits)");
   run->add_flag("--json", o->json, "print JSON");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
+  run->add_option("--timing-band", o->timing_band,
+                  "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")
+      ->check(CLI::Range(0.0, 1.0));
   run->callback([o] {
     const int rc = run_program(*o);
     if (rc) throw CLI::RuntimeError(rc);

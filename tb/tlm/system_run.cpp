@@ -105,7 +105,6 @@ void write_trace(const std::string& path, System& system, const std::map<std::pa
       for (const model::InstrTiming& t : core->result().timeline) {
         const model::CoreInstr& in = prog.queues[static_cast<size_t>(t.queue)][t.index];
         const bool dma = t.queue == model::kSpQueue && in.opcode == isa::Opcode::kDmaCopy;
-        if (dma && t.complete == 0) continue;  // a descriptor's issue record; its completion follows
         const int tid = base + (dma ? 8 + static_cast<int>(in.dma.engine) : t.queue);
         if (!named[static_cast<size_t>(tid - base)]) {
           named[static_cast<size_t>(tid - base)] = true;
