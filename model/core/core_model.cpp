@@ -378,7 +378,9 @@ struct CoreModel::Impl {
         }
         const TensorEngineTiming::Schedule t = te_timing.schedule(in.te, now);
         start = t.start;
-        complete = t.drained;  // its effects land at commit; a signal waits for the drain
+        // The RTL writes PSUM until commit and signals once the engine has drained; the model
+        // applies both at the drain (a signal's waiters see nothing earlier either way).
+        complete = t.drained;
         result.queues[q].busy_cycles += t.stream_cycles;
         s.ready = now + 1;
         break;
@@ -644,7 +646,7 @@ struct CoreModel::Impl {
     return any;
   }
 
-  // Hands every front descriptor whose latency is over to the transfer model.
+  // Hands every front descriptor its engine has loaded to the transfer model.
   void begin_due_transfers() {
     for (int e = 0; e < cfg.dma_engines; ++e) {
       auto& fifo = dma[e].queue;

@@ -2,7 +2,7 @@
 // The golden NeuronCore: four instruction queues (pe, act, dve, sp), each with its own
 // sequencer, 32 semaphores, the tensor, vector and scalar engines' golden models over one
 // SBUF and one PSUM, and 16 DMA engines over a sparse HBM. It executes a Program with the
-// engines' exact numerics and an event-driven timing model (model/README.md, "Core timing").
+// engines' exact numerics and an event-driven timing model (model/README.md, "The golden core's timing").
 //
 // Semantics:
 //   - Each queue issues in order. An instruction with a wait issues once semaphore

@@ -8,13 +8,11 @@ namespace ncore::model {
 
 namespace {
 constexpr double kEps = 1e-7;
-constexpr int kRefreshedAtReset = 8;     // the refresh manager's pull-in after reset
-constexpr uint64_t kRefreshSpacing = 8;  // tRREFD between them
 }  // namespace
 
 HbmDmaTransfers::HbmDmaTransfers(const HbmDmaConfig& c)
-    : cfg_(c), engines_(static_cast<size_t>(c.engines)), channels_(static_cast<size_t>(c.channels)),
-      capacity_(hbm_capacity_bytes(c.channels)) {
+    : cfg_(c), engines_(static_cast<size_t>(c.engines)), channels_(static_cast<size_t>(c.hbm.channels)),
+      capacity_(hbm_capacity_bytes(c.hbm.channels)) {
   for (Channel& ch : channels_) ch.banks.resize(kHbmBanks);
 }
 
@@ -34,10 +32,14 @@ bool HbmDmaTransfers::demanded(size_t channel, int bank, uint64_t at) const {
 
 void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
   Channel& ch = channels_[channel];
-  const uint64_t interval = static_cast<uint64_t>(cfg_.timing.refi / kHbmBanks);
+  // After reset the refresh manager pulls in max_pull_in refreshes, tRREFD apart; then one is
+  // owed every tREFI / banks.
+  const HbmTiming& t = cfg_.hbm.timing;
+  const int pulled_in = cfg_.hbm.max_pull_in;
+  const uint64_t interval = static_cast<uint64_t>(t.refi / kHbmBanks);
   const auto slot_time = [&](int k) {
-    return k < kRefreshedAtReset ? kRefreshSpacing * static_cast<uint64_t>(k)
-                                 : interval * static_cast<uint64_t>(k - kRefreshedAtReset + 1);
+    return k < pulled_in ? static_cast<uint64_t>(t.rrefd) * static_cast<uint64_t>(k)
+                         : interval * static_cast<uint64_t>(k - pulled_in + 1);
   };
   // Each opportunity refreshes the best idle, closed bank not refreshed this round, if any.
   const auto refresh_one = [&](uint64_t at) {
@@ -50,7 +52,7 @@ void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
     if (best < 0) return false;
     Bank& k = ch.banks[static_cast<size_t>(best)];
     k.refreshed = true;
-    k.free_at = at + static_cast<uint64_t>(cfg_.timing.rfcpb);
+    k.free_at = at + static_cast<uint64_t>(t.rfcpb);
     bool round = true;
     for (const Bank& b : ch.banks) round &= b.refreshed;
     if (round)
@@ -74,7 +76,7 @@ void HbmDmaTransfers::begin(int engine, const DmaDescriptor& d, uint64_t now) {
     for (uint64_t r = 0; r < d.count1; ++r) {
       const uint64_t row = d.hbm_addr + p * d.hbm_stride2 + r * d.hbm_stride1;
       for (uint64_t off = 0; off < d.bytes; off += kDmaBurstBytes, ++bursts) {
-        const HbmAddress a = hbm_map((row + off) % capacity_, cfg_.channels, cfg_.xor_hash);
+        const HbmAddress a = hbm_map((row + off) % capacity_, cfg_.hbm.channels, cfg_.hbm.xor_hash);
         if (!e.runs.empty()) {
           Run& last = e.runs.back();
           if (last.channel == a.channel && last.bank == a.bank && last.row == a.row) {
@@ -118,6 +120,13 @@ HbmDmaTransfers::Flow* HbmDmaTransfers::drain_of(const Flow& write) {
   return nullptr;
 }
 
+const HbmDmaTransfers::Flow* HbmDmaTransfers::write_of(const Flow& drain) const {
+  if (!drain.feeding) return nullptr;
+  for (const Flow& f : flows_)
+    if (f.kind == Kind::kWrite && f.engine == drain.engine && f.run == drain.run) return &f;
+  return nullptr;
+}
+
 bool HbmDmaTransfers::admit(int engine, uint64_t now) {
   Engine& e = engines_[static_cast<size_t>(engine)];
   if (!e.active || e.end != kNoEvent) return false;
@@ -152,7 +161,7 @@ bool HbmDmaTransfers::admit(int engine, uint64_t now) {
 }
 
 void HbmDmaTransfers::open_rows(uint64_t now) {
-  const HbmTiming& t = cfg_.timing;
+  const HbmTiming& t = cfg_.hbm.timing;
   for (Flow& f : flows_) {
     if (f.kind == Kind::kWrite || f.row_open) continue;
     if (f.kind == Kind::kRead) {
@@ -162,7 +171,7 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
       }
       if (!f.entered) {  // into the channel's read queue, when it has room
         Channel& ch = channels_[static_cast<size_t>(f.channel)];
-        if (ch.reads >= cfg_.read_queue) continue;
+        if (ch.reads >= cfg_.hbm.rd_depth) continue;
         ch.reads += f.left;
         f.entered = true;
       }
@@ -187,7 +196,8 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
           wanted = true;
     if (wanted) continue;
     const uint64_t from = std::max(now, bank.free_at);
-    bank.free_at = from + static_cast<uint64_t>((bank.row >= 0 ? t.rp : 0) + t.rcd_rd);
+    const int rcd = f.kind == Kind::kDrain ? t.rcd_wr : t.rcd_rd;
+    bank.free_at = from + static_cast<uint64_t>((bank.row >= 0 ? t.rp : 0) + rcd);
     bank.row = f.row;
     for (Flow& g : flows_)  // flows on the row just closed must open it again
       if (g.kind != Kind::kWrite && g.channel == f.channel && g.bank == f.bank && g.row != f.row) g.row_open = false;
@@ -197,7 +207,7 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
 }
 
 void HbmDmaTransfers::allocate() {
-  const double channel_rate = 1.0 / cfg_.timing.bl, group_rate = 1.0 / cfg_.timing.ccd_l;
+  const double channel_rate = 1.0 / cfg_.hbm.timing.bl, group_rate = 1.0 / cfg_.hbm.timing.ccd_l;
   const size_t nch = channels_.size(), nports = static_cast<size_t>(cfg_.ports);
   // Resources: channel c (reads and writes to DRAM), bank group (c, g), read port, write port,
   // a channel's write queue taking one write a cycle, and none (a drain uses no port).
@@ -216,7 +226,6 @@ void HbmDmaTransfers::allocate() {
 
   std::vector<std::array<size_t, 3>> uses(flows_.size());
   std::vector<bool> live(flows_.size(), false);
-  std::vector<double> feed(flows_.size(), 1e30);  // a drain with nothing queued writes what arrives
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
     f.rate = 0;
@@ -255,10 +264,8 @@ void HbmDmaTransfers::allocate() {
         if (!live[i] || f.kind != kind) continue;
         f.rate = 0;
         double rate = bound[i];
-        if (kind == Kind::kDrain && f.left <= kEps) {
-          const Flow* w = nullptr;
-          for (const Flow& g : flows_)
-            if (g.kind == Kind::kWrite && g.engine == f.engine && g.run == f.run) w = &g;
+        if (kind == Kind::kDrain && f.left <= kEps) {  // nothing queued: it writes what arrives
+          const Flow* w = write_of(f);
           rate = std::min(rate, w ? w->rate : 0.0);
         }
         for (int k = 1; k < 3; ++k) rate = std::min(rate, cap[uses[i][static_cast<size_t>(k)]]);
@@ -299,7 +306,7 @@ void HbmDmaTransfers::allocate() {
   for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = std::min(flows_[i].rate, bound[i]);
   // A full write queue takes writes only as fast as it drains.
   for (size_t c = 0; c < nch; ++c) {
-    if (channels_[c].writes < cfg_.write_queue - kEps) continue;
+    if (channels_[c].writes < cfg_.hbm.wr_depth - kEps) continue;
     double out = 0, in = 0;
     for (const Flow& f : flows_) {
       if (static_cast<size_t>(f.channel) != c) continue;
@@ -319,10 +326,8 @@ void HbmDmaTransfers::settle(uint64_t now) {
   // row open.
   for (Flow& f : flows_)
     if (f.kind == Kind::kDrain && f.feeding) {
-      bool writing = false;
-      for (const Flow& g : flows_)
-        if (g.kind == Kind::kWrite && g.engine == f.engine && g.run == f.run && g.left > kEps) writing = true;
-      f.feeding = writing;
+      const Flow* w = write_of(f);
+      f.feeding = w && w->left > kEps;
     }
   flows_.erase(std::remove_if(flows_.begin(), flows_.end(),
                               [](const Flow& f) { return f.left <= kEps && !(f.kind == Kind::kDrain && f.feeding); }),
@@ -340,9 +345,9 @@ void HbmDmaTransfers::settle(uint64_t now) {
     bool reads = false;
     for (const Flow& f : flows_) reads |= f.kind == Kind::kRead && f.entered && f.left > kEps && static_cast<size_t>(f.channel) == c;
     if (!ch.write_mode)
-      ch.write_mode = ch.writes > kEps && (ch.writes >= cfg_.write_high - kEps || !reads);
+      ch.write_mode = ch.writes > kEps && (ch.writes >= cfg_.hbm.wr_high - kEps || !reads);
     else
-      ch.write_mode = !(ch.writes <= kEps || (reads && ch.writes <= cfg_.write_low + kEps));
+      ch.write_mode = !(ch.writes <= kEps || (reads && ch.writes <= cfg_.hbm.wr_low + kEps));
   }
   open_rows(now);
   allocate();
@@ -374,9 +379,8 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   for (const Flow& f : flows_) {  // a drain: its row opens, or its queued bursts run out
     if (f.kind != Kind::kDrain) continue;
     if (f.ready > now && f.left > kEps) next = std::min(next, f.ready);
-    double in = 0;
-    for (const Flow& g : flows_)
-      if (f.feeding && g.kind == Kind::kWrite && g.engine == f.engine && g.run == f.run) in = g.rate;
+    const Flow* w = write_of(f);
+    const double in = w ? w->rate : 0.0;
     if (f.rate > in + kEps && f.left > kEps) at(f.left / (f.rate - in));
   }
   bool waiting = false;  // engines or drains still to move anything
@@ -393,7 +397,7 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   for (const Flow& f : flows_) {
     if (f.kind != Kind::kRead || f.entered || f.arrive > now) continue;
     const size_t c = static_cast<size_t>(f.channel);
-    if (read_rate[c] > 0) at((channels_[c].reads - cfg_.read_queue) / read_rate[c] + kEps);
+    if (read_rate[c] > 0) at((channels_[c].reads - cfg_.hbm.rd_depth) / read_rate[c] + kEps);
   }
   // Write batches begin and end at the watermarks (a batch ends at the low one only while
   // reads wait).
@@ -403,8 +407,8 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   for (size_t c = 0; c < nch; ++c) {
     const Channel& ch = channels_[c];
     const double net = write_in[c] - write_out[c];
-    if (ch.write_mode && reads_queued[c] && net < -kEps && ch.writes > cfg_.write_low) at((ch.writes - cfg_.write_low) / -net);
-    else if (!ch.write_mode && net > kEps && ch.writes < cfg_.write_high) at((cfg_.write_high - ch.writes) / net);
+    if (ch.write_mode && reads_queued[c] && net < -kEps && ch.writes > cfg_.hbm.wr_low) at((ch.writes - cfg_.hbm.wr_low) / -net);
+    else if (!ch.write_mode && net > kEps && ch.writes < cfg_.hbm.wr_high) at((cfg_.hbm.wr_high - ch.writes) / net);
   }
   return next;
 }

@@ -23,13 +23,13 @@
 //   - Reads end CL + BL + the response path after their last burst is served. Writes are
 //     posted: a write descriptor ends when its last burst enters the channel's write queue
 //     (256 deep). The queued writes of a run then drain to their bank and row like a read
-//     run, when the channel has no read to serve, or, once 224 are queued, ahead of reads
-//     until 32 are left (the write batch of model/hbm/scheduler.h).
+//     run (tRCD_WR to open it), when no read is queued, or, once 224 are queued, ahead of
+//     reads until 32 are left (the write batch of model/hbm/scheduler.h).
 //   - Refresh (model/hbm/refresh.h, per bank): after reset every channel pulls in 8 refreshes,
 //     one every tRREFD (8) cycles, then one more every tREFI / 16; each holds an idle, closed
 //     bank not refreshed this round (the most recently used, else the lowest) for tRFCpb.
 //     A bank a stream will need next is often such a bank.
-// model/core/README.md ("Timing") gives the figures against the RTL.
+// model/README.md ("The golden core's timing") gives the figures against the RTL.
 
 #include <cstdint>
 #include <vector>
@@ -39,15 +39,20 @@
 
 namespace ncore::model {
 
+// The pseudo-channels the RTL core harness puts behind the DMA ports (tb/core: 16 of them, 4 GiB).
+inline HbmConfig core_hbm_config() {
+  HbmConfig c;
+  c.channels = 16;
+  return c;
+}
+
 struct HbmDmaConfig {
   int engines = 16;
   int ports = 4;             // engine e is on port e % ports
-  int channels = 16;         // pseudo-channels (the RTL harness's 4 GiB)
-  bool xor_hash = true;
-  HbmTiming timing;
+  // The controllers' timing, address map, queue depths, write watermarks and refresh pull-in,
+  // as the reference controller (model/hbm) has them.
+  HbmConfig hbm = core_hbm_config();
   int window = 52;           // bursts an engine keeps queued in the channels
-  int read_queue = 64;       // a pseudo-channel's read queue
-  int write_queue = 256, write_high = 224, write_low = 32;
   uint64_t read_tail_cycles = 25;   // last burst served -> the engine sees its data (CL + BL + path)
   uint64_t write_tail_cycles = 3;   // last burst accepted -> the engine sees it taken
   uint64_t issue_lead_cycles = 3;   // transfer begins -> its first burst reaches a channel
@@ -116,7 +121,8 @@ class HbmDmaTransfers : public DmaTransferModel {
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
   void allocate();                  // rates
   void settle(uint64_t now);        // ends, admissions, rows, rates after a change
-  Flow* drain_of(const Flow& write);
+  Flow* drain_of(const Flow& write);        // the drain a write flow feeds
+  const Flow* write_of(const Flow& drain) const;  // the write feeding a drain, if it still does
 
   HbmDmaConfig cfg_;
   std::vector<Engine> engines_;

@@ -1,8 +1,8 @@
 #pragma once
 // When the golden core's tensor engine takes, starts and finishes each instruction: the issue
 // rules of rtl/tensor/nc_tensor_engine.sv at instruction granularity (no per-cycle state), so
-// that the golden core's cycles follow the RTL core's (issue 27 calibrates them; the README's
-// "Core timing" gives the rules and model/core/README.md the table of golden against RTL).
+// that the golden core's cycles follow the RTL core's (issue 27 calibrates them; model/README.md,
+// "The golden core's timing", gives the rules and where the calibration stands).
 //
 // Times are core cycles. `fire` is the cycle the pe sequencer hands the instruction over;
 // `commit` is the cycle the RTL reports it done (an LS with its last weight column, an MM
@@ -16,11 +16,13 @@
 //     of its tile: no MM of an overlapping tile holds it, and its last moving vector there
 //     entered DrainCycles (Rows + Cols + 3) cycles ago. Commit = dispatch + M + 1.
 //   - MM: dispatches into the one waiting register once it is empty; starts (the cycle after
-//     its promotion) when the LS of its weights has committed, and no streaming MM of an
-//     overlapping tile (or of another PE operation) is left: one ends in the cycle it
-//     requests its last vector, or MinMmCycles (64) after it started, whichever is later.
+//     its promotion) when the LS of its weights has committed, and no streaming MM that shares
+//     a PE row or column with it (or runs another PE operation) is left: one ends in the cycle
+//     it requests its last vector, or MinMmCycles (64) after it started, whichever is later.
 //     It requests a vector every `passes` cycles (4 with an FP32 operand; an FP32 transpose 2)
 //     and commits Rows + Cols + 1 cycles after its last request.
+//   - Drained (what a signal on pe waits for): every instruction committed and every MM's
+//     slot free again.
 #include <array>
 #include <cstdint>
 #include <deque>

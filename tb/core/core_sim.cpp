@@ -28,7 +28,8 @@ using model::CoreError;
 using model::CoreStatus;
 using model::HbmData;
 
-constexpr int kHbmChannels = 16;   // 16 x 256 MiB: the golden core's 4 GiB window
+// 16 x 256 MiB: the golden core's 4 GiB window (the golden core's DMA timing models the same)
+const int kHbmChannels = model::core_hbm_config().channels;
 constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 
@@ -77,11 +78,7 @@ class FabricPorts : public CoreMemoryPorts {
   }
 
  private:
-  static model::HbmConfig config() {
-    model::HbmConfig c;
-    c.channels = kHbmChannels;
-    return c;
-  }
+  static model::HbmConfig config() { return model::core_hbm_config(); }
   HbmFabric fabric_;
 };
 
