@@ -270,7 +270,6 @@ TEST(Cli, RunCosimReportsGoldenCyclesBesideTheRtlCycles) {
   const Result narrow = run(fmt::format("run {} --engine cosim --size 8 --timing-band 0.001", prog));
   EXPECT_EQ(narrow.exit_code, 1);
   EXPECT_NE(narrow.err.find("--timing-band 0.001: the golden core took"), std::string::npos) << narrow.err;
-  EXPECT_EQ(run(fmt::format("run {} --timing-band 0.05", prog)).exit_code, 1);  // golden alone: nothing to compare
   // --timeline: every instruction's RTL issue and commit cycles, and the golden core's beside.
   const Result tl = run(fmt::format("run {} --engine cosim --size 8 --json --timeline", prog));
   ASSERT_EQ(tl.exit_code, 0) << tl.err;
