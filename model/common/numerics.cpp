@@ -316,6 +316,12 @@ uint32_t from_fp32(uint32_t fp32_bits, DType to, CastMode mode, uint32_t random_
       return (fp32_bits & 0x80000000u) | 0x7F7FFFFFu;
     return fp32_bits;
   }
+  if (to == DType::kBf16 && mode.rounding == Rounding::kNearestEven && !mode.saturate) {
+    // BF16 keeps FP32's exponent: round the low 16 bits to nearest even (Inf stays Inf, an
+    // overflow carries into it), as encode_generic does, at a fraction of its cost.
+    if ((fp32_bits & 0x7FFFFFFFu) > 0x7F800000u) return 0x7FC0u;  // canonical NaN
+    return (fp32_bits + 0x7FFFu + ((fp32_bits >> 16) & 1u)) >> 16;
+  }
   const FloatFormat& f = float_format(to);
   return encode_generic(f, fp32_bits, mode, random_bits) << f.container_shift;
 }

@@ -25,13 +25,18 @@ class Sbuf {
   uint32_t read(int partition, uint32_t addr, int bytes) const;
   void write(int partition, uint32_t addr, int bytes, uint32_t value);
 
+  // `n` bytes from `addr` of one partition (a DMA burst, a tensor's row). Throws when out of range.
+  void read_bytes(int partition, uint32_t addr, uint8_t* out, size_t n) const;
+  void write_bytes(int partition, uint32_t addr, const uint8_t* in, size_t n);
+
   // tile row r -> partition r (+ first_partition); column c at addr + c * stride.
   void write_tile(const Tile& tile, uint32_t addr, uint32_t stride);
   Tile read_tile(DType type, int rows, int cols, uint32_t addr, uint32_t stride,
                  int first_partition = 0) const;
 
  private:
-  void check(int partition, uint32_t addr, int bytes) const;
+  void check(int partition, uint32_t addr, uint64_t bytes) const;
+  void check_element(int partition, uint32_t addr, int bytes) const;
 
   struct Free {
     void operator()(uint8_t* p) const;

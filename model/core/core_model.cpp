@@ -135,6 +135,7 @@ struct CoreModel::Impl {
     uint64_t wake = 0;           // a satisfied wait issues from this cycle
     uint64_t last_complete = 0;  // completion is in order
     std::deque<InFlight> inflight;
+    size_t checked = 0;          // instructions [0, checked) passed the sequencer's decode
     // A refusal found at issue (an illegal word, an engine's or the DMA's check). The queue
     // issues nothing more; the error is raised once everything issued before it on this queue
     // has completed, so that an earlier instruction's own error (a refusal at completion, a
@@ -166,8 +167,8 @@ struct CoreModel::Impl {
   Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external,
        CollectiveEngine* collectives)
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
-        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), open_list(c.dma_engines, 0),
-        port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), own_transfers(dma_config(c)),
+        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines),
+        port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), open_list(c.dma_engines, 0), own_transfers(dma_config(c)),
         transfers(external ? external : &own_transfers),
         lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle),
         cc(collectives ? collectives : &lone), te_timing(c.te) {
@@ -287,12 +288,12 @@ struct CoreModel::Impl {
       const int part = static_cast<int>(s / kSbufPartitionStride);
       const uint32_t off = static_cast<uint32_t>(s % kSbufPartitionStride);
       if (d.to_hbm) {
-        for (int b = 0; b < kDmaBurstBytes; ++b) buf[b] = static_cast<uint8_t>(mem.sbuf.read(part, off + b, 1));
+        mem.sbuf.read_bytes(part, off, buf, kDmaBurstBytes);
         hbm.write_block(h, buf, kDmaBurstBytes);
         if (effects_cb) effects.write(CoreMemory::kHbm, h, buf, kDmaBurstBytes);
       } else {
         hbm.read_block(h, buf, kDmaBurstBytes);
-        for (int b = 0; b < kDmaBurstBytes; ++b) mem.sbuf.write(part, off + b, 1, buf[b]);
+        mem.sbuf.write_bytes(part, off, buf, kDmaBurstBytes);
         if (effects_cb) effects.write(CoreMemory::kSbuf, s, buf, kDmaBurstBytes);
       }
     }
@@ -501,7 +502,9 @@ struct CoreModel::Impl {
     o.ready = std::max(o.ready, later + (instr(other, busy.index).sig_op != isa::SigOp::kNone ? 1 : 0));
   }
 
+  // Each word is decoded once, when its queue first reaches it (a queue only moves forward).
   bool issue_checked(int q, size_t i) {
+    if (i < qs[q].checked) return true;
     std::string why;
     DecodeError e;
     try {
@@ -510,7 +513,10 @@ struct CoreModel::Impl {
       e = DecodeError::kIllegalReserved;  // a field too wide for its bits
       why = err.what();
     }
-    if (e == DecodeError::kNone) return true;
+    if (e == DecodeError::kNone) {
+      qs[q].checked = i + 1;
+      return true;
+    }
     defer(CoreError::kDecode, q, i, fmt::format("{}: {}", decode_error_name(e), why));
     return false;
   }
@@ -854,10 +860,9 @@ std::vector<uint8_t> CoreModel::tensor_bytes(const TensorDecl& t) {
     return out;
   }
   const uint64_t per = t.bytes();
-  out.reserve(per * t.shape[0]);
+  out.resize(per * static_cast<uint64_t>(t.shape[0]));
   for (int64_t p = 0; p < t.shape[0]; ++p)
-    for (uint64_t b = 0; b < per; ++b)
-      out.push_back(static_cast<uint8_t>(sbuf().read(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr + b), 1)));
+    sbuf().read_bytes(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr), out.data() + p * per, per);
   return out;
 }
 
@@ -865,8 +870,7 @@ void CoreModel::write_tensor(const TensorDecl& t, const std::vector<uint8_t>& by
   if (t.hbm) return hbm().write_block(t.addr, bytes.data(), bytes.size());
   const uint64_t per = t.bytes();
   for (int64_t p = 0; p < t.shape[0]; ++p)
-    for (uint64_t b = 0; b < per; ++b)
-      sbuf().write(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr + b), 1, bytes[p * per + b]);
+    sbuf().write_bytes(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr), bytes.data() + p * per, per);
 }
 
 void CoreModel::load_tensors() {

@@ -14,20 +14,24 @@ HbmDmaTransfers::HbmDmaTransfers(const HbmDmaConfig& c)
     : cfg_(c), engines_(static_cast<size_t>(c.engines)), channels_(static_cast<size_t>(c.hbm.channels)),
       capacity_(hbm_capacity_bytes(c.hbm.channels)) {
   for (Channel& ch : channels_) ch.banks.resize(kHbmBanks);
+  index_writes();
 }
 
-bool HbmDmaTransfers::demanded(size_t channel, int bank, uint64_t at) const {
+std::array<uint64_t, kHbmBanks> HbmDmaTransfers::demand_at(size_t channel) const {
+  std::array<uint64_t, kHbmBanks> at;
+  at.fill(kNoEvent);
   for (const Flow& f : flows_)
-    if (f.kind != Kind::kWrite && static_cast<size_t>(f.channel) == channel && f.bank == bank && f.arrive <= at)
-      return true;
+    if (f.kind != Kind::kWrite && static_cast<size_t>(f.channel) == channel)
+      at[static_cast<size_t>(f.bank)] = std::min(at[static_cast<size_t>(f.bank)], f.arrive);
   for (size_t i = 0; i < engines_.size(); ++i) {  // the next run of a stream waiting for room, once it asks
     const Engine& e = engines_[i];
     if (e.active && !e.write && e.next_run < e.runs.size() && e.end == kNoEvent &&
-        static_cast<size_t>(e.runs[e.next_run].channel) == channel && e.runs[e.next_run].bank == bank &&
-        arrival(static_cast<int>(i), e.next_run) <= at)
-      return true;
+        static_cast<size_t>(e.runs[e.next_run].channel) == channel) {
+      uint64_t& bank = at[static_cast<size_t>(e.runs[e.next_run].bank)];
+      bank = std::min(bank, arrival(static_cast<int>(i), e.next_run));
+    }
   }
-  return false;
+  return at;
 }
 
 void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
@@ -42,11 +46,16 @@ void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
                          : interval * static_cast<uint64_t>(k - pulled_in + 1);
   };
   // Each opportunity refreshes the best idle, closed bank not refreshed this round, if any.
+  std::array<uint64_t, kHbmBanks> demand{};
+  bool demand_known = false;
+  const auto idle = [&](const Bank& k, uint64_t at) { return !k.refreshed && k.row < 0 && k.free_at <= at; };
   const auto refresh_one = [&](uint64_t at) {
+    if (std::none_of(ch.banks.begin(), ch.banks.end(), [&](const Bank& k) { return idle(k, at); })) return false;
+    if (!demand_known) demand = demand_at(channel), demand_known = true;
     int best = -1;
     for (int b = 0; b < kHbmBanks; ++b) {
       const Bank& k = ch.banks[static_cast<size_t>(b)];
-      if (k.refreshed || k.row >= 0 || k.free_at > at || demanded(channel, b, at)) continue;
+      if (!idle(k, at) || demand[static_cast<size_t>(b)] <= at) continue;
       if (best < 0 || k.last_use > ch.banks[static_cast<size_t>(best)].last_use) best = b;
     }
     if (best < 0) return false;
@@ -114,17 +123,30 @@ uint64_t HbmDmaTransfers::arrival(int engine, size_t run) const {
   return e.begin_at + e.runs[run].first * static_cast<uint64_t>(std::max(sharing, 1));
 }
 
+void HbmDmaTransfers::index_writes() {
+  writer_.assign(engines_.size(), -1);
+  fed_drain_.assign(engines_.size(), -1);
+  for (size_t i = 0; i < flows_.size(); ++i) {
+    const Flow& f = flows_[i];
+    const size_t e = static_cast<size_t>(f.engine);
+    if (f.kind == Kind::kWrite && writer_[e] < 0) writer_[e] = static_cast<int>(i);
+    if (f.kind == Kind::kDrain && f.feeding && fed_drain_[e] < 0) fed_drain_[e] = static_cast<int>(i);
+  }
+}
+
 HbmDmaTransfers::Flow* HbmDmaTransfers::drain_of(const Flow& write) {
-  for (Flow& f : flows_)
-    if (f.kind == Kind::kDrain && f.feeding && f.engine == write.engine && f.run == write.run) return &f;
-  return nullptr;
+  const int i = fed_drain_[static_cast<size_t>(write.engine)];
+  if (i < 0) return nullptr;
+  Flow& d = flows_[static_cast<size_t>(i)];
+  return d.feeding && d.run == write.run ? &d : nullptr;
 }
 
 const HbmDmaTransfers::Flow* HbmDmaTransfers::write_of(const Flow& drain) const {
   if (!drain.feeding) return nullptr;
-  for (const Flow& f : flows_)
-    if (f.kind == Kind::kWrite && f.engine == drain.engine && f.run == drain.run) return &f;
-  return nullptr;
+  const int i = writer_[static_cast<size_t>(drain.engine)];
+  if (i < 0) return nullptr;
+  const Flow& w = flows_[static_cast<size_t>(i)];
+  return w.run == drain.run ? &w : nullptr;
 }
 
 bool HbmDmaTransfers::admit(int engine, uint64_t now) {
@@ -213,7 +235,8 @@ void HbmDmaTransfers::allocate() {
   // a channel's write queue taking one write a cycle, and none (a drain uses no port).
   const size_t r_channel = 0, r_group = nch, r_rport = r_group + nch * kHbmBankGroups, r_wport = r_rport + nports,
                r_wtake = r_wport + nports, r_none = r_wtake + nch;
-  std::vector<double> cap(r_none + 1);
+  std::vector<double>& cap = scratch_.cap;
+  cap.assign(r_none + 1, 0.0);
   for (size_t c = 0; c < nch; ++c) cap[r_channel + c] = channel_rate;
   for (size_t g = 0; g < nch * kHbmBankGroups; ++g) cap[r_group + g] = group_rate;
   for (size_t p = 0; p < nports; ++p) cap[r_rport + p] = cap[r_wport + p] = 1.0;
@@ -221,11 +244,10 @@ void HbmDmaTransfers::allocate() {
   cap[r_none] = 1e30;
 
   // A channel writes its queue to DRAM in write mode only (settle() sets the direction).
-  std::vector<bool> draining(nch, false);
-  for (size_t c = 0; c < nch; ++c) draining[c] = channels_[c].write_mode;
-
-  std::vector<std::array<size_t, 3>> uses(flows_.size());
-  std::vector<bool> live(flows_.size(), false);
+  std::vector<std::array<size_t, 3>>& uses = scratch_.uses;
+  uses.assign(flows_.size(), {});
+  std::vector<char>& live = scratch_.live;
+  live.assign(flows_.size(), 0);
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
     f.rate = 0;
@@ -242,18 +264,20 @@ void HbmDmaTransfers::allocate() {
         uses[i] = {r_wport + port, r_wtake + c, r_none};
         break;
       case Kind::kDrain:
-        if (!draining[c] || f.ready > now_ || !f.row_open || (f.left <= kEps && !f.feeding)) continue;
+        if (!channels_[c].write_mode || f.ready > now_ || !f.row_open || (f.left <= kEps && !f.feeding)) continue;
         uses[i] = {r_none, r_channel + c, group};
         break;
     }
-    live[i] = true;
+    live[i] = 1;
   }
   // Channels serve oldest first (FR-FCFS among row hits): each flow, in the order it entered,
   // takes what its channel and bank group have left. Ports serve their engines round-robin:
   // an engine gets an equal share of its port (water-filling), and a flow held back by its
   // port leaves its channel's share to younger flows; a few passes settle it.
-  std::vector<double> bound(flows_.size(), 1e30);
-  const std::vector<double> initial = cap;
+  std::vector<double>& bound = scratch_.bound;
+  bound.assign(flows_.size(), 1e30);
+  std::vector<double>& initial = scratch_.initial;
+  initial = cap;
   for (int pass = 0; pass < 3; ++pass) {
     cap = initial;
     // Writes are handed over before their drains are allocated (a drain of an empty queue
@@ -275,32 +299,39 @@ void HbmDmaTransfers::allocate() {
       }
     // Each port (uses[i][0]): its engines' demands, water-filled to the port's one burst.
     bool changed = false;
-    for (size_t port_res : {r_rport, r_wport})
-      for (size_t p = 0; p < nports; ++p) {
-        std::vector<double> demand(engines_.size(), 0.0);
-        for (size_t i = 0; i < flows_.size(); ++i)
-          if (live[i] && uses[i][0] == port_res + p) demand[static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
-        double total = 0;
-        for (double d : demand) total += d;
-        if (total <= 1.0 + 1e-9) continue;
-        std::vector<double> sorted;
-        for (double d : demand)
-          if (d > 1e-12) sorted.push_back(d);
-        std::sort(sorted.begin(), sorted.end());
-        double left = 1.0, share = 0;  // the fair share s: sum(min(d, s)) = 1
-        for (size_t k = 0; k < sorted.size(); ++k) {
-          share = left / static_cast<double>(sorted.size() - k);
-          if (sorted[k] >= share) break;
-          left -= sorted[k];
-        }
-        for (size_t i = 0; i < flows_.size(); ++i) {
-          if (!live[i] || uses[i][0] != port_res + p) continue;
-          const double d = demand[static_cast<size_t>(flows_[i].engine)];
-          if (d <= share + 1e-12) continue;
-          const double limited = flows_[i].rate * share / d;
-          if (limited < bound[i] - 1e-12) bound[i] = limited, changed = true;
-        }
+    const size_t ne = engines_.size();
+    std::vector<double>& demand = scratch_.demand;  // [port resource - r_rport][engine]
+    demand.assign(2 * nports * ne, 0.0);
+    for (size_t i = 0; i < flows_.size(); ++i)
+      if (live[i] && uses[i][0] < r_wtake) demand[(uses[i][0] - r_rport) * ne + static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
+    std::vector<double>& share = scratch_.share;  // per port resource: the fair share (1e30: no limit)
+    share.assign(2 * nports, 1e30);
+    for (size_t p = 0; p < 2 * nports; ++p) {
+      const double* d = &demand[p * ne];
+      double total = 0;
+      for (size_t e = 0; e < ne; ++e) total += d[e];
+      if (total <= 1.0 + 1e-9) continue;
+      std::vector<double>& sorted = scratch_.sorted;
+      sorted.clear();
+      for (size_t e = 0; e < ne; ++e)
+        if (d[e] > 1e-12) sorted.push_back(d[e]);
+      std::sort(sorted.begin(), sorted.end());
+      double left = 1.0, s = 0;  // the fair share s: sum(min(d, s)) = 1
+      for (size_t k = 0; k < sorted.size(); ++k) {
+        s = left / static_cast<double>(sorted.size() - k);
+        if (sorted[k] >= s) break;
+        left -= sorted[k];
       }
+      share[p] = s;
+    }
+    for (size_t i = 0; i < flows_.size(); ++i) {
+      if (!live[i] || uses[i][0] >= r_wtake) continue;
+      const size_t p = uses[i][0] - r_rport;
+      const double d = demand[p * ne + static_cast<size_t>(flows_[i].engine)];
+      if (d <= share[p] + 1e-12) continue;
+      const double limited = flows_[i].rate * share[p] / d;
+      if (limited < bound[i] - 1e-12) bound[i] = limited, changed = true;
+    }
     if (!changed) break;
   }
   for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = std::min(flows_[i].rate, bound[i]);
@@ -337,13 +368,17 @@ void HbmDmaTransfers::settle(uint64_t now) {
     more = false;
     for (size_t e = 0; e < engines_.size(); ++e) more |= admit(static_cast<int>(e), now);
   }
+  index_writes();
   // The batched FR-FCFS scheduler's direction: writes once the high watermark is reached or no
   // read is queued; back to reads when the queue is empty, or reads wait and the low
   // watermark is reached.
+  std::vector<char>& reads_queued = scratch_.reads_queued;
+  reads_queued.assign(channels_.size(), 0);
+  for (const Flow& f : flows_)
+    if (f.kind == Kind::kRead && f.entered && f.left > kEps) reads_queued[static_cast<size_t>(f.channel)] = 1;
   for (size_t c = 0; c < channels_.size(); ++c) {
     Channel& ch = channels_[c];
-    bool reads = false;
-    for (const Flow& f : flows_) reads |= f.kind == Kind::kRead && f.entered && f.left > kEps && static_cast<size_t>(f.channel) == c;
+    const bool reads = reads_queued[c];
     if (!ch.write_mode)
       ch.write_mode = ch.writes > kEps && (ch.writes >= cfg_.hbm.wr_high - kEps || !reads);
     else
@@ -364,7 +399,13 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
     if (e.begin_at > now) next = std::min(next, e.begin_at);
   }
   const size_t nch = channels_.size();
-  std::vector<double> engine_rate(engines_.size(), 0.0), read_rate(nch, 0.0), write_in(nch, 0.0), write_out(nch, 0.0);
+  Scratch& k = const_scratch_;
+  std::vector<double>&engine_rate = k.engine_rate, &read_rate = k.read_rate, &write_in = k.write_in,
+                      &write_out = k.write_out;
+  engine_rate.assign(engines_.size(), 0.0);
+  read_rate.assign(nch, 0.0);
+  write_in.assign(nch, 0.0);
+  write_out.assign(nch, 0.0);
   for (const Flow& f : flows_) {
     const size_t c = static_cast<size_t>(f.channel);
     if (f.kind == Kind::kDrain) {
@@ -401,9 +442,10 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   }
   // Write batches begin and end at the watermarks (a batch ends at the low one only while
   // reads wait).
-  std::vector<bool> reads_queued(nch, false);
+  std::vector<char>& reads_queued = k.reads_queued;
+  reads_queued.assign(nch, 0);
   for (const Flow& f : flows_)
-    if (f.kind == Kind::kRead && f.entered && f.left > kEps) reads_queued[static_cast<size_t>(f.channel)] = true;
+    if (f.kind == Kind::kRead && f.entered && f.left > kEps) reads_queued[static_cast<size_t>(f.channel)] = 1;
   for (size_t c = 0; c < nch; ++c) {
     const Channel& ch = channels_[c];
     const double net = write_in[c] - write_out[c];

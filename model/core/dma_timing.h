@@ -31,6 +31,7 @@
 //     A bank a stream will need next is often such a bank.
 // model/README.md ("The golden core's timing") gives the figures against the RTL.
 
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -116,11 +117,12 @@ class HbmDmaTransfers : public DmaTransferModel {
 
   bool admit(int e, uint64_t now);  // the next run entering engine e's window, if it may
   void refresh_until(size_t channel, uint64_t now);  // the refreshes due before `now`
-  bool demanded(size_t channel, int bank, uint64_t at) const;  // a request reached the bank by `at`
+  std::array<uint64_t, kHbmBanks> demand_at(size_t channel) const;  // when a request first reaches each bank
   uint64_t arrival(int engine, size_t run) const;    // when the run's first burst leaves its port
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
   void allocate();                  // rates
   void settle(uint64_t now);        // ends, admissions, rows, rates after a change
+  void index_writes();                      // writer_ and fed_drain_, after flows_ changed
   Flow* drain_of(const Flow& write);        // the drain a write flow feeds
   const Flow* write_of(const Flow& drain) const;  // the write feeding a drain, if it still does
 
@@ -128,6 +130,17 @@ class HbmDmaTransfers : public DmaTransferModel {
   std::vector<Engine> engines_;
   std::vector<Flow> flows_;
   std::vector<Channel> channels_;
+  // Per engine, the index in flows_ of its write flow and of the drain that flow feeds (-1:
+  // none); an engine hands over one run at a time.
+  std::vector<int> writer_, fed_drain_;
+  struct Scratch {  // working vectors, kept to spare allocations on every event
+    std::vector<double> cap, initial, bound, demand, share, sorted;
+    std::vector<std::array<size_t, 3>> uses;
+    std::vector<char> live, reads_queued;
+    std::vector<double> engine_rate, read_rate, write_in, write_out;
+  };
+  Scratch scratch_;
+  mutable Scratch const_scratch_;  // next_event()'s
   uint64_t capacity_ = 0;
   uint64_t now_ = 0;
 };

@@ -110,20 +110,22 @@ Tile row_slice(const Tile& t, int from, int count) {
 
 bool is_fp8(DType t) { return t == DType::kE4m3 || t == DType::kE5m2; }
 
-void require(bool ok, const std::string& message) {
-  if (!ok) throw Error(message);
+// The message is formatted only on failure: psum() and set_psum() check every element copy.
+template <class... Args>
+void require(bool ok, fmt::format_string<Args...> message, Args&&... args) {
+  if (!ok) throw Error(fmt::format(message, std::forward<Args>(args)...));
 }
 
 void check_range(const char* op, const char* field, int value, int lo, int hi) {
   require(value >= lo && value <= hi,
-          fmt::format("{}: field '{}' = {} is outside the legal range {}..{}", op, field, value,
-                      lo, hi));
+          "{}: field '{}' = {} is outside the legal range {}..{}", op, field, value, lo, hi);
 }
 
 void check_float_type(const char* op, const char* field, DType t) {
-  require(is_float(t), fmt::format("{}: field '{}' = {} is not a tensor-engine input type "
-                                   "(expected fp32, tf32, bf16, fp16, e4m3 or e5m2)",
-                                   op, field, dtype_name(t)));
+  require(is_float(t),
+          "{}: field '{}' = {} is not a tensor-engine input type "
+          "(expected fp32, tf32, bf16, fp16, e4m3 or e5m2)",
+          op, field, dtype_name(t));
 }
 
 }  // namespace
@@ -223,23 +225,21 @@ void TensorEngine::load_stationary(const Tile& stationary, const TeModes& modes,
           "LoadStationary: forbidden mode combination (double-row takes neither transpose, "
           "sparsity nor column tiling; transpose takes no sparsity)");
   require(tiling_fits(tiling),
-          fmt::format("LoadStationary: tiling rows {}/{} columns {}/{} does not fit a {}x{} "
-                      "array (splits 0..2, tiles below 2^split, sides multiples of 4)",
-                      tiling.row_tile, tiling.row_split, tiling.col_tile, tiling.col_split,
-                      config_.rows, config_.cols));
+          "LoadStationary: tiling rows {}/{} columns {}/{} does not fit a {}x{} "
+          "array (splits 0..2, tiles below 2^split, sides multiples of 4)",
+          tiling.row_tile, tiling.row_split, tiling.col_tile, tiling.col_split, config_.rows, config_.cols);
   const int partitions = modes.double_row ? stationary.rows / 2 : stationary.rows;
   if (modes.double_row) {
     require(is_fp8(stationary.dtype),
-            fmt::format("LoadStationary: double-row needs FP8, found {}",
-                        dtype_name(stationary.dtype)));
+            "LoadStationary: double-row needs FP8, found {}", dtype_name(stationary.dtype));
     require(stationary.rows % 2 == 0,
-            fmt::format("LoadStationary: double-row K = {} is not even", stationary.rows));
+            "LoadStationary: double-row K = {} is not even", stationary.rows);
   }
   check_range("LoadStationary", "K", partitions, 1, tile_rows(tiling));
   check_range("LoadStationary", "M", stationary.cols, 1, tile_cols(tiling));
   if (modes.sparsity != TeSparsity::kDense) {
     require(partitions % 4 == 0,
-            fmt::format("LoadStationary: sparse K = {} is not a multiple of 4", partitions));
+            "LoadStationary: sparse K = {} is not a multiple of 4", partitions);
     require(tiling.row_split == 0 || tile_rows(tiling) % 4 == 0,
             "LoadStationary: a sparse tile must hold whole groups of 4 rows");
     require(tags && tags->rows == stationary.rows && tags->cols == stationary.cols,
@@ -291,11 +291,9 @@ void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm)
                         : cur_->modes.sparsity == TeSparsity::kDense ? cur_->k
                                                                 : cur_->k / 4 * sparsity_group(cur_->modes.sparsity);
   require(moving.rows == k_logical,
-          fmt::format("MultiplyMoving: field 'K' = {} does not match the stationary's K = {}",
-                      moving.rows, k_logical));
+          "MultiplyMoving: field 'K' = {} does not match the stationary's K = {}", moving.rows, k_logical);
   if (cur_->modes.double_row)
-    require(is_fp8(moving.dtype), fmt::format("MultiplyMoving: double-row needs FP8, found {}",
-                                              dtype_name(moving.dtype)));
+    require(is_fp8(moving.dtype), "MultiplyMoving: double-row needs FP8, found {}", dtype_name(moving.dtype));
   const int elements = cur_->modes.transpose && transpose_is_narrow(mm.tiling)
                            ? 2 * config_.bank_elements
                            : config_.bank_elements;
