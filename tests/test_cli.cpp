@@ -252,6 +252,25 @@ TEST(Cli, RunPrintsCyclesUtilizationAndOutputChecksums) {
   EXPECT_NE(sum(a.out), sum(c.out));
 }
 
+// --no-data: the golden core's cycles and timeline without arithmetic or data, and no outputs.
+TEST(Cli, RunNoDataGivesTheSameCyclesAndNoOutputs) {
+  const std::string prog = fmt::format("{}/../programs/softmax.s", NCORE_TEST_DATA);
+  const Result data = run(fmt::format("run {} --json --timeline", prog));
+  const Result timing = run(fmt::format("run {} --json --timeline --no-data", prog));
+  ASSERT_EQ(data.exit_code, 0) << data.err;
+  ASSERT_EQ(timing.exit_code, 0) << timing.err;
+  const auto d = nlohmann::json::parse(data.out), t = nlohmann::json::parse(timing.out);
+  EXPECT_EQ(d.at("cycles"), t.at("cycles"));
+  EXPECT_EQ(d.at("queues"), t.at("queues"));
+  EXPECT_EQ(d.at("timeline"), t.at("timeline"));
+  EXPECT_FALSE(d.at("timing_only").get<bool>());
+  EXPECT_TRUE(t.at("timing_only").get<bool>());
+  EXPECT_TRUE(d.contains("outputs"));
+  EXPECT_FALSE(t.contains("outputs"));
+  EXPECT_NE(run(fmt::format("run {} --no-data", prog)).out.find("output        none: timing only (--no-data)"),
+            std::string::npos);
+}
+
 // Co-simulation reports the golden core's cycles beside the RTL's, and their ratio, both from
 // the one run (the golden cycles are the golden engine's own).
 TEST(Cli, RunCosimReportsGoldenCyclesBesideTheRtlCycles) {

@@ -2,7 +2,9 @@
 // element and bit for bit; deadlock, overflow and refusal reports; random multi-engine
 // programs with random semaphore graphs against one-at-a-time execution.
 
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -498,6 +500,111 @@ TEST(Core, RandomSemaphoreGraphsMatchOneAtATimeExecution) {
               << fmt::format("trial {} (NCORE_SEED={} reproduces trial 0 as {}): partition {} byte {:#x}", trial, seed, seed + trial, p, a);
     }
   }
+}
+
+// ---- timing only (ncore run --no-data) -------------------------------------------------------
+
+// Everything a run reports but data: status and error, cycles, per-queue statistics, MACs,
+// DMA bytes, semaphores and every instruction's issue, start and complete cycle.
+void expect_same_timing(const CoreResult& data, const CoreResult& timing, const std::string& what) {
+  EXPECT_EQ(data.status, timing.status) << what;
+  EXPECT_EQ(data.error, timing.error) << what;
+  EXPECT_EQ(data.message, timing.message) << what;
+  EXPECT_EQ(data.cycles, timing.cycles) << what;
+  for (int q = 0; q < isa::kNumQueue; ++q) {
+    EXPECT_EQ(data.queues[q].instructions, timing.queues[q].instructions) << what << " queue " << q;
+    EXPECT_EQ(data.queues[q].busy_cycles, timing.queues[q].busy_cycles) << what << " queue " << q;
+    EXPECT_EQ(data.queues[q].wait_cycles, timing.queues[q].wait_cycles) << what << " queue " << q;
+  }
+  EXPECT_EQ(data.te_macs, timing.te_macs) << what;
+  EXPECT_EQ(data.dma_bytes, timing.dma_bytes) << what;
+  EXPECT_EQ(data.dma_busy_cycles, timing.dma_busy_cycles) << what;
+  EXPECT_EQ(data.semaphores, timing.semaphores) << what;
+  ASSERT_EQ(data.timeline.size(), timing.timeline.size()) << what;
+  for (size_t i = 0; i < data.timeline.size(); ++i) {
+    const InstrTiming &a = data.timeline[i], &b = timing.timeline[i];
+    EXPECT_TRUE(a.queue == b.queue && a.index == b.index && a.issue == b.issue && a.start == b.start &&
+                a.complete == b.complete)
+        << what << ": timeline entry " << i;
+  }
+}
+
+struct TwoRuns {
+  CoreResult data, timing;
+  bool timing_output_zero = true;  // every output byte of the timing-only run is 0
+  bool data_output_nonzero = false;
+};
+
+TwoRuns run_both_ways(const Program& p, CoreConfig cfg) {
+  TwoRuns r;
+  for (bool timing_only : {false, true}) {
+    cfg.timing_only = timing_only;
+    CoreModel core(cfg, p);
+    core.load_tensors();
+    core.record_timeline(true);
+    (timing_only ? r.timing : r.data) = core.run();
+    for (const auto& t : p.tensors) {
+      if (!t.output) continue;
+      for (uint8_t byte : core.tensor_bytes(t)) (timing_only ? r.timing_output_zero : r.data_output_nonzero) =
+          timing_only ? r.timing_output_zero && byte == 0 : r.data_output_nonzero || byte != 0;
+    }
+  }
+  return r;
+}
+
+// Every example, at full size and at size 8 (where the big ones stop with the same error).
+TEST(Core, TimingOnlyRunsTakeTheSameCyclesOnEveryExample) {
+  std::vector<std::string> files;
+  for (const char* dir : {"", "small/", "system/"})
+    for (const auto& f : std::filesystem::directory_iterator(kPrograms + dir))
+      if (f.path().extension() == ".s") files.push_back(f.path().string());
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 14u);
+  int computed = 0;
+  for (const std::string& file : files) {
+    // The system examples are SPMD programs for the 8 cores of a chip: core 0's, run alone.
+    const bool spmd = file.find("/system/") != std::string::npos;
+    const Program p = assemble_file(file, spmd_symbols(0, 0, 1, spmd ? 8 : 1));
+    for (int size : {128, 8}) {
+      CoreConfig cfg;
+      cfg.te.rows = cfg.te.cols = cfg.lanes = size;
+      const TwoRuns r = run_both_ways(p, cfg);
+      const std::string what = fmt::format("{} at size {}", file, size);
+      expect_same_timing(r.data, r.timing, what);
+      EXPECT_TRUE(r.timing_output_zero) << what << ": a timing-only run computed an output";
+      computed += r.data_output_nonzero;
+    }
+  }
+  EXPECT_GE(computed, 10) << "the runs with data should compute outputs";
+}
+
+TEST(Core, TimingOnlyRunsTakeTheSameCyclesOnRandomPrograms) {
+  const uint64_t seed = test::test_seed(29);
+  for (int trial = 0; trial < 20; ++trial) {
+    SplitMix64 rng(seed + trial);
+    const TwoRuns r = run_both_ways(random_program(rng, 30).prog, CoreConfig{});
+    expect_same_timing(r.data, r.timing, fmt::format("trial {} (NCORE_SEED={} reproduces it as trial 0)", trial, seed + trial));
+  }
+}
+
+TEST(Core, TimingOnlyRunsRaiseTheSameRefusals) {
+  // The tensor engine refuses a multiply_moving without a stationary: its state, not its data.
+  const Program p = assemble(R"(.queue pe
+  load_stationary k=8 m=8 sbuf_stride=2 row_split=1 row_tile=0
+  multiply_moving k=8 n=64 sbuf_stride=2
+)", "t.s");
+  const TwoRuns r = run_both_ways(p, CoreConfig{});
+  ASSERT_EQ(r.data.status, CoreStatus::kError);
+  EXPECT_EQ(r.data.error, CoreError::kTensorRefused);
+  expect_same_timing(r.data, r.timing, "refusal");
+}
+
+TEST(Core, TimingOnlyCoreRecordsNoEffects) {
+  CoreConfig cfg;
+  cfg.timing_only = true;
+  const Program p = assemble(".queue pe\n  nop\n", "t.s");
+  CoreModel core(cfg, p);
+  EXPECT_THROW(core.on_effects([](const InstrEffects&) {}), Error);
 }
 
 TEST(Core, TimingParametersChangeCyclesNotResults) {

@@ -553,6 +553,56 @@ TEST(SystemRunRtl, AnRtlCoreWaitingForACollectiveThatNeverStartsEndsInADeadlockR
   for (const auto& c : r.cores) EXPECT_EQ(c.engine, "rtl");
 }
 
+// Timing-only golden cores (--no-data, --no-data-cores): every core's cycles, busy and wait
+// cycles and HBM bytes, the simulated time and the collectives' times are the all-data run's;
+// a timing-only core writes no outputs.
+TEST(SystemRunTimingOnly, TimingOnlyCoresTakeTheCyclesOfTheRunWithData) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/tp_mlp.s";
+  const SystemRunResult data = run_system(default_system("chip"), o);
+  ASSERT_EQ(data.status, "done") << data.message;
+  o.timing_only_cores = {{0, 1}, {0, 6}};
+  const SystemRunResult some = run_system(default_system("chip"), o);
+  o.timing_only_cores.clear();
+  o.all_timing_only = true;
+  const SystemRunResult all = run_system(default_system("chip"), o);
+  for (const SystemRunResult* r : {&some, &all}) {
+    ASSERT_EQ(r->status, "done") << r->message;
+    EXPECT_EQ(r->sim_time_us, data.sim_time_us);
+    ASSERT_EQ(r->cores.size(), data.cores.size());
+    for (size_t i = 0; i < data.cores.size(); ++i) {
+      const CoreReport &d = data.cores[i], &t = r->cores[i];
+      const std::string what = fmt::format("chip {} core {}", d.chip, d.core);
+      EXPECT_EQ(std::tie(d.cycles, d.instructions, d.hbm_bytes, d.busy_cycles, d.wait_cycles),
+                std::tie(t.cycles, t.instructions, t.hbm_bytes, t.busy_cycles, t.wait_cycles))
+          << what;
+      EXPECT_FALSE(d.timing_only) << what;
+      const bool want = r == &all || d.core == 1 || d.core == 6;
+      EXPECT_EQ(t.timing_only, want) << what;
+      for (const auto& out : r->outputs) EXPECT_FALSE(want && out.chip == d.chip && out.core == d.core) << what;
+    }
+    ASSERT_EQ(r->collectives.size(), data.collectives.size());
+    for (size_t i = 0; i < data.collectives.size(); ++i) EXPECT_EQ(r->collectives[i].end_us, data.collectives[i].end_us);
+  }
+  EXPECT_EQ(some.outputs.size(), data.outputs.size() - 2);
+  EXPECT_TRUE(all.outputs.empty());
+}
+
+TEST(SystemRunTimingOnly, AnRtlCoreCannotRunTimingOnly) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/collectives.s";
+  o.rtl_cores = {{0, 2}};
+  o.timing_only_cores = {{0, 2}};
+  try {
+    run_system(small_cores(default_system("chip")), o);
+    ADD_FAILURE() << "an RTL core was let run without data";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--no-data-cores: chip 0 core 2 runs on the RTL, which always carries data"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SystemRunRtl, CoreListsNameTheBadItem) {
   const SystemConfig c = default_system("trn2");
   EXPECT_EQ(parse_core_list("0.1,15.7", c), (std::vector<std::pair<int, int>>{{0, 1}, {15, 7}}));
@@ -565,7 +615,13 @@ TEST(SystemRunRtl, CoreListsNameTheBadItem) {
       parse_core_list(list, c);
       ADD_FAILURE() << list << " was taken";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("--rtl-cores: " + what), std::string::npos) << e.what();
+    }
+    try {
+      parse_core_list(list, c, "--no-data-cores");
+      ADD_FAILURE() << list << " was taken";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--no-data-cores: " + what), std::string::npos) << e.what();
     }
   }
 }

@@ -40,8 +40,9 @@ isa::CcError cc_check(const isa::CcInstruction& c, int ranks, uint64_t granule, 
   return isa::CcError::kNone;
 }
 
-LoneCollectives::LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle)
-    : hbm_(hbm), hbm_bytes_(hbm_bytes), latency_(latency_cycles), rate_(bytes_per_cycle) {}
+LoneCollectives::LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle,
+                                 bool move_data)
+    : hbm_(hbm), hbm_bytes_(hbm_bytes), latency_(latency_cycles), rate_(bytes_per_cycle), move_data_(move_data) {}
 
 uint64_t lone_collective_end(const isa::CcInstruction& c, bool refused, uint64_t now, uint64_t previous_end,
                              uint64_t latency_cycles, double bytes_per_cycle) {
@@ -73,7 +74,7 @@ std::pair<uint64_t, uint64_t> LoneCollectives::written() const {
 
 void LoneCollectives::retire() {
   const Pending& p = pending_.front();
-  if (p.error == isa::CcError::kNone) {  // one member: every collective is a copy
+  if (p.error == isa::CcError::kNone && move_data_) {  // one member: every collective is a copy
     std::vector<uint8_t> piece(std::min<uint64_t>(p.c.bytes, uint64_t{1} << 20));
     for (uint64_t done = 0; done < p.c.bytes; done += piece.size()) {
       const size_t n = static_cast<size_t>(std::min<uint64_t>(piece.size(), p.c.bytes - done));

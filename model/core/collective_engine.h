@@ -58,7 +58,9 @@ uint64_t lone_collective_end(const isa::CcInstruction& c, bool refused, uint64_t
 
 class LoneCollectives : public CollectiveEngine {
  public:
-  LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle);
+  // move_data false: collectives take their time and copy nothing (timing-only runs).
+  LoneCollectives(SparseMemory& hbm, uint64_t hbm_bytes, uint64_t latency_cycles, double bytes_per_cycle,
+                  bool move_data = true);
   void issue(size_t index, const isa::CcInstruction& c, uint64_t now) override;
   bool done(uint64_t now) const override;
   isa::CcError error(std::string* why) const override;
@@ -76,6 +78,7 @@ class LoneCollectives : public CollectiveEngine {
   SparseMemory& hbm_;
   uint64_t hbm_bytes_, latency_;
   double rate_;
+  bool move_data_;
   std::deque<Pending> pending_;
 };
 

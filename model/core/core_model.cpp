@@ -170,7 +170,7 @@ struct CoreModel::Impl {
         se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines),
         port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), open_list(c.dma_engines, 0), own_transfers(dma_config(c)),
         transfers(external ? external : &own_transfers),
-        lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle),
+        lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle, !c.timing_only),
         cc(collectives ? collectives : &lone), te_timing(c.te) {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
@@ -255,6 +255,12 @@ struct CoreModel::Impl {
 
   void execute(int q, size_t i) {
     const CoreInstr& in = instr(q, i);
+    if (cfg.timing_only) {  // the tensor engine still knows its stationaries: its errors need them
+      if (format_of(in.opcode) != isa::Format::kTe) return;
+      const TeError e = te.track(in.te);
+      if (e != TeError::kNone) raise(CoreError::kTensorRefused, q, i, std::string(te_error_name(e)));
+      return;
+    }
     switch (format_of(in.opcode)) {
       case isa::Format::kTe: {
         psum_ve_to_te();
@@ -283,6 +289,8 @@ struct CoreModel::Impl {
 
   void execute_dma(size_t i) {
     const DmaDescriptor& d = instr(kSpQueue, i).dma;
+    result.dma_bytes += d.bytes * d.count1 * d.count2;
+    if (cfg.timing_only) return;
     uint8_t buf[kDmaBurstBytes];
     for (const auto& [h, s] : dma_bursts(d)) {
       const int part = static_cast<int>(s / kSbufPartitionStride);
@@ -297,7 +305,6 @@ struct CoreModel::Impl {
         if (effects_cb) effects.write(CoreMemory::kSbuf, s, buf, kDmaBurstBytes);
       }
     }
-    result.dma_bytes += d.bytes * d.count1 * d.count2;
   }
 
   // ---- lockstep record ----------------------------------------------------------------------
@@ -825,7 +832,10 @@ CoreModel::CoreModel(const CoreConfig& cfg, const Program& program, SparseMemory
     : impl_(std::make_unique<Impl>(cfg, program, hbm ? *hbm : hbm_, transfers, collectives)), external_hbm_(hbm) {}
 CoreModel::~CoreModel() = default;
 
-void CoreModel::on_effects(std::function<void(const InstrEffects&)> f) { impl_->effects_cb = std::move(f); }
+void CoreModel::on_effects(std::function<void(const InstrEffects&)> f) {
+  if (impl_->cfg.timing_only) throw Error("a timing-only core computes no effects to record");
+  impl_->effects_cb = std::move(f);
+}
 
 void CoreModel::on_progress(uint64_t every, std::function<void(uint64_t, size_t, size_t)> f) {
   impl_->progress_every = every;
@@ -874,6 +884,7 @@ void CoreModel::write_tensor(const TensorDecl& t, const std::vector<uint8_t>& by
 }
 
 void CoreModel::load_tensors() {
+  if (impl_->cfg.timing_only) return;
   for (const auto& t : impl_->prog.tensors)
     if (t.init != TensorInit::kNone) write_tensor(t, tensor_init_bytes(t));
 }

@@ -55,6 +55,10 @@ struct CoreConfig {
   uint64_t cc_latency_cycles = 2400;         // a lone core's collective: 1 us to start (ncore's choice)
   int cc_outstanding = 8;                    // collectives the cc queue may have in flight
   uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
+  // Timing only (ncore run --no-data): no arithmetic and no data movement. Cycles, statistics
+  // and every error a run can raise stay the same (none depends on data); memories keep what
+  // they were given, tensors are not loaded and there are no effects to record.
+  bool timing_only = false;
 };
 
 // How a run ended and the error status: model/isa/ncore.isa, enums core_status and core_error.
@@ -135,10 +139,12 @@ class CoreModel {
             DmaTransferModel* transfers = nullptr, CollectiveEngine* collectives = nullptr);
   ~CoreModel();
 
-  // Fills every tensor with an init= from its declaration (deterministic from its seed).
+  // Fills every tensor with an init= from its declaration (deterministic from its seed);
+  // nothing when timing only.
   void load_tensors();
   void record_timeline(bool on) { record_ = on; }
-  // Called as each instruction completes, in completion order, with what it wrote.
+  // Called as each instruction completes, in completion order, with what it wrote (not when
+  // timing only: throws ncore::Error).
   void on_effects(std::function<void(const InstrEffects&)> f);
   // Called every `every` simulated cycles with (cycle, instructions completed, total).
   void on_progress(uint64_t every, std::function<void(uint64_t, size_t, size_t)> f);

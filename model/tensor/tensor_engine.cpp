@@ -247,18 +247,7 @@ void TensorEngine::load_stationary(const Tile& stationary, const TeModes& modes,
   }
   // The new stationary takes over every segment of its tile; ones no segment holds any more
   // are dropped.
-  const int id = next_id_++;
-  Stationary& st = stationaries_[id];
-  st.tiling = tiling;
-  const SegmentRange range = segments_of(tiling);
-  for (int i = range.r0; i < range.r1; ++i)
-    for (int j = range.c0; j < range.c1; ++j) segment_[i][j] = id;
-  for (auto it = stationaries_.begin(); it != stationaries_.end();) {
-    bool held = false;
-    for (const auto& row : segment_)
-      for (int held_id : row) held = held || held_id == it->first;
-    it = held ? std::next(it) : stationaries_.erase(it);
-  }
+  Stationary& st = claim(tiling);
   st.type = stationary.dtype;
   st.modes = modes;
   st.k = partitions;
@@ -275,6 +264,24 @@ void TensorEngine::load_stationary(const Tile& stationary, const TeModes& modes,
   } else {
     decode_panels(stationary, kBlockM, st.panels);
   }
+}
+
+// The new stationary takes over every segment of its tile; ones no segment holds any more
+// are dropped.
+TensorEngine::Stationary& TensorEngine::claim(const TeTiling& tiling) {
+  const int id = next_id_++;
+  Stationary& st = stationaries_[id];
+  st.tiling = tiling;
+  const SegmentRange range = segments_of(tiling);
+  for (int i = range.r0; i < range.r1; ++i)
+    for (int j = range.c0; j < range.c1; ++j) segment_[i][j] = id;
+  for (auto it = stationaries_.begin(); it != stationaries_.end();) {
+    bool held = false;
+    for (const auto& row : segment_)
+      for (int held_id : row) held = held || held_id == it->first;
+    it = held ? std::next(it) : stationaries_.erase(it);
+  }
+  return st;
 }
 
 bool TensorEngine::transpose_is_narrow(const TeTiling& t) const {
@@ -493,6 +500,27 @@ TeError TensorEngine::execute(const TeInstruction& i, const Sbuf& sbuf) {
     for (int j = 0; j < reps; ++j)
       for (int n = 0; n < i.n; ++n) mv.at(logical_row(p, j), n) = packed.at(p, j * i.n + n);
   multiply_moving(mv, {i.psum_bank, i.psum_offset, i.accumulate, tiling_of(i)});
+  return TeError::kNone;
+}
+
+TeError TensorEngine::track(const TeInstruction& i) {
+  const TeError err = check(i);
+  if (err != TeError::kNone) return err;
+  const TeTiling& t = tiling_of(i);
+  if (i.opcode == Opcode::kLoadStationary) {
+    Stationary& st = claim(t);
+    st.type = i.dtype;
+    st.modes = modes_of(i);
+    st.k = i.k;
+    st.m = i.m;
+    return TeError::kNone;
+  }
+  const Stationary& st = *find(t);  // check() found it
+  const int k_logical = st.modes.double_row                       ? 2 * st.k
+                        : st.modes.sparsity == TeSparsity::kDense ? st.k
+                                                                  : st.k / 4 * sparsity_group(st.modes.sparsity);
+  if (!st.modes.transpose) macs_ += static_cast<uint64_t>(k_logical) * st.m * i.n;
+  group_length_[i.psum_bank] = i.accumulate ? group_length_[i.psum_bank] + 1 : 1;
   return TeError::kNone;
 }
 

@@ -122,6 +122,9 @@ class TensorEngine {
   // changes nothing.
   TeError check(const TeInstruction& instr) const;
   TeError execute(const TeInstruction& instr, const Sbuf& sbuf);
+  // execute() without operands (the golden core's timing-only runs): the same errors, the
+  // stationary each tile holds, the accumulation groups and the MAC count; PSUM is untouched.
+  TeError track(const TeInstruction& instr);
 
   uint32_t psum(int partition, int bank, int element) const;
   // A word written by another engine (the vector engine's PSUM writes in the core).
@@ -158,6 +161,7 @@ class TensorEngine {
     Tile raw;                      // transpose: the bits; sparse: decoded values as FP32 bits
     Tile tags;                     // sparse
   };
+  Stationary& claim(const TeTiling& t);                 // a new stationary holding tile t
   const Stationary* top_left(const TeTiling& t) const;  // in the tile's first segment
   const Stationary* find(const TeTiling& t) const;      // what an MM of this tiling uses
 

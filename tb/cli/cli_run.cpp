@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,6 +28,7 @@ struct RunOptions {
   std::string program, engine = "golden";
   uint64_t seed = 0;
   bool json = false, timeline = false;
+  bool no_data = false;  // golden: timing only (model::CoreConfig::timing_only)
   int size = 128;
   WavesOptions waves;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
@@ -83,6 +85,7 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
   fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", j["hbm_bytes"].get<uint64_t>(), j["hbm_gbps"].get<double>());
   if (j.contains("outputs"))
     for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
+  if (j.value("timing_only", false)) fmt::print("output        none: timing only (--no-data)\n");
   if (j.contains("outputs_dir"))
     fmt::print("outputs in    {}/ (NAME.npy)\n", j["outputs_dir"].get<std::string>());
   if (j.contains("cosim")) {
@@ -107,11 +110,16 @@ int run_program(const RunOptions& o) {
     throw Error(fmt::format("--timing-band: compares the golden core with the RTL; expected --engine cosim, found '{}'", o.engine));
   if (o.engine == "golden" && !o.waves.waves.empty())
     throw Error("--waves: the golden core has no waves; use --engine rtl or cosim");
+  if (o.no_data && o.engine != "golden")
+    throw Error(fmt::format("--no-data: only the golden core runs without data; expected --engine golden, found '{}'", o.engine));
+  if (o.no_data && !o.outputs.empty())
+    throw Error("--outputs: a --no-data run computes no outputs");
   model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
   if (o.seed)
     for (auto& t : prog.tensors) t.seed = model::SplitMix64(t.seed ^ (o.seed * 0x9E3779B97F4A7C15ull)).next();
   if (o.engine != "golden") return run_rtl(o, prog);
   model::CoreConfig cfg = tb::core_config_for_size(o.size);
+  cfg.timing_only = o.no_data;
   model::CoreModel core(cfg, prog);
   core.load_tensors();
   core.record_timeline(o.timeline);
@@ -120,7 +128,9 @@ int run_program(const RunOptions& o) {
     core.on_progress(1'000'000, [](uint64_t cycle, size_t done, size_t total) {
       fmt::print(stderr, "\r[run] cycle {:>12}  {}/{} instructions", cycle, done, total);
     });
+  const auto start = std::chrono::steady_clock::now();
   const model::CoreResult r = core.run();
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (tty) fmt::print(stderr, "\r{:60}\r", "");
 
   nlohmann::json j;
@@ -137,6 +147,8 @@ int run_program(const RunOptions& o) {
   j["te_utilization"] = r.te_utilization(cfg);
   j["hbm_bytes"] = r.dma_bytes;
   j["hbm_gbps"] = r.hbm_gbps(cfg);
+  j["wall_seconds"] = wall;
+  j["timing_only"] = o.no_data;
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
     const uint64_t busy = q == static_cast<int>(isa::Queue::kSp) ? r.dma_busy_cycles : s.busy_cycles;
@@ -147,7 +159,7 @@ int run_program(const RunOptions& o) {
   }
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
   for (const auto& t : prog.tensors)
-    if (t.output) outputs.emplace_back(t.name, core.tensor_bytes(t));
+    if (t.output && !o.no_data) outputs.emplace_back(t.name, core.tensor_bytes(t));
   for (const auto& [name, bytes] : outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
   if (!o.outputs.empty()) {
     write_outputs(o.outputs, prog, outputs);
@@ -334,6 +346,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
   run->add_option("--outputs", o->outputs, "write each output tensor as DIR/NAME.npy (BF16 and FP8 as raw bits)");
   run->add_flag("--json", o->json, "print JSON");
+  run->add_flag("--no-data", o->no_data, "golden: timing only, no arithmetic or data movement (the same cycles)");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
   run->add_option("--timing-band", o->timing_band,
                   "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")

@@ -116,8 +116,9 @@ void run_collective_cmd(const CollectiveCli& o) {
 }
 
 struct RunCli {
-  std::string program, system = "chip", config_file, engine = "golden", rtl_cores, outputs, trace_json, waves;
-  bool json = false;
+  std::string program, system = "chip", config_file, engine = "golden", rtl_cores, no_data_cores, outputs, trace_json,
+      waves;
+  bool json = false, no_data = false;
 };
 
 void run_system_cmd(const RunCli& o) {
@@ -131,6 +132,8 @@ void run_system_cmd(const RunCli& o) {
   tlmsys::SystemRunOptions so;
   if (!o.rtl_cores.empty()) so.rtl_cores = tlmsys::parse_core_list(o.rtl_cores, config);
   so.all_rtl = o.engine == "rtl" && o.rtl_cores.empty();
+  if (!o.no_data_cores.empty()) so.timing_only_cores = tlmsys::parse_core_list(o.no_data_cores, config, "--no-data-cores");
+  so.all_timing_only = o.no_data;
   so.waves_dir = o.waves;
   so.program = o.program;
   so.outputs_dir = o.outputs;
@@ -148,8 +151,8 @@ void run_system_cmd(const RunCli& o) {
                config.chips(), config.chip.cores, r.status, r.sim_time_us, r.wall_seconds);
     if (!r.message.empty()) fmt::print("{}\n", r.message);
     for (const auto& c : r.cores)
-      fmt::print("chip {:>2} core {} {:<8} {:>10} cycles  PE {:5.1f}%  HBM {:>12} bytes\n", c.chip, c.core, c.status,
-                 c.cycles, 100 * c.te_utilization, c.hbm_bytes);
+      fmt::print("chip {:>2} core {} {:<8} {:>10} cycles  PE {:5.1f}%  HBM {:>12} bytes{}\n", c.chip, c.core, c.status,
+                 c.cycles, 100 * c.te_utilization, c.hbm_bytes, c.timing_only ? "  (timing only)" : "");
     for (const auto& s : r.hbm)
       if (s.bytes)
         fmt::print("chip {:>2} HBM stack {} {:>12} bytes {:8.1f} GB/s ({:.1f}% of {:.1f})\n", s.chip, s.stack, s.bytes,
@@ -195,6 +198,9 @@ void add_tlm_command(CLI::App& app) {
   r->add_option("--core-engine", run.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
   r->add_option("--rtl-cores", run.rtl_cores, "CHIP.CORE,... run on the RTL back-end (size chip.pe_rows); "
                 "without it, --core-engine rtl makes every core RTL");
+  r->add_flag("--no-data", run.no_data, "every golden core runs timing only (the same cycles, no data or outputs)");
+  r->add_option("--no-data-cores", run.no_data_cores, "CHIP.CORE,... golden cores that run timing only")
+      ->excludes("--no-data");
   r->add_option("--waves", run.waves, "write each RTL core's waves as DIR/chip<C>.core<K>.fst");
   r->add_option("--outputs", run.outputs, "write every output tensor as DIR/chip<C>.core<K>.NAME.npy");
   r->add_option("--trace-json", run.trace_json, "write a Chrome/Perfetto trace-event timeline");

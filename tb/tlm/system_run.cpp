@@ -162,7 +162,8 @@ void write_trace(const std::string& path, System& system, const std::map<std::pa
 
 }  // namespace
 
-std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const SystemConfig& config) {
+std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const SystemConfig& config,
+                                                 const std::string& option) {
   std::vector<std::pair<int, int>> cores;
   size_t start = 0;
   while (start <= list.size()) {
@@ -171,9 +172,9 @@ std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const 
     int chip = -1, core = -1;
     size_t used = 0;
     if (std::sscanf(item.c_str(), "%d.%d%zn", &chip, &core, &used) != 2 || used != item.size())
-      throw Error(fmt::format("--rtl-cores: '{}': expected CHIP.CORE (two integers)", item));
+      throw Error(fmt::format("{}: '{}': expected CHIP.CORE (two integers)", option, item));
     if (chip < 0 || chip >= config.chips() || core < 0 || core >= config.chip.cores)
-      throw Error(fmt::format("--rtl-cores: '{}': expected chip 0..{} and core 0..{}", item, config.chips() - 1,
+      throw Error(fmt::format("{}: '{}': expected chip 0..{} and core 0..{}", option, item, config.chips() - 1,
                               config.chip.cores - 1));
     cores.emplace_back(chip, core);
     start = end + 1;
@@ -216,6 +217,17 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   for (const auto& where : rtl)
     if (!programs.count(where))
       throw Error(fmt::format("--rtl-cores: chip {} core {} runs no program", where.first, where.second));
+  std::set<std::pair<int, int>> timing_only(options.timing_only_cores.begin(), options.timing_only_cores.end());
+  for (const auto& where : timing_only) {
+    if (!programs.count(where))
+      throw Error(fmt::format("--no-data-cores: chip {} core {} runs no program", where.first, where.second));
+    if (rtl.count(where))
+      throw Error(fmt::format("--no-data-cores: chip {} core {} runs on the RTL, which always carries data",
+                              where.first, where.second));
+  }
+  if (options.all_timing_only)
+    for (const auto& [where, _] : programs)
+      if (!rtl.count(where)) timing_only.insert(where);
   const int hbm_log2 = floor_log2(core_config.hbm_bytes);
   if (!rtl.empty()) {
     if (config.chip.pe_rows != config.chip.pe_cols)
@@ -242,7 +254,9 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       core.load_rtl(program, core_config, system.chip(where.first).memory, &engine, config.rtl_slice_cycles, hbm_log2,
                     waves);
     } else {
-      core.load(program, core_config, system.chip(where.first).memory, &engine);
+      model::CoreConfig golden_config = core_config;
+      golden_config.timing_only = timing_only.count(where) > 0;
+      core.load(program, golden_config, system.chip(where.first).memory, &engine);
       core.record_timeline(!options.trace_json.empty());
     }
     System::spawn([&core] { core.run_program(); }, fmt::format("chip{}_core{}_program", where.first, where.second));
@@ -292,6 +306,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       rep.core = k;
       rep.status = "deadlock";
       rep.engine = core.is_rtl() ? "rtl" : "golden";
+      rep.timing_only = timing_only.count(where) > 0;
       r.cores.push_back(rep);
       continue;
     }
@@ -300,6 +315,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     rep.chip = c;
     rep.core = k;
     rep.engine = core.is_rtl() ? "rtl" : "golden";
+    rep.timing_only = timing_only.count(where) > 0;
     rep.status = status_text(cr.status);
     rep.message = cr.message;
     rep.cycles = cr.cycles;
@@ -317,7 +333,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     }
     r.cores.push_back(rep);
     for (const auto& t : program.tensors) {
-      if (!t.output) continue;
+      if (!t.output || rep.timing_only) continue;
       OutputReport o{c, k, t.name, 0, core.tensor_bytes(t)};
       o.fnv1a = model::fnv1a(o.bytes);
       if (!options.outputs_dir.empty())
@@ -374,7 +390,7 @@ Json to_json(const SystemRunResult& r) {
       busy[isa::kQueueNames[q]] = c.busy_cycles[q];
       wait[isa::kQueueNames[q]] = c.wait_cycles[q];
     }
-    j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"status", c.status},
+    j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"timing_only", c.timing_only}, {"status", c.status},
                           {"cycles", c.cycles}, {"instructions", c.instructions}, {"te_utilization", c.te_utilization},
                           {"hbm_bytes", c.hbm_bytes}, {"busy_cycles", busy}, {"wait_cycles", wait}});
   }

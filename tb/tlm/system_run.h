@@ -38,16 +38,22 @@ struct SystemRunOptions {
   // Cores on the RTL back-end, (chip, core); all_rtl: every core.
   std::vector<std::pair<int, int>> rtl_cores;
   bool all_rtl = false;
+  // Golden cores that run timing only (model::CoreConfig::timing_only: the same cycles, no
+  // data, no outputs); all_timing_only: every golden core.
+  std::vector<std::pair<int, int>> timing_only_cores;
+  bool all_timing_only = false;
   std::string waves_dir;    // "" or: each RTL core's waves as DIR/chip<C>.core<K>.fst
 };
 
 // "CHIP.CORE,CHIP.CORE,...": the cores of `config` named; an item that is not two integers or
-// names no core throws ncore::Error naming the item.
-std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const SystemConfig& config);
+// names no core throws ncore::Error naming the option and the item.
+std::vector<std::pair<int, int>> parse_core_list(const std::string& list, const SystemConfig& config,
+                                                 const std::string& option = "--rtl-cores");
 
 struct CoreReport {
   int chip = 0, core = 0;
   std::string engine = "golden";
+  bool timing_only = false;  // a golden core without data: it wrote no outputs
   std::string status;       // done, error, deadlock, watchdog
   std::string message;
   uint64_t cycles = 0;
