@@ -13,7 +13,10 @@ constexpr double kEps = 1e-7;
 HbmDmaTransfers::HbmDmaTransfers(const HbmDmaConfig& c)
     : cfg_(c), engines_(static_cast<size_t>(c.engines)), channels_(static_cast<size_t>(c.hbm.channels)),
       capacity_(hbm_capacity_bytes(c.hbm.channels)) {
-  for (Channel& ch : channels_) ch.banks.resize(kHbmBanks);
+  for (Channel& ch : channels_) {
+    ch.banks.resize(kHbmBanks);
+    count_closed_unrefreshed(ch);
+  }
   index_writes();
 }
 
@@ -34,6 +37,11 @@ std::array<uint64_t, kHbmBanks> HbmDmaTransfers::demand_at(size_t channel) const
   return at;
 }
 
+void HbmDmaTransfers::count_closed_unrefreshed(Channel& ch) {
+  ch.closed_unrefreshed = 0;
+  for (const Bank& b : ch.banks) ch.closed_unrefreshed += !b.refreshed && b.row < 0;
+}
+
 void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
   Channel& ch = channels_[channel];
   // After reset the refresh manager pulls in max_pull_in refreshes, tRREFD apart; then one is
@@ -50,6 +58,9 @@ void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
   bool demand_known = false;
   const auto idle = [&](const Bank& k, uint64_t at) { return !k.refreshed && k.row < 0 && k.free_at <= at; };
   const auto refresh_one = [&](uint64_t at) {
+    // A bank never closes its row again: a channel whose banks are all open or refreshed this
+    // round (the round cannot end) has nothing to refresh, and costs nothing to ask.
+    if (ch.closed_unrefreshed == 0) return false;
     if (std::none_of(ch.banks.begin(), ch.banks.end(), [&](const Bank& k) { return idle(k, at); })) return false;
     if (!demand_known) demand = demand_at(channel), demand_known = true;
     int best = -1;
@@ -66,6 +77,7 @@ void HbmDmaTransfers::refresh_until(size_t channel, uint64_t now) {
     for (const Bank& b : ch.banks) round &= b.refreshed;
     if (round)
       for (Bank& b : ch.banks) b.refreshed = false;
+    count_closed_unrefreshed(ch);
     return true;
   };
   for (; ch.refresh_owed > 0 && refresh_one(now); --ch.refresh_owed) {
@@ -220,7 +232,9 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
     const uint64_t from = std::max(now, bank.free_at);
     const int rcd = f.kind == Kind::kDrain ? t.rcd_wr : t.rcd_rd;
     bank.free_at = from + static_cast<uint64_t>((bank.row >= 0 ? t.rp : 0) + rcd);
+    const bool was_closed = bank.row < 0;
     bank.row = f.row;
+    if (was_closed) count_closed_unrefreshed(channels_[static_cast<size_t>(f.channel)]);
     for (Flow& g : flows_)  // flows on the row just closed must open it again
       if (g.kind != Kind::kWrite && g.channel == f.channel && g.bank == f.bank && g.row != f.row) g.row_open = false;
     f.row_open = true;

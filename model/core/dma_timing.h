@@ -113,7 +113,9 @@ class HbmDmaTransfers : public DmaTransferModel {
     bool write_mode = false;  // draining a write batch ahead of reads
     int refresh_slots = 0;    // refresh opportunities taken or owed so far
     int refresh_owed = 0;     // opportunities that found no bank to refresh yet
+    int closed_unrefreshed = 0;  // banks a refresh could still take
   };
+  static void count_closed_unrefreshed(Channel& ch);
 
   bool admit(int e, uint64_t now);  // the next run entering engine e's window, if it may
   void refresh_until(size_t channel, uint64_t now);  // the refreshes due before `now`
