@@ -1,33 +1,111 @@
-// Benchmark (never a pass/fail test): the example programs on the golden NeuronCore, side by
-// side: simulated cycles, tensor-engine utilization, HBM bandwidth, and wall-clock seconds per
-// simulated microsecond. Prints the README table ("NeuronCore programs").
+// Benchmark (never a pass/fail test): every example program on the RTL core and on the golden
+// core, side by side in one run: RTL cycles, golden cycles and their ratio; the golden core's
+// simulated cycles per wall second with data and timing only (CoreConfig::timing_only, the
+// median of three runs of run(), after the tensors are loaded); the RTL core's alone (no
+// co-simulation, no waves). Prints the README table of issue 27 (rtl/core/README.md, "Programs
+// on the golden core").
+//
+//   build/tests/bench_core [--no-rtl] [--only NAME]
 
+#include <algorithm>
 #include <chrono>
-#include <cstdio>
+#include <string>
+#include <vector>
 
+#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "model/core/core_model.h"
 #include "model/core/program.h"
+#include "tb/core/core_sim.h"
 
-int main() {
-  using namespace ncore::model;
-  const CoreConfig cfg;
-  fmt::print("| program | instructions | cycles | simulated us | PE utilization | HBM GB/s | wall s | wall s per simulated us |\n");
-  fmt::print("|---|---|---|---|---|---|---|---|\n");
-  for (const char* name : {"gemm_bf16_1024.s", "softmax.s", "rmsnorm.s"}) {
-    const Program p = assemble_file(std::string(NCORE_SOURCE_DIR "/tests/programs/") + name);
-    const auto t0 = std::chrono::steady_clock::now();
-    CoreModel core(cfg, p);
+namespace {
+
+using namespace ncore;
+
+struct Golden {
+  uint64_t cycles = 0;
+  double cycles_per_second = 0;
+};
+
+// The median of three runs' speed; the cycles are the same every time.
+Golden run_golden(const model::Program& p, int size, bool timing_only) {
+  model::CoreConfig cfg = tb::core_config_for_size(size);
+  cfg.timing_only = timing_only;
+  std::vector<double> speeds;
+  Golden g;
+  for (int i = 0; i < 3; ++i) {
+    model::CoreModel core(cfg, p);
     core.load_tensors();
-    const CoreResult r = core.run();
+    const auto t0 = std::chrono::steady_clock::now();
+    const model::CoreResult r = core.run();
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r.status != CoreStatus::kDone) {
-      fmt::print(stderr, "{}: {}\n", name, r.message);
-      return 1;
+    if (r.status != model::CoreStatus::kDone) throw Error(fmt::format("{}: {}", p.name, r.message));
+    g.cycles = r.cycles;
+    speeds.push_back(static_cast<double>(r.cycles) / wall);
+  }
+  std::sort(speeds.begin(), speeds.end());
+  g.cycles_per_second = speeds[1];
+  return g;
+}
+
+std::string grouped(double v) {
+  std::string s = fmt::format("{:.0f}", v);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app("the example programs on the RTL and golden cores: cycles and simulation speed");
+  bool no_rtl = false;
+  std::string only;
+  app.add_flag("--no-rtl", no_rtl, "golden core only (the RTL's gemm_bf16_1024 takes minutes)");
+  app.add_option("--only", only, "one program (its file name)");
+  CLI11_PARSE(app, argc, argv);
+
+  struct Case {
+    std::string file;
+    int size;
+  };
+  std::vector<Case> cases;
+  for (const char* f : {"gemm_bf16_1024.s", "gemm_fp8_double_row.s", "softmax.s", "attention_head.s", "rmsnorm.s"})
+    cases.push_back({f, 128});
+  for (const char* f : {"small/gemm_8.s", "small/softmax_8.s", "small/psum_writes_8.s", "small/collectives_8.s"})
+    cases.push_back({f, 8});
+  const std::vector<int> built = tb::core_rtl_sizes();
+
+  fmt::print("| program | size | RTL cycles | golden cycles | golden / RTL | golden cycles/s (data) | "
+             "golden cycles/s (timing only) | timing only / data | RTL cycles/s |\n");
+  fmt::print("|---|---|---|---|---|---|---|---|---|\n");
+  try {
+    for (const Case& c : cases) {
+      if (!only.empty() && c.file.find(only) == std::string::npos) continue;
+      const model::Program p = model::assemble_file(std::string(NCORE_SOURCE_DIR "/tests/programs/") + c.file);
+      const Golden data = run_golden(p, c.size, false), timing = run_golden(p, c.size, true);
+      if (data.cycles != timing.cycles)
+        throw Error(fmt::format("{}: {} cycles with data, {} timing only", c.file, data.cycles, timing.cycles));
+      std::string rtl_cycles = "-", ratio = "-", rtl_speed = "-";
+      if (!no_rtl && std::find(built.begin(), built.end(), c.size) != built.end()) {
+        tb::CoreSimOptions o;
+        o.size = c.size;
+        o.cosim = false;
+        const tb::CoreSimResult r = tb::run_core_rtl(p, o);
+        if (r.status != model::CoreStatus::kDone || !r.ok)
+          throw Error(fmt::format("{}: RTL: {}{}", c.file, r.message, r.failure));
+        rtl_cycles = grouped(static_cast<double>(r.cycles));
+        ratio = fmt::format("{:.3f}", static_cast<double>(data.cycles) / static_cast<double>(r.cycles));
+        rtl_speed = grouped(static_cast<double>(r.cycles) / r.wall_seconds);
+      }
+      fmt::print("| {} | {} | {} | {} | {} | {} | {} | {:.1f}x | {} |\n", c.file, c.size, rtl_cycles,
+                 grouped(static_cast<double>(data.cycles)), ratio, grouped(data.cycles_per_second),
+                 grouped(timing.cycles_per_second), timing.cycles_per_second / data.cycles_per_second, rtl_speed);
+      std::fflush(stdout);
     }
-    fmt::print("| {} | {} | {} | {:.2f} | {:.1f}% | {:.1f} | {:.2f} | {:.3f} |\n", name, p.instructions(), r.cycles,
-               r.microseconds(cfg), 100 * r.te_utilization(cfg), r.hbm_gbps(cfg), wall, wall / r.microseconds(cfg));
+  } catch (const Error& e) {
+    fmt::print(stderr, "bench_core: {}\n", e.what());
+    return 1;
   }
   return 0;
 }

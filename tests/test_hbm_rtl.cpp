@@ -12,6 +12,9 @@
 #include "model/hbm/hbm.h"
 #include "model/common/numerics.h"
 #include "tb/hbm/hbm_checker.h"
+#include "tb/hbm/hbm_fabric.h"
+#include "tb/hbm/hbm_rtl_channel.h"
+#include "Vnc_hbm.h"
 #include "tb/hbm/hbm_sim.h"
 #include "tests/hbm_test_util.h"
 
@@ -109,6 +112,42 @@ TEST(HbmRtl, TheLastBurstsOfHbmWorkInLockstep) {
     expect_clean(r, bursts, commands, c);
     EXPECT_EQ(tb::hbm_rtl_refuse(c, false, end - 32).err_code, 0) << "the last burst";
     EXPECT_EQ(tb::hbm_rtl_refuse(c, false, end).err_code, 2) << "one past the end";
+  }
+}
+
+// The fabric over RTL controllers (the core harness's --hbm rtl): each is checked against the
+// reference in lockstep, so a controller that schedules differently is named with the channel
+// and cycle. Here channel 0's RTL is switched to FCFS while its reference reorders: a row hit
+// queued behind a row miss goes first in one and second in the other.
+TEST(HbmRtlFabric, AnRtlControllerThatDiffersFromTheReferenceIsNamed) {
+  for (bool differ : {false, true}) {
+    HbmConfig c;
+    c.channels = 1;
+    tb::HbmFabric fabric(c, 1, tb::rtl_hbm_controllers([differ](int, Vnc_hbm& top) { top.cfg_fcfs_i = differ; }));
+    // Same bank, rows 0, 1, 0: the third is a hit on the row the first opens.
+    const uint64_t row_bytes = 32ull * model::kHbmColumns * model::kHbmBanks;
+    const uint64_t addrs[3] = {0, row_bytes, 64};
+    size_t next = 0;
+    for (uint64_t cycle = 0; cycle < 2000; ++cycle) {
+      if (next < 3) {
+        const uint64_t addr = addrs[next];
+        if (fabric.grant(false, 1, &addr, cycle)) {
+          model::HbmRequest q;
+          q.addr = addr;
+          q.id = static_cast<uint32_t>(next);
+          fabric.offer(0, q);
+          ++next;
+        }
+      }
+      if (fabric.response(0)) fabric.pop(0);
+      fabric.step();
+    }
+    EXPECT_TRUE(fabric.idle());
+    const std::string failure = fabric.finish();
+    if (differ)
+      EXPECT_NE(failure.find("HBM channel 0, cycle"), std::string::npos) << failure;
+    else
+      EXPECT_EQ(failure, "");
   }
 }
 

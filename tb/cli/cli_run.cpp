@@ -20,6 +20,7 @@
 #include "tb/cli/commands.h"
 #include "tb/cli/waves_options.h"
 #include "tb/core/core_sim.h"
+#include "tb/hbm/hbm_rtl_channel.h"
 
 namespace ncore::cli {
 namespace {
@@ -29,6 +30,7 @@ struct RunOptions {
   uint64_t seed = 0;
   bool json = false, timeline = false;
   bool no_data = false;  // golden: timing only (model::CoreConfig::timing_only)
+  std::string hbm = "reference";  // rtl, cosim: the HBM controllers behind the DMA ports
   int size = 128;
   WavesOptions waves;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
@@ -65,7 +67,8 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
              prog.instructions(), prog.queues[0].size(), prog.queues[1].size(), prog.queues[2].size(),
              prog.queues[3].size());
   if (j.contains("size"))
-    fmt::print("engine        {} (RTL core, size {}){}\n", o.engine, j["size"].get<int>(),
+    fmt::print("engine        {} (RTL core, size {}, {} HBM controllers){}\n", o.engine, j["size"].get<int>(),
+               j["hbm"].get<std::string>() == "rtl" ? "RTL" : "reference",
                j.contains("cosim") ? " with the golden core beside it" : "");
   else
     fmt::print("engine        {}\n", o.engine);
@@ -112,6 +115,8 @@ int run_program(const RunOptions& o) {
     throw Error("--waves: the golden core has no waves; use --engine rtl or cosim");
   if (o.no_data && o.engine != "golden")
     throw Error(fmt::format("--no-data: only the golden core runs without data; expected --engine golden, found '{}'", o.engine));
+  if (o.hbm != "reference" && o.engine == "golden")
+    throw Error(fmt::format("--hbm {}: the golden core times its own HBM; expected --engine rtl or cosim", o.hbm));
   if (o.no_data && !o.outputs.empty())
     throw Error("--outputs: a --no-data run computes no outputs");
   model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
@@ -186,9 +191,10 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
   so.timeline = o.timeline;
+  if (o.hbm == "rtl") so.hbm_controllers = tb::rtl_hbm_controllers();
   o.waves.apply(so);
-  so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}", o.program, o.size,
-                             o.seed ? fmt::format(" --seed {}", o.seed) : "");
+  so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}{}", o.program, o.size,
+                             o.seed ? fmt::format(" --seed {}", o.seed) : "", o.hbm == "rtl" ? " --hbm rtl" : "");
   const bool tty = isatty(fileno(stderr)) && !o.json;
   if (tty) {
     so.progress_every = 20'000;
@@ -206,6 +212,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   j["program"] = o.program;
   j["engine"] = o.engine;
   j["size"] = o.size;
+  j["hbm"] = o.hbm;
   j["status"] = std::string(model::core_status_name(r.status));
   j["error"] = std::string(model::core_error_name(r.error));
   j["message"] = r.message;
@@ -346,6 +353,9 @@ void add_run_command(CLI::App& app) {
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
   run->add_option("--outputs", o->outputs, "write each output tensor as DIR/NAME.npy (BF16 and FP8 as raw bits)");
   run->add_flag("--json", o->json, "print JSON");
+  run->add_option("--hbm", o->hbm, "rtl, cosim: the HBM controllers behind the DMA ports, the reference "
+                                  "scheduler or the Verilated nc_hbm_ctrl (cycle-exact with it)")
+      ->check(CLI::IsMember({"reference", "rtl"}));
   run->add_flag("--no-data", o->no_data, "golden: timing only, no arithmetic or data movement (the same cycles)");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
   run->add_option("--timing-band", o->timing_band,

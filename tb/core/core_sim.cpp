@@ -58,7 +58,7 @@ bool bit_of(const T& v, int i) {
 // checker (tb/hbm/hbm_fabric.h).
 class FabricPorts : public CoreMemoryPorts {
  public:
-  FabricPorts() : fabric_(config(), kDmaPorts) {}
+  explicit FabricPorts(const HbmControllerFactory& controllers) : fabric_(config(), kDmaPorts, controllers) {}
   HbmFabric& fabric() { return fabric_; }
   uint64_t capacity() const override { return fabric_.capacity(); }
   void preload(uint64_t addr, const HbmData& data) override { fabric_.preload(addr, data); }
@@ -71,11 +71,7 @@ class FabricPorts : public CoreMemoryPorts {
   void pop(int port) override { fabric_.pop(port); }
   void step() override { fabric_.step(); }
   bool idle() const override { return fabric_.idle(); }
-  bool writes_queued() const override {
-    for (const auto& ch : fabric_.channels())
-      if (ch.queued(true)) return true;
-    return false;
-  }
+  bool writes_queued() const override { return fabric_.writes_queued(); }
 
  private:
   static model::HbmConfig config() { return model::core_hbm_config(); }
@@ -89,7 +85,8 @@ class CoreBench : public RtlCore {
  public:
   CoreBench(const model::Program& p, const CoreSimOptions& o, int size, const RtlCoreHost& host = {})
       : prog_(p), opt_(o), size_(size), bench_(opt_, fmt::format("core_{}", size), "core"),
-        top_(&bench_.top()), hbm_(host.memory ? host.memory : &own_hbm_), collectives_(host.collectives) {
+        top_(&bench_.top()), own_hbm_(o.hbm_controllers), hbm_(host.memory ? host.memory : &own_hbm_),
+        collectives_(host.collectives) {
     if (o.xprop_seed != 0) throw Error("RTL core: there is no X-propagation build of the core");
     if (host.memory && o.cosim) throw Error("RTL core: co-simulation runs only on the harness's own HBM");
     reproduce_ = opt_.reproduce.empty() ? fmt::format("ncore run {} --engine cosim --size {}", prog_.name, size_)
@@ -698,8 +695,7 @@ class CoreBench : public RtlCore {
       }
     // Every HBM burst either side wrote (or that was loaded).
     std::set<uint64_t> bursts;
-    for (const auto& ch : own_hbm_.fabric().channels())
-      for (const auto& [a, d] : ch.store()) bursts.insert(a);
+    for (const uint64_t a : own_hbm_.fabric().bursts()) bursts.insert(a);
     for (const auto& in : prog_.queues[static_cast<int>(isa::Queue::kSp)])
       if (in.opcode == isa::Opcode::kDmaCopy && in.dma.to_hbm &&
           model::dma_check(in.dma, model::hbm_capacity_bytes(kHbmChannels),

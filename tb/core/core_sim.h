@@ -26,6 +26,7 @@
 #include "model/core/program.h"
 #include "model/hbm/hbm.h"
 #include "tb/common/bench_options.h"
+#include "tb/hbm/hbm_fabric.h"
 
 namespace ncore::tb {
 
@@ -66,6 +67,9 @@ struct CoreSimOptions : BenchOptions {
   // checker adds the waves options); empty: "ncore run <program name> --engine cosim --size N".
   CoreFault fault = CoreFault::kNone;
   bool timeline = false;           // record each instruction's issue and commit (CoreSimResult)
+  // The HBM controllers behind the DMA ports: the reference's when empty, or the RTL's
+  // (tb::rtl_hbm_controllers(), `ncore run --hbm rtl`); each has a timing checker either way.
+  HbmControllerFactory hbm_controllers;
 };
 
 struct CoreRtlQueue {

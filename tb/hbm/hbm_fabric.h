@@ -16,6 +16,8 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -26,19 +28,45 @@
 
 namespace ncore::tb {
 
+// One pseudo-channel's controller behind the fabric: the reference (model::HbmChannel, the
+// default) or the RTL (tb/hbm/hbm_rtl_channel.h, `ncore run --hbm rtl`). The two are
+// cycle-exact on the same requests, so the fabric's cycles are the same over either.
+class HbmController {
+ public:
+  virtual ~HbmController() = default;
+  virtual bool ready(bool write) const = 0;           // takes a request of this direction now
+  virtual void offer(const model::HbmRequest& r) = 0;  // one read and one write a cycle, when ready
+  virtual model::HbmChannel::StepResult step() = 0;   // a cycle: its commands and read response
+  virtual bool idle() const = 0;                      // queues empty, nothing in flight
+  virtual int queued(bool write) const = 0;
+  virtual uint64_t max_age() const = 0;  // the oldest age any request reached at its column command
+  virtual void preload(uint64_t byte_addr, const model::HbmData& data) = 0;
+  virtual model::HbmData peek(uint64_t byte_addr) const = 0;
+  virtual std::vector<uint64_t> bursts() const = 0;   // the address of every burst it holds
+  virtual std::string failure() const { return {}; }  // a controller checked against another: the first difference
+};
+
+// Makes pseudo-channel `channel`'s controller.
+using HbmControllerFactory =
+    std::function<std::unique_ptr<HbmController>(const model::HbmConfig& config, int channel)>;
+HbmControllerFactory reference_hbm_controllers();
+
 class HbmFabric {
  public:
   static constexpr int kPortShift = 24;  // a request's id carries its port from this bit up
   static constexpr uint64_t kBurst = 32;
 
-  HbmFabric(const model::HbmConfig& config, int ports);
+  // controllers: the reference's when empty.
+  HbmFabric(const model::HbmConfig& config, int ports, const HbmControllerFactory& controllers = {});
 
   const model::HbmConfig& config() const { return config_; }
   uint64_t capacity() const { return capacity_; }
   // The pseudo-channel of an address (wrapped into the capacity, burst-aligned).
   int channel_of(uint64_t addr) const;
-  model::HbmChannel& channel(int c) { return channels_[static_cast<size_t>(c)]; }
-  const std::vector<model::HbmChannel>& channels() const { return channels_; }
+  // A posted write has not reached its DRAM yet.
+  bool writes_queued() const;
+  // The address of every burst the channels hold (written, or preloaded).
+  std::vector<uint64_t> bursts() const;
 
   // Contents, outside time: a burst written before the run, or read after it.
   void preload(uint64_t addr, const model::HbmData& data);
@@ -57,14 +85,14 @@ class HbmFabric {
   // Nothing queued, in flight or waiting for a port.
   bool idle() const;
   // The run ended with the last step(): the first timing violation of any channel (refresh owed
-  // past its limit included), or "".
+  // past its limit included), or a controller's own failure, or "".
   std::string finish();
   uint64_t max_age() const;
 
  private:
   model::HbmConfig config_;
   uint64_t capacity_;
-  std::vector<model::HbmChannel> channels_;
+  std::vector<std::unique_ptr<HbmController>> channels_;
   std::vector<HbmChecker> checkers_;
   std::vector<std::deque<model::HbmReadResponse>> responses_;  // per port
   uint64_t steps_ = 0;

@@ -16,12 +16,10 @@
 #include "model/hbm/channel.h"
 #include "model/hbm/hbm.h"
 #include "tb/common/bench_options.h"
+#include "tb/hbm/hbm_rtl_channel.h"
 
 namespace ncore::tb {
 
-// The queue depths the RTL is Verilated with (nc_hbm_ctrl_tb's RdDepth, WrDepth).
-inline constexpr int kHbmRtlRdDepth = 64;
-inline constexpr int kHbmRtlWrDepth = 256;
 
 // A fault injected on purpose, so that a test can see the RTL's assertion fire (the process
 // stops with the assertion's name): a protocol or configuration violation the harness commits,
