@@ -126,11 +126,16 @@ bool HbmDmaTransfers::busy() const {
   return false;
 }
 
-uint64_t HbmDmaTransfers::arrival(int engine, size_t run) const {
-  // The port sends one burst a cycle, shared round-robin by its engines that are reading now.
+int HbmDmaTransfers::reading_on_port(int port) const {
   int sharing = 0;
-  for (size_t k = static_cast<size_t>(engine % cfg_.ports); k < engines_.size(); k += static_cast<size_t>(cfg_.ports))
+  for (size_t k = static_cast<size_t>(port); k < engines_.size(); k += static_cast<size_t>(cfg_.ports))
     sharing += engines_[k].active && !engines_[k].write && engines_[k].end == kNoEvent;
+  return sharing;
+}
+
+uint64_t HbmDmaTransfers::arrival(int engine, size_t run, int sharing) const {
+  // The port sends one burst a cycle, shared round-robin by its engines that are reading now.
+  if (sharing < 0) sharing = reading_on_port(engine % cfg_.ports);
   const Engine& e = engines_[static_cast<size_t>(engine)];
   return e.begin_at + e.runs[run].first * static_cast<uint64_t>(std::max(sharing, 1));
 }
@@ -196,11 +201,15 @@ bool HbmDmaTransfers::admit(int engine, uint64_t now) {
 
 void HbmDmaTransfers::open_rows(uint64_t now) {
   const HbmTiming& t = cfg_.hbm.timing;
+  std::vector<int>& sharing = scratch_.sharing;  // per port: its engines reading now
+  sharing.resize(static_cast<size_t>(cfg_.ports));
+  for (int p = 0; p < cfg_.ports; ++p) sharing[static_cast<size_t>(p)] = reading_on_port(p);
   for (Flow& f : flows_) {
     if (f.kind == Kind::kWrite || f.row_open) continue;
     if (f.kind == Kind::kRead) {
       if (f.arrive > now) {  // not there yet: engines joining its port since delay it
-        f.arrive = f.ready = std::max(now + 1, arrival(f.engine, f.run));
+        f.arrive = f.ready =
+            std::max(now + 1, arrival(f.engine, f.run, sharing[static_cast<size_t>(f.engine % cfg_.ports)]));
         continue;
       }
       if (!f.entered) {  // into the channel's read queue, when it has room
@@ -260,8 +269,10 @@ void HbmDmaTransfers::allocate() {
   // A channel writes its queue to DRAM in write mode only (settle() sets the direction).
   std::vector<std::array<size_t, 3>>& uses = scratch_.uses;
   uses.assign(flows_.size(), {});
-  std::vector<char>& live = scratch_.live;
-  live.assign(flows_.size(), 0);
+  // The flows that can move now, reads, then writes, then drains (each in the order they
+  // entered): the order they take their resources in.
+  std::array<std::vector<size_t>, 3>& by_kind = scratch_.by_kind;
+  for (auto& v : by_kind) v.clear();
   for (size_t i = 0; i < flows_.size(); ++i) {
     Flow& f = flows_[i];
     f.rate = 0;
@@ -282,8 +293,11 @@ void HbmDmaTransfers::allocate() {
         uses[i] = {r_none, r_channel + c, group};
         break;
     }
-    live[i] = 1;
+    by_kind[static_cast<size_t>(f.kind)].push_back(i);
   }
+  std::vector<size_t>& live = scratch_.order;
+  live.clear();
+  for (const auto& v : by_kind) live.insert(live.end(), v.begin(), v.end());
   // Channels serve oldest first (FR-FCFS among row hits): each flow, in the order it entered,
   // takes what its channel and bank group have left. Ports serve their engines round-robin:
   // an engine gets an equal share of its port (water-filling), and a flow held back by its
@@ -296,28 +310,26 @@ void HbmDmaTransfers::allocate() {
     cap = initial;
     // Writes are handed over before their drains are allocated (a drain of an empty queue
     // writes only what arrives).
-    for (Kind kind : {Kind::kRead, Kind::kWrite, Kind::kDrain})
-      for (size_t i = 0; i < flows_.size(); ++i) {
-        Flow& f = flows_[i];
-        if (!live[i] || f.kind != kind) continue;
-        f.rate = 0;
-        double rate = bound[i];
-        if (kind == Kind::kDrain && f.left <= kEps) {  // nothing queued: it writes what arrives
-          const Flow* w = write_of(f);
-          rate = std::min(rate, w ? w->rate : 0.0);
-        }
-        for (int k = 1; k < 3; ++k) rate = std::min(rate, cap[uses[i][static_cast<size_t>(k)]]);
-        if (rate <= 1e-12) continue;
-        f.rate = rate;
-        for (int k = 1; k < 3; ++k) cap[uses[i][static_cast<size_t>(k)]] -= rate;
+    for (const size_t i : live) {
+      Flow& f = flows_[i];
+      f.rate = 0;
+      double rate = bound[i];
+      if (f.kind == Kind::kDrain && f.left <= kEps) {  // nothing queued: it writes what arrives
+        const Flow* w = write_of(f);
+        rate = std::min(rate, w ? w->rate : 0.0);
       }
+      for (int k = 1; k < 3; ++k) rate = std::min(rate, cap[uses[i][static_cast<size_t>(k)]]);
+      if (rate <= 1e-12) continue;
+      f.rate = rate;
+      for (int k = 1; k < 3; ++k) cap[uses[i][static_cast<size_t>(k)]] -= rate;
+    }
     // Each port (uses[i][0]): its engines' demands, water-filled to the port's one burst.
     bool changed = false;
     const size_t ne = engines_.size();
     std::vector<double>& demand = scratch_.demand;  // [port resource - r_rport][engine]
     demand.assign(2 * nports * ne, 0.0);
-    for (size_t i = 0; i < flows_.size(); ++i)
-      if (live[i] && uses[i][0] < r_wtake) demand[(uses[i][0] - r_rport) * ne + static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
+    for (const size_t i : live)
+      if (uses[i][0] < r_wtake) demand[(uses[i][0] - r_rport) * ne + static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
     std::vector<double>& share = scratch_.share;  // per port resource: the fair share (1e30: no limit)
     share.assign(2 * nports, 1e30);
     for (size_t p = 0; p < 2 * nports; ++p) {
@@ -338,8 +350,8 @@ void HbmDmaTransfers::allocate() {
       }
       share[p] = s;
     }
-    for (size_t i = 0; i < flows_.size(); ++i) {
-      if (!live[i] || uses[i][0] >= r_wtake) continue;
+    for (const size_t i : live) {
+      if (uses[i][0] >= r_wtake) continue;
       const size_t p = uses[i][0] - r_rport;
       const double d = demand[p * ne + static_cast<size_t>(flows_[i].engine)];
       if (d <= share[p] + 1e-12) continue;
@@ -348,7 +360,7 @@ void HbmDmaTransfers::allocate() {
     }
     if (!changed) break;
   }
-  for (size_t i = 0; i < flows_.size(); ++i) flows_[i].rate = std::min(flows_[i].rate, bound[i]);
+  for (const size_t i : live) flows_[i].rate = std::min(flows_[i].rate, bound[i]);
   // A full write queue takes writes only as fast as it drains.
   for (size_t c = 0; c < nch; ++c) {
     if (channels_[c].writes < cfg_.hbm.wr_depth - kEps) continue;
@@ -420,27 +432,32 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   read_rate.assign(nch, 0.0);
   write_in.assign(nch, 0.0);
   write_out.assign(nch, 0.0);
+  // One pass over the flows: their own events, and what the channels' events need.
+  std::vector<char>&reads_queued = k.reads_queued, &entry_waits = k.live;
+  reads_queued.assign(nch, 0);
+  entry_waits.assign(nch, 0);  // an arrived read run waits for room in the channel's read queue
+  bool waiting = false;  // engines or drains still to move anything
   for (const Flow& f : flows_) {
     const size_t c = static_cast<size_t>(f.channel);
-    if (f.kind == Kind::kDrain) {
+    if (f.kind == Kind::kDrain) {  // its row opens, or its queued bursts run out
+      waiting = true;
       write_out[c] += f.rate;
+      if (f.ready > now && f.left > kEps) next = std::min(next, f.ready);
+      const Flow* w = write_of(f);
+      const double in = w ? w->rate : 0.0;
+      if (f.rate > in + kEps && f.left > kEps) at(f.left / (f.rate - in));
       continue;
     }
     if (f.ready > now) next = std::min(next, f.ready);
     else if (f.rate > 0) at(f.left / f.rate);
     engine_rate[static_cast<size_t>(f.engine)] += f.rate;
     (f.kind == Kind::kRead ? read_rate : write_in)[c] += f.rate;
+    if (f.kind == Kind::kRead) {
+      if (f.entered && f.left > kEps) reads_queued[c] = 1;
+      if (!f.entered && f.arrive <= now) entry_waits[c] = 1;
+    }
   }
-  for (const Flow& f : flows_) {  // a drain: its row opens, or its queued bursts run out
-    if (f.kind != Kind::kDrain) continue;
-    if (f.ready > now && f.left > kEps) next = std::min(next, f.ready);
-    const Flow* w = write_of(f);
-    const double in = w ? w->rate : 0.0;
-    if (f.rate > in + kEps && f.left > kEps) at(f.left / (f.rate - in));
-  }
-  bool waiting = false;  // engines or drains still to move anything
   for (const Engine& e : engines_) waiting |= e.active && e.end == kNoEvent;
-  for (const Flow& f : flows_) waiting |= f.kind == Kind::kDrain;
   if (!waiting) return next;
   // The next run enters a window once enough of the queued ones are served (the engine's own
   // window); an arrived run enters its channel's read queue once it has room.
@@ -449,17 +466,10 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
     if (!e.active || e.write || e.next_run >= e.runs.size()) continue;
     if (e.queued >= cfg_.window && engine_rate[i] > 0) at((e.queued - cfg_.window) / engine_rate[i] + kEps);
   }
-  for (const Flow& f : flows_) {
-    if (f.kind != Kind::kRead || f.entered || f.arrive > now) continue;
-    const size_t c = static_cast<size_t>(f.channel);
-    if (read_rate[c] > 0) at((channels_[c].reads - cfg_.hbm.rd_depth) / read_rate[c] + kEps);
-  }
+  for (size_t c = 0; c < nch; ++c)
+    if (entry_waits[c] && read_rate[c] > 0) at((channels_[c].reads - cfg_.hbm.rd_depth) / read_rate[c] + kEps);
   // Write batches begin and end at the watermarks (a batch ends at the low one only while
   // reads wait).
-  std::vector<char>& reads_queued = k.reads_queued;
-  reads_queued.assign(nch, 0);
-  for (const Flow& f : flows_)
-    if (f.kind == Kind::kRead && f.entered && f.left > kEps) reads_queued[static_cast<size_t>(f.channel)] = 1;
   for (size_t c = 0; c < nch; ++c) {
     const Channel& ch = channels_[c];
     const double net = write_in[c] - write_out[c];

@@ -120,7 +120,10 @@ class HbmDmaTransfers : public DmaTransferModel {
   bool admit(int e, uint64_t now);  // the next run entering engine e's window, if it may
   void refresh_until(size_t channel, uint64_t now);  // the refreshes due before `now`
   std::array<uint64_t, kHbmBanks> demand_at(size_t channel) const;  // when a request first reaches each bank
-  uint64_t arrival(int engine, size_t run) const;    // when the run's first burst leaves its port
+  // When the run's first burst leaves its port; sharing: the engines reading on that port now
+  // (reading_on_port(), counted when negative).
+  uint64_t arrival(int engine, size_t run, int sharing = -1) const;
+  int reading_on_port(int port) const;
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
   void allocate();                  // rates
   void settle(uint64_t now);        // ends, admissions, rows, rates after a change
@@ -139,6 +142,9 @@ class HbmDmaTransfers : public DmaTransferModel {
     std::vector<double> cap, initial, bound, demand, share, sorted;
     std::vector<std::array<size_t, 3>> uses;
     std::vector<char> live, reads_queued;
+    std::array<std::vector<size_t>, 3> by_kind;  // allocate(): the flows that can move, by Kind
+    std::vector<size_t> order;
+    std::vector<int> sharing;  // open_rows(): reading_on_port() of each port
     std::vector<double> engine_rate, read_rate, write_in, write_out;
   };
   Scratch scratch_;
