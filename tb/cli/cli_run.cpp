@@ -75,7 +75,7 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
   fmt::print("status        {}\n", j["status"].get<std::string>());
   fmt::print("cycles        {} ({:.2f} us at {} GHz)", j["cycles"].get<uint64_t>(), j["microseconds"].get<double>(),
              j["clock_ghz"].get<double>());
-  if (j.contains("wall_seconds")) fmt::print(", {:.1f} s wall", j["wall_seconds"].get<double>());
+  if (j.contains("wall_seconds")) fmt::print(", {:.3g} s wall", j["wall_seconds"].get<double>());
   fmt::print("\n\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = j["queues"][isa::kQueueNames[q]];
