@@ -60,8 +60,10 @@ TEST(CoreRtl, RtlHbmControllersGiveTheReferenceCyclesOnEverySmallExample) {
     o.max_cycles = 2'000'000;
     o.timeline = true;
     const CoreSimResult reference = run_core_rtl(p, o);
-    o.hbm_controllers = rtl_hbm_controllers();
+    int rtl_channels = 0;  // the harness really put RTL controllers behind its ports
+    o.hbm_controllers = rtl_hbm_controllers([&rtl_channels](int, Vnc_hbm&) { ++rtl_channels; });
     const CoreSimResult rtl = run_core_rtl(p, o);
+    EXPECT_EQ(rtl_channels, model::core_hbm_config().channels);
     expect_match(reference);
     expect_match(rtl);
     EXPECT_EQ(rtl.cycles, reference.cycles);

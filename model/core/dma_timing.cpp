@@ -433,7 +433,7 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   write_in.assign(nch, 0.0);
   write_out.assign(nch, 0.0);
   // One pass over the flows: their own events, and what the channels' events need.
-  std::vector<char>&reads_queued = k.reads_queued, &entry_waits = k.live;
+  std::vector<char>&reads_queued = k.reads_queued, &entry_waits = k.entry_waits;
   reads_queued.assign(nch, 0);
   entry_waits.assign(nch, 0);  // an arrived read run waits for room in the channel's read queue
   bool waiting = false;  // engines or drains still to move anything

@@ -141,13 +141,13 @@ class HbmDmaTransfers : public DmaTransferModel {
   struct Scratch {  // working vectors, kept to spare allocations on every event
     std::vector<double> cap, initial, bound, demand, share, sorted;
     std::vector<std::array<size_t, 3>> uses;
-    std::vector<char> live, reads_queued;
+    std::vector<char> reads_queued, entry_waits;  // per channel
     std::array<std::vector<size_t>, 3> by_kind;  // allocate(): the flows that can move, by Kind
     std::vector<size_t> order;
     std::vector<int> sharing;  // open_rows(): reading_on_port() of each port
     std::vector<double> engine_rate, read_rate, write_in, write_out;
   };
-  Scratch scratch_;
+  Scratch scratch_;                // settle(), allocate(), open_rows()
   mutable Scratch const_scratch_;  // next_event()'s
   uint64_t capacity_ = 0;
   uint64_t now_ = 0;

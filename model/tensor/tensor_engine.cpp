@@ -284,6 +284,11 @@ TensorEngine::Stationary& TensorEngine::claim(const TeTiling& tiling) {
   return st;
 }
 
+int TensorEngine::Stationary::k_logical() const {
+  if (modes.double_row) return 2 * k;
+  return modes.sparsity == TeSparsity::kDense ? k : k / 4 * sparsity_group(modes.sparsity);
+}
+
 bool TensorEngine::transpose_is_narrow(const TeTiling& t) const {
   return storage_bits(stationary_type(t)) < 32;
 }
@@ -294,9 +299,7 @@ void TensorEngine::multiply_moving(const Tile& moving, const MultiplyMoving& mm)
                            "LoadStationary with the same tiling first)");
   out0_ = tile_col0(mm.tiling);
   check_float_type("MultiplyMoving", "dtype", moving.dtype);
-  const int k_logical = cur_->modes.double_row                       ? 2 * cur_->k
-                        : cur_->modes.sparsity == TeSparsity::kDense ? cur_->k
-                                                                : cur_->k / 4 * sparsity_group(cur_->modes.sparsity);
+  const int k_logical = cur_->k_logical();
   require(moving.rows == k_logical,
           "MultiplyMoving: field 'K' = {} does not match the stationary's K = {}", moving.rows, k_logical);
   if (cur_->modes.double_row)
@@ -516,10 +519,7 @@ TeError TensorEngine::track(const TeInstruction& i) {
     return TeError::kNone;
   }
   const Stationary& st = *find(t);  // check() found it
-  const int k_logical = st.modes.double_row                       ? 2 * st.k
-                        : st.modes.sparsity == TeSparsity::kDense ? st.k
-                                                                  : st.k / 4 * sparsity_group(st.modes.sparsity);
-  if (!st.modes.transpose) macs_ += static_cast<uint64_t>(k_logical) * st.m * i.n;
+  if (!st.modes.transpose) macs_ += static_cast<uint64_t>(st.k_logical()) * st.m * i.n;
   group_length_[i.psum_bank] = i.accumulate ? group_length_[i.psum_bank] + 1 : 1;
   return TeError::kNone;
 }

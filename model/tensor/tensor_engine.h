@@ -160,6 +160,8 @@ class TensorEngine {
     std::vector<float> panels_hi;  // double_row: rows P..2P-1, same layout
     Tile raw;                      // transpose: the bits; sparse: decoded values as FP32 bits
     Tile tags;                     // sparse
+    // The moving operand's K: 2P in double_row mode, P/4 * G in sparse mode, else P.
+    int k_logical() const;
   };
   Stationary& claim(const TeTiling& t);                 // a new stationary holding tile t
   const Stationary* top_left(const TeTiling& t) const;  // in the tile's first segment
