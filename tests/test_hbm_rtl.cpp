@@ -131,7 +131,7 @@ TEST(HbmRtlFabric, AnRtlControllerThatDiffersFromTheReferenceIsNamed) {
     for (uint64_t cycle = 0; cycle < 2000; ++cycle) {
       if (next < 3) {
         const uint64_t addr = addrs[next];
-        if (fabric.grant(false, 1, &addr, cycle)) {
+        if (fabric.grant(false, 1, &addr)) {
           model::HbmRequest q;
           q.addr = addr;
           q.id = static_cast<uint32_t>(next);

@@ -204,6 +204,13 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
   std::vector<int>& sharing = scratch_.sharing;  // per port: its engines reading now
   sharing.resize(static_cast<size_t>(cfg_.ports));
   for (int p = 0; p < cfg_.ports; ++p) sharing[static_cast<size_t>(p)] = reading_on_port(p);
+  // The ports and the interconnect take requests round-robin, so every reading engine has a
+  // request in its channel's read queue: an engine's first run enters whether or not the queue
+  // is full, its later ones when there is room.
+  std::vector<char>& has_entered = scratch_.has_entered;
+  has_entered.assign(engines_.size(), 0);
+  for (const Flow& f : flows_)
+    if (f.kind == Kind::kRead && f.entered && f.left > kEps) has_entered[static_cast<size_t>(f.engine)] = 1;
   for (Flow& f : flows_) {
     if (f.kind == Kind::kWrite || f.row_open) continue;
     if (f.kind == Kind::kRead) {
@@ -214,9 +221,11 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
       }
       if (!f.entered) {  // into the channel's read queue, when it has room
         Channel& ch = channels_[static_cast<size_t>(f.channel)];
-        if (ch.reads >= cfg_.hbm.rd_depth) continue;
+        char& first = has_entered[static_cast<size_t>(f.engine)];
+        if (ch.reads >= cfg_.hbm.rd_depth && first) continue;
         ch.reads += f.left;
         f.entered = true;
+        first = 1;
       }
     } else if (f.left <= kEps) {
       continue;  // a drain with nothing queued yet asks for no row
@@ -248,6 +257,44 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
       if (g.kind != Kind::kWrite && g.channel == f.channel && g.bank == f.bank && g.row != f.row) g.row_open = false;
     f.row_open = true;
     f.ready = std::max(f.ready, bank.free_at);
+  }
+}
+
+void HbmDmaTransfers::share_reads_fairly(const std::vector<size_t>& reads, double channel_rate, double group_rate,
+                                         std::vector<double>& bound) {
+  // The reads a channel's queue holds come from its engines in turn, and the scheduler serves
+  // the oldest: each flow gets an equal share of the channel (max-min fair), less where its
+  // bank group (tCCD_L) cannot give that much, which leaves the rest to the other groups.
+  std::vector<std::vector<size_t>>& by_channel = scratch_.reads_by_channel;
+  by_channel.resize(channels_.size());
+  for (auto& v : by_channel) v.clear();
+  for (const size_t i : reads) by_channel[static_cast<size_t>(flows_[i].channel)].push_back(i);
+  for (const std::vector<size_t>& flows : by_channel) {
+    if (flows.empty()) continue;
+    std::array<double, kHbmBankGroups> group_left;
+    group_left.fill(group_rate);
+    std::array<int, kHbmBankGroups> unfixed{};  // per group: flows whose share is still open
+    for (const size_t i : flows) ++unfixed[static_cast<size_t>(flows_[i].bank % kHbmBankGroups)];
+    double channel_left = channel_rate;
+    size_t open = flows.size();
+    for (bool group_bound = true; group_bound && open > 0;) {
+      const double share = channel_left / static_cast<double>(open);
+      group_bound = false;  // a group that cannot give its flows that share fixes them at its rest
+      for (size_t g = 0; g < kHbmBankGroups; ++g) {
+        if (unfixed[g] == 0 || unfixed[g] * share <= group_left[g] + 1e-12) continue;
+        const double rate = group_left[g] / unfixed[g];
+        for (const size_t i : flows)
+          if (static_cast<size_t>(flows_[i].bank % kHbmBankGroups) == g) bound[i] = rate;
+        channel_left -= group_left[g];
+        open -= static_cast<size_t>(unfixed[g]);
+        unfixed[g] = 0;
+        group_left[g] = 0;
+        group_bound = true;
+      }
+      if (!group_bound)
+        for (const size_t i : flows)
+          if (unfixed[static_cast<size_t>(flows_[i].bank % kHbmBankGroups)] > 0) bound[i] = share;
+    }
   }
 }
 
@@ -304,6 +351,7 @@ void HbmDmaTransfers::allocate() {
   // port leaves its channel's share to younger flows; a few passes settle it.
   std::vector<double>& bound = scratch_.bound;
   bound.assign(flows_.size(), 1e30);
+  share_reads_fairly(by_kind[static_cast<size_t>(Kind::kRead)], channel_rate, group_rate, bound);
   std::vector<double>& initial = scratch_.initial;
   initial = cap;
   for (int pass = 0; pass < 3; ++pass) {

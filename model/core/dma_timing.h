@@ -10,11 +10,14 @@
 //   - An engine keeps up to `window` bursts queued in the channels (its 64 read tags, less the
 //     ones whose data is on its way back), so it works on every run that starts within that
 //     many bursts of its oldest unfinished one; a run enters its channel's read queue (64)
-//     when its first burst arrives and the queue has room.
+//     when its first burst arrives and the queue has room, or at once if it is its engine's
+//     only run there (the ports and the fabric take requests round-robin, so every reading
+//     engine has requests in the queue).
 //   - Servers: each bank group of a pseudo-channel serves a burst every tCCD_L (4) cycles, the
 //     pseudo-channel a burst every tCCD_S = BL (2) cycles; each DMA port sends, and each
-//     pseudo-channel takes, one read and one write burst a cycle. Runs take them oldest first,
-//     as the FR-FCFS scheduler serves the oldest ready request.
+//     pseudo-channel takes, one read and one write burst a cycle. Read runs share their
+//     channel and bank groups max-min fairly (the queue holds the engines' requests in turn,
+//     and FR-FCFS serves the oldest); writes and drains take them oldest first.
 //   - A port sends one burst a cycle, round-robin over its reading engines, so a run's first
 //     burst leaves no earlier than its place in the descriptor times those engines after the
 //     descriptor starts.
@@ -126,6 +129,9 @@ class HbmDmaTransfers : public DmaTransferModel {
   int reading_on_port(int port) const;
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
   void allocate();                  // rates
+  // Each channel's read flows get max-min fair shares of it and its bank groups (as bounds).
+  void share_reads_fairly(const std::vector<size_t>& reads, double channel_rate, double group_rate,
+                          std::vector<double>& bound);
   void settle(uint64_t now);        // ends, admissions, rows, rates after a change
   void index_writes();                      // writer_ and fed_drain_, after flows_ changed
   Flow* drain_of(const Flow& write);        // the drain a write flow feeds
@@ -142,6 +148,8 @@ class HbmDmaTransfers : public DmaTransferModel {
     std::vector<double> cap, initial, bound, demand, share, sorted;
     std::vector<std::array<size_t, 3>> uses;
     std::vector<char> reads_queued, entry_waits;  // per channel
+    std::vector<char> has_entered;                // open_rows(): per engine, a read run in its queue
+    std::vector<std::vector<size_t>> reads_by_channel;  // share_reads_fairly()
     std::array<std::vector<size_t>, 3> by_kind;  // allocate(): the flows that can move, by Kind
     std::vector<size_t> order;
     std::vector<int> sharing;  // open_rows(): reading_on_port() of each port

@@ -63,8 +63,8 @@ class FabricPorts : public CoreMemoryPorts {
   uint64_t capacity() const override { return fabric_.capacity(); }
   void preload(uint64_t addr, const HbmData& data) override { fabric_.preload(addr, data); }
   HbmData peek(uint64_t addr) const override { return fabric_.peek(addr); }
-  uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) override {
-    return fabric_.grant(write, valid, addrs, cycle);
+  uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs) override {
+    return fabric_.grant(write, valid, addrs);
   }
   void offer(int port, const model::HbmRequest& request) override { fabric_.offer(port, request); }
   std::optional<model::HbmReadResponse> response(int port) const override { return fabric_.response(port); }
@@ -218,8 +218,7 @@ class CoreBench : public RtlCore {
     }
   }
 
-  // One clock cycle (run cycle `cycle`: it rotates the fabric's port priority) with the HBM
-  // behind the DMA ports.
+  // One clock cycle (run cycle `cycle`) with the HBM behind the DMA ports.
   void step_cycle(uint64_t cycle, bool collectives_may_end) {
     V& t = *top_;
     std::array<uint64_t, kDmaPorts> rd_addr{}, wr_addr{};
@@ -227,8 +226,8 @@ class CoreBench : public RtlCore {
       rd_addr[p] = t.hbm_rd_addr_o[p];
       wr_addr[p] = t.hbm_wr_addr_o[p];
     }
-    const uint32_t rd_ready = hbm_->grant(false, t.hbm_rd_valid_o, rd_addr.data(), cycle);
-    const uint32_t wr_ready = hbm_->grant(true, t.hbm_wr_valid_o, wr_addr.data(), cycle);
+    const uint32_t rd_ready = hbm_->grant(false, t.hbm_rd_valid_o, rd_addr.data());
+    const uint32_t wr_ready = hbm_->grant(true, t.hbm_wr_valid_o, wr_addr.data());
     t.hbm_rd_ready_i = rd_ready;
     t.hbm_wr_ready_i = wr_ready;
     uint32_t rsp_valid = 0;

@@ -125,7 +125,7 @@ class CoreMemoryPorts {
   virtual void preload(uint64_t addr, const model::HbmData& data) = 0;
   virtual model::HbmData peek(uint64_t addr) const = 0;
   // Ports (bit p of `valid`) whose requests are taken this cycle, with their addresses.
-  virtual uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) = 0;
+  virtual uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs) = 0;
   virtual void offer(int port, const model::HbmRequest& request) = 0;
   // The read response to drive on a port this cycle, and taking it.
   virtual std::optional<model::HbmReadResponse> response(int port) const = 0;

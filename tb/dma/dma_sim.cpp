@@ -106,8 +106,8 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
     if (offering >= 0) drive(t, offering, pending[static_cast<size_t>(offering)].front());
     // HBM: each request goes to its channel; a response waits in the interconnect.
     const uint64_t rd_addr = t.hbm_rd_addr_o, wr_addr = t.hbm_wr_addr_o;
-    t.hbm_rd_ready_i = hbm.grant(false, t.hbm_rd_valid_o, &rd_addr, cycle) & 1;
-    t.hbm_wr_ready_i = hbm.grant(true, t.hbm_wr_valid_o, &wr_addr, cycle) & 1;
+    t.hbm_rd_ready_i = hbm.grant(false, t.hbm_rd_valid_o, &rd_addr) & 1;
+    t.hbm_wr_ready_i = hbm.grant(true, t.hbm_wr_valid_o, &wr_addr) & 1;
     const auto response = hbm.response(0);
     t.hbm_rsp_valid_i = response.has_value();
     if (response) {

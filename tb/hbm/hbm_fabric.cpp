@@ -43,6 +43,7 @@ HbmFabric::HbmFabric(const model::HbmConfig& config, int ports, const HbmControl
     channels_.push_back(make(config_, c));
     checkers_.emplace_back(config_);
   }
+  for (auto& last : last_granted_) last.assign(channels_.size(), ports - 1);
 }
 
 bool HbmFabric::writes_queued() const {
@@ -70,18 +71,21 @@ model::HbmData HbmFabric::peek(uint64_t addr) const {
   return channels_[static_cast<size_t>(channel_of(addr))]->peek(addr / kBurst * kBurst);
 }
 
-uint32_t HbmFabric::grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) const {
+uint32_t HbmFabric::grant(bool write, uint32_t valid, const uint64_t* addrs) {
   const int ports = static_cast<int>(responses_.size());
-  std::vector<bool> taken(channels_.size());
-  uint32_t ready = 0;
-  for (int i = 0; i < ports; ++i) {
-    const int p = static_cast<int>((cycle + static_cast<uint64_t>(i)) % static_cast<uint64_t>(ports));
+  std::vector<int>& last = last_granted_[write ? 1 : 0];
+  std::vector<int> chosen(channels_.size(), -1);
+  // Each channel takes the asking port that comes first after the one it took last.
+  const auto after_last = [&](size_t c, int p) { return (p - last[c] - 1 + 2 * ports) % ports; };
+  for (int p = 0; p < ports; ++p) {
     if (!(valid >> p & 1)) continue;
     const auto c = static_cast<size_t>(channel_of(addrs[p]));
-    if (taken[c] || !channels_[c]->ready(write)) continue;
-    taken[c] = true;
-    ready |= 1u << p;
+    if (!channels_[c]->ready(write)) continue;
+    if (chosen[c] < 0 || after_last(c, p) < after_last(c, chosen[c])) chosen[c] = p;
   }
+  uint32_t ready = 0;
+  for (size_t c = 0; c < channels_.size(); ++c)
+    if (chosen[c] >= 0) ready |= 1u << chosen[c], last[c] = chosen[c];
   return ready;
 }
 

@@ -5,8 +5,10 @@
 //
 // Each cycle, in the harness's order:
 //   1. grant(): which ports' requests the channels take. A pseudo-channel takes one read and one
-//      write a cycle; ports asking for the same channel are served round-robin, the first port
-//      considered rotating with the cycle.
+//      write a cycle; ports asking for the same channel are served round-robin, starting after
+//      the port it last took (per channel and direction). A priority that rotated with the
+//      cycle starved half the ports: a full read queue frees a slot every BL = 2 cycles, always
+//      when the same two ports came first.
 //   2. response(p): the read response waiting for port p, if any (one per port a cycle).
 //   3. (clock low, evaluated) offer() what was granted; pop() the responses delivered.
 //   4. step(): every channel takes its cycle; its commands go to its checker (and the stats),
@@ -73,7 +75,7 @@ class HbmFabric {
   model::HbmData peek(uint64_t addr) const;
 
   // Ports (bit p of `valid`) whose requests the channels take this cycle, with their addresses.
-  uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs, uint64_t cycle) const;
+  uint32_t grant(bool write, uint32_t valid, const uint64_t* addrs);
   // Hands a granted request to its channel; the id gets the port in its high bits.
   void offer(int port, model::HbmRequest request);
   // The read response waiting for a port (its id without the port), and taking it.
@@ -92,6 +94,7 @@ class HbmFabric {
  private:
   model::HbmConfig config_;
   uint64_t capacity_;
+  std::vector<int> last_granted_[2];  // per direction (write = 1), per channel: a port
   std::vector<std::unique_ptr<HbmController>> channels_;
   std::vector<HbmChecker> checkers_;
   std::vector<std::deque<model::HbmReadResponse>> responses_;  // per port

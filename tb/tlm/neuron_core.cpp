@@ -90,7 +90,7 @@ class NeuronCore::RtlPorts : public tb::CoreMemoryPorts {
     memory_.read_block(addr / model::kHbmBurstBytes * model::kHbmBurstBytes, bytes, sizeof bytes);
     return model::hbm_data(bytes);
   }
-  uint32_t grant(bool write, uint32_t valid, const uint64_t*, uint64_t) override {
+  uint32_t grant(bool write, uint32_t valid, const uint64_t*) override {
     uint32_t ready = 0;
     for (int p = 0; p < kPorts; ++p)
       if ((valid >> p & 1) && outstanding_[write][p] < kBurstsInFlight) ready |= 1u << p;
