@@ -265,37 +265,37 @@ void HbmDmaTransfers::share_reads_fairly(const std::vector<size_t>& reads, doubl
   // The reads a channel's queue holds come from its engines in turn, and the scheduler serves
   // the oldest: each flow gets an equal share of the channel (max-min fair), less where its
   // bank group (tCCD_L) cannot give that much, which leaves the rest to the other groups.
-  std::vector<std::vector<size_t>>& by_channel = scratch_.reads_by_channel;
-  by_channel.resize(channels_.size());
-  for (auto& v : by_channel) v.clear();
-  for (const size_t i : reads) by_channel[static_cast<size_t>(flows_[i].channel)].push_back(i);
-  for (const std::vector<size_t>& flows : by_channel) {
-    if (flows.empty()) continue;
-    std::array<double, kHbmBankGroups> group_left;
-    group_left.fill(group_rate);
-    std::array<int, kHbmBankGroups> unfixed{};  // per group: flows whose share is still open
-    for (const size_t i : flows) ++unfixed[static_cast<size_t>(flows_[i].bank % kHbmBankGroups)];
+  const auto group_of = [&](const Flow& f) {
+    return static_cast<size_t>(f.channel) * kHbmBankGroups + static_cast<size_t>(f.bank % kHbmBankGroups);
+  };
+  std::vector<double>& rate = scratch_.group_share;  // per (channel, bank group): each flow's rate
+  std::vector<int>& in_group = scratch_.group_flows;  // per (channel, bank group): its read flows
+  in_group.assign(channels_.size() * kHbmBankGroups, 0);
+  rate.assign(in_group.size(), 0.0);
+  for (const size_t i : reads) ++in_group[group_of(flows_[i])];
+  for (size_t c = 0; c < channels_.size(); ++c) {
+    int* unfixed = &in_group[c * kHbmBankGroups];  // flows whose share is still open
+    double* group = &rate[c * kHbmBankGroups];
+    int open = 0;
+    for (int g = 0; g < kHbmBankGroups; ++g) open += unfixed[g];
     double channel_left = channel_rate;
-    size_t open = flows.size();
     for (bool group_bound = true; group_bound && open > 0;) {
-      const double share = channel_left / static_cast<double>(open);
-      group_bound = false;  // a group that cannot give its flows that share fixes them at its rest
-      for (size_t g = 0; g < kHbmBankGroups; ++g) {
-        if (unfixed[g] == 0 || unfixed[g] * share <= group_left[g] + 1e-12) continue;
-        const double rate = group_left[g] / unfixed[g];
-        for (const size_t i : flows)
-          if (static_cast<size_t>(flows_[i].bank % kHbmBankGroups) == g) bound[i] = rate;
-        channel_left -= group_left[g];
-        open -= static_cast<size_t>(unfixed[g]);
+      const double share = channel_left / open;
+      group_bound = false;  // a group that cannot give its flows that share fixes them at its rate
+      for (int g = 0; g < kHbmBankGroups; ++g) {
+        if (unfixed[g] == 0 || unfixed[g] * share <= group_rate + 1e-12) continue;
+        group[g] = group_rate / unfixed[g];
+        channel_left -= group_rate;
+        open -= unfixed[g];
         unfixed[g] = 0;
-        group_left[g] = 0;
         group_bound = true;
       }
       if (!group_bound)
-        for (const size_t i : flows)
-          if (unfixed[static_cast<size_t>(flows_[i].bank % kHbmBankGroups)] > 0) bound[i] = share;
+        for (int g = 0; g < kHbmBankGroups; ++g)
+          if (unfixed[g] > 0) group[g] = share;
     }
   }
+  for (const size_t i : reads) bound[i] = rate[group_of(flows_[i])];
 }
 
 void HbmDmaTransfers::allocate() {

@@ -149,7 +149,8 @@ class HbmDmaTransfers : public DmaTransferModel {
     std::vector<std::array<size_t, 3>> uses;
     std::vector<char> reads_queued, entry_waits;  // per channel
     std::vector<char> has_entered;                // open_rows(): per engine, a read run in its queue
-    std::vector<std::vector<size_t>> reads_by_channel;  // share_reads_fairly()
+    std::vector<double> group_share;              // share_reads_fairly(): per (channel, bank group)
+    std::vector<int> group_flows;
     std::array<std::vector<size_t>, 3> by_kind;  // allocate(): the flows that can move, by Kind
     std::vector<size_t> order;
     std::vector<int> sharing;  // open_rows(): reading_on_port() of each port
