@@ -3,12 +3,16 @@
 // simulated cycles per wall second with data and timing only (CoreConfig::timing_only, the
 // median of three runs of run(), after the tensors are loaded); the RTL core's alone (no
 // co-simulation, no waves). Prints the README table of issue 27 (rtl/core/README.md, "Programs
-// on the golden core").
+// on the golden core"). With --mix N, instead: N random engine-mix programs
+// (test::random_engine_mix, seeds --mix-seed on) at --mix-size, golden against RTL cycles, and
+// how many fall inside 5%.
 //
 //   build/tests/bench_core [--no-rtl] [--only NAME]
+//   build/tests/bench_core --mix N [--mix-size 8|128] [--mix-seed S]
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,7 @@
 #include "model/core/core_model.h"
 #include "model/core/program.h"
 #include "tb/core/core_sim.h"
+#include "tests/core_random_programs.h"
 
 namespace {
 
@@ -55,6 +60,34 @@ std::string grouped(double v) {
   return s;
 }
 
+// Golden against RTL cycles on random engine-mix programs: a table, then the range of the ratios
+// and how many are inside 5%.
+int run_mix(int count, int size, uint64_t first_seed) {
+  fmt::print("| seed | size | RTL cycles | golden cycles | golden / RTL |\n|---|---|---|---|---|\n");
+  double lo = 1e30, hi = 0;
+  int inside = 0;
+  for (int i = 0; i < count; ++i) {
+    const uint64_t seed = first_seed + static_cast<uint64_t>(i);
+    model::SplitMix64 rng(seed);
+    const model::Program p = test::random_engine_mix(rng, size);
+    tb::CoreSimOptions o;
+    o.size = size;
+    o.cosim = false;
+    const tb::CoreSimResult r = tb::run_core_rtl(p, o);
+    if (r.status != model::CoreStatus::kDone || !r.ok)
+      throw Error(fmt::format("engine mix seed {}: RTL: {}{}", seed, r.message, r.failure));
+    const Golden g = run_golden(p, size, true);
+    const double ratio = static_cast<double>(g.cycles) / static_cast<double>(r.cycles);
+    lo = std::min(lo, ratio), hi = std::max(hi, ratio);
+    inside += std::abs(ratio - 1.0) <= 0.05;
+    fmt::print("| {} | {} | {} | {} | {:.3f} |\n", seed, size, grouped(static_cast<double>(r.cycles)),
+               grouped(static_cast<double>(g.cycles)), ratio);
+    std::fflush(stdout);
+  }
+  fmt::print("\ngolden / RTL {:.3f} to {:.3f}; {} of {} inside 5%\n", lo, hi, inside, count);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -63,7 +96,27 @@ int main(int argc, char** argv) {
   std::string only;
   app.add_flag("--no-rtl", no_rtl, "golden core only (the RTL's gemm_bf16_1024 takes minutes)");
   app.add_option("--only", only, "one program (its file name)");
-  CLI11_PARSE(app, argc, argv);
+  int mix = 0, mix_size = 8;
+  uint64_t mix_seed = 1000;
+  app.add_option("--mix", mix, "instead of the examples: this many random engine-mix programs")
+      ->check(CLI::Range(0, 100000));
+  app.add_option("--mix-size", mix_size, "--mix: the core size (a size the RTL core is built at)")
+      ->check(CLI::IsMember(tb::core_rtl_sizes()));
+  app.add_option("--mix-seed", mix_seed, "--mix: the first program's seed (then +1 each)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);  // help, or the bad option and what was expected
+    return e.get_exit_code() == 0 ? 0 : 1;
+  }
+  if (mix > 0) {
+    try {
+      return run_mix(mix, mix_size, mix_seed);
+    } catch (const Error& e) {
+      fmt::print(stderr, "bench_core: {}\n", e.what());
+      return 1;
+    }
+  }
 
   struct Case {
     std::string file;
