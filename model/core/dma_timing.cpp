@@ -345,10 +345,10 @@ void HbmDmaTransfers::allocate() {
   std::vector<size_t>& live = scratch_.order;
   live.clear();
   for (const auto& v : by_kind) live.insert(live.end(), v.begin(), v.end());
-  // Channels serve oldest first (FR-FCFS among row hits): each flow, in the order it entered,
-  // takes what its channel and bank group have left. Ports serve their engines round-robin:
-  // an engine gets an equal share of its port (water-filling), and a flow held back by its
-  // port leaves its channel's share to younger flows; a few passes settle it.
+  // Each flow, in the order it entered, takes what its channel and bank group have left, a
+  // read no more than its fair share of them (share_reads_fairly). Ports serve their engines
+  // round-robin: an engine gets an equal share of its port (water-filling), and a flow held
+  // back by its port leaves its channel's share to younger flows; a few passes settle it.
   std::vector<double>& bound = scratch_.bound;
   bound.assign(flows_.size(), 1e30);
   share_reads_fairly(by_kind[static_cast<size_t>(Kind::kRead)], channel_rate, group_rate, bound);
