@@ -16,7 +16,6 @@
 #include "model/core/program.h"
 #include "tb/core/core_sim.h"
 #include "tb/hbm/hbm_rtl_channel.h"
-#include "tb/vector/ve_random.h"
 #include "tests/core_random_programs.h"
 #include "tests/seed.h"
 
