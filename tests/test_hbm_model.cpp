@@ -3,6 +3,8 @@
 // whose every read must return the latest earlier write.
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <set>
 #include <sstream>
 
@@ -12,6 +14,7 @@
 #include "model/hbm/hbm.h"
 #include "model/common/numerics.h"
 #include "tb/hbm/hbm_checker.h"
+#include "tb/hbm/hbm_fabric.h"
 #include "tests/seed.h"
 
 namespace ncore {
@@ -363,6 +366,44 @@ TEST(HbmGolden, ActivationBoundOfRandomAccesses) {
   EXPECT_DOUBLE_EQ(model::hbm_activation_bound(t, 2), 4.0 / 6.0);
   t.faw = 8;  // then tRC / 16 = 4.5 binds
   EXPECT_DOUBLE_EQ(model::hbm_activation_bound(t, 2), 4.0 / 4.5);
+}
+
+// The fabric's arbitration (tb/hbm/hbm_fabric.h): a channel whose read queue is full takes one
+// request every BL = 2 cycles. Four ports asking for it all the time must each get a quarter of
+// the slots; a priority that rotated with the cycle gave them all to ports 0 and 2.
+class EveryOtherCycle : public tb::HbmController {
+ public:
+  bool ready(bool) const override { return cycle_ % 2 == 0; }
+  void offer(const model::HbmRequest&) override {}
+  model::HbmChannel::StepResult step() override {
+    ++cycle_;
+    return {};
+  }
+  bool idle() const override { return true; }
+  int queued(bool) const override { return 0; }
+  uint64_t max_age() const override { return 0; }
+  void preload(uint64_t, const model::HbmData&) override {}
+  model::HbmData peek(uint64_t) const override { return {}; }
+  std::vector<uint64_t> bursts() const override { return {}; }
+
+ private:
+  uint64_t cycle_ = 0;
+};
+
+TEST(HbmFabric, PortsAskingForOneChannelShareItsSlotsRoundRobin) {
+  HbmConfig c;
+  c.channels = 1;
+  constexpr int kPorts = 4;
+  tb::HbmFabric fabric(c, kPorts, [](const HbmConfig&, int) { return std::make_unique<EveryOtherCycle>(); });
+  const std::array<uint64_t, kPorts> addrs{0, 32, 64, 96};
+  std::array<int, kPorts> granted{};
+  for (int cycle = 0; cycle < 400; ++cycle) {
+    const uint32_t ready = fabric.grant(false, (1u << kPorts) - 1, addrs.data());
+    EXPECT_LE(__builtin_popcount(ready), 1) << "cycle " << cycle << ": one request a cycle per channel";
+    for (int p = 0; p < kPorts; ++p) granted[static_cast<size_t>(p)] += ready >> p & 1;
+    fabric.step();
+  }
+  for (int p = 0; p < kPorts; ++p) EXPECT_EQ(granted[static_cast<size_t>(p)], 50) << "port " << p;
 }
 
 }  // namespace
