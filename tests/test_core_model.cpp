@@ -3,6 +3,7 @@
 // programs with random semaphore graphs against one-at-a-time execution.
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 
 #include "model/vector/activation.h"
 #include "model/core/core_model.h"
+#include "model/core/dma_timing.h"
 #include "model/core/program.h"
 #include "tests/seed.h"
 
@@ -605,6 +607,45 @@ TEST(Core, TimingOnlyCoreRecordsNoEffects) {
   const Program p = assemble(".queue pe\n  nop\n", "t.s");
   CoreModel core(cfg, p);
   EXPECT_THROW(core.on_effects([](const InstrEffects&) {}), Error);
+}
+
+// The core's DMA timing model shares a pseudo-channel's reads fairly, as the RTL's round-robin
+// ports and interconnect and its oldest-first scheduler do: two engines on two ports reading
+// 1 KiB each from two banks of one bank group (one burst every tCCD_L = 4 cycles between them)
+// finish together, after the group has served all 64 bursts. Served oldest first, the first
+// engine would finish in half the time. They begin once the refreshes pulled in after reset
+// (each holding a bank for tRFCpb) are over.
+TEST(Core, DmaTimingSharesAChannelsReadsFairly) {
+  model::HbmDmaTransfers dma{model::HbmDmaConfig{}};
+  const model::HbmConfig hbm = model::core_hbm_config();
+  constexpr uint64_t kStart = 1000;
+  std::array<uint64_t, 2> addr{0, 4 * 1024};  // banks 0 and 4 of channel 0: both in group 0
+  for (const uint64_t a : addr) {
+    const model::HbmAddress m = model::hbm_map(a, hbm.channels, hbm.xor_hash);
+    ASSERT_EQ(m.channel, 0);
+    ASSERT_EQ(m.bank % model::kHbmBankGroups, 0);
+  }
+  for (int e = 0; e < 2; ++e) {
+    model::DmaDescriptor d;
+    d.engine = static_cast<uint64_t>(e);
+    d.hbm_addr = addr[static_cast<size_t>(e)];
+    d.bytes = 1024;
+    dma.begin(e, d, kStart);
+  }
+  std::array<uint64_t, 2> end{};
+  uint64_t now = kStart;
+  while (dma.busy() && now < 100'000) {
+    const uint64_t next = dma.next_event(now);
+    ASSERT_NE(next, model::kNoEvent);
+    dma.advance(now, next);
+    now = next;
+    for (int e = 0; e < 2; ++e)
+      if (!end[static_cast<size_t>(e)] && dma.done(e)) end[static_cast<size_t>(e)] = now;
+  }
+  ASSERT_GT(end[0], 0u);
+  ASSERT_GT(end[1], 0u);
+  EXPECT_LE(std::max(end[0], end[1]) - std::min(end[0], end[1]), 1u) << end[0] << " " << end[1];
+  EXPECT_GE(std::min(end[0], end[1]), kStart + 64u * static_cast<uint64_t>(hbm.timing.ccd_l));
 }
 
 TEST(Core, TimingParametersChangeCyclesNotResults) {
