@@ -1,0 +1,33 @@
+"""ncore.nki: NKI kernels on ncore's cores (tb/python/README.md).
+
+    import ncore.nki as nki
+    import ncore.nki.language as nl
+
+    @nki.jit
+    def add(a, b):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, nl.add(nl.load(a), nl.load(b)))
+        return out
+
+    c = nki.simulate_kernel(add, a, b, engine="cosim", size=8)
+"""
+import sys
+
+from . import isa, language, typing  # noqa: F401
+from .simulate import Kernel, benchmark_kernel, jit, simulate_kernel, typed  # noqa: F401
+from .tracer import KernelError  # noqa: F401
+from ..tool import RunError  # noqa: F401
+
+
+def alias_neuronxcc():
+    """Registers neuronxcc.nki, .language, .isa and .typing as ncore's, so that a kernel file
+    written for AWS's compiler imports ncore's implementation unchanged."""
+    import types
+    pkg = sys.modules[__name__]
+    top = sys.modules.get("neuronxcc") or types.ModuleType("neuronxcc")
+    top.nki = pkg
+    sys.modules["neuronxcc"] = top
+    sys.modules["neuronxcc.nki"] = pkg
+    sys.modules["neuronxcc.nki.language"] = language
+    sys.modules["neuronxcc.nki.isa"] = isa
+    sys.modules["neuronxcc.nki.typing"] = typing

@@ -1,0 +1,443 @@
+"""From a traced kernel (tracer.py) to an ncore program (tests/programs/README.md, "Assembly").
+
+  1. HBM: the kernel's inputs, then its outputs, each at a 4 KiB boundary.
+  2. Tiles: each SBUF (PSUM) tile lives from the first instruction that touches it to the last,
+     and takes bytes [addr, addr + its free size) of every partition. Space is handed out
+     first-fit from a cursor that moves on, so a freed range is reused as late as possible
+     (which leaves the engines the most overlap). A kernel whose live tiles do not fit gets an
+     error naming the tile and the live ones.
+  3. DMA: each load and store becomes descriptors (32-byte bursts: rows must be multiples of 32
+     bytes at 32-byte addresses). A transfer of at least 32 KiB is split by partitions in up to
+     four pieces of at least 16 KiB on consecutive DMA engines (consecutive engines sit on
+     different DMA ports); each piece goes to the next engine, round-robin over the 16.
+  4. Synchronisation: every instruction signals its queue's semaphore (pe, act, dve: they
+     complete in order) or its DMA engine's (each engine completes in order). An instruction
+     that reads or writes bytes an earlier instruction of another queue or engine writes (or
+     writes bytes it reads) waits for that instruction's count. Vector clocks drop every wait a
+     queue already knows to be met; a second wait goes on a `nop` before it.
+"""
+import math
+
+from . import dtypes
+from .tracer import HbmTensor, KernelError
+
+SBUF_PARTITION = 229376   # bytes per SBUF partition (the DMA's partition stride)
+PSUM_PARTITION = 16384    # bytes per PSUM partition: 8 banks of 2 KiB
+DMA_ENGINES = 16
+DMA_SPLIT = 4             # pieces a transfer's partitions are split in (one per DMA port) ...
+DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
+ENGINE_QUEUES = ("pe", "act", "dve")
+QUEUE_LIMIT = 2048        # instructions a queue holds
+
+
+class Instr:
+    """One line of the program: queue, text (fields), the semaphore and count it signals, and
+    the byte boxes it reads and writes: (space, first partition, end partition, first byte, end)."""
+
+    def __init__(self, queue, text, reads, writes, where, engine=None):
+        self.queue, self.text, self.reads, self.writes, self.where, self.engine = \
+            queue, text, reads, writes, where, engine
+        self.sem = None
+        self.count = 0
+        self.issue_vc = {}
+        self.waits = []
+
+
+def _box(view):
+    """The bytes a view touches: (space, p0, p1, b0, b1); HBM uses partition 0..1."""
+    arr, dims = view.array, view.region.dims
+    size = arr.dtype.size
+    if isinstance(arr, HbmTensor):
+        strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+        lo = sum(s * st for (s, _, _), st in zip(dims, strides))
+        hi = sum((s + (n - 1) * step) * st for (s, n, step), st in zip(dims, strides))
+        return ("hbm", 0, 1, arr.addr + lo * size, arr.addr + (hi + 1) * size)
+    p0, pn, pstep = dims[0]
+    strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
+    lo = sum(s * st for (s, _, _), st in zip(dims[1:], strides))
+    hi = sum((s + (n - 1) * step) * st for (s, n, step), st in zip(dims[1:], strides))
+    return (arr.buffer, p0, p0 + (pn - 1) * pstep + 1, arr.addr + lo * size, arr.addr + (hi + 1) * size)
+
+
+def _overlap(a, b):
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and a[3] < b[4] and b[3] < a[4]
+
+
+def _access_pattern(view, call_where):
+    """(space, start partition, partitions, byte address, [[stride, count], ...] outermost first)."""
+    arr, dims, kept = view.array, view.region.dims, view.region.kept
+    if isinstance(arr, HbmTensor):
+        raise KernelError(f"{call_where}: an engine operand in HBM: load it into SBUF first")
+    p0, pn, pstep = dims[0]
+    if not kept[0]:
+        raise KernelError(f"{call_where}: the partition dimension is indexed by a number: engines take a "
+                          "partition range (index with a slice)")
+    if pstep != 1 and pn > 1:
+        raise KernelError(f"{call_where}: partitions with step {pstep}: engines take consecutive partitions")
+    strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
+    offset = sum(s * st for (s, _, _), st in zip(dims[1:], strides))
+    ap = [[step * st, n] for (s, n, step), st, k in zip(dims[1:], strides, kept[1:]) if k]
+    return arr.buffer, p0, pn, arr.addr + offset * arr.dtype.size, ap or [[1, 1]]
+
+
+def _stretch(ap, shape, out_shape):
+    """An operand's pattern over the result's free shape: dimensions of size 1 repeat (stride 0)."""
+    ap = [list(a) for a in ap]
+    free = list(shape[1:]) + [1] * (len(out_shape) - len(shape))
+    out_free = list(out_shape[1:])
+    while len(ap) < len(out_free):
+        ap.append([0, 1])
+    return [[0, m] if n == 1 and m != 1 else [a[0], m] for a, n, m in zip(ap, free, out_free)] or [[1, 1]]
+
+
+def _merge(ap):
+    """Adjacent dimensions that walk memory contiguously, merged (fewer than 4 dimensions)."""
+    out = []
+    for stride, count in ap:
+        if count == 1 and out:
+            continue
+        if out and out[-1][0] == stride * count:
+            out[-1] = [stride, out[-1][1] * count]
+        else:
+            out.append([stride, count])
+    return out or [[1, 1]]
+
+
+def _ap_text(ap):
+    return "[" + ",".join(f"[{s},{c}]" for s, c in ap) + "]"
+
+
+class Compiler:
+    def __init__(self, trace, kernel_name):
+        self.trace, self.kernel_name = trace, kernel_name
+        self.instrs = []
+        self.next_engine = 0
+        self.drop_dead_loads()
+
+    def hoist_loads(self, depth=1):
+        """Each load moves ahead of the operations before it that it has no hazard with, past at
+        most `depth` stores and never past another load: the loads of the next iteration of a
+        loop then issue before this one's store waits for its results (double buffering). Runs
+        before tiles are placed, so its hazards are on tiles (by identity) and HBM bytes."""
+        def touches(op):
+            return [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
+
+        def conflict(a, b):
+            for va, wa in touches(a):
+                for vb, wb in touches(b):
+                    if not (wa or wb) or va.array is not vb.array:
+                        continue
+                    if not isinstance(va.array, HbmTensor) or _overlap(_box(va), _box(vb)):
+                        return True
+            return False
+
+        ops = []
+        for op in self.trace.ops:
+            at = len(ops)
+            if op.opcode == "dma_copy" and op.fields["dir"] == "hbm_to_sbuf":
+                stores = 0
+                while at > 0:
+                    prev = ops[at - 1]
+                    is_load = prev.opcode == "dma_copy" and prev.fields["dir"] == "hbm_to_sbuf"
+                    is_store = prev.opcode == "dma_copy" and not is_load
+                    if is_load or (is_store and stores == depth) or conflict(prev, op):
+                        break
+                    stores += is_store
+                    at -= 1
+            ops.insert(at, op)
+        self.trace.ops = ops
+        for i, op in enumerate(ops):
+            op.index = i
+
+    def drop_dead_loads(self):
+        """Loads into tiles nothing reads (the one-partition tile broadcast_to loaded again)."""
+        read = {id(v.array) for op in self.trace.ops for v in op.reads}
+        self.trace.ops = [op for op in self.trace.ops
+                          if not (op.opcode == "dma_copy" and op.fields["dir"] == "hbm_to_sbuf" and
+                                  id(op.fields["tile"].array) not in read)]
+        for i, op in enumerate(self.trace.ops):
+            op.index = i
+
+    # -- 1. HBM ---------------------------------------------------------------------------------
+    def place_hbm(self):
+        addr = 0
+        for t in self.trace.hbm:
+            t.addr = addr
+            addr += -(-math.prod(t.shape) * t.dtype.size // 4096) * 4096
+        if addr > 1 << 32:
+            raise KernelError(f"the kernel's HBM tensors need {addr} bytes, the core's HBM window is 4 GiB")
+
+    # -- 2. tiles -------------------------------------------------------------------------------
+    def place_tiles(self):
+        first, last = {}, {}
+        for op in self.trace.ops:
+            for v in op.reads + op.writes:
+                if not isinstance(v.array, HbmTensor):
+                    first.setdefault(id(v.array), op.index)
+                    last[id(v.array)] = op.index
+        for buffer, capacity in (("sbuf", SBUF_PARTITION), ("psum", PSUM_PARTITION)):
+            tiles = sorted((t for t in self.trace.tiles if t.buffer == buffer and id(t) in first),
+                           key=lambda t: first[id(t)])
+            live, cursor = [], 0  # (addr, end, tile)
+            for tile in tiles:
+                start = first[id(tile)]
+                live = [x for x in live if last[id(x[2])] >= start]
+                size = -(-tile.free_bytes // 32) * 32
+                addr = self._fit(live, size, cursor, capacity)
+                if addr is None:
+                    addr = self._fit(live, size, 0, capacity)
+                if addr is None:
+                    used = ", ".join(f"{x[2].name} {x[2].shape} {x[2].dtype.name} ({x[2].created})"
+                                     for x in sorted(live)[:8])
+                    raise KernelError(f"{tile.created}: {buffer} tile {tile.name} {tile.shape} {tile.dtype.name} "
+                                      f"needs {size} bytes per partition; {capacity} bytes per partition hold "
+                                      f"{len(live)} live tiles: {used}{' ...' if len(live) > 8 else ''}")
+                tile.addr = addr
+                live.append((addr, addr + size, tile))
+                cursor = addr + size
+
+    @staticmethod
+    def _fit(live, size, cursor, capacity):
+        """The first address at or after cursor where size bytes are free."""
+        addr = cursor
+        for a, e, _ in sorted(live):
+            if e <= addr:
+                continue
+            if a >= addr + size:
+                break
+            addr = e
+        return addr if addr + size <= capacity else None
+
+    # -- 3. instructions ------------------------------------------------------------------------
+    def lower(self):
+        for op in self.trace.ops:
+            if op.queue == "sp":
+                self._lower_dma(op)
+            else:
+                text = getattr(self, "_text_" + op.opcode)(op)
+                self.instrs.append(Instr(op.queue, text, [_box(v) for v in op.reads], [_box(v) for v in op.writes],
+                                         op.where))
+
+    def _lower_dma(self, op):
+        hbm, tile, to_hbm = op.fields["hbm"], op.fields["tile"], op.fields["dir"] == "sbuf_to_hbm"
+        arr = hbm.array
+        size = arr.dtype.size
+        hdims = [d for d, k in zip(hbm.region.dims, hbm.region.kept) if k]
+        tdims = tile.region.dims
+        if hbm.shape != tile.shape:
+            raise KernelError(f"{op.where}: the HBM access has shape {hbm.shape}, the tile {tile.shape}")
+        hstrides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+        hkept = [st for st, k in zip(hstrides, hbm.region.kept) if k]
+        base = arr.addr + size * sum(s * st for (s, _, _), st in zip(hbm.region.dims, hstrides))
+        # Per partition of the tile: the free elements. Rows (innermost, contiguous on both sides)
+        # and planes (the next free dimension) make one descriptor per partition range.
+        tstrides = [math.prod(tile.array.shape[d + 1:]) for d in range(len(tile.array.shape))]
+        free = list(zip(hdims[1:], hkept[1:], tdims[1:], tstrides[1:]))
+        rows = []  # (elements per row, [(count, hbm stride elements, tile stride elements)] outer dims)
+        inner = 1
+        outer = []
+        for (hs, n, hstep), hst, (ts, tn, tstep), tst in reversed(free):
+            if not outer and hstep * hst == inner and tstep * tst == inner:
+                inner *= n
+            else:
+                outer.insert(0, (n, hstep * hst, tstep * tst))
+        if len(outer) > 1:
+            raise KernelError(f"{op.where}: the access {hbm.shape} walks HBM in {len(outer) + 1} non-contiguous "
+                              "free dimensions; ncore's DMA descriptors take two (rows and planes)")
+        row_bytes = inner * size
+        (p_start, pn, p_step), p_hst = tdims[0], hdims[0][2] * hkept[0]
+        tile_offset = tile.array.addr + size * sum(s * st for (s, _, _), st in zip(tdims[1:], tstrides[1:]))
+        for what, value in (("a row", row_bytes), ("its first byte", base), ("the partition stride", p_hst * size)):
+            if value % 32 and not (what == "the partition stride" and pn == 1):
+                raise KernelError(f"{op.where}: ncore's DMA moves whole 32-byte bursts: {what} of the HBM access "
+                                  f"is {value} bytes, expected a multiple of 32 ({arr!r}, shape {hbm.shape})")
+        if tile_offset % 32:
+            raise KernelError(f"{op.where}: the SBUF side starts at byte {tile_offset} of its partition, expected a "
+                              "multiple of 32 (index the tile at a 32-byte boundary)")
+        planes, plane_h, plane_t = outer[0] if outer else (1, 0, 0)
+        if outer and ((plane_h * size) % 32 or (plane_t * size) % 32):
+            raise KernelError(f"{op.where}: ncore's DMA moves whole 32-byte bursts: planes {plane_h * size} bytes "
+                              f"apart in HBM and {plane_t * size} in SBUF, expected multiples of 32")
+        if row_bytes > 65536:
+            raise KernelError(f"{op.where}: a row of {row_bytes} bytes; a DMA descriptor moves at most 65536 per row")
+        total = pn * planes * row_bytes
+        pieces = max(1, min(DMA_SPLIT, pn, total // DMA_PIECE_BYTES))
+        for k in range(pieces):
+            lo, hi = pn * k // pieces, pn * (k + 1) // pieces
+            engine = self.next_engine
+            self.next_engine = (self.next_engine + 1) % DMA_ENGINES
+            hbm_addr = base + lo * p_hst * size
+            sbuf_addr = (p_start + lo * p_step) * SBUF_PARTITION + tile_offset
+            fields = (f"engine={engine} dir={op.fields['dir']} hbm_addr={hbm_addr:#x} sbuf_addr={sbuf_addr:#x} "
+                      f"bytes={row_bytes} count1={hi - lo} hbm_stride1={p_hst * size} "
+                      f"sbuf_stride1={p_step * SBUF_PARTITION}")
+            if planes > 1:
+                fields += f" count2={planes} hbm_stride2={plane_h * size} sbuf_stride2={plane_t * size}"
+            p0 = p_start + lo * p_step
+            tbox = (tile.array.buffer, p0, p_start + (hi - 1) * p_step + 1, tile_offset,
+                    tile_offset + ((planes - 1) * plane_t) * size + row_bytes)
+            hbox = ("hbm", 0, 1, hbm_addr, hbm_addr + (hi - lo - 1) * p_hst * size + (planes - 1) * plane_h * size
+                    + row_bytes)
+            reads, writes = ([tbox], [hbox]) if to_hbm else ([hbox], [tbox])
+            self.instrs.append(Instr("sp", "dma_copy " + fields, reads, writes, op.where, engine))
+
+    def _operand(self, name, view, op, out_shape=None):
+        space, p0, pn, addr, ap = _access_pattern(view, op.where)
+        if out_shape is not None:
+            ap = _stretch(ap, view.shape, out_shape)
+        return space, p0, pn, f"{name}={space}:{addr:#x} {name}_ap={_ap_text(_merge(ap))}"
+
+    def _partitions(self, op, *operands):
+        starts = {(o[1], o[2]) for o in operands}
+        if len(starts) != 1:
+            raise KernelError(f"{op.where}: {op.opcode}: operands on partitions "
+                              f"{sorted(f'{p}..{p + n - 1}' for p, n in starts)}: engines work lane by lane, so "
+                              "every operand takes the same partitions")
+        p0, pn = starts.pop()
+        return f"start_partition={p0} partitions={pn}" if p0 else f"partitions={pn}"
+
+    def _types(self, op, *names):
+        return " ".join(f"{n}={op.fields[n].isa}" for n in names)
+
+    def _text_tensor_tensor(self, op):
+        out = op.fields["dst"].shape
+        a = self._operand("src0", op.fields["src0"], op, out)
+        b = self._operand("src1", op.fields["src1"], op, out)
+        d = self._operand("dst", op.fields["dst"], op)
+        return (f"tensor_tensor op0={op.fields['op0']} {self._types(op, 'in0', 'in1', 'out')} "
+                f"{self._partitions(op, a, b, d)} {a[3]} {b[3]} {d[3]}")
+
+    @staticmethod
+    def _scalar(value):
+        return repr(float(value)) if not isinstance(value, int) else str(value)
+
+    def _scalar_field(self, op, k):
+        """s0=/s1=: a number, or the SBUF address of one FP32 word per partition."""
+        v = op.fields[k]
+        if isinstance(v, (int, float)):
+            return f"{k}={self._scalar(v)}"
+        _, _, _, addr, _ = _access_pattern(v, op.where)
+        return f"{k}=sbuf:{addr:#x}"
+
+    def _text_tensor_scalar(self, op):
+        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        parts = [f"tensor_scalar op0={op.fields['op0']} {self._scalar_field(op, 's0')}"]
+        if op.fields.get("reverse0"):
+            parts.append("reverse0=1")
+        if op.fields.get("op1"):
+            parts.append(f"op1={op.fields['op1']} {self._scalar_field(op, 's1')}")
+            if op.fields.get("reverse1"):
+                parts.append("reverse1=1")
+        parts.append(f"{self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}")
+        return " ".join(parts)
+
+    def _text_tensor_copy(self, op):
+        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        return f"tensor_copy {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}"
+
+    def _text_tensor_reduce(self, op):
+        src = op.fields["src0"]
+        space, p0, pn, addr, ap = _access_pattern(src, op.where)
+        n = op.fields["reduce_axes"]
+        kept, reduced = _merge(ap[:len(ap) - n]) if len(ap) > n else [], _merge(ap[len(ap) - n:])
+        if len(reduced) != 1:
+            raise KernelError(f"{op.where}: the reduced axes are not contiguous in the tile: ncore's tensor_reduce "
+                              "folds one innermost dimension")
+        a = (space, p0, pn, f"src0={space}:{addr:#x} src0_ap={_ap_text(kept + reduced)}")
+        d = self._operand("dst", op.fields["dst"], op)
+        return (f"tensor_reduce op0={op.fields['op0']} {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} "
+                f"{a[3]} {d[3]}")
+
+    def _text_activation(self, op):
+        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        parts = [f"activation func={op.fields['func']}"]
+        for k in ("scale", "bias"):
+            v = op.fields[k]
+            if v is None:
+                continue
+            if isinstance(v, (int, float)):
+                parts.append(f"{k}={self._scalar(v)}")
+            else:
+                space, p0, pn, addr, _ = _access_pattern(v, op.where)
+                parts.append(f"{k}=sbuf:{addr:#x}")
+        parts.append(f"{self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}")
+        if "acc" in op.fields:
+            _, _, _, addr, _ = _access_pattern(op.fields["acc"], op.where)
+            parts.append(f"acc_enable=1 acc_addr={addr:#x}")
+        return " ".join(parts)
+
+    # -- 4. synchronisation ---------------------------------------------------------------------
+    def synchronise(self):
+        counts = {}
+        queue_vc = {q: {} for q in ("pe", "act", "dve", "sp")}
+        history = []  # instructions so far
+        for ins in self.instrs:
+            ins.sem = f"dma{ins.engine}" if ins.queue == "sp" else f"{ins.queue}_done"
+            counts[ins.sem] = counts.get(ins.sem, 0) + 1
+            ins.count = counts[ins.sem]
+            vc = queue_vc[ins.queue]
+            needs = {}
+            resolved = set()
+            for prev in reversed(history):
+                if prev.sem in resolved or prev.sem == ins.sem or (prev.queue == ins.queue and ins.queue != "sp"):
+                    continue
+                if vc.get(prev.sem, 0) >= prev.count:
+                    resolved.add(prev.sem)
+                    continue
+                if any(_overlap(w, x) for w in prev.writes for x in ins.reads + ins.writes) or \
+                        any(_overlap(r, w) for r in prev.reads for w in ins.writes):
+                    needs[prev.sem] = prev
+                    resolved.add(prev.sem)
+            for sem, prev in needs.items():
+                if vc.get(sem, 0) >= prev.count:
+                    continue
+                ins.waits.append((sem, prev.count))
+                for s, v in prev.issue_vc.items():
+                    vc[s] = max(vc.get(s, 0), v)
+                vc[sem] = max(vc.get(sem, 0), prev.count)
+            ins.issue_vc = dict(vc)
+            history.append(ins)
+
+    # -- 5. the program -------------------------------------------------------------------------
+    def program(self, source):
+        lines = [f"# {self.kernel_name}, traced from {source} by ncore.nki (tb/python/README.md).",
+                 "# Every instruction signals its queue's (or DMA engine's) semaphore; waits come from the",
+                 "# read/write hazards between queues. The comment on each line is the kernel's line."]
+        for t in self.trace.hbm:
+            shape = "x".join(str(n) for n in t.shape)
+            init = f"init=file:{t.name}.npy" if t.role == "input" else "output"
+            lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape} {init}")
+        sems = [f"{q}_done" for q in ENGINE_QUEUES] + [f"dma{e}" for e in range(DMA_ENGINES)]
+        lines += [f".sem {s}" for s in sems]
+        for queue in ("sp", "pe", "act", "dve"):
+            mine = [i for i in self.instrs if i.queue == queue]
+            if not mine:
+                continue
+            lines.append(f".queue {queue}")
+            used = 0
+            for ins in mine:
+                for sem, value in ins.waits[:-1]:
+                    lines.append(f"nop wait={sem}>={value}")
+                    used += 1
+                wait = f" wait={ins.waits[-1][0]}>={ins.waits[-1][1]}" if ins.waits else ""
+                lines.append(f"{ins.text}{wait} signal={ins.sem}+=1  # {ins.where}")
+                used += 1
+            if used > QUEUE_LIMIT:
+                raise KernelError(f"the kernel needs {used} instructions on queue {queue}; a queue holds "
+                                  f"{QUEUE_LIMIT} (use fewer, larger tiles)")
+        return "\n".join(lines) + "\n"
+
+
+def compile_trace(trace, kernel_name, source):
+    c = Compiler(trace, kernel_name)
+    c.place_hbm()
+    c.hoist_loads()
+    c.place_tiles()
+    c.lower()
+    c.synchronise()
+    return c.program(source)
+
+
+def storage_of(tensor, array):
+    """An input array as its tensor's .npy storage."""
+    return dtypes.to_storage(array, tensor.dtype)

@@ -1,0 +1,511 @@
+"""nki.language (nl) on ncore: NKI's names and meanings, recorded as ncore instructions.
+
+Each function records one or more instructions on the trace (tracer.py); compiler.py places the
+tiles and orders the queues. Where ncore has no single instruction for an NKI operation, the
+sequence it uses is written beside the function (divide, mean, zeros); tb/python/README.md lists
+them with what is not supported yet.
+"""
+import builtins
+import math
+
+from . import dtypes
+from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
+                     tfloat32)
+from .tracer import HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, trace
+
+bool_ = None  # NKI has it; ncore's engines have no boolean type (unsupported: a clear error)
+
+
+class _Buffer:
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"nl.{self.name}"
+
+
+sbuf = _Buffer("sbuf")
+psum = _Buffer("psum")
+shared_hbm = _Buffer("shared_hbm")
+hbm = _Buffer("hbm")
+private_hbm = _Buffer("private_hbm")
+
+
+def par_dim(n):
+    """Marks the partition dimension of a shape; ncore's tiles always have it first."""
+    return int(n)
+
+
+class _TileSize:
+    """nl.tile_size: the largest tiles the engines take, for the core being traced."""
+
+    @property
+    def pmax(self):
+        return trace("nl.tile_size.pmax").size
+
+    @property
+    def psum_fmax(self):
+        return 512
+
+    @property
+    def gemm_stationary_fmax(self):
+        return trace("nl.tile_size.gemm_stationary_fmax").size
+
+    @property
+    def gemm_moving_fmax(self):
+        return 512
+
+
+tile_size = _TileSize()
+
+
+# ---------------------------------------------------------------------------------------------
+# Programs, loops, indices
+
+def program_id(axis=0):
+    return trace("nl.program_id").program_id[axis]
+
+
+def num_programs(axis=0):
+    return trace("nl.num_programs").num_programs[axis]
+
+
+def program_ndim():
+    return builtins.sum(n > 1 for n in trace("nl.program_ndim").num_programs)
+
+
+def affine_range(*args, **kwargs):
+    """Iterations without a carried dependency. The tracer unrolls every loop; the compiler finds
+    what may overlap from the addresses."""
+    return range(*args)
+
+
+def sequential_range(*args, **kwargs):
+    return range(*args)
+
+
+def static_range(*args, **kwargs):
+    return range(*args)
+
+
+def arange(*args):
+    r = range(*args)
+    if r.step <= 0 or len(r) == 0:
+        fail("nl.arange", f"expected a non-empty increasing range, found {r}")
+    return IndexExpr(r.start, r.step, len(r))
+
+
+class _MGrid:
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        exprs = []
+        for axis, k in enumerate(key):
+            if not isinstance(k, slice) or k.stop is None:
+                fail("nl.mgrid", "expected slices with a stop, e.g. nl.mgrid[0:128, 0:512]")
+            r = range(k.start or 0, k.stop, k.step or 1)
+            exprs.append(IndexExpr(r.start, r.step, len(r), axis=axis, ndim=len(key)))
+        return tuple(exprs) if len(exprs) > 1 else exprs[0]
+
+
+mgrid = _MGrid()
+
+
+# ---------------------------------------------------------------------------------------------
+# Buffers
+
+def _new_tile(shape, dtype, buffer, name="", call=None):
+    """A new tile; `call` (for the error) is the user's call that makes it, found on the stack."""
+    call = call or _caller_call()
+    t = trace(call)
+    shape = tuple(int(s) for s in shape)
+    if not shape or shape[0] > t.size or builtins.min(shape) <= 0:
+        fail(call, f"an {buffer.name.upper()} tile of shape {shape}: expected a partition dimension of 1..{t.size} "
+                   "first (the core's lanes), and sizes above 0")
+    tile = Tile(shape, dtype, buffer.name, name or f"t{len(t.tiles)}")
+    t.tiles.append(tile)
+    return tile
+
+
+_calls = []  # the nl / nisa calls under way, outermost first (kept by _checked)
+
+
+def _caller_call():
+    """The user's call under way (the outermost nl or nisa function), for error messages."""
+    return _calls[0] if _calls else "nl.ndarray"
+
+
+def ndarray(shape, dtype, buffer=None, name=""):
+    t = trace("nl.ndarray")
+    dtype = dtypes.lookup(dtype, "nl.ndarray dtype")
+    buffer = buffer or sbuf
+    if buffer in (shared_hbm, hbm, private_hbm):
+        k = t.shared_seen
+        t.shared_seen += 1
+        if k < len(t.shared):  # a later program of the launch: the same array
+            out = t.shared[k]
+            if out.shape != tuple(shape) or out.dtype is not dtype:
+                fail("nl.ndarray", f"program {t.program_id} made HBM array {k} as {tuple(shape)} {dtype.name}, "
+                                   f"the first program as {out.shape} {out.dtype.name}")
+            return out
+        out = HbmTensor(name or f"out{k}", shape, dtype, "output")
+        t.hbm.append(out)
+        t.shared.append(out)
+        return out
+    if buffer not in (sbuf, psum):
+        fail("nl.ndarray", f"buffer {buffer!r}: expected nl.sbuf, nl.psum or nl.shared_hbm")
+    return _new_tile(shape, dtype, buffer, name, call="nl.ndarray")
+
+
+def zeros(shape, dtype, buffer=None, name=""):
+    """ncore has no memset yet (the next issue adds it): the tile is cleared by ANDing its own
+    bits with 0 as integers on the vector engine."""
+    tile = ndarray(shape, dtype, buffer, name)
+    if isinstance(tile, HbmTensor):
+        fail("nl.zeros", "ncore clears SBUF and PSUM tiles only")
+    v = tile.view()
+    word = {1: int8, 2: int16, 4: int32}[dtype.size]
+    trace("nl.zeros").add(Op("dve", "tensor_scalar", [v], [v], op0="and", s0=0, in0=word, out=word, src0=v, dst=v))
+    return tile
+
+
+def full(shape, fill_value, dtype, buffer=None, name=""):
+    tile = zeros(shape, dtype, buffer, name)
+    if fill_value != 0:
+        v = tile.view()
+        trace("nl.full").add(Op("dve", "tensor_scalar", [v], [v], op0="add", s0=float(fill_value),
+                                in0=dtype, out=dtype, src0=v, dst=v))
+    return tile
+
+
+# ---------------------------------------------------------------------------------------------
+# Memory
+
+def _restrict(view, ranges):
+    """The view with each visible dimension d limited to indices [first, first + count)."""
+    from .tracer import Region
+    dims, kept = list(view.region.dims), list(view.region.kept)
+    visible = [d for d, k in enumerate(kept) if k]
+    for d, (first, count) in zip(visible, ranges):
+        start, _, step = dims[d]
+        dims[d] = (start + first * step, count, step)
+    return View(view.array, Region(dims, kept))
+
+
+def _mask_ranges(view, exprs, mask, call):
+    """Per visible dimension of `view`, the (first, count) of indices where the mask holds."""
+    ranges = [(0, n) for n in view.shape]
+    if mask is None:
+        return ranges
+    if not isinstance(mask, Mask):
+        fail(call, f"mask: expected a comparison of an index expression, found {type(mask).__name__}")
+    for expr, op, bound in mask.terms:
+        dim = next((d for d, e in enumerate(exprs) if e is expr), None)
+        if dim is None:
+            fail(call, "mask: its index expression is not one of the access's indices")
+        first, count = ranges[dim]
+        values = [expr.start + expr.step * i for i in range(expr.size)]
+        keep = [i for i, v in enumerate(values) if (v < bound if op == "<" else v >= bound)]
+        lo = builtins.max(first, keep[0] if keep else 0)
+        hi = builtins.min(first + count, keep[-1] + 1 if keep else 0)
+        ranges[dim] = (lo, builtins.max(0, hi - lo))
+    return ranges
+
+
+def _dma(direction, hbm_view, tile_view, call):
+    t = trace(call)
+    return t.add(Op("sp", "dma_copy", [hbm_view if direction == "hbm_to_sbuf" else tile_view],
+                    [tile_view if direction == "hbm_to_sbuf" else hbm_view], dir=direction, hbm=hbm_view,
+                    tile=tile_view))
+
+
+def load(src, mask=None, dtype=None):
+    """HBM -> a new SBUF tile of the view's shape (masked: only the indices the mask keeps)."""
+    src = as_view(src, "nl.load", "src", masked=mask is not None)
+    if not isinstance(src.array, HbmTensor):
+        fail("nl.load", f"src: expected an HBM tensor, found {src.array!r} (use nl.copy between tiles)")
+    tile = _new_tile(src.shape, src.dtype, sbuf)
+    dst = tile.view()
+    if mask is not None:
+        ranges = _mask_ranges(src, src.exprs, mask, "nl.load")
+        src, dst = _restrict(src, ranges), _restrict(dst, ranges)
+        if 0 in src.shape:  # masked off entirely
+            return tile.view()
+        as_view(src, "nl.load", "src (masked)")
+    else:
+        tile.loaded_from = src  # for broadcast_to
+    tile.load_op = _dma("hbm_to_sbuf", src, dst, "nl.load")
+    if dtype is not None and dtypes.lookup(dtype) is not src.dtype:
+        return copy(tile, dtype=dtype)
+    return tile.view()
+
+
+def store(dst, value, mask=None):
+    """An SBUF tile -> HBM. A value of another type is first cast on the vector engine (the DMA
+    moves bytes)."""
+    dst = as_view(dst, "nl.store", "dst", masked=mask is not None)
+    if not isinstance(dst.array, HbmTensor):
+        fail("nl.store", f"dst: expected an HBM tensor, found {dst.array!r}")
+    value = as_view(value, "nl.store", "value")
+    if value.dtype is not dst.dtype:
+        value = copy(value, dtype=dst.dtype)
+    if value.shape != dst.shape:
+        fail("nl.store", f"value has shape {value.shape}, dst {dst.shape}")
+    if mask is not None:
+        ranges = _mask_ranges(dst, dst.exprs, mask, "nl.store")
+        dst, value = _restrict(dst, ranges), _restrict(value, ranges)
+        if 0 in dst.shape:
+            return
+        as_view(dst, "nl.store", "dst (masked)")
+    _dma("sbuf_to_hbm", dst, value, "nl.store")
+
+
+def load_transpose2d(src, dtype=None):
+    fail("nl.load_transpose2d", "not supported yet on ncore (dma_transpose is the next issue)")
+
+
+def copy(x, dtype=None):
+    x = as_view(x, "nl.copy", "x")
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    out = _new_tile(x.shape, out_dtype, sbuf).view()
+    trace("nl.copy").add(Op("dve", "tensor_copy", [x], [out], in0=x.dtype, out=out_dtype, src0=x, dst=out))
+    return out
+
+
+def copy_into(target, value, call):
+    """tile[...] = value: the instruction that made `value` writes `target` instead when it can,
+    else a tensor_copy."""
+    t = trace(call)
+    if isinstance(value, (int, float)):
+        fail(call, "assigning a number to a tile: use nl.full, or an operation")
+    value = as_view(value, call, "value")
+    if value.shape != target.shape:
+        fail(call, f"value has shape {value.shape}, the target {target.shape}")
+    last = t.ops[-1] if t.ops else None
+    fresh = (last is not None and len(last.writes) == 1 and last.writes[0].array is value.array and
+             value.array.name.startswith("t") and value.shape == value.array.shape and
+             last.queue != "sp" and value.dtype is target.dtype and
+             not any(value.array is r.array for op in t.ops for r in op.reads))
+    if fresh:
+        last.writes = [target]
+        last.fields["dst"] = target
+        return
+    t.add(Op("dve", "tensor_copy", [value], [target], in0=value.dtype, out=target.dtype, src0=value, dst=target))
+
+
+def broadcast_to(x, shape):
+    """A one-partition tile repeated over `shape[0]` partitions. Engines work lane by lane, so
+    ncore does it as the DMA does in hardware: the tile's HBM source is loaded again with a
+    partition stride of 0. (Free dimensions of size 1 broadcast inside the operations.)"""
+    call = "broadcast_to"
+    x = as_view(x, call)
+    shape = tuple(int(n) for n in shape)
+    if shape[1:] != x.shape[1:] or x.shape[0] != 1:
+        fail(call, f"{x.shape} to {shape}: ncore broadcasts one partition to many here; free dimensions of "
+                   "size 1 broadcast in the operations themselves")
+    src = getattr(x.array, "loaded_from", None)  # HBM tensors have none
+    t = trace(call)
+    rewritten = src is not None and any(w.array is x.array for op in t.ops if op is not x.array.load_op
+                                        for w in op.writes)
+    if src is None or rewritten or x.region.dims != x.array.view().region.dims:
+        fail(call, "ncore broadcasts across partitions by DMA from HBM: broadcast a whole tile as nl.load "
+                   "returned it, before anything writes it")
+    from .tracer import Region
+    dims, kept = list(src.region.dims), list(src.region.kept)
+    p = kept.index(True)
+    dims[p] = (dims[p][0], shape[0], 0)
+    wide = View(src.array, Region(dims, kept))
+    tile = _new_tile(shape, x.dtype, sbuf)
+    _dma("hbm_to_sbuf", wide, tile.view(), call)
+    return tile.view()
+
+
+# ---------------------------------------------------------------------------------------------
+# Arithmetic
+
+_ALU = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum": "max", "minimum": "min"}
+_COMMUTES = {"add", "multiply", "max", "min"}
+
+
+def _broadcast_operand(x, out_shape, call):
+    """x's view stretched to out_shape: a dimension of size 1 repeats (stride 0)."""
+    shape = x.shape + (1,) * (len(out_shape) - len(x.shape))
+    if len(shape) != len(out_shape) or any(a not in (1, b) for a, b in zip(shape, out_shape)):
+        fail(call, f"shapes {x.shape} and {out_shape} do not broadcast")
+    if shape[0] != out_shape[0]:
+        fail(call, f"operand of {shape[0]} partitions against {out_shape[0]}: engines work lane by lane, "
+                   "so partitions do not broadcast")
+    return x, shape
+
+
+def _result_shape(a, b, call):
+    sa, sb = list(a.shape), list(b.shape)
+    n = builtins.max(len(sa), len(sb))
+    sa += [1] * (n - len(sa))
+    sb += [1] * (n - len(sb))
+    if sa[0] != sb[0]:
+        fail(call, f"operands of {sa[0]} and {sb[0]} partitions: engines work lane by lane")
+    out = []
+    for x, y in zip(sa, sb):
+        if x != y and 1 not in (x, y):
+            fail(call, f"shapes {a.shape} and {b.shape} do not broadcast")
+        out.append(builtins.max(x, y))
+    return tuple(out)
+
+
+def _binary(name, x, y, dtype, call):
+    op = _ALU[name]
+    t = trace(call)
+    scalar_x, scalar_y = isinstance(x, (int, float)), isinstance(y, (int, float))
+    if scalar_x and scalar_y:
+        return {"add": x + y, "subtract": x - y, "multiply": x * y, "max": builtins.max(x, y), "min": builtins.min(x, y)}[op]
+    if scalar_x or scalar_y:
+        tile, scalar = (as_view(y, call), x) if scalar_x else (as_view(x, call), y)
+        out_dtype = dtypes.lookup(dtype) if dtype is not None else tile.dtype
+        out = _new_tile(tile.shape, out_dtype, sbuf).view()
+        reverse = scalar_x and op not in _COMMUTES
+        t.add(Op("dve", "tensor_scalar", [tile], [out], op0=op, s0=float(scalar), reverse0=int(reverse),
+                 in0=tile.dtype, out=out_dtype, src0=tile, dst=out))
+        return out
+    a, b = as_view(x, call), as_view(y, call)
+    shape = _result_shape(a, b, call)
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else dtypes.promote(a.dtype, b.dtype)
+    out = _new_tile(shape, out_dtype, sbuf).view()
+    t.add(Op("dve", "tensor_tensor", [a, b], [out], op0=op, in0=a.dtype, in1=b.dtype, out=out_dtype,
+             src0=a, src1=b, dst=out))
+    return out
+
+
+def add(x, y, dtype=None): return _binary("add", x, y, dtype, "nl.add")
+def subtract(x, y, dtype=None): return _binary("subtract", x, y, dtype, "nl.subtract")
+def multiply(x, y, dtype=None): return _binary("multiply", x, y, dtype, "nl.multiply")
+def maximum(x, y, dtype=None): return _binary("maximum", x, y, dtype, "nl.maximum")
+def minimum(x, y, dtype=None): return _binary("minimum", x, y, dtype, "nl.minimum")
+
+
+def divide(x, y, dtype=None):
+    """x / y as x * (1 / y): the scalar engine's reciprocal of y (FP32), then a multiply; by a
+    number, a multiply by its reciprocal rounded to FP32."""
+    if isinstance(y, (int, float)):
+        if y == 0:
+            fail("nl.divide", "division by the number 0")
+        return _binary("multiply", x, 1.0 / y, dtype, "nl.divide")
+    r = _activation("reciprocal", as_view(y, "nl.divide"), float32, "nl.divide")
+    return _binary("multiply", x, r, dtype, "nl.divide")
+
+
+def _activation(func, x, dtype, call, scale=1.0, bias=None, reduce_res=None):
+    t = trace(call)
+    x = as_view(x, call)
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    out = _new_tile(x.shape, out_dtype, sbuf).view()
+    reads = [x]
+    fields = dict(func=func, in0=x.dtype, out=out_dtype, src0=x, dst=out, scale=scale, bias=bias)
+    for k in ("scale", "bias"):
+        v = fields[k]
+        if v is None or isinstance(v, (int, float)):
+            continue
+        v = _per_partition_scalar(as_view(v, call, k), x.shape[0], call, k)
+        fields[k] = v
+        reads.append(v)
+    writes = [out]
+    if reduce_res is not None:
+        r = as_view(reduce_res, call, "reduce_res")
+        if r.dtype is not float32 or math.prod(r.shape) != x.shape[0]:
+            fail(call, f"reduce_res: expected an FP32 tile of one element per partition, found {r.shape} "
+                       f"{r.dtype.name}")
+        fields["acc"] = r
+        writes.append(r)
+    t.add(Op("act", "activation", reads, writes, **fields))
+    return out
+
+
+def _per_partition_scalar(v, partitions, call, what):
+    """An operand of one FP32 word per partition (what the engines read as a per-partition
+    scalar); another type is cast first."""
+    if math.prod(v.shape) != v.shape[0] or v.shape[0] != partitions:
+        fail(call, f"{what}: expected one element per partition ({partitions}), found shape {v.shape}")
+    if v.dtype is not float32:
+        v = copy(v, dtype=float32)
+    return v
+
+
+def exp(x, dtype=None): return _activation("exp", x, dtype, "nl.exp")
+def tanh(x, dtype=None): return _activation("tanh", x, dtype, "nl.tanh")
+def sigmoid(x, dtype=None): return _activation("sigmoid", x, dtype, "nl.sigmoid")
+def gelu(x, dtype=None): return _activation("gelu", x, dtype, "nl.gelu")
+def gelu_apprx_tanh(x, dtype=None): return _activation("gelu", x, dtype, "nl.gelu_apprx_tanh")
+def relu(x, dtype=None): return _activation("relu", x, dtype, "nl.relu")
+def sqrt(x, dtype=None): return _activation("sqrt", x, dtype, "nl.sqrt")
+def rsqrt(x, dtype=None): return _activation("rsqrt", x, dtype, "nl.rsqrt")
+def square(x, dtype=None): return _activation("square", x, dtype, "nl.square")
+def reciprocal(x, dtype=None): return _activation("reciprocal", x, dtype, "nl.reciprocal")
+
+
+def _reduce(op, x, axis, dtype, keepdims, call):
+    t = trace(call)
+    x = as_view(x, call)
+    axes = sorted({a % len(x.shape) for a in (axis if isinstance(axis, (list, tuple)) else [axis])})
+    if 0 in axes:
+        fail(call, "axis 0 is the partition dimension: ncore reduces along free axes only")
+    if axes != list(range(axes[0], len(x.shape))):
+        fail(call, f"axis {axis}: ncore reduces the innermost free axes ({list(range(1, len(x.shape)))} of "
+                   f"shape {x.shape}); transpose first")
+    kept = x.shape[:axes[0]]
+    shape = kept + (1,) * len(axes) if keepdims else (kept if len(kept) > 1 else kept + (1,))
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    out = _new_tile(shape, out_dtype, sbuf).view()
+    t.add(Op("dve", "tensor_reduce", [x], [out], op0=op, in0=x.dtype, out=out_dtype, src0=x, dst=out,
+             reduce_axes=len(axes)))
+    return out
+
+
+def max(x, axis, dtype=None, keepdims=False): return _reduce("max", x, axis, dtype, keepdims, "nl.max")  # noqa: A001
+def min(x, axis, dtype=None, keepdims=False): return _reduce("min", x, axis, dtype, keepdims, "nl.min")  # noqa: A001
+def sum(x, axis, dtype=None, keepdims=False): return _reduce("add", x, axis, dtype, keepdims, "nl.sum")  # noqa: A001
+
+
+def mean(x, axis, dtype=None, keepdims=False):
+    """The sum in FP32 on the vector engine, then a multiply by 1 / count."""
+    x = as_view(x, "nl.mean")
+    axes = axis if isinstance(axis, (list, tuple)) else [axis]
+    count = math.prod(x.shape[a] for a in axes)
+    s = _reduce("add", x, axis, float32, keepdims, "nl.mean")
+    return _binary("multiply", s, 1.0 / count, dtype or x.dtype, "nl.mean")
+
+
+def matmul(x, y, transpose_x=False):
+    fail("nl.matmul", "not supported yet on ncore's Python front end (the tensor engine is next)")
+
+
+def transpose(x):
+    fail("nl.transpose", "not supported yet on ncore's Python front end")
+
+
+def _checked(f, call):
+    """f, refusing what ncore does not implement with a KernelError naming the call and the
+    kernel's line: an unknown keyword, or a mask on an operation that takes none yet."""
+    import functools
+    import inspect
+    params = inspect.signature(f).parameters
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        for k in kwargs:
+            if k not in params:
+                fail(call, f"keyword {k}= is not supported by ncore yet")
+        if kwargs.get("mask") is not None and call not in ("nl.load", "nl.store"):
+            fail(call, "mask= on an engine operation is not supported by ncore yet: mask the nl.load and "
+                       "nl.store around it")
+        _calls.append(call)
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _calls.pop()
+    return wrapper
+
+
+for _public in ("ndarray", "zeros", "full", "load", "store", "load_transpose2d", "copy", "add", "subtract",
+              "multiply", "maximum", "minimum", "divide", "exp", "tanh", "sigmoid", "gelu", "gelu_apprx_tanh",
+              "relu", "sqrt", "rsqrt", "square", "reciprocal", "max", "min", "sum", "mean", "matmul", "transpose",
+              "broadcast_to"):
+    globals()[_public] = _checked(globals()[_public], f"nl.{_public}")

@@ -1,0 +1,158 @@
+"""simulate_kernel and benchmark_kernel: trace, compile, run with `ncore run`, numpy out."""
+import inspect
+import os
+import tempfile
+import time
+
+import numpy as np
+
+from .. import tool
+from . import dtypes
+from .compiler import compile_trace
+from .tracer import HbmTensor, KernelError, Trace
+
+ENGINES = ("golden", "rtl", "cosim")
+
+
+class Kernel:
+    """A kernel function, with the launch grid of `kernel[gx, gy]` (NKI's SPMD launch)."""
+
+    def __init__(self, func, grid=(1,)):
+        self.func, self.grid = func, tuple(grid)
+        self.__name__ = getattr(func, "__name__", "kernel")
+        self.__doc__ = getattr(func, "__doc__", None)
+
+    def __getitem__(self, grid):
+        grid = grid if isinstance(grid, tuple) else (grid,)
+        if not grid or len(grid) > 3 or any(not isinstance(g, int) or g < 1 for g in grid):
+            raise KernelError(f"{self.__name__}[{grid}]: expected a launch grid of 1 to 3 positive ints")
+        return Kernel(self.func, grid)
+
+    def __call__(self, *args, **kwargs):
+        if Trace.current is not None:  # a kernel calling a helper kernel: inline it
+            return self.func(*args, **kwargs)
+        return simulate_kernel(self, *args, **kwargs)
+
+
+def jit(func=None, **options):
+    """`@nki.jit`: the function becomes a Kernel (its options are NKI compiler flags, ignored)."""
+    if func is None:
+        return lambda f: Kernel(f)
+    return func if isinstance(func, Kernel) else Kernel(func)
+
+
+def _typed_input(array):
+    """(storage array, dtype) of an input: a NumPy array (its dtype) or ncore.nki.typed(...)."""
+    if isinstance(array, TypedArray):
+        return array.storage, array.dtype
+    a = np.asarray(array)
+    if a.dtype == np.float64:
+        raise KernelError("an input of dtype float64: ncore's engines take float32 at most (convert with "
+                          ".astype(np.float32))")
+    return a, dtypes.lookup(a.dtype, "input dtype")
+
+
+class TypedArray:
+    """A NumPy array given an NKI type NumPy lacks: `typed(a, nl.bfloat16)` rounds a to BF16."""
+
+    def __init__(self, array, dtype):
+        self.dtype = dtypes.lookup(dtype)
+        self.storage = dtypes.to_storage(array, self.dtype)
+        self.shape = self.storage.shape
+
+
+def typed(array, dtype):
+    return TypedArray(array, dtype)
+
+
+def trace_kernel(kernel, arrays, size=128, kwargs=None):
+    """The kernel traced over its launch grid: (trace, output tensors, inputs as (tensor, storage))."""
+    if not isinstance(kernel, Kernel):
+        kernel = Kernel(kernel)
+    params = list(inspect.signature(kernel.func).parameters)
+    t = Trace(size)
+    inputs = []
+    for i, a in enumerate(arrays):
+        storage, dtype = _typed_input(a)
+        name = params[i] if i < len(params) else f"in{i}"
+        tensor = HbmTensor(name, storage.shape, dtype, "input")
+        t.hbm.append(tensor)
+        inputs.append((tensor, storage))
+    grid = kernel.grid + (1,) * (3 - len(kernel.grid))
+    t.num_programs = grid
+    outputs = None
+    with t:
+        for gz in range(grid[2]):
+            for gy in range(grid[1]):
+                for gx in range(grid[0]):
+                    t.program_id, t.shared_seen = (gx, gy, gz), 0
+                    result = kernel.func(*[x for x, _ in inputs], **(kwargs or {}))
+                    if outputs is None:
+                        outputs = result
+    names = {x.name for x, _ in inputs}
+    single = not isinstance(outputs, (tuple, list))
+    outs = [outputs] if single else list(outputs)
+    for o in outs:
+        if not isinstance(o, HbmTensor) or o.role != "output":
+            raise KernelError(f"{kernel.__name__} returned {o!r}: expected the nl.shared_hbm arrays it wrote")
+        while o.name in names:
+            o.name += "_"
+        names.add(o.name)
+    return t, outs, single, inputs
+
+
+def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs):
+    if engine not in ENGINES:
+        raise ValueError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
+    if size not in (8, 128):
+        raise ValueError(f"size={size!r}: expected 128, or 8 (the small RTL core)")
+    kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    t0 = time.perf_counter()
+    trace, outs, single, inputs = trace_kernel(kernel, arrays, size, kwargs)
+    source = inspect.getsourcefile(kernel.func) or "?"
+    program = compile_trace(trace, kernel.__name__, os.path.basename(source))
+    compile_seconds = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="ncore_nki_") as tmp:
+        path = program_out or os.path.join(tmp, f"{kernel.__name__}.s")
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        with open(path, "w") as f:
+            f.write(program)
+        for tensor, storage in inputs:
+            np.save(os.path.join(folder, f"{tensor.name}.npy"), np.ascontiguousarray(storage))
+        out_dir = os.path.join(tmp, "out")
+        t1 = time.perf_counter()
+        report = tool.run_program(path, engine=engine, size=size, outputs=out_dir)
+        run_seconds = time.perf_counter() - t1
+        results = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{o.name}.npy")), o.dtype) for o in outs]
+    report["compile_seconds"], report["run_seconds"] = compile_seconds, run_seconds
+    return (results[0] if single else tuple(results)), report
+
+
+def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, **kwargs):
+    """Runs the kernel on ncore and returns its outputs as NumPy arrays, as NKI's simulate_kernel
+    does. engine: golden (the golden core), rtl (the Verilated core) or cosim (the RTL in lockstep
+    with the golden core, bit for bit); size: 128, or 8 for the small RTL core. program_out: where
+    to keep the generated assembly (its .npy inputs go beside it), which `ncore run` re-runs."""
+    outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs)
+    return outputs
+
+
+def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, **kwargs):
+    """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), each
+    queue's utilization, tensor-engine MACs and utilization, HBM bytes, and the wall time of the
+    compile and of the run; `outputs` holds the kernel's outputs."""
+    outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs)
+    return {
+        "cycles": r["cycles"],
+        "golden_cycles": r.get("golden_cycles", r["cycles"] if engine == "golden" else None),
+        "microseconds": r.get("microseconds"),
+        "utilization": {q: v["utilization"] for q, v in r["queues"].items()},
+        "instructions": r.get("instructions"),
+        "te_macs": r.get("te_macs", 0),
+        "te_utilization": r.get("te_utilization", 0.0),
+        "hbm_bytes": r.get("hbm_bytes", 0),
+        "compile_seconds": r["compile_seconds"],
+        "run_seconds": r["run_seconds"],
+        "outputs": outputs,
+    }

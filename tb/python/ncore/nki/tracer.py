@@ -1,0 +1,348 @@
+"""Tracing an NKI kernel: the kernel runs in Python on symbolic tensors, and every operation it
+calls is recorded, with the kernel's file:line, for the compiler (compiler.py).
+
+Vocabulary:
+  - HbmTensor: a kernel input or an `nl.shared_hbm` array, in the core's HBM.
+  - Tile: an SBUF or PSUM array. Its first dimension is the partition dimension (at most the
+    core's lanes), the others are free; the compiler gives it an address.
+  - View: a tensor or tile indexed by integers, slices or `nl.arange` expressions: per
+    dimension of the underlying array a start, a size and a step, and which dimensions stay.
+  - Op: one engine instruction (or DMA transfer), with the views it reads and writes.
+"""
+import os
+import sys
+import traceback
+
+from . import dtypes
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class KernelError(Exception):
+    """A kernel does something ncore cannot run: the message names the call and the kernel's
+    file:line."""
+
+
+def user_location():
+    """file:line of the innermost frame outside the ncore package (the kernel's line)."""
+    for frame in reversed(traceback.extract_stack()):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
+            return f"{frame.filename}:{frame.lineno}"
+    return "?"
+
+
+def fail(call, message):
+    raise KernelError(f"{user_location()}: {call}: {message}")
+
+
+class Trace:
+    """The kernel being traced: its HBM tensors, its tiles and its operations in program order."""
+
+    current = None
+
+    def __init__(self, size):
+        self.size = size                 # the core's lanes: 128, or 8 for the small RTL core
+        self.ops = []
+        self.hbm = []                    # HbmTensor, in the order they were made
+        self.tiles = []
+        self.program_id = (0, 0, 0)
+        self.num_programs = (1, 1, 1)
+        self.shared = []                 # nl.shared_hbm arrays of the launch, in creation order
+        self.shared_seen = 0             # those the current program instance has made so far
+
+    def __enter__(self):
+        if Trace.current is not None:
+            raise KernelError("a kernel called another kernel while being traced")
+        Trace.current = self
+        return self
+
+    def __exit__(self, *exc):
+        Trace.current = None
+        return False
+
+    def add(self, op):
+        op.where = user_location()
+        op.index = len(self.ops)
+        self.ops.append(op)
+        return op
+
+
+def trace(call):
+    if Trace.current is None:
+        raise KernelError(f"{user_location()}: {call}: called outside a kernel (ncore.nki.simulate_kernel "
+                          "or a jit kernel's call traces the kernel)")
+    return Trace.current
+
+
+# ---------------------------------------------------------------------------------------------
+# Index expressions
+
+class IndexExpr:
+    """`nl.arange(n)` and affine functions of it: the values start + step * i for i < size, on
+    axis `axis` of the index (None until the user places it with [:, None] or [None, :])."""
+
+    def __init__(self, start, step, size, axis=None, ndim=1):
+        self.start, self.step, self.size, self.axis, self.ndim = start, step, size, axis, ndim
+
+    def _with(self, start=None, step=None, axis=None, ndim=None):
+        return IndexExpr(self.start if start is None else start, self.step if step is None else step, self.size,
+                         self.axis if axis is None else axis, self.ndim if ndim is None else ndim)
+
+    def __getitem__(self, key):
+        key = key if isinstance(key, tuple) else (key,)
+        if len(key) != 2 or sum(k is None for k in key) != 1:
+            fail("nl.arange(...)[...]", "expected [:, None] or [None, :]")
+        return self._with(axis=0 if key[1] is None else 1, ndim=2)
+
+    def __add__(self, other):
+        if isinstance(other, int):
+            return self._with(start=self.start + other)
+        fail("index expression +", f"expected an int, found {type(other).__name__}")
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, int):
+            return self._with(start=self.start - other)
+        fail("index expression -", f"expected an int, found {type(other).__name__}")
+
+    def __mul__(self, other):
+        if isinstance(other, int) and other > 0:
+            return self._with(start=self.start * other, step=self.step * other)
+        fail("index expression *", f"expected a positive int, found {other!r}")
+
+    __rmul__ = __mul__
+
+    def __lt__(self, bound):
+        return Mask(self, "<", bound)
+
+    def __le__(self, bound):
+        return Mask(self, "<", bound + 1)
+
+    def __ge__(self, bound):
+        return Mask(self, ">=", bound)
+
+    def __gt__(self, bound):
+        return Mask(self, ">=", bound + 1)
+
+
+class Mask:
+    """A condition on one index expression (`i_p < n`), or several joined by `&`: NKI's masks.
+    ncore applies a mask by shrinking the access to the indices where it holds."""
+
+    def __init__(self, expr, op, bound, others=()):
+        if not isinstance(bound, int):
+            fail("mask", f"expected a comparison with an int, found {type(bound).__name__}")
+        self.terms = [(expr, op, bound), *others]
+
+    def __and__(self, other):
+        if not isinstance(other, Mask):
+            fail("mask &", "expected another mask")
+        m = Mask(*self.terms[0])
+        m.terms = self.terms + other.terms
+        return m
+
+
+# ---------------------------------------------------------------------------------------------
+# Arrays and views
+
+class Region:
+    """Per dimension of an array: (start, size, step), and whether the dimension stays in the
+    view's shape (an integer index drops it)."""
+
+    def __init__(self, dims, kept):
+        self.dims, self.kept = dims, kept
+        self.exprs = [None] * sum(kept)
+
+    @staticmethod
+    def whole(shape):
+        return Region([(0, n, 1) for n in shape], [True] * len(shape))
+
+    @property
+    def shape(self):
+        return tuple(size for (_, size, _), k in zip(self.dims, self.kept) if k)
+
+    def index(self, key, array_shape, what):
+        """The region of this view indexed by `key` (ints, slices, index expressions)."""
+        key = key if isinstance(key, tuple) else (key,)
+        if any(k is Ellipsis for k in key):
+            i = key.index(Ellipsis)
+            key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
+        if len(key) > len(self.shape):
+            fail(f"{what}[...]", f"{len(key)} indices for a view of {len(self.shape)} dimensions {self.shape}")
+        key = key + (slice(None),) * (len(self.shape) - len(key))
+        dims, kept = list(self.dims), list(self.kept)
+        visible = [d for d, k in enumerate(self.kept) if k]
+        exprs = []  # per dimension of the result: the index expression that made it, if any
+        for d, k in zip(visible, key):
+            start, size, step = dims[d]
+            if isinstance(k, IndexExpr):
+                first, count, stride = k.start, k.size, k.step
+            elif isinstance(k, slice):
+                if k.step not in (None, 1) and not (isinstance(k.step, int) and k.step > 0):
+                    fail(f"{what}[...]", f"slice step {k.step!r}: expected a positive int")
+                first, stop, stride = k.indices(size)
+                count = max(0, (stop - first + stride - 1) // stride)
+            elif isinstance(k, int):
+                first, count, stride = k, 1, 1
+                kept[d] = False
+            else:
+                fail(f"{what}[...]", f"index {k!r}: expected an int, a slice or an nl.arange expression")
+            outside = first < 0 or count <= 0 or first + (count - 1) * stride >= size
+            if outside and isinstance(k, IndexExpr) and count > 0:
+                pass  # a mask may bring it inside (checked when the view is used: check_bounds)
+            elif outside:
+                fail(f"{what}[...]", f"dimension {d} of {array_shape}: indices {first}..{first + (count - 1) * stride} "
+                                     f"step {stride} leave 0..{size - 1}")
+            dims[d] = (start + first * step, count, step * stride)
+            if kept[d]:
+                exprs.append(k if isinstance(k, IndexExpr) else None)
+        region = Region(dims, kept)
+        region.exprs = exprs
+        return region
+
+
+class Array:
+    """What HBM tensors and tiles share: a shape, a type, indexing into views."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = tuple(int(n) for n in shape), dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def view(self):
+        return View(self, Region.whole(self.shape))
+
+    def __getitem__(self, key):
+        return self.view()[key]
+
+    def __setitem__(self, key, value):
+        self.view()[key] = value
+
+    # Arithmetic on a whole array is arithmetic on its view.
+    def __add__(self, o): return self.view() + o
+    def __radd__(self, o): return o + self.view()
+    def __sub__(self, o): return self.view() - o
+    def __rsub__(self, o): return o - self.view()
+    def __mul__(self, o): return self.view() * o
+    def __rmul__(self, o): return o * self.view()
+    def __truediv__(self, o): return self.view() / o
+    def __rtruediv__(self, o): return o / self.view()
+    def __neg__(self): return -self.view()
+
+    def broadcast_to(self, shape):
+        return self.view().broadcast_to(shape)
+
+
+class HbmTensor(Array):
+    def __init__(self, name, shape, dtype, role):
+        super().__init__(shape, dtype)
+        self.name, self.role = name, role  # role: input, output
+        self.addr = None
+
+    def __repr__(self):
+        return f"hbm tensor {self.name} {self.shape} {self.dtype.name}"
+
+
+class Tile(Array):
+    def __init__(self, shape, dtype, buffer, name):
+        super().__init__(shape, dtype)
+        self.buffer, self.name = buffer, name
+        self.addr = None  # byte offset in each partition, set by the compiler
+        self.created = user_location()
+        self.loaded_from = None  # the HBM view nl.load filled it from (whole, unmasked), and that load
+        self.load_op = None
+
+    @property
+    def free_bytes(self):
+        n = 1
+        for s in self.shape[1:]:
+            n *= s
+        return n * self.dtype.size
+
+    def __repr__(self):
+        return f"{self.buffer} tile {self.name} {self.shape} {self.dtype.name}"
+
+
+class View:
+    """An indexed HBM tensor or tile: what loads, stores and engine instructions take."""
+
+    def __init__(self, array, region):
+        self.array, self.region = array, region
+
+    @property
+    def shape(self):
+        return self.region.shape
+
+    @property
+    def dtype(self):
+        return self.array.dtype
+
+    @property
+    def exprs(self):
+        return self.region.exprs
+
+    def __getitem__(self, key):
+        return View(self.array, self.region.index(key, self.array.shape, repr(self.array)))
+
+    # Arithmetic on tiles is NKI's nl functions.
+    def _nl(self, name, *args):
+        from . import language
+        return getattr(language, name)(*args)
+
+    def __add__(self, o): return self._nl("add", self, o)
+    def __radd__(self, o): return self._nl("add", o, self)
+    def __sub__(self, o): return self._nl("subtract", self, o)
+    def __rsub__(self, o): return self._nl("subtract", o, self)
+    def __mul__(self, o): return self._nl("multiply", self, o)
+    def __rmul__(self, o): return self._nl("multiply", o, self)
+    def __truediv__(self, o): return self._nl("divide", self, o)
+    def __rtruediv__(self, o): return self._nl("divide", o, self)
+    def __neg__(self): return self._nl("multiply", self, -1.0)
+
+    def __setitem__(self, key, value):
+        from . import language
+        target = self[key]
+        if isinstance(target.array, HbmTensor):
+            fail("hbm[...] = ...", "store to HBM with nl.store(dst, value)")
+        language.copy_into(target, value, "tile[...] = ...")
+
+    def broadcast_to(self, shape):
+        from . import language
+        return language.broadcast_to(self, shape)
+
+    def __repr__(self):
+        return f"view {self.shape} of {self.array!r}"
+
+
+def as_view(x, call, what="operand", masked=False):
+    """x as a View; unless a mask will still narrow it (masked), every index must be inside."""
+    if isinstance(x, Array):
+        return x.view()
+    if not isinstance(x, View):
+        fail(call, f"{what}: expected a tile or tensor, found {type(x).__name__}")
+    if not masked:
+        check_bounds(x, call, what)
+    return x
+
+
+def check_bounds(view, call, what="operand"):
+    for d, ((start, count, step), size) in enumerate(zip(view.region.dims, view.array.shape)):
+        if start < 0 or start + (count - 1) * step >= size:
+            fail(call, f"{what}: dimension {d} of {view.array!r}: indices {start}..{start + (count - 1) * step} "
+                       f"leave 0..{size - 1} (index inside the array, or give a mask)")
+
+
+class Op:
+    """One instruction for a queue (pe, act, dve, sp). reads and writes are Views; `fields` are
+    the assembly fields the compiler completes with addresses."""
+
+    def __init__(self, queue, opcode, reads, writes, **fields):
+        self.queue, self.opcode, self.reads, self.writes, self.fields = queue, opcode, reads, writes, fields
+        self.where = "?"
+        self.index = -1
+
+    def __repr__(self):
+        return f"{self.opcode} ({self.where})"

@@ -1,0 +1,148 @@
+#!/usr/bin/python3
+"""CTest Nki.BadInput: kernels ncore cannot run get a clear error naming the call and the
+kernel's file:line, and never a wrong answer; the user's own exceptions come back unchanged."""
+import os
+import sys
+import traceback
+
+import numpy as np
+
+import ncore.nki as nki
+import ncore.nki.isa as nisa
+import ncore.nki.language as nl
+
+HERE = os.path.abspath(__file__)
+failures = []
+
+
+def line_of(marker):
+    with open(HERE) as f:
+        for n, text in enumerate(f, 1):
+            if marker in text and "line_of" not in text:
+                return n
+    raise AssertionError(marker)
+
+
+def expect(name, kernel, inputs, exc_type, *needles, size=8, engine="golden"):
+    try:
+        nki.simulate_kernel(kernel, *inputs, size=size, engine=engine)
+    except exc_type as e:
+        text = str(e)
+        missing = [n for n in needles if n not in text]
+        if missing:
+            failures.append(f"{name}: message lacks {missing}: {text}")
+        else:
+            print(f"ok   {name}: {type(e).__name__}: {text}")
+        return e
+    except Exception as e:  # noqa: BLE001
+        failures.append(f"{name}: expected {exc_type.__name__}, got {type(e).__name__}: {e}")
+        return None
+    failures.append(f"{name}: ran without an error")
+    return None
+
+
+a8 = np.ones((8, 64), np.float32)
+
+
+@nki.jit
+def unsupported_matmul(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, nisa.nc_transpose(t))  # MARK-unsupported
+    return out
+
+
+expect("unsupported call", unsupported_matmul, [a8], nki.KernelError, "nisa.nc_transpose",
+       f"check_errors.py:{line_of('MARK-unsupported')}")
+
+
+@nki.jit
+def too_big(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    tiles = [nl.ndarray((8, 16384), dtype=nl.float32) for _ in range(4)]  # MARK-big
+    for x in tiles:
+        nisa.dma_copy(x[0:8, 0:64], a)
+    s = tiles[0][0:8, 0:64]
+    for x in tiles[1:]:
+        s = nl.add(s, x[0:8, 0:64])
+    nl.store(out, nl.add(t, s))
+    return out
+
+
+expect("SBUF overflow", too_big, [a8], nki.KernelError, "sbuf tile", "bytes per partition",
+       f"check_errors.py:{line_of('MARK-big')}")
+
+
+@nki.jit
+def raises(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    raise ZeroDivisionError("the kernel's own error")  # MARK-raise
+
+
+e = expect("user exception", raises, [a8], ZeroDivisionError, "the kernel's own error")
+if e is not None:
+    last = traceback.extract_tb(e.__traceback__)[-1]
+    if last.lineno != line_of("MARK-raise") or os.path.abspath(last.filename) != HERE:
+        failures.append(f"user exception: its traceback ends at {last.filename}:{last.lineno}, not the kernel's line")
+
+
+@nki.jit
+def plain_add(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.add(nl.load(a), 1.0))
+    return out
+
+
+expect("float64 input", plain_add, [np.ones((8, 64))], nki.KernelError, "float64")
+expect("bool input", plain_add, [np.ones((8, 64), bool)], TypeError, "not a type ncore supports")
+expect("bad engine", plain_add, [a8], ValueError, "engine", engine="verilog")
+expect("misaligned rows", plain_add, [np.ones((8, 6), np.float32)], nki.KernelError, "32-byte bursts", "24 bytes")
+expect("too many partitions", plain_add, [np.ones((16, 64), np.float32)], nki.KernelError, "partition dimension of 1..8")
+
+
+@nki.jit
+def off_the_end(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = 4 + nl.arange(8)[:, None]
+    nl.store(out[0:8, 0:64], nl.load(a[i_p, nl.arange(64)[None, :]]))  # MARK-oob
+    return out
+
+
+expect("shape that does not tile", off_the_end, [a8], nki.KernelError, "leave 0..7", "give a mask",
+       f"check_errors.py:{line_of('MARK-oob')}")
+
+
+@nki.jit
+def masked_compute(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(8)[:, None]
+    nl.store(out, nl.exp(nl.load(a), mask=(i_p < 4)))
+    return out
+
+
+expect("mask on an engine operation", masked_compute, [a8], nki.KernelError, "nl.exp", "mask=")
+
+
+@nki.jit
+def unknown_keyword(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.add(nl.load(a), 1.0, engine="gpsimd"))
+    return out
+
+
+expect("unknown keyword", unknown_keyword, [a8], nki.KernelError, "nl.add", "engine=")
+
+
+@nki.jit
+def partition_reduce(a):
+    out = nl.ndarray((1, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.sum(nl.load(a), axis=0))
+    return out
+
+
+expect("reduce over partitions", partition_reduce, [a8], nki.KernelError, "partition dimension")
+
+if failures:
+    print("\n".join("FAIL " + f for f in failures))
+sys.exit(1 if failures else 0)

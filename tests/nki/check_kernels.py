@@ -1,0 +1,136 @@
+#!/usr/bin/python3
+"""CTest Nki.*: the NKI-style kernels of tests/nki on ncore, checked against NumPy in float64.
+
+  check_kernels.py CASE --engine cosim --size 8      small shapes on the size-8 RTL core, in
+                                                     lockstep with the golden core (bit for bit)
+  check_kernels.py CASE --engine golden --size 128   full-size shapes on the golden core
+  check_kernels.py all ...                           every case
+
+Inputs are random from a fixed seed (printed; --seed changes it). Each output must be within
+|out - ref| <= atol + rtol * |ref| of a float64 reference computed here from the same inputs;
+the tolerances are each case's, stated below with the rounding that sets them.
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import ncore.nki as nki  # noqa: E402
+
+nki.alias_neuronxcc()
+
+from layernorm import layernorm_kernel  # noqa: E402
+from rmsnorm import rmsnorm_kernel  # noqa: E402
+from softmax import softmax_kernel  # noqa: E402
+from tensor_add import tensor_add_kernel  # noqa: E402
+from tensor_add_masked import tensor_add_masked_kernel  # noqa: E402
+
+
+def rows_cols(size, small, full):
+    return small if size == 8 else full
+
+
+def case_tensor_add(rng, size):
+    """FP32 in and out: the sum is one FP32 rounding (rtol 2^-24 covers it)."""
+    rows, cols = rows_cols(size, (16, 64), (512, 1024))
+    a = rng.standard_normal((rows, cols)).astype(np.float32)
+    b = rng.standard_normal((rows, cols)).astype(np.float32)
+    ref = a.astype(np.float64) + b.astype(np.float64)
+    return tensor_add_kernel[rows // size, 2], (a, b), ref, 6e-8, 0.0
+
+
+def case_tensor_add_masked(rng, size):
+    """Rows that leave the last tile part empty: masked loads and stores (FP16 in and out: one
+    FP16 rounding, rtol 2^-11)."""
+    rows, cols = rows_cols(size, (20, 64), (300, 512))
+    a = rng.standard_normal((rows, cols)).astype(np.float16)
+    b = rng.standard_normal((rows, cols)).astype(np.float16)
+    ref = a.astype(np.float64) + b.astype(np.float64)
+    return tensor_add_masked_kernel, (a, b), ref, 2 ** -11, 0.0
+
+
+def case_softmax(rng, size):
+    """FP32: exp on the scalar engine (its approximation, rtl/scalar/README.md, within 2^-20
+    relative) and the reciprocal: rtol 1e-5."""
+    rows, cols = rows_cols(size, (16, 64), (256, 512))
+    x = (2 * rng.standard_normal((rows, cols))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    e = np.exp(x64 - x64.max(axis=1, keepdims=True))
+    return softmax_kernel, (x,), e / e.sum(axis=1, keepdims=True), 1e-5, 1e-7
+
+
+def case_rmsnorm(rng, size):
+    """FP32: square sums in FP32 (d terms), rsqrt: rtol 1e-5."""
+    rows, d = rows_cols(size, (16, 64), (256, 512))
+    x = rng.standard_normal((rows, d)).astype(np.float32)
+    g = rng.standard_normal((1, d)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * g
+    return rmsnorm_kernel, (x, g), ref, 1e-5, 1e-6
+
+
+def case_rmsnorm_bf16(rng, size):
+    """BF16 in and out (FP32 inside): the output's BF16 rounding, 2^-8 relative, sets rtol 1e-2."""
+    rows, d = rows_cols(size, (16, 64), (256, 512))
+    x = nki.typed(rng.standard_normal((rows, d)), nki.language.bfloat16)
+    g = nki.typed(rng.standard_normal((1, d)), nki.language.bfloat16)
+    x64 = nki.dtypes.from_storage(x.storage, x.dtype).astype(np.float64)
+    g64 = nki.dtypes.from_storage(g.storage, g.dtype).astype(np.float64)
+    ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * g64
+    return rmsnorm_kernel, (x, g), ref, 1e-2, 1e-2
+
+
+def case_layernorm(rng, size):
+    """FP32: two FP32 means of d terms and an rsqrt: rtol 1e-5."""
+    rows, d = rows_cols(size, (16, 64), (256, 512))
+    x = (rng.standard_normal((rows, d)) + 0.5).astype(np.float32)
+    gamma = rng.standard_normal((1, d)).astype(np.float32)
+    beta = rng.standard_normal((1, d)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    mean = x64.mean(axis=1, keepdims=True)
+    var = ((x64 - mean) ** 2).mean(axis=1, keepdims=True)
+    ref = (x64 - mean) / np.sqrt(var + 1e-5) * gamma + beta
+    return layernorm_kernel, (x, gamma, beta), ref, 1e-5, 1e-5
+
+
+CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
+
+
+def check(name, engine, size, seed):
+    rng = np.random.default_rng(seed)
+    kernel, inputs, ref, rtol, atol = CASES[name](rng, size)
+    r = nki.benchmark_kernel(kernel, *inputs, engine=engine, size=size)
+    out = np.asarray(r["outputs"], dtype=np.float64)
+    if out.shape != ref.shape:
+        print(f"FAIL {name}: output shape {out.shape}, expected {ref.shape}")
+        return False
+    err = np.abs(out - ref)
+    bound = atol + rtol * np.abs(ref)
+    worst = np.unravel_index(np.argmax(err - bound), err.shape)
+    ok = bool(np.all(err <= bound)) and np.all(np.isfinite(out))
+    print(f"{'ok  ' if ok else 'FAIL'} {name:14} {engine} size {size} seed {seed}: {r['cycles']} cycles "
+          f"(golden {r['golden_cycles']}), max |err| {err.max():.3g}, worst at {tuple(int(i) for i in worst)}: "
+          f"{out[worst]!r} against {ref[worst]!r} (bound {bound[worst]:.3g})")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("case", choices=["all", *CASES])
+    ap.add_argument("--engine", choices=["golden", "rtl", "cosim"], default="golden")
+    ap.add_argument("--size", type=int, choices=[8, 128], default=128)
+    ap.add_argument("--seed", type=int, default=28)
+    a = ap.parse_args()
+    names = list(CASES) if a.case == "all" else [a.case]
+    failed = [n for n in names if not check(n, a.engine, a.size, a.seed)]
+    if failed:
+        print(f"{len(failed)} of {len(names)} failed: {', '.join(failed)}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
