@@ -45,15 +45,38 @@ a8 = np.ones((8, 64), np.float32)
 
 
 @nki.jit
-def unsupported_matmul(a):
+def unsupported_scan(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     t = nl.load(a)
-    nl.store(out, nisa.nc_transpose(t))  # MARK-unsupported
+    nl.store(out, nisa.tensor_tensor_scan(t, t, 0.0, nl.multiply, nl.add))  # MARK-unsupported
     return out
 
 
-expect("unsupported call", unsupported_matmul, [a8], nki.KernelError, "nisa.nc_transpose",
+expect("unsupported call", unsupported_scan, [a8], nki.KernelError, "nisa.tensor_tensor_scan",
        f"check_errors.py:{line_of('MARK-unsupported')}")
+
+
+@nki.jit
+def wide_matmul(a, b):
+    out = nl.ndarray((8, 1024), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, nl.matmul(nl.load(a), nl.load(b), transpose_x=True))  # MARK-wide
+    return out
+
+
+expect("matmul wider than a PSUM bank", wide_matmul, [np.ones((8, 8), np.float32), np.ones((8, 1024), np.float32)],
+       nki.KernelError, "nl.matmul", "N at most 512", f"check_errors.py:{line_of('MARK-wide')}")
+
+
+@nki.jit
+def integer_matmul(a):
+    out = nl.ndarray((8, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, nl.matmul(t, t, transpose_x=True))  # MARK-int
+    return out
+
+
+expect("integer matmul", integer_matmul, [np.ones((8, 8), np.int32)], nki.KernelError, "nl.matmul",
+       "float types", f"check_errors.py:{line_of('MARK-int')}")
 
 
 @nki.jit

@@ -8,11 +8,14 @@
 
 Inputs are random from a fixed seed (printed; --seed changes it). Each output must be within
 |out - ref| <= atol + rtol * |ref| of a float64 reference computed here from the same inputs;
-the tolerances are each case's, stated below with the rounding that sets them.
+the tolerances are each case's, stated below with the rounding that sets them (a case may give
+the bound per element instead: its atol is then an array).
 """
 import argparse
 import os
 import sys
+
+import math
 
 import numpy as np
 
@@ -23,7 +26,10 @@ import ncore.nki as nki  # noqa: E402
 
 nki.alias_neuronxcc()
 
+import matmul  # noqa: E402
+from attention import attention_kernel  # noqa: E402
 from layernorm import layernorm_kernel  # noqa: E402
+from transpose2d import transpose2d_kernel  # noqa: E402
 from rmsnorm import rmsnorm_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
 from tensor_add import tensor_add_kernel  # noqa: E402
@@ -95,6 +101,63 @@ def case_layernorm(rng, size):
     var = ((x64 - mean) ** 2).mean(axis=1, keepdims=True)
     ref = (x64 - mean) / np.sqrt(var + 1e-5) * gamma + beta
     return layernorm_kernel, (x, gamma, beta), ref, 1e-5, 1e-5
+
+
+def values(typed):
+    return nki.dtypes.from_storage(typed.storage, typed.dtype).astype(np.float64)
+
+
+def case_transpose2d(rng, size):
+    """Bits moved by the tensor engine's transpose mode: exact."""
+    rows, cols = rows_cols(size, (16, 32), (256, 512))
+    dtype = nki.language.float32 if size == 8 else nki.language.bfloat16
+    x = nki.typed(rng.standard_normal((rows, cols)), dtype)
+    return transpose2d_kernel, (x,), values(x).T, 0.0, 0.0
+
+
+def _matmul_case(rng, size, kernel, shape, dtype):
+    """BF16 (or FP32) products summed in FP32 over K in the PE array and PSUM: each element within
+    K * 2^-23 * sum |a b| of the exact sum (FP32 products of FP32 inputs round too)."""
+    k, m, n = shape
+    a = nki.typed(rng.standard_normal((k, m)), dtype)
+    b = nki.typed(rng.standard_normal((k, n)), dtype)
+    ref = values(a).T @ values(b)
+    bound = k * 2.0 ** -23 * (np.abs(values(a)).T @ np.abs(values(b)))
+    return kernel, (a, b), ref, 0.0, bound
+
+
+def case_matmul_basic(rng, size):
+    return _matmul_case(rng, size, matmul.matmul_basic, (size, size, 64 if size == 8 else 512),
+                        nki.language.float32 if size == 8 else nki.language.bfloat16)
+
+
+def case_matmul_tiled(rng, size):
+    return _matmul_case(rng, size, matmul.matmul_tiled, rows_cols(size, (32, 16, 64), (512, 256, 1024)),
+                        nki.language.float32 if size == 8 else nki.language.bfloat16)
+
+
+def case_matmul_hoisted(rng, size):
+    return _matmul_case(rng, size, matmul.matmul_hoisted, rows_cols(size, (32, 16, 64), (512, 256, 1024)),
+                        nki.language.float32 if size == 8 else nki.language.bfloat16)
+
+
+def case_matmul_blocked(rng, size):
+    return _matmul_case(rng, size, matmul.matmul_blocked, rows_cols(size, (32, 16, 64), (512, 256, 2048)),
+                        nki.language.bfloat16)
+
+
+def case_attention(rng, size):
+    """The probabilities go to the second matmul in BF16 (2^-8 relative each), as NKI's kernels
+    do; exp and reciprocal add about 2^-20: within 1e-2 of sum |p v| / sum p per element."""
+    d, sq, sk = size, size, 4 * size
+    dtype = nki.language.float32 if size == 8 else nki.language.bfloat16
+    q = nki.typed(rng.standard_normal((d, sq)), dtype)
+    k = nki.typed(rng.standard_normal((d, sk)), dtype)
+    v = nki.typed(rng.standard_normal((sk, d)), dtype)
+    s = values(q).T @ values(k) / math.sqrt(d)
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    return attention_kernel, (q, k, v), p @ values(v), 0.0, 1e-2 * (p @ np.abs(values(v))) + 1e-6
 
 
 CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}

@@ -22,7 +22,8 @@ from . import dtypes
 from .tracer import HbmTensor, KernelError
 
 SBUF_PARTITION = 229376   # bytes per SBUF partition (the DMA's partition stride)
-PSUM_PARTITION = 16384    # bytes per PSUM partition: 8 banks of 2 KiB
+PSUM_PARTITION = 16384    # bytes per PSUM partition: 8 banks ...
+PSUM_BANK = 2048          # ... of 2 KiB
 DMA_ENGINES = 16
 DMA_SPLIT = 4             # pieces a transfer's partitions are split in (one per DMA port) ...
 DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
@@ -183,9 +184,10 @@ class Compiler:
                 start = first[id(tile)]
                 live = [x for x in live if last[id(x[2])] >= start]
                 size = -(-tile.free_bytes // 32) * 32
-                addr = self._fit(live, size, cursor, capacity)
+                bank = PSUM_BANK if buffer == "psum" and size <= PSUM_BANK else None
+                addr = self._fit(live, size, cursor, capacity, bank)
                 if addr is None:
-                    addr = self._fit(live, size, 0, capacity)
+                    addr = self._fit(live, size, 0, capacity, bank)
                 if addr is None:
                     used = ", ".join(f"{x[2].name} {x[2].shape} {x[2].dtype.name} ({x[2].created})"
                                      for x in sorted(live)[:8])
@@ -197,16 +199,19 @@ class Compiler:
                 cursor = addr + size
 
     @staticmethod
-    def _fit(live, size, cursor, capacity):
-        """The first address at or after cursor where size bytes are free."""
+    def _fit(live, size, cursor, capacity, bank=None):
+        """The first address at or after cursor where size bytes are free (inside one bank of
+        `bank` bytes, when given: a matmul writes one PSUM bank)."""
         addr = cursor
-        for a, e, _ in sorted(live):
-            if e <= addr:
+        while addr + size <= capacity:
+            if bank and addr // bank != (addr + size - 1) // bank:
+                addr = (addr // bank + 1) * bank
                 continue
-            if a >= addr + size:
-                break
-            addr = e
-        return addr if addr + size <= capacity else None
+            clash = [e for a, e, _ in live if a < addr + size and addr < e]
+            if not clash:
+                return addr
+            addr = max(clash)
+        return None
 
     # -- 3. instructions ------------------------------------------------------------------------
     def lower(self):
@@ -366,6 +371,30 @@ class Compiler:
             parts.append(f"acc_enable=1 acc_addr={addr:#x}")
         return " ".join(parts)
 
+    def _text_nc_matmul(self, op):
+        st, mv, dst = op.fields["stationary"], op.fields["moving"], op.fields["dst"]
+        parts = []
+        for name, v in (("stationary", st), ("moving", mv)):
+            space, p0, pn, addr, ap = _access_pattern(v, op.where)
+            ap = _merge(ap)
+            if space != "sbuf" or p0 != 0 or len(ap) != 1:
+                raise KernelError(f"{op.where}: nc_matmul: the {name} must be an SBUF tile from partition 0 with one "
+                                  f"free dimension at a fixed stride (found {space}, partition {p0}, pattern {ap})")
+            parts.append((addr, ap[0][0] * v.dtype.size, pn, ap[0][1]))
+        (st_addr, st_stride, k, m), (mv_addr, mv_stride, k2, n) = parts
+        space, p0, pn, addr, ap = _access_pattern(dst, op.where)
+        if space != "psum" or p0 != 0 or _merge(ap) != [[1, n]] or pn != m:
+            raise KernelError(f"{op.where}: nc_matmul writes [M, N] = [{m}, {n}] to PSUM from partition 0, contiguous "
+                              f"(found {space}, partitions {p0}..{p0 + pn - 1}, pattern {ap})")
+        elem = dst.dtype.size
+        if addr // PSUM_BANK != (addr + n * elem - 1) // PSUM_BANK:
+            raise KernelError(f"{op.where}: nc_matmul's result [{m}, {n}] crosses a PSUM bank (2 KiB per partition)")
+        text = (f"nc_matmul dtype={st.dtype.isa} moving_dtype={mv.dtype.isa} k={k} m={m} n={n} "
+                f"stationary={st_addr:#x} moving={mv_addr:#x} stationary_stride={st_stride} moving_stride={mv_stride} "
+                f"psum_bank={addr // PSUM_BANK} psum_offset={(addr % PSUM_BANK) // elem} "
+                f"accumulate={op.fields['accumulate']}")
+        return text + (" transpose=1" if op.fields["transpose"] else "")
+
     # -- 4. synchronisation ---------------------------------------------------------------------
     def synchronise(self):
         counts = {}
@@ -421,7 +450,7 @@ class Compiler:
                     used += 1
                 wait = f" wait={ins.waits[-1][0]}>={ins.waits[-1][1]}" if ins.waits else ""
                 lines.append(f"{ins.text}{wait} signal={ins.sem}+=1  # {ins.where}")
-                used += 1
+                used += 2 if ins.text.startswith("nc_matmul") else 1  # a load_stationary and a multiply_moving
             if used > QUEUE_LIMIT:
                 raise KernelError(f"the kernel needs {used} instructions on queue {queue}; a queue holds "
                                   f"{QUEUE_LIMIT} (use fewer, larger tiles)")

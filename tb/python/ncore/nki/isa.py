@@ -100,8 +100,16 @@ def _unsupported(name):
     return call
 
 
-nc_matmul = _unsupported("nc_matmul")
-nc_transpose = _unsupported("nc_transpose")
+def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, mask=None):
+    return nl._nc_matmul(stationary, moving, "nisa.nc_matmul")
+
+
+def nc_transpose(data, engine=None, mask=None):
+    if engine not in (None, 0, "tensor", "pe"):
+        fail("nisa.nc_transpose", f"engine={engine!r}: ncore transposes on the tensor engine only")
+    return nl._nc_transpose(data, "nisa.nc_transpose")
+
+
 tensor_tensor_scan = _unsupported("tensor_tensor_scan")
 memset = _unsupported("memset")
 iota = _unsupported("iota")
@@ -110,5 +118,6 @@ bn_stats = _unsupported("bn_stats")
 bn_aggr = _unsupported("bn_aggr")
 
 
-for _public in ("activation", "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy", "dma_copy"):
+for _public in ("activation", "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy", "dma_copy",
+                "nc_matmul", "nc_transpose"):
     globals()[_public] = nl._checked(globals()[_public], f"nisa.{_public}")

@@ -122,6 +122,7 @@ def _new_tile(shape, dtype, buffer, name="", call=None):
         fail(call, f"an {buffer.name.upper()} tile of shape {shape}: expected a partition dimension of 1..{t.size} "
                    "first (the core's lanes), and sizes above 0")
     tile = Tile(shape, dtype, buffer.name, name or f"t{len(t.tiles)}")
+    tile.anonymous = call != "nl.ndarray"  # an operation's result, which copy_into may retarget
     t.tiles.append(tile)
     return tile
 
@@ -164,7 +165,8 @@ def zeros(shape, dtype, buffer=None, name=""):
         fail("nl.zeros", "ncore clears SBUF and PSUM tiles only")
     v = tile.view()
     word = {1: int8, 2: int16, 4: int32}[dtype.size]
-    trace("nl.zeros").add(Op("dve", "tensor_scalar", [v], [v], op0="and", s0=0, in0=word, out=word, src0=v, dst=v))
+    tile.clear_op = trace("nl.zeros").add(Op("dve", "tensor_scalar", [v], [v], op0="and", s0=0, in0=word,
+                                              out=word, src0=v, dst=v))
     return tile
 
 
@@ -278,12 +280,15 @@ def copy_into(target, value, call):
     if isinstance(value, (int, float)):
         fail(call, "assigning a number to a tile: use nl.full, or an operation")
     value = as_view(value, call, "value")
+    if value.array is target.array and value.region.dims == target.region.dims:
+        return  # tile[...] += ...: already written in place
     if value.shape != target.shape:
         fail(call, f"value has shape {value.shape}, the target {target.shape}")
     last = t.ops[-1] if t.ops else None
     fresh = (last is not None and len(last.writes) == 1 and last.writes[0].array is value.array and
-             value.array.name.startswith("t") and value.shape == value.array.shape and
+             getattr(value.array, "anonymous", False) and value.shape == value.array.shape and
              last.queue != "sp" and value.dtype is target.dtype and
+             (last.queue != "pe" or target.array.buffer == "psum") and
              not any(value.array is r.array for op in t.ops for r in op.reads))
     if fresh:
         last.writes = [target]
@@ -474,11 +479,100 @@ def mean(x, axis, dtype=None, keepdims=False):
 
 
 def matmul(x, y, transpose_x=False):
-    fail("nl.matmul", "not supported yet on ncore's Python front end (the tensor engine is next)")
+    """x @ y into a new PSUM tile (FP32): x [M, K] (transpose_x: [K, M]), y [K, N]. Without
+    transpose_x, x is first transposed on the tensor engine, as NKI does."""
+    call = "nl.matmul"
+    x, y = as_view(x, call, "x"), as_view(y, call, "y")
+    stationary = x if transpose_x else _to_sbuf(_nc_transpose(x, call), call)
+    return _nc_matmul(stationary, y, call)
 
 
-def transpose(x):
-    fail("nl.transpose", "not supported yet on ncore's Python front end")
+def _to_sbuf(x, call):
+    out = _new_tile(x.shape, x.dtype, sbuf, call=call).view()
+    trace(call).add(Op("dve", "tensor_copy", [x], [out], in0=x.dtype, out=x.dtype, src0=x, dst=out))
+    return out
+
+
+def _nc_matmul(stationary, moving, call="nisa.nc_matmul"):
+    """stationary.T @ moving on the tensor engine: stationary [K, M], moving [K, N] in SBUF, the
+    result [M, N] in a new FP32 PSUM tile. K and M at most the core's size, N at most 512 (a bank)."""
+    t = trace(call)
+    st, mv = as_view(stationary, call, "stationary"), as_view(moving, call, "moving")
+    if len(st.shape) != 2 or len(mv.shape) != 2 or st.shape[0] != mv.shape[0]:
+        fail(call, f"stationary {st.shape} and moving {mv.shape}: expected [K, M] and [K, N]")
+    (k, m), n = st.shape, mv.shape[1]
+    if m > t.size or n > 512:
+        fail(call, f"[K, M] = {st.shape} and [K, N] = {mv.shape}: expected M at most {t.size} (the array's "
+                   "columns) and N at most 512 (one PSUM bank of FP32); tile the matmul")
+    for what, v in (("stationary", st), ("moving", mv)):
+        if not v.dtype.is_float:
+            fail(call, f"{what} is {v.dtype.name}: the tensor engine multiplies float types")
+    out = _new_tile((m, n), float32, psum, call=call).view()
+    return t.add(Op("pe", "nc_matmul", [st, mv], [out], stationary=st, moving=mv, dst=out, accumulate=0,
+                    transpose=0)).fields["dst"]
+
+
+def _nc_transpose(x, call="nisa.nc_transpose"):
+    """x [P, F] -> [F, P] in a new PSUM tile, bits kept, on the tensor engine's transpose mode:
+    x as the stationary, an identity as the moving tile (loaded once from HBM)."""
+    t = trace(call)
+    x = as_view(x, call, "x")
+    if len(x.shape) != 2 or x.shape[1] > t.size:
+        fail(call, f"x {x.shape}: expected [P, F] with F at most {t.size} (the array's columns)")
+    if not x.dtype.is_float:
+        fail(call, f"x is {x.dtype.name}: the tensor engine moves float types")
+    p, f = x.shape
+    eye = _identity(t, p, x.dtype, call)
+    out = _new_tile((f, p), x.dtype, psum, call=call).view()
+    return t.add(Op("pe", "nc_matmul", [x, eye], [out], stationary=x, moving=eye, dst=out, accumulate=0,
+                    transpose=1)).fields["dst"]
+
+
+def transpose(x, dtype=None):
+    """x [P, F] -> [F, P] in SBUF (through PSUM on the tensor engine)."""
+    out = _to_sbuf(_nc_transpose(x, "nl.transpose"), "nl.transpose")
+    return copy(out, dtype=dtype) if dtype is not None and dtypes.lookup(dtype) is not out.dtype else out
+
+
+def _identity(t, n, dtype, call):
+    """An n x n identity of `dtype` in SBUF: a constant the compiler adds to the inputs, loaded once."""
+    key = (n, dtype.name)
+    cache = t.__dict__.setdefault("identities", {})
+    if key not in cache:
+        import numpy as np
+        width = -(-n * dtype.size // 32) * 32 // dtype.size  # whole 32-byte DMA bursts per row
+        eye = HbmTensor(f"identity_{dtype.isa}_{n}", (n, width), dtype, "input")
+        eye.data = dtypes.to_storage(np.eye(n, width, dtype=np.float32), dtype)
+        t.hbm.append(eye)
+        tile = _new_tile((n, width), dtype, sbuf, call=call)
+        _dma("hbm_to_sbuf", eye.view(), tile.view(), call)
+        cache[key] = tile.view()[:, 0:n]
+    return cache[key]
+
+
+def accumulate_into(target, value, call="+="):
+    """psum_tile += nl.matmul(...): the matmul accumulates into the tile (the first one into a
+    tile nl.zeros cleared overwrites it instead, and the clear goes); otherwise an add."""
+    t = trace(call)
+    value = as_view(value, call, "value")
+    last = t.ops[-1] if t.ops else None
+    if (last is not None and last.opcode == "nc_matmul" and not last.fields["transpose"] and
+            last.writes[0].array is value.array and target.array.buffer == "psum" and
+            target.dtype is float32 and target.shape == value.shape):
+        clear = getattr(target.array, "clear_op", None)
+        written = [op for op in t.ops if any(w.array is target.array for w in op.writes)]
+        if clear is not None and written == [clear] and target.region.dims == target.array.view().region.dims:
+            t.ops.remove(clear)
+            for i, op in enumerate(t.ops):
+                op.index = i
+            target.array.clear_op = None
+        else:
+            last.fields["accumulate"] = 1
+        last.writes = [target]
+        last.fields["dst"] = target
+        return target
+    copy_into(target, add(target, value, dtype=target.dtype), call)
+    return target
 
 
 def _checked(f, call):

@@ -66,18 +66,19 @@ def typed(array, dtype):
 
 
 def trace_kernel(kernel, arrays, size=128, kwargs=None):
-    """The kernel traced over its launch grid: (trace, output tensors, inputs as (tensor, storage))."""
+    """The kernel traced over its launch grid: (trace, output tensors, whether it returned one)."""
     if not isinstance(kernel, Kernel):
         kernel = Kernel(kernel)
     params = list(inspect.signature(kernel.func).parameters)
     t = Trace(size)
-    inputs = []
+    args = []
     for i, a in enumerate(arrays):
         storage, dtype = _typed_input(a)
         name = params[i] if i < len(params) else f"in{i}"
         tensor = HbmTensor(name, storage.shape, dtype, "input")
+        tensor.data = storage
         t.hbm.append(tensor)
-        inputs.append((tensor, storage))
+        args.append(tensor)
     grid = kernel.grid + (1,) * (3 - len(kernel.grid))
     t.num_programs = grid
     outputs = None
@@ -86,10 +87,10 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None):
             for gy in range(grid[1]):
                 for gx in range(grid[0]):
                     t.program_id, t.shared_seen = (gx, gy, gz), 0
-                    result = kernel.func(*[x for x, _ in inputs], **(kwargs or {}))
+                    result = kernel.func(*args, **(kwargs or {}))
                     if outputs is None:
                         outputs = result
-    names = {x.name for x, _ in inputs}
+    names = {x.name for x in t.hbm if x.role == "input"}
     single = not isinstance(outputs, (tuple, list))
     outs = [outputs] if single else list(outputs)
     for o in outs:
@@ -98,7 +99,7 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None):
         while o.name in names:
             o.name += "_"
         names.add(o.name)
-    return t, outs, single, inputs
+    return t, outs, single
 
 
 def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs):
@@ -108,7 +109,7 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs):
         raise ValueError(f"size={size!r}: expected 128, or 8 (the small RTL core)")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
-    trace, outs, single, inputs = trace_kernel(kernel, arrays, size, kwargs)
+    trace, outs, single = trace_kernel(kernel, arrays, size, kwargs)
     source = inspect.getsourcefile(kernel.func) or "?"
     program = compile_trace(trace, kernel.__name__, os.path.basename(source))
     compile_seconds = time.perf_counter() - t0
@@ -118,8 +119,9 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs):
         os.makedirs(folder, exist_ok=True)
         with open(path, "w") as f:
             f.write(program)
-        for tensor, storage in inputs:
-            np.save(os.path.join(folder, f"{tensor.name}.npy"), np.ascontiguousarray(storage))
+        for tensor in trace.hbm:  # the kernel's inputs and the constants the compiler added
+            if tensor.role == "input":
+                np.save(os.path.join(folder, f"{tensor.name}.npy"), np.ascontiguousarray(tensor.data))
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
         report = tool.run_program(path, engine=engine, size=size, outputs=out_dir)

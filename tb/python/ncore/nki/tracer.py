@@ -232,6 +232,10 @@ class Array:
     def __rtruediv__(self, o): return o / self.view()
     def __neg__(self): return -self.view()
 
+    def __iadd__(self, o):
+        self.view().__iadd__(o)
+        return self
+
     def broadcast_to(self, shape):
         return self.view().broadcast_to(shape)
 
@@ -241,6 +245,7 @@ class HbmTensor(Array):
         super().__init__(shape, dtype)
         self.name, self.role = name, role  # role: input, output
         self.addr = None
+        self.data = None  # an input's .npy storage
 
     def __repr__(self):
         return f"hbm tensor {self.name} {self.shape} {self.dtype.name}"
@@ -254,6 +259,8 @@ class Tile(Array):
         self.created = user_location()
         self.loaded_from = None  # the HBM view nl.load filled it from (whole, unmasked), and that load
         self.load_op = None
+        self.clear_op = None     # the instruction nl.zeros cleared it with
+        self.anonymous = False   # an operation's result (not made by nl.ndarray)
 
     @property
     def free_bytes(self):
@@ -301,6 +308,10 @@ class View:
     def __truediv__(self, o): return self._nl("divide", self, o)
     def __rtruediv__(self, o): return self._nl("divide", o, self)
     def __neg__(self): return self._nl("multiply", self, -1.0)
+
+    def __iadd__(self, o):
+        from . import language
+        return language.accumulate_into(self, o)
 
     def __setitem__(self, key, value):
         from . import language

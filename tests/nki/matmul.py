@@ -1,0 +1,83 @@
+"""Matrix multiplication result = lhsT.T @ rhs in four styles, from one tile to blocked loops.
+
+lhsT is [K, M] (K on partitions, as the tensor engine's stationary takes it), rhs [K, N]; the
+result [M, N] is FP32, accumulated in PSUM over K tiles.
+"""
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def matmul_basic(lhsT, rhs):
+    """One tile: K and M at most the partitions, N at most one PSUM bank (512 FP32)."""
+    result = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    lhsT_tile = nl.load(lhsT)
+    rhs_tile = nl.load(rhs)
+    product = nl.matmul(lhsT_tile, rhs_tile, transpose_x=True)
+    nl.store(result, value=nl.copy(product, dtype=nl.float32))
+    return result
+
+
+@nki.jit
+def matmul_tiled(lhsT, rhs):
+    """Loops over M, N and K tiles, loading both operands' tiles inside the K loop."""
+    K, M = lhsT.shape
+    N = rhs.shape[1]
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    tile_k, tile_m = nl.tile_size.pmax, nl.tile_size.gemm_stationary_fmax
+    tile_n = min(nl.tile_size.gemm_moving_fmax, N)
+    for m in nl.affine_range(M // tile_m):
+        for n in nl.affine_range(N // tile_n):
+            acc = nl.zeros((tile_m, tile_n), nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(K // tile_k):
+                lhsT_tile = nl.load(lhsT[k * tile_k:(k + 1) * tile_k, m * tile_m:(m + 1) * tile_m])
+                rhs_tile = nl.load(rhs[k * tile_k:(k + 1) * tile_k, n * tile_n:(n + 1) * tile_n])
+                acc += nl.matmul(lhsT_tile, rhs_tile, transpose_x=True)
+            nl.store(result[m * tile_m:(m + 1) * tile_m, n * tile_n:(n + 1) * tile_n], value=nl.copy(acc))
+    return result
+
+
+@nki.jit
+def matmul_hoisted(lhsT, rhs):
+    """The stationary tiles of an M tile are loaded once, outside the N loop."""
+    K, M = lhsT.shape
+    N = rhs.shape[1]
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    tile_k, tile_m = nl.tile_size.pmax, nl.tile_size.gemm_stationary_fmax
+    tile_n = min(nl.tile_size.gemm_moving_fmax, N)
+    for m in nl.affine_range(M // tile_m):
+        lhsT_tiles = [nl.load(lhsT[k * tile_k:(k + 1) * tile_k, m * tile_m:(m + 1) * tile_m])
+                      for k in nl.affine_range(K // tile_k)]
+        for n in nl.affine_range(N // tile_n):
+            acc = nl.zeros((tile_m, tile_n), nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(K // tile_k):
+                rhs_tile = nl.load(rhs[k * tile_k:(k + 1) * tile_k, n * tile_n:(n + 1) * tile_n])
+                acc += nl.matmul(lhsT_tiles[k], rhs_tile, transpose_x=True)
+            nl.store(result[m * tile_m:(m + 1) * tile_m, n * tile_n:(n + 1) * tile_n], value=nl.copy(acc))
+    return result
+
+
+@nki.jit
+def matmul_blocked(lhsT, rhs, tiles_in_block_n=2):
+    """The free dimension N in blocks of several PSUM banks: each K tile of rhs is loaded once per
+    block as one wide tile, and every M tile accumulates its block's banks in PSUM."""
+    K, M = lhsT.shape
+    N = rhs.shape[1]
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    tile_k, tile_m = nl.tile_size.pmax, nl.tile_size.gemm_stationary_fmax
+    tile_n = min(nl.tile_size.gemm_moving_fmax, N // tiles_in_block_n)
+    block_n = tile_n * tiles_in_block_n
+    lhsT_tiles = [nl.load(lhsT[k * tile_k:(k + 1) * tile_k, 0:M]) for k in nl.affine_range(K // tile_k)]
+    for b in nl.affine_range(N // block_n):
+        rhs_tiles = [nl.load(rhs[k * tile_k:(k + 1) * tile_k, b * block_n:(b + 1) * block_n])
+                     for k in nl.affine_range(K // tile_k)]
+        for m in nl.affine_range(M // tile_m):
+            banks = [nl.zeros((tile_m, tile_n), nl.float32, buffer=nl.psum) for _ in range(tiles_in_block_n)]
+            for k in nl.affine_range(K // tile_k):
+                for j in nl.affine_range(tiles_in_block_n):
+                    banks[j] += nl.matmul(lhsT_tiles[k][:, m * tile_m:(m + 1) * tile_m],
+                                          rhs_tiles[k][:, j * tile_n:(j + 1) * tile_n], transpose_x=True)
+            for j in nl.affine_range(tiles_in_block_n):
+                n0 = b * block_n + j * tile_n
+                nl.store(result[m * tile_m:(m + 1) * tile_m, n0:n0 + tile_n], value=nl.copy(banks[j]))
+    return result
