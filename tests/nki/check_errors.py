@@ -45,15 +45,26 @@ a8 = np.ones((8, 64), np.float32)
 
 
 @nki.jit
-def unsupported_scan(a):
+def unsupported_iota(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    t = nl.load(a)
-    nl.store(out, nisa.tensor_tensor_scan(t, t, 0.0, nl.multiply, nl.add))  # MARK-unsupported
+    nl.store(out, nisa.iota(nl.arange(64)[None, :], dtype=nl.float32))  # MARK-unsupported
     return out
 
 
-expect("unsupported call", unsupported_scan, [a8], nki.KernelError, "nisa.tensor_tensor_scan",
+expect("unsupported call", unsupported_iota, [a8], nki.KernelError, "nisa.iota",
        f"check_errors.py:{line_of('MARK-unsupported')}")
+
+
+@nki.jit
+def subtract_scan(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, nisa.tensor_tensor_scan(t, t, 0.0, nl.subtract, nl.add))  # MARK-scan
+    return out
+
+
+expect("a scan ncore cannot order", subtract_scan, [a8], nki.KernelError, "nisa.tensor_tensor_scan",
+       "reverse0", f"check_errors.py:{line_of('MARK-scan')}")
 
 
 @nki.jit
@@ -120,7 +131,7 @@ def plain_add(a):
 expect("float64 input", plain_add, [np.ones((8, 64))], nki.KernelError, "float64")
 expect("bool input", plain_add, [np.ones((8, 64), bool)], TypeError, "not a type ncore supports")
 expect("bad engine", plain_add, [a8], ValueError, "engine", engine="verilog")
-expect("misaligned rows", plain_add, [np.ones((8, 6), np.float32)], nki.KernelError, "32-byte bursts", "24 bytes")
+expect("misaligned rows", plain_add, [np.ones((8, 6), np.int32)], nki.KernelError, "32-byte bursts", "24 bytes")
 expect("too many partitions", plain_add, [np.ones((16, 64), np.float32)], nki.KernelError, "partition dimension of 1..8")
 
 

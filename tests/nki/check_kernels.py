@@ -29,6 +29,8 @@ nki.alias_neuronxcc()
 import matmul  # noqa: E402
 from attention import attention_kernel  # noqa: E402
 from layernorm import layernorm_kernel  # noqa: E402
+from row_stats import row_stats_kernel  # noqa: E402
+from scan import recurrence_kernel  # noqa: E402
 from transpose2d import transpose2d_kernel  # noqa: E402
 from rmsnorm import rmsnorm_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
@@ -160,24 +162,70 @@ def case_attention(rng, size):
     return attention_kernel, (q, k, v), p @ values(v), 0.0, 1e-2 * (p @ np.abs(values(v))) + 1e-6
 
 
+def case_scan(rng, size):
+    """FP32 h[i] = a[i] h[i-1] + x[i], |a| < 1: each step two FP32 roundings, a few ulps over the
+    rows: rtol 1e-5, atol 1e-6."""
+    rows, steps = size, size
+    a = rng.uniform(-0.9, 0.9, (steps, rows)).astype(np.float32)
+    x = rng.standard_normal((steps, rows)).astype(np.float32)
+    h0 = np.zeros((rows, 8), np.float32)
+    h0[:, 0] = rng.standard_normal(rows)
+    ref = np.zeros((rows, steps))
+    prev = h0[:, 0].astype(np.float64)
+    for i in range(steps):
+        prev = a[i].astype(np.float64) * prev + x[i]
+        ref[:, i] = prev
+    return recurrence_kernel, (a, x, h0[:, 0:1].copy()), ref, 1e-5, 1e-6
+
+
+def case_matmul_fp8(rng, size):
+    """FP8 E4M3 products are exact in FP32; the sum rounds in FP32 (the matmul bound)."""
+    return _matmul_case(rng, size, matmul.matmul_blocked, rows_cols(size, (32, 32, 64), (512, 256, 1024)),
+                        nki.language.float8_e4m3)
+
+
+def case_tensor_add_int16(rng, size):
+    """INT16 in and out through the vector engine's FP32 datapath: small integers add exactly."""
+    rows, cols = rows_cols(size, (16, 64), (512, 1024))
+    a = rng.integers(-1000, 1000, (rows, cols)).astype(np.int16)
+    b = rng.integers(-1000, 1000, (rows, cols)).astype(np.int16)
+    return tensor_add_kernel[rows // size, 2], (a, b), a.astype(np.float64) + b, 0.0, 0.0
+
+
+def case_row_stats(rng, size):
+    """Two [rows, 1] FP32 outputs: the maximum exactly, the mean of cols FP32 terms within 1e-6."""
+    rows, cols = rows_cols(size, (16, 64), (256, 512))
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    return row_stats_kernel, (x,), (x64.max(axis=1, keepdims=True), x64.mean(axis=1, keepdims=True)), 0.0, (0.0, 1e-6)
+
+
 CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
 
 
 def check(name, engine, size, seed):
     rng = np.random.default_rng(seed)
-    kernel, inputs, ref, rtol, atol = CASES[name](rng, size)
+    kernel, inputs, refs, rtol, atols = CASES[name](rng, size)
     r = nki.benchmark_kernel(kernel, *inputs, engine=engine, size=size)
-    out = np.asarray(r["outputs"], dtype=np.float64)
-    if out.shape != ref.shape:
-        print(f"FAIL {name}: output shape {out.shape}, expected {ref.shape}")
-        return False
-    err = np.abs(out - ref)
-    bound = atol + rtol * np.abs(ref)
-    worst = np.unravel_index(np.argmax(err - bound), err.shape)
-    ok = bool(np.all(err <= bound)) and np.all(np.isfinite(out))
-    print(f"{'ok  ' if ok else 'FAIL'} {name:14} {engine} size {size} seed {seed}: {r['cycles']} cycles "
-          f"(golden {r['golden_cycles']}), max |err| {err.max():.3g}, worst at {tuple(int(i) for i in worst)}: "
-          f"{out[worst]!r} against {ref[worst]!r} (bound {bound[worst]:.3g})")
+    outs = r["outputs"] if isinstance(r["outputs"], tuple) else (r["outputs"],)
+    refs = refs if isinstance(refs, tuple) else (refs,)
+    atols = atols if isinstance(atols, tuple) else (atols,) * len(refs)
+    ok = len(outs) == len(refs)
+    for k, (out, ref, atol) in enumerate(zip(outs, refs, atols)):
+        out = np.asarray(out, dtype=np.float64)
+        if out.shape != ref.shape:
+            print(f"FAIL {name}: output {k} has shape {out.shape}, expected {ref.shape}")
+            ok = False
+            continue
+        err = np.abs(out - ref)
+        bound = atol + rtol * np.abs(ref)
+        worst = np.unravel_index(np.argmax(err - bound), err.shape)
+        good = bool(np.all(err <= bound)) and bool(np.all(np.isfinite(out)))
+        ok = ok and good
+        label = f"{name}[{k}]" if len(refs) > 1 else name
+        print(f"{'ok  ' if good else 'FAIL'} {label:14} {engine} size {size} seed {seed}: {r['cycles']} cycles "
+              f"(golden {r['golden_cycles']}), max |err| {err.max():.3g}, worst at {tuple(int(i) for i in worst)}: "
+              f"{out[worst]!r} against {ref[worst]!r} (bound {np.broadcast_to(bound, err.shape)[worst]:.3g})")
     return ok
 
 

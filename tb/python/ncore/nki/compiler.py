@@ -336,6 +336,13 @@ class Compiler:
         parts.append(f"{self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}")
         return " ".join(parts)
 
+    def _text_tensor_tensor_scan(self, op):
+        a = self._operand("src0", op.fields["src0"], op)
+        b = self._operand("src1", op.fields["src1"], op)
+        d = self._operand("dst", op.fields["dst"], op)
+        return (f"tensor_tensor_scan op0={op.fields['op0']} op1={op.fields['op1']} {self._scalar_field(op, 's0')} "
+                f"{self._types(op, 'in0', 'in1', 'out')} {self._partitions(op, a, b, d)} {a[3]} {b[3]} {d[3]}")
+
     def _text_tensor_copy(self, op):
         a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
         return f"tensor_copy {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}"

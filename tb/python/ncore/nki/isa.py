@@ -110,7 +110,33 @@ def nc_transpose(data, engine=None, mask=None):
     return nl._nc_transpose(data, "nisa.nc_transpose")
 
 
-tensor_tensor_scan = _unsupported("tensor_tensor_scan")
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False, dtype=None, mask=None):
+    """Per partition, result[i] = op1(op0(data0[i], result[i-1]), data1[i]) from result[-1] =
+    initial (a number, or one value per partition). ncore's vector engine computes
+    op0(result[i-1], data0[i]): the same for commutative ops and for NKI's reverse0; a subtract
+    without reverse0 (or op1 reversed) has no ncore instruction and is refused."""
+    call = "nisa.tensor_tensor_scan"
+    a, b = as_view(data0, call, "data0"), as_view(data1, call, "data1")
+    if a.shape != b.shape or len(a.shape) != 2:
+        fail(call, f"data0 {a.shape} and data1 {b.shape}: expected two [P, F] tiles of one shape")
+    alu0, alu1 = _name(_ALU, op0, call, "op0"), _name(_ALU, op1, call, "op1")
+    if alu0 == "subtract" and not reverse0:
+        fail(call, "op0=subtract without reverse0: ncore's scan subtracts data0 from the running value "
+                   "(reverse0=True), not the running value from data0")
+    if reverse1 and alu1 == "subtract":
+        fail(call, "op1=subtract with reverse1: ncore's scan takes op1(running value, data1) only")
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else a.dtype
+    out = nl._new_tile(a.shape, out_dtype, nl.sbuf).view()
+    reads = [a, b]
+    s0 = initial
+    if not isinstance(initial, (int, float)):
+        s0 = nl._per_partition_scalar(as_view(initial, call, "initial"), a.shape[0], call, "initial")
+        reads.append(s0)
+    trace(call).add(Op("dve", "tensor_tensor_scan", reads, [out], op0=alu0, op1=alu1, s0=s0, in0=a.dtype,
+                       in1=b.dtype, out=out_dtype, src0=a, src1=b, dst=out))
+    return out
+
+
 memset = _unsupported("memset")
 iota = _unsupported("iota")
 affine_select = _unsupported("affine_select")
@@ -119,5 +145,5 @@ bn_aggr = _unsupported("bn_aggr")
 
 
 for _public in ("activation", "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy", "dma_copy",
-                "nc_matmul", "nc_transpose"):
+                "nc_matmul", "nc_transpose", "tensor_tensor_scan"):
     globals()[_public] = nl._checked(globals()[_public], f"nisa.{_public}")

@@ -225,6 +225,8 @@ def load(src, mask=None, dtype=None):
     src = as_view(src, "nl.load", "src", masked=mask is not None)
     if not isinstance(src.array, HbmTensor):
         fail("nl.load", f"src: expected an HBM tensor, found {src.array!r} (use nl.copy between tiles)")
+    if mask is None and _narrow_rows(src):
+        return _load_narrow(src)
     tile = _new_tile(src.shape, src.dtype, sbuf)
     dst = tile.view()
     if mask is not None:
@@ -252,6 +254,8 @@ def store(dst, value, mask=None):
         value = copy(value, dtype=dst.dtype)
     if value.shape != dst.shape:
         fail("nl.store", f"value has shape {value.shape}, dst {dst.shape}")
+    if mask is None and _narrow_rows(dst):
+        return _store_narrow(dst, value)
     if mask is not None:
         ranges = _mask_ranges(dst, dst.exprs, mask, "nl.store")
         dst, value = _restrict(dst, ranges), _restrict(value, ranges)
@@ -261,8 +265,72 @@ def store(dst, value, mask=None):
     _dma("sbuf_to_hbm", dst, value, "nl.store")
 
 
+def _narrow_rows(view):
+    """A [P, w] HBM access whose rows follow each other in HBM but are not whole 32-byte bursts
+    (a [P, 1] vector of per-partition values, say): the DMA cannot write them one per partition."""
+    if len(view.shape) != 2 or not view.dtype.is_float:
+        return False
+    arr = view.array
+    dims = [d for d, k in zip(view.region.dims, view.region.kept) if k]
+    strides = [math.prod(arr.shape[d + 1:]) for d, k in enumerate(view.region.kept) if k]
+    (_, p, pstep), (_, w, fstep) = dims
+    contiguous = fstep * strides[1] == 1 and pstep * strides[0] == w
+    return contiguous and (w * view.dtype.size) % 32 != 0 and p > 1
+
+
+def _flat(view):
+    """The contiguous HBM bytes of a narrow [P, w] view as a [1, P*w] view."""
+    arr = view.array
+    flat = arr.reshape((1, math.prod(arr.shape)))
+    strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+    first = builtins.sum(start * st for (start, _, _), st in zip(view.region.dims, strides))
+    return flat[0:1, first:first + math.prod(view.shape)]
+
+
+def _load_narrow(src):
+    """Narrow rows: the bytes go in one DMA row to partition 0, and the tensor engine transposes
+    each column [1, P] into place (column j of the result from every w-th element)."""
+    call = "nl.load"
+    t = trace(call)
+    p, w = src.shape
+    flat = _new_tile((1, p * w), src.dtype, sbuf, call=call)
+    _dma("hbm_to_sbuf", _flat(src), flat.view(), call)
+    columns = _new_tile((p, w), src.dtype, psum, call=call)
+    for j in range(w):
+        if p > t.size:
+            fail(call, f"a [{p}, {w}] access of {src.array!r} with rows of {w * src.dtype.size} bytes: ncore moves "
+                       f"such narrow rows through the tensor engine, which takes at most {t.size} partitions")
+        column = _nc_transpose(flat.view()[0:1, j::w], call)
+        op = t.ops[-1]
+        op.writes = [columns.view()[:, j:j + 1]]
+        op.fields["dst"] = op.writes[0]
+        del column
+    return _to_sbuf(columns.view(), call)
+
+
+def _store_narrow(dst, value):
+    """Narrow rows to HBM: each column [P, 1] transposed to [1, P] on the tensor engine, gathered
+    into one SBUF row, written in one DMA row."""
+    call = "nl.store"
+    p, w = dst.shape
+    if value.array.buffer != "sbuf":
+        value = _to_sbuf(value, call)
+    flat = _new_tile((1, p * w), dst.dtype, sbuf, call=call)
+    for j in range(w):
+        row = _nc_transpose(value[:, j:j + 1], call)
+        target = flat.view()[0:1, j::w]
+        trace(call).add(Op("dve", "tensor_copy", [row], [target], in0=row.dtype, out=row.dtype, src0=row,
+                           dst=target))
+    _dma("sbuf_to_hbm", _flat(dst), flat.view(), call)
+
+
 def load_transpose2d(src, dtype=None):
-    fail("nl.load_transpose2d", "not supported yet on ncore (dma_transpose is the next issue)")
+    """HBM [A, B] -> an SBUF tile [B, A]. Until ncore's DMA transposes (the next issue), the tile is
+    loaded as it is and transposed on the tensor engine (through PSUM): A and B at most the
+    core's size."""
+    tile = load(src)
+    out = _to_sbuf(_nc_transpose(tile, "nl.load_transpose2d"), "nl.load_transpose2d")
+    return copy(out, dtype=dtype) if dtype is not None and dtypes.lookup(dtype) is not out.dtype else out
 
 
 def copy(x, dtype=None):

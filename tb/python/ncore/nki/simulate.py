@@ -93,6 +93,7 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None):
     names = {x.name for x in t.hbm if x.role == "input"}
     single = not isinstance(outputs, (tuple, list))
     outs = [outputs] if single else list(outputs)
+    outs = [o.base if isinstance(o, HbmTensor) and o.base is not None else o for o in outs]
     for o in outs:
         if not isinstance(o, HbmTensor) or o.role != "output":
             raise KernelError(f"{kernel.__name__} returned {o!r}: expected the nl.shared_hbm arrays it wrote")

@@ -9,8 +9,8 @@ Vocabulary:
     dimension of the underlying array a start, a size and a step, and which dimensions stay.
   - Op: one engine instruction (or DMA transfer), with the views it reads and writes.
 """
+import math
 import os
-import sys
 import traceback
 
 from . import dtypes
@@ -241,11 +241,28 @@ class Array:
 
 
 class HbmTensor(Array):
-    def __init__(self, name, shape, dtype, role):
+    def __init__(self, name, shape, dtype, role, base=None):
         super().__init__(shape, dtype)
         self.name, self.role = name, role  # role: input, output
-        self.addr = None
+        self.base = base  # reshape(): the tensor whose bytes these are
+        self._addr = None
         self.data = None  # an input's .npy storage
+
+    @property
+    def addr(self):
+        return self.base.addr if self.base is not None else self._addr
+
+    @addr.setter
+    def addr(self, value):
+        self._addr = value
+
+    def reshape(self, shape):
+        """The same bytes (C order) with another shape, as NKI's tensor.reshape."""
+        shape = tuple(int(n) for n in shape)
+        if math.prod(shape) != math.prod(self.shape):
+            fail("reshape", f"{self.shape} has {math.prod(self.shape)} elements, {shape} {math.prod(shape)}")
+        root = self.base if self.base is not None else self
+        return HbmTensor(self.name, shape, self.dtype, self.role, base=root)
 
     def __repr__(self):
         return f"hbm tensor {self.name} {self.shape} {self.dtype.name}"
