@@ -23,9 +23,9 @@ def line_of(marker):
     raise AssertionError(marker)
 
 
-def expect(name, kernel, inputs, exc_type, *needles, size=8, engine="golden"):
+def expect(name, kernel, inputs, exc_type, *needles, size=8, engine="golden", cores=1):
     try:
-        nki.simulate_kernel(kernel, *inputs, size=size, engine=engine)
+        nki.simulate_kernel(kernel, *inputs, size=size, engine=engine, cores=cores)
     except exc_type as e:
         text = str(e)
         missing = [n for n in needles if n not in text]
@@ -109,6 +109,22 @@ expect("SBUF overflow", too_big, [a8], nki.KernelError, "sbuf tile", "bytes per 
 
 
 @nki.jit
+def psum_too_big(a):
+    out = nl.ndarray((8, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    banks = [nl.matmul(t[:, 0:8], t, transpose_x=True) for _ in range(9)]  # MARK-psum
+    total = banks[0]
+    for b in banks[1:]:
+        total = nl.add(total, b)
+    nl.store(out, total)
+    return out
+
+
+expect("PSUM overflow", psum_too_big, [np.ones((8, 512), np.float32)], nki.KernelError, "psum tile",
+       "16384 bytes per partition", f"check_errors.py:{line_of('MARK-psum')}")
+
+
+@nki.jit
 def raises(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     raise ZeroDivisionError("the kernel's own error")  # MARK-raise
@@ -176,6 +192,17 @@ def partition_reduce(a):
 
 
 expect("reduce over partitions", partition_reduce, [a8], nki.KernelError, "partition dimension")
+
+@nki.jit
+def overlapping_programs(a):
+    out = nl.ndarray((8, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nl.add(nl.load(a[0:8, 0:64]), float(nl.program_id(0))))  # MARK-cores
+    return out
+
+
+expect("programs on different cores writing the same bytes", overlapping_programs[2], [a8], nki.KernelError,
+       "core 1", "core 0", f"check_errors.py:{line_of('MARK-cores')}", size=128, engine="golden", cores=2)
+expect("co-simulation on a chip", plain_add[2], [a8], ValueError, "cores=2", size=128, engine="cosim", cores=2)
 
 if failures:
     print("\n".join("FAIL " + f for f in failures))

@@ -4,6 +4,8 @@
   check_kernels.py CASE --engine cosim --size 8      small shapes on the size-8 RTL core, in
                                                      lockstep with the golden core (bit for bit)
   check_kernels.py CASE --engine golden --size 128   full-size shapes on the golden core
+  check_kernels.py CASE --cores 8                    a launch grid over the 8 cores of a chip
+                                                     (golden cores, size 128, shared HBM)
   check_kernels.py all ...                           every case
 
 Inputs are random from a fixed seed (printed; --seed changes it). Each output must be within
@@ -203,10 +205,10 @@ def case_row_stats(rng, size):
 CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
 
 
-def check(name, engine, size, seed):
+def check(name, engine, size, seed, cores=1):
     rng = np.random.default_rng(seed)
     kernel, inputs, refs, rtol, atols = CASES[name](rng, size)
-    r = nki.benchmark_kernel(kernel, *inputs, engine=engine, size=size)
+    r = nki.benchmark_kernel(kernel, *inputs, engine=engine, size=size, cores=cores)
     outs = r["outputs"] if isinstance(r["outputs"], tuple) else (r["outputs"],)
     refs = refs if isinstance(refs, tuple) else (refs,)
     atols = atols if isinstance(atols, tuple) else (atols,) * len(refs)
@@ -223,7 +225,8 @@ def check(name, engine, size, seed):
         good = bool(np.all(err <= bound)) and bool(np.all(np.isfinite(out)))
         ok = ok and good
         label = f"{name}[{k}]" if len(refs) > 1 else name
-        print(f"{'ok  ' if good else 'FAIL'} {label:14} {engine} size {size} seed {seed}: {r['cycles']} cycles "
+        where = f"{engine} size {size}" + (f" on {cores} cores" if cores > 1 else "")
+        print(f"{'ok  ' if good else 'FAIL'} {label:14} {where} seed {seed}: {r['cycles']} cycles "
               f"(golden {r['golden_cycles']}), max |err| {err.max():.3g}, worst at {tuple(int(i) for i in worst)}: "
               f"{out[worst]!r} against {ref[worst]!r} (bound {np.broadcast_to(bound, err.shape)[worst]:.3g})")
     return ok
@@ -235,9 +238,10 @@ def main():
     ap.add_argument("--engine", choices=["golden", "rtl", "cosim"], default="golden")
     ap.add_argument("--size", type=int, choices=[8, 128], default=128)
     ap.add_argument("--seed", type=int, default=28)
+    ap.add_argument("--cores", type=int, default=1)
     a = ap.parse_args()
     names = list(CASES) if a.case == "all" else [a.case]
-    failed = [n for n in names if not check(n, a.engine, a.size, a.seed)]
+    failed = [n for n in names if not check(n, a.engine, a.size, a.seed, a.cores)]
     if failed:
         print(f"{len(failed)} of {len(names)} failed: {', '.join(failed)}")
     return 1 if failed else 0

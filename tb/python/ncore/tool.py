@@ -21,18 +21,30 @@ class RunError(RuntimeError):
     """`ncore run` ended with an error, a deadlock or the watchdog: its report is the message."""
 
 
-def run_program(program, engine="golden", size=128, outputs=None, extra=()):
-    """`ncore run PROGRAM --json`, its JSON report as a dict."""
-    cmd = [ncore_binary(), "run", program, "--engine", engine, "--size", str(size), "--json"]
-    if outputs:
-        cmd += ["--outputs", outputs]
-    cmd += list(extra)
+def _run(cmd, what, done=lambda report: True):
+    """Runs an ncore command that prints JSON; its report, or RunError with what went wrong."""
     p = subprocess.run(cmd, capture_output=True, text=True)
     try:
         report = json.loads(p.stdout) if p.stdout.strip().startswith("{") else None
     except json.JSONDecodeError:
         report = None
-    if p.returncode != 0 or report is None:
+    if p.returncode != 0 or report is None or not done(report):
         detail = (report or {}).get("message") or (p.stderr.strip() or p.stdout.strip())
-        raise RunError(f"ncore run {program} --engine {engine} failed (exit {p.returncode}): {detail}")
+        raise RunError(f"{what} failed (exit {p.returncode}): {detail}")
     return report
+
+
+def run_program(program, engine="golden", size=128, outputs=None, extra=()):
+    """`ncore run PROGRAM --json`, its JSON report as a dict."""
+    cmd = [ncore_binary(), "run", program, "--engine", engine, "--size", str(size), "--json"]
+    if outputs:
+        cmd += ["--outputs", outputs]
+    return _run(cmd + list(extra), f"ncore run {program} --engine {engine}")
+
+
+def run_system(program, engine="golden", outputs=None, system="chip"):
+    """`ncore tlm run PROGRAM --system chip --json`: the programs on every core of a chip."""
+    cmd = [ncore_binary(), "tlm", "run", program, "--system", system, "--json", "--core-engine", engine]
+    if outputs:
+        cmd += ["--outputs", outputs]
+    return _run(cmd, f"ncore tlm run {program} --system {system}", lambda r: r.get("status") == "done")

@@ -45,14 +45,19 @@ class Instr:
 
 
 def _box(view):
-    """The bytes a view touches: (space, p0, p1, b0, b1); HBM uses partition 0..1."""
+    """The bytes a view touches: (space, p0, p1, b0, b1[, runs]). HBM uses partition 0..1 and
+    adds its exact byte runs, so that strided accesses that interleave do not conflict."""
     arr, dims = view.array, view.region.dims
     size = arr.dtype.size
     if isinstance(arr, HbmTensor):
         strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
         lo = sum(s * st for (s, _, _), st in zip(dims, strides))
         hi = sum((s + (n - 1) * step) * st for (s, n, step), st in zip(dims, strides))
-        return ("hbm", 0, 1, arr.addr + lo * size, arr.addr + (hi + 1) * size)
+        walks = [(n, step * st * size) for (_, n, step), st in zip(dims, strides) if n > 1]
+        row = size
+        while walks and walks[-1][1] == row:  # the contiguous innermost dimensions
+            row *= walks.pop()[0]
+        return _hbm_box(arr.addr + lo * size, walks, row, arr.addr + (hi + 1) * size)
     p0, pn, pstep = dims[0]
     strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
     lo = sum(s * st for (s, _, _), st in zip(dims[1:], strides))
@@ -60,8 +65,30 @@ def _box(view):
     return (arr.buffer, p0, p0 + (pn - 1) * pstep + 1, arr.addr + lo * size, arr.addr + (hi + 1) * size)
 
 
+def _hbm_box(base, walks, row, end=None):
+    """An HBM access of rows of `row` bytes from `base`, walked by [(count, stride bytes), ...]."""
+    starts = [base]
+    for count, stride in walks:
+        starts = [s + i * stride for s in starts for i in range(count)]
+    runs = tuple(sorted((s, s + row) for s in starts))
+    return ("hbm", 0, 1, runs[0][0], end if end is not None else max(e for _, e in runs), runs)
+
+
 def _overlap(a, b):
-    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and a[3] < b[4] and b[3] < a[4]
+    if not (a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and a[3] < b[4] and b[3] < a[4]):
+        return False
+    if len(a) < 6 or len(b) < 6:
+        return True
+    i = j = 0  # two sorted lists of byte runs: does any pair intersect?
+    ra, rb = a[5], b[5]
+    while i < len(ra) and j < len(rb):
+        if ra[i][0] < rb[j][1] and rb[j][0] < ra[i][1]:
+            return True
+        if ra[i][1] <= rb[j][1]:
+            i += 1
+        else:
+            j += 1
+    return False
 
 
 def _access_pattern(view, call_where):
@@ -108,9 +135,23 @@ def _ap_text(ap):
     return "[" + ",".join(f"[{s},{c}]" for s, c in ap) + "]"
 
 
+class DmaPolicy:
+    """How the compiler hands out DMA work. The default is what the benchmark measured best
+    (tb/python/README.md); `naive()` is what a first hand-written program does: every transfer
+    whole, on DMA engine 0, in program order."""
+
+    def __init__(self, engines=DMA_ENGINES, split=DMA_SPLIT, hoist_depth=1):
+        self.engines, self.split, self.hoist_depth = engines, split, hoist_depth
+
+    @staticmethod
+    def naive():
+        return DmaPolicy(engines=1, split=1, hoist_depth=0)
+
+
 class Compiler:
-    def __init__(self, trace, kernel_name):
+    def __init__(self, trace, kernel_name, policy=None):
         self.trace, self.kernel_name = trace, kernel_name
+        self.policy = policy or DmaPolicy()
         self.instrs = []
         self.next_engine = 0
         self.drop_dead_loads()
@@ -266,11 +307,11 @@ class Compiler:
         if row_bytes > 65536:
             raise KernelError(f"{op.where}: a row of {row_bytes} bytes; a DMA descriptor moves at most 65536 per row")
         total = pn * planes * row_bytes
-        pieces = max(1, min(DMA_SPLIT, pn, total // DMA_PIECE_BYTES))
+        pieces = max(1, min(self.policy.split, pn, total // DMA_PIECE_BYTES))
         for k in range(pieces):
             lo, hi = pn * k // pieces, pn * (k + 1) // pieces
             engine = self.next_engine
-            self.next_engine = (self.next_engine + 1) % DMA_ENGINES
+            self.next_engine = (self.next_engine + 1) % self.policy.engines
             hbm_addr = base + lo * p_hst * size
             sbuf_addr = (p_start + lo * p_step) * SBUF_PARTITION + tile_offset
             fields = (f"engine={engine} dir={op.fields['dir']} hbm_addr={hbm_addr:#x} sbuf_addr={sbuf_addr:#x} "
@@ -281,8 +322,7 @@ class Compiler:
             p0 = p_start + lo * p_step
             tbox = (tile.array.buffer, p0, p_start + (hi - 1) * p_step + 1, tile_offset,
                     tile_offset + ((planes - 1) * plane_t) * size + row_bytes)
-            hbox = ("hbm", 0, 1, hbm_addr, hbm_addr + (hi - lo - 1) * p_hst * size + (planes - 1) * plane_h * size
-                    + row_bytes)
+            hbox = _hbm_box(hbm_addr, [(planes, plane_h * size), (hi - lo, p_hst * size)], row_bytes)
             reads, writes = ([tbox], [hbox]) if to_hbm else ([hbox], [tbox])
             self.instrs.append(Instr("sp", "dma_copy " + fields, reads, writes, op.where, engine))
 
@@ -435,8 +475,9 @@ class Compiler:
             history.append(ins)
 
     # -- 5. the program -------------------------------------------------------------------------
-    def program(self, source):
-        lines = [f"# {self.kernel_name}, traced from {source} by ncore.nki (tb/python/README.md).",
+    def header(self, source, cores=1):
+        where = f" on the {cores} cores of a chip (program p on core p % {cores})" if cores > 1 else ""
+        lines = [f"# {self.kernel_name}, traced from {source} by ncore.nki (tb/python/README.md){where}.",
                  "# Every instruction signals its queue's (or DMA engine's) semaphore; waits come from the",
                  "# read/write hazards between queues. The comment on each line is the kernel's line."]
         for t in self.trace.hbm:
@@ -444,7 +485,10 @@ class Compiler:
             init = f"init=file:{t.name}.npy" if t.role == "input" else "output"
             lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape} {init}")
         sems = [f"{q}_done" for q in ENGINE_QUEUES] + [f"dma{e}" for e in range(DMA_ENGINES)]
-        lines += [f".sem {s}" for s in sems]
+        return lines + [f".sem {s}" for s in sems]
+
+    def queues(self):
+        lines = []
         for queue in ("sp", "pe", "act", "dve"):
             mine = [i for i in self.instrs if i.queue == queue]
             if not mine:
@@ -461,17 +505,60 @@ class Compiler:
             if used > QUEUE_LIMIT:
                 raise KernelError(f"the kernel needs {used} instructions on queue {queue}; a queue holds "
                                   f"{QUEUE_LIMIT} (use fewer, larger tiles)")
-        return "\n".join(lines) + "\n"
+        return lines
+
+    def build(self):
+        if self.policy.hoist_depth:
+            self.hoist_loads(self.policy.hoist_depth)
+        self.place_tiles()
+        self.lower()
+        self.synchronise()
 
 
-def compile_trace(trace, kernel_name, source):
-    c = Compiler(trace, kernel_name)
-    c.place_hbm()
-    c.hoist_loads()
-    c.place_tiles()
-    c.lower()
-    c.synchronise()
-    return c.program(source)
+class _CoreTrace:
+    """The part of a launch's trace one core runs: its programs' operations, every HBM tensor."""
+
+    def __init__(self, trace, ops):
+        self.size, self.hbm, self.tiles, self.ops = trace.size, trace.hbm, trace.tiles, ops
+
+
+def compile_trace(trace, kernel_name, source, policy=None, cores=1):
+    """The program text. With cores > 1, program p of the launch grid runs on core p % cores of a
+    chip (`ncore tlm run --system chip`): each core's queues sit under `.if CORE==k`."""
+    if cores == 1:
+        c = Compiler(trace, kernel_name, policy)
+        c.place_hbm()
+        c.build()
+        return "\n".join(c.header(source) + c.queues()) + "\n"
+    groups = [[op for op in trace.ops if op.program % cores == k] for k in range(cores)]
+    first = Compiler(_CoreTrace(trace, []), kernel_name, policy)
+    first.place_hbm()
+    _check_cores_apart(groups)
+    lines = first.header(source, cores)
+    for k, ops in enumerate(groups):
+        if not ops:
+            continue
+        c = Compiler(_CoreTrace(trace, ops), kernel_name, policy)
+        c.build()
+        lines += [f".if CORE=={k}"] + c.queues() + [".endif"]
+    return "\n".join(lines) + "\n"
+
+
+def _check_cores_apart(groups):
+    """Programs on different cores have no semaphores between them: none may write HBM bytes
+    another core's programs read or write."""
+    touched = []
+    for k, ops in enumerate(groups):
+        for op in ops:
+            for v, write in [(v, False) for v in op.reads] + [(v, True) for v in op.writes]:
+                if isinstance(v.array, HbmTensor):
+                    touched.append((k, write, _box(v), op))
+    for i, (ka, wa, ba, oa) in enumerate(touched):
+        for kb, wb, bb, ob in touched[i + 1:]:
+            if ka != kb and (wa or wb) and _overlap(ba, bb):
+                raise KernelError(f"{ob.where}: program {ob.program} (core {kb}) and program {oa.program} (core {ka}, "
+                                  f"{oa.where}) touch the same HBM bytes, one of them writing; programs on different "
+                                  "cores are not ordered (run the grid on one core: cores=1)")
 
 
 def storage_of(tensor, array):

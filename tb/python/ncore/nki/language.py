@@ -603,19 +603,23 @@ def transpose(x, dtype=None):
 
 
 def _identity(t, n, dtype, call):
-    """An n x n identity of `dtype` in SBUF: a constant the compiler adds to the inputs, loaded once."""
-    key = (n, dtype.name)
-    cache = t.__dict__.setdefault("identities", {})
-    if key not in cache:
+    """An n x n identity of `dtype` in SBUF: a constant the compiler adds to the inputs (one HBM
+    copy), loaded once by each core."""
+    constants = t.__dict__.setdefault("identity_tensors", {})
+    tiles = t.__dict__.setdefault("identity_tiles", {})
+    width = -(-n * dtype.size // 32) * 32 // dtype.size  # whole 32-byte DMA bursts per row
+    if (n, dtype.name) not in constants:
         import numpy as np
-        width = -(-n * dtype.size // 32) * 32 // dtype.size  # whole 32-byte DMA bursts per row
         eye = HbmTensor(f"identity_{dtype.isa}_{n}", (n, width), dtype, "input")
         eye.data = dtypes.to_storage(np.eye(n, width, dtype=np.float32), dtype)
         t.hbm.append(eye)
+        constants[(n, dtype.name)] = eye
+    key = (n, dtype.name, t.program % t.cores)
+    if key not in tiles:
         tile = _new_tile((n, width), dtype, sbuf, call=call)
-        _dma("hbm_to_sbuf", eye.view(), tile.view(), call)
-        cache[key] = tile.view()[:, 0:n]
-    return cache[key]
+        _dma("hbm_to_sbuf", constants[(n, dtype.name)].view(), tile.view(), call)
+        tiles[key] = tile.view()[:, 0:n]
+    return tiles[key]
 
 
 def accumulate_into(target, value, call="+="):

@@ -65,12 +65,13 @@ def typed(array, dtype):
     return TypedArray(array, dtype)
 
 
-def trace_kernel(kernel, arrays, size=128, kwargs=None):
+def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
     """The kernel traced over its launch grid: (trace, output tensors, whether it returned one)."""
     if not isinstance(kernel, Kernel):
         kernel = Kernel(kernel)
     params = list(inspect.signature(kernel.func).parameters)
     t = Trace(size)
+    t.cores = cores
     args = []
     for i, a in enumerate(arrays):
         storage, dtype = _typed_input(a)
@@ -87,6 +88,7 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None):
             for gy in range(grid[1]):
                 for gx in range(grid[0]):
                     t.program_id, t.shared_seen = (gx, gy, gz), 0
+                    t.program = (gz * grid[1] + gy) * grid[0] + gx
                     result = kernel.func(*args, **(kwargs or {}))
                     if outputs is None:
                         outputs = result
@@ -103,16 +105,24 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None):
     return t, outs, single
 
 
-def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs):
+CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
+
+
+def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=None, cores=1):
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
     if size not in (8, 128):
         raise ValueError(f"size={size!r}: expected 128, or 8 (the small RTL core)")
+    if not isinstance(cores, int) or not 1 <= cores <= CHIP_CORES:
+        raise ValueError(f"cores={cores!r}: expected 1 (one core) to {CHIP_CORES} (the cores of a chip)")
+    if cores > 1 and (engine == "cosim" or size != 128):
+        raise ValueError(f"cores={cores}: a chip runs golden or RTL cores of size 128 (engine='golden' or 'rtl', "
+                         "size=128); co-simulation is per core (cores=1)")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
-    trace, outs, single = trace_kernel(kernel, arrays, size, kwargs)
+    trace, outs, single = trace_kernel(kernel, arrays, size, kwargs, cores)
     source = inspect.getsourcefile(kernel.func) or "?"
-    program = compile_trace(trace, kernel.__name__, os.path.basename(source))
+    program = compile_trace(trace, kernel.__name__, os.path.basename(source), policy, cores)
     compile_seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="ncore_nki_") as tmp:
         path = program_out or os.path.join(tmp, f"{kernel.__name__}.s")
@@ -125,27 +135,50 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs):
                 np.save(os.path.join(folder, f"{tensor.name}.npy"), np.ascontiguousarray(tensor.data))
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
-        report = tool.run_program(path, engine=engine, size=size, outputs=out_dir)
+        if cores == 1:
+            report = tool.run_program(path, engine=engine, size=size, outputs=out_dir)
+            prefix = ""
+        else:
+            report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir), cores)
+            prefix = "chip0.core0."  # every core's outputs hold the chip's shared HBM after the run
         run_seconds = time.perf_counter() - t1
-        results = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{o.name}.npy")), o.dtype) for o in outs]
+        results = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
+                   for o in outs]
     report["compile_seconds"], report["run_seconds"] = compile_seconds, run_seconds
     return (results[0] if single else tuple(results)), report
 
 
-def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, **kwargs):
+def _chip_report(system, cores):
+    """A chip run's report in `ncore run`'s terms: the cycles of the last core to finish, each
+    queue's busy cycles over all cores against cores x cycles, and the per-core figures."""
+    used = [c for c in system["cores"] if c["core"] < cores]
+    cycles = max(c["cycles"] for c in used)
+    queues = {q: {"utilization": sum(c["busy_cycles"][q] for c in used) / (cycles * len(used))}
+              for q in used[0]["busy_cycles"]}
+    macs = sum(c["te_utilization"] * c["cycles"] for c in used) * 128 * 128
+    return {"cycles": cycles, "queues": queues, "instructions": sum(c["instructions"] for c in used),
+            "te_macs": round(macs), "te_utilization": macs / (cycles * len(used) * 128 * 128),
+            "hbm_bytes": sum(c["hbm_bytes"] for c in used), "cores": system["cores"]}
+
+
+def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, **kwargs):
     """Runs the kernel on ncore and returns its outputs as NumPy arrays, as NKI's simulate_kernel
     does. engine: golden (the golden core), rtl (the Verilated core) or cosim (the RTL in lockstep
     with the golden core, bit for bit); size: 128, or 8 for the small RTL core. program_out: where
-    to keep the generated assembly (its .npy inputs go beside it), which `ncore run` re-runs."""
-    outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs)
+    to keep the generated assembly (its .npy inputs go beside it), which `ncore run` re-runs.
+    cores: 2 to 8 spreads a launch grid over the cores of a chip sharing its HBM (program p on
+    core p % cores; `ncore tlm run --system chip`)."""
+    outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores)
     return outputs
 
 
-def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, **kwargs):
+def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
+                     **kwargs):
     """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), each
     queue's utilization, tensor-engine MACs and utilization, HBM bytes, and the wall time of the
-    compile and of the run; `outputs` holds the kernel's outputs."""
-    outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs)
+    compile and of the run; `outputs` holds the kernel's outputs. dma_policy (compiler.DmaPolicy)
+    changes how DMA work is spread, for comparisons."""
+    outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores)
     return {
         "cycles": r["cycles"],
         "golden_cycles": r.get("golden_cycles", r["cycles"] if engine == "golden" else None),
@@ -157,5 +190,6 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
         "hbm_bytes": r.get("hbm_bytes", 0),
         "compile_seconds": r["compile_seconds"],
         "run_seconds": r["run_seconds"],
+        "cores": r.get("cores"),
         "outputs": outputs,
     }

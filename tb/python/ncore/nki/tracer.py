@@ -49,6 +49,8 @@ class Trace:
         self.num_programs = (1, 1, 1)
         self.shared = []                 # nl.shared_hbm arrays of the launch, in creation order
         self.shared_seen = 0             # those the current program instance has made so far
+        self.program = 0                 # the program of the launch grid being traced (row-major)
+        self.cores = 1                   # the cores the launch is spread over
 
     def __enter__(self):
         if Trace.current is not None:
@@ -62,6 +64,7 @@ class Trace:
 
     def add(self, op):
         op.where = user_location()
+        op.program = self.program
         op.index = len(self.ops)
         self.ops.append(op)
         return op
@@ -371,6 +374,7 @@ class Op:
         self.queue, self.opcode, self.reads, self.writes, self.fields = queue, opcode, reads, writes, fields
         self.where = "?"
         self.index = -1
+        self.program = 0
 
     def __repr__(self):
         return f"{self.opcode} ({self.where})"
