@@ -204,6 +204,18 @@ expect("programs on different cores writing the same bytes", overlapping_program
        "core 1", "core 0", f"check_errors.py:{line_of('MARK-cores')}", size=128, engine="golden", cores=2)
 expect("co-simulation on a chip", plain_add[2], [a8], ValueError, "cores=2", size=128, engine="cosim", cores=2)
 
+@nki.jit
+def transposing_index(a):
+    out = nl.ndarray((64, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:8, 0:64]
+    t = nl.load(a)
+    nl.store(out, nl.copy(t[i_f, i_p]))  # MARK-transposing
+    return out
+
+
+expect("an index that transposes", transposing_index, [a8], nki.KernelError, "reorders dimensions",
+       f"check_errors.py:{line_of('MARK-transposing')}")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
 sys.exit(1 if failures else 0)

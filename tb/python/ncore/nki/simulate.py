@@ -74,6 +74,9 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
     t.cores = cores
     args = []
     for i, a in enumerate(arrays):
+        if isinstance(a, (bool, int, float)):  # a number goes to the kernel as it is (eps=1e-6, say)
+            args.append(a)
+            continue
         storage, dtype = _typed_input(a)
         name = params[i] if i < len(params) else f"in{i}"
         tensor = HbmTensor(name, storage.shape, dtype, "input")

@@ -200,6 +200,10 @@ class Region:
             dims[d] = (start + first * step, count, step * stride)
             if kept[d]:
                 exprs.append(k if isinstance(k, IndexExpr) else None)
+        axes = [e.axis for e in exprs if e is not None and e.axis is not None]
+        if any(b <= a for a, b in zip(axes, axes[1:])):
+            fail(f"{what}[...]", f"index expressions on axes {axes}: an access that reorders dimensions (a "
+                                 "transpose through indexing) is not supported by ncore; use nl.transpose")
         region = Region(dims, kept)
         region.exprs = exprs
         return region
