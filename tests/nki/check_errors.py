@@ -216,6 +216,17 @@ def transposing_index(a):
 expect("an index that transposes", transposing_index, [a8], nki.KernelError, "reorders dimensions",
        f"check_errors.py:{line_of('MARK-transposing')}")
 
+@nki.jit
+def dma_into_psum(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((8, 64), dtype=nl.float32, buffer=nl.psum)
+    nisa.dma_copy(acc, a)  # MARK-psumdma
+    nl.store(out, acc)
+    return out
+
+
+expect("a DMA into PSUM", dma_into_psum, [a8], nki.KernelError, "SBUF only", f"check_errors.py:{line_of('MARK-psumdma')}")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
 sys.exit(1 if failures else 0)

@@ -29,6 +29,7 @@ import ncore.nki as nki  # noqa: E402
 nki.alias_neuronxcc()
 
 import matmul  # noqa: E402
+from assign import assign_kernel  # noqa: E402
 from attention import attention_kernel  # noqa: E402
 from layernorm import layernorm_kernel  # noqa: E402
 from row_stats import row_stats_kernel  # noqa: E402
@@ -61,6 +62,13 @@ def case_tensor_add_masked(rng, size):
     b = rng.standard_normal((rows, cols)).astype(np.float16)
     ref = a.astype(np.float64) + b.astype(np.float64)
     return tensor_add_masked_kernel, (a, b), ref, 2 ** -11, 0.0
+
+
+def case_assign(rng, size):
+    """FP32 exp (2^-20 relative) and two FP32 adds: rtol 1e-5."""
+    x = rng.standard_normal((size, 64)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    return assign_kernel, (x,), np.exp(x64) + x64 + 1, 1e-5, 1e-6
 
 
 def case_softmax(rng, size):

@@ -9,12 +9,13 @@ import neuronxcc.nki.language as nl
 
 @nki.jit
 def matmul_basic(lhsT, rhs):
-    """One tile: K and M at most the partitions, N at most one PSUM bank (512 FP32)."""
+    """One tile: K and M at most the partitions, N at most one PSUM bank (512 FP32). The product
+    is stored straight from PSUM (ncore copies it to SBUF for the DMA)."""
     result = nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
     lhsT_tile = nl.load(lhsT)
     rhs_tile = nl.load(rhs)
     product = nl.matmul(lhsT_tile, rhs_tile, transpose_x=True)
-    nl.store(result, value=nl.copy(product, dtype=nl.float32))
+    nl.store(result, value=product)
     return result
 
 

@@ -214,7 +214,14 @@ def _mask_ranges(view, exprs, mask, call):
 
 
 def _dma(direction, hbm_view, tile_view, call):
+    """One transfer between HBM and SBUF. The DMA engines reach SBUF only: a PSUM value is copied
+    to SBUF first (vector engine), and a load into PSUM is refused."""
     t = trace(call)
+    if tile_view.array.buffer != "sbuf":
+        if direction == "hbm_to_sbuf":
+            fail(call, f"the DMA engines write SBUF only, not {tile_view.array.buffer.upper()}: load into an SBUF "
+                       "tile and copy it")
+        tile_view = _to_sbuf(tile_view, call)
     return t.add(Op("sp", "dma_copy", [hbm_view if direction == "hbm_to_sbuf" else tile_view],
                     [tile_view if direction == "hbm_to_sbuf" else hbm_view], dir=direction, hbm=hbm_view,
                     tile=tile_view))
@@ -362,7 +369,25 @@ def copy_into(target, value, call):
         last.writes = [target]
         last.fields["dst"] = target
         return
+    if (last is not None and last.opcode == "dma_copy" and last.fields["dir"] == "hbm_to_sbuf" and
+            last.fields["tile"].array is value.array and getattr(value.array, "anonymous", False) and
+            value.shape == value.array.shape and value.dtype is target.dtype and
+            target.array.buffer == "sbuf" and _dma_aligned(target) and
+            not any(value.array is r.array for op in t.ops for r in op.reads)):
+        last.writes = [target]  # tile[...] = nl.load(...): the load writes the tile itself
+        last.fields["tile"] = target
+        return
     t.add(Op("dve", "tensor_copy", [value], [target], in0=value.dtype, out=target.dtype, src0=value, dst=target))
+
+
+def _dma_aligned(view):
+    """Whether a tile view starts on a 32-byte boundary of its partition with whole 32-byte rows
+    (tiles themselves are placed on 32-byte boundaries)."""
+    arr = view.array
+    strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
+    offset = builtins.sum(start * st for (start, _, _), st in zip(view.region.dims[1:], strides))
+    start, count, step = view.region.dims[-1] if len(arr.shape) > 1 else (0, 1, 1)
+    return (offset * arr.dtype.size) % 32 == 0 and step == 1 and (count * arr.dtype.size) % 32 == 0
 
 
 def broadcast_to(x, shape):
