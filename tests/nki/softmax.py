@@ -13,7 +13,7 @@ def softmax_kernel(x):
         i_p = t * pmax + nl.arange(pmax)[:, None]
         i_f = nl.arange(cols)[None, :]
         tile = nl.load(x[i_p, i_f])
-        row_max = nl.max(tile, axis=1, keepdims=True)
+        row_max = nl.max(tile, axis=1)  # shape [pmax]: it broadcasts along the free axis
         shifted = nl.subtract(tile, row_max, dtype=nl.float32)
         e = nl.exp(shifted)
         row_sum = nl.sum(e, axis=1, keepdims=True, dtype=nl.float32)

@@ -549,7 +549,7 @@ def _reduce(op, x, axis, dtype, keepdims, call):
         fail(call, f"axis {axis}: ncore reduces the innermost free axes ({list(range(1, len(x.shape)))} of "
                    f"shape {x.shape}); transpose first")
     kept = x.shape[:axes[0]]
-    shape = kept + (1,) * len(axes) if keepdims else (kept if len(kept) > 1 else kept + (1,))
+    shape = kept + (1,) * len(axes) if keepdims else kept
     out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
     out = _new_tile(shape, out_dtype, sbuf).view()
     t.add(Op("dve", "tensor_reduce", [x], [out], op0=op, in0=x.dtype, out=out_dtype, src0=x, dst=out,
