@@ -227,6 +227,19 @@ def dma_into_psum(a):
 
 expect("a DMA into PSUM", dma_into_psum, [a8], nki.KernelError, "SBUF only", f"check_errors.py:{line_of('MARK-psumdma')}")
 
+@nki.jit
+def branches_on_data(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    if nl.max(t, axis=1)[0:1] > 0:  # MARK-branch
+        t = nl.exp(t)
+    nl.store(out, t)
+    return out
+
+
+expect("a Python branch on tile values", branches_on_data, [a8], nki.KernelError, "not known while ncore traces",
+       f"check_errors.py:{line_of('MARK-branch')}")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
 sys.exit(1 if failures else 0)

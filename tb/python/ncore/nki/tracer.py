@@ -243,6 +243,9 @@ class Array:
         self.view().__iadd__(o)
         return self
 
+    def __bool__(self):
+        return bool(self.view())
+
     def broadcast_to(self, shape):
         return self.view().broadcast_to(shape)
 
@@ -336,6 +339,15 @@ class View:
     def __iadd__(self, o):
         from . import language
         return language.accumulate_into(self, o)
+
+    # A tile's values are not known while the kernel is traced: Python decisions on them would
+    # silently take one branch, so they are refused.
+    def _no_value(self, *args):
+        fail("tile in a Python condition or comparison", "a tile's values are not known while ncore traces the "
+                                                         "kernel; compute with nl operations instead")
+
+    __bool__ = __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _no_value
+    __hash__ = object.__hash__
 
     def __setitem__(self, key, value):
         from . import language
