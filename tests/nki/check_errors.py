@@ -148,7 +148,8 @@ expect("float64 input", plain_add, [np.ones((8, 64))], nki.KernelError, "float64
 expect("bool input", plain_add, [np.ones((8, 64), bool)], TypeError, "not a type ncore supports")
 expect("bad engine", plain_add, [a8], ValueError, "engine", engine="verilog")
 expect("misaligned rows", plain_add, [np.ones((8, 6), np.int32)], nki.KernelError, "32-byte bursts", "24 bytes")
-expect("too many partitions", plain_add, [np.ones((16, 64), np.float32)], nki.KernelError, "partition dimension of 1..8")
+expect("too many partitions", plain_add, [np.ones((16, 64), np.float32)], nki.KernelError,
+       "partition dimension of 1..8")
 
 
 @nki.jit
@@ -225,7 +226,8 @@ def dma_into_psum(a):
     return out
 
 
-expect("a DMA into PSUM", dma_into_psum, [a8], nki.KernelError, "SBUF only", f"check_errors.py:{line_of('MARK-psumdma')}")
+expect("a DMA into PSUM", dma_into_psum, [a8], nki.KernelError, "SBUF only",
+       f"check_errors.py:{line_of('MARK-psumdma')}")
 
 @nki.jit
 def branches_on_data(a):

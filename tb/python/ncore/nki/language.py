@@ -13,7 +13,6 @@ from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8,
                      tfloat32)
 from .tracer import HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, trace
 
-bool_ = None  # NKI has it; ncore's engines have no boolean type (unsupported: a clear error)
 
 
 class _Buffer:
@@ -71,7 +70,7 @@ def num_programs(axis=0):
 
 
 def program_ndim():
-    return builtins.sum(n > 1 for n in trace("nl.program_ndim").num_programs)
+    return trace("nl.program_ndim").grid_ndim
 
 
 def affine_range(*args, **kwargs):
@@ -114,7 +113,7 @@ mgrid = _MGrid()
 # Buffers
 
 def _new_tile(shape, dtype, buffer, name="", call=None):
-    """A new tile; `call` (for the error) is the user's call that makes it, found on the stack."""
+    """A new tile; `call` (for errors) is the user's call that makes it (default: the one under way)."""
     call = call or _caller_call()
     t = trace(call)
     shape = tuple(int(s) for s in shape)
@@ -424,17 +423,6 @@ _ALU = {"add": "add", "subtract": "subtract", "multiply": "multiply", "maximum":
 _COMMUTES = {"add", "multiply", "max", "min"}
 
 
-def _broadcast_operand(x, out_shape, call):
-    """x's view stretched to out_shape: a dimension of size 1 repeats (stride 0)."""
-    shape = x.shape + (1,) * (len(out_shape) - len(x.shape))
-    if len(shape) != len(out_shape) or any(a not in (1, b) for a, b in zip(shape, out_shape)):
-        fail(call, f"shapes {x.shape} and {out_shape} do not broadcast")
-    if shape[0] != out_shape[0]:
-        fail(call, f"operand of {shape[0]} partitions against {out_shape[0]}: engines work lane by lane, "
-                   "so partitions do not broadcast")
-    return x, shape
-
-
 def _result_shape(a, b, call):
     sa, sb = list(a.shape), list(b.shape)
     n = builtins.max(len(sa), len(sb))
@@ -455,7 +443,8 @@ def _binary(name, x, y, dtype, call):
     t = trace(call)
     scalar_x, scalar_y = isinstance(x, (int, float)), isinstance(y, (int, float))
     if scalar_x and scalar_y:
-        return {"add": x + y, "subtract": x - y, "multiply": x * y, "max": builtins.max(x, y), "min": builtins.min(x, y)}[op]
+        return {"add": x + y, "subtract": x - y, "multiply": x * y, "max": builtins.max(x, y),
+                "min": builtins.min(x, y)}[op]
     if scalar_x or scalar_y:
         tile, scalar = (as_view(y, call), x) if scalar_x else (as_view(x, call), y)
         out_dtype = dtypes.lookup(dtype) if dtype is not None else tile.dtype

@@ -84,7 +84,7 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
         t.hbm.append(tensor)
         args.append(tensor)
     grid = kernel.grid + (1,) * (3 - len(kernel.grid))
-    t.num_programs = grid
+    t.num_programs, t.grid_ndim = grid, len(kernel.grid)
     outputs = None
     with t:
         for gz in range(grid[2]):

@@ -47,6 +47,7 @@ class Trace:
         self.tiles = []
         self.program_id = (0, 0, 0)
         self.num_programs = (1, 1, 1)
+        self.grid_ndim = 1
         self.shared = []                 # nl.shared_hbm arrays of the launch, in creation order
         self.shared_seen = 0             # those the current program instance has made so far
         self.program = 0                 # the program of the launch grid being traced (row-major)
