@@ -1,24 +1,29 @@
 """From a traced kernel (tracer.py) to an ncore program (tests/programs/README.md, "Assembly").
+The passes, in order:
 
-  1. HBM: the kernel's inputs, then its outputs, each at a 4 KiB boundary.
-  2. Tiles: each SBUF (PSUM) tile lives from the first instruction that touches it to the last,
-     and takes bytes [addr, addr + its free size) of every partition. Space is handed out
-     first-fit from a cursor that moves on, so a freed range is reused as late as possible
-     (which leaves the engines the most overlap). A kernel whose live tiles do not fit gets an
-     error naming the tile and the live ones.
-  3. DMA: each load and store becomes descriptors (32-byte bursts: rows must be multiples of 32
+  1. Dead loads go: loads into tiles nothing reads (broadcast_to loads its source again).
+  2. HBM: the kernel's inputs, then its outputs, each at a 4 KiB boundary.
+  3. Loads are hoisted ahead of earlier work they have no hazard with, past at most one store
+     (DmaPolicy.hoist_depth): the next iteration's loads issue before this one's store waits.
+  4. Tiles: each SBUF (PSUM) tile lives from the first instruction that touches it to the last,
+     and takes bytes [addr, addr + its free size) of every partition (a PSUM tile inside one
+     2 KiB bank). Space is handed out first-fit from a cursor that moves on, so a freed range is
+     reused as late as possible (which leaves the engines the most overlap). A kernel whose live
+     tiles do not fit gets an error naming the tile and the live ones.
+  5. DMA: each load and store becomes descriptors (32-byte bursts: rows must be multiples of 32
      bytes at 32-byte addresses). A transfer of at least 32 KiB is split by partitions in up to
      four pieces of at least 16 KiB on consecutive DMA engines (consecutive engines sit on
      different DMA ports); each piece goes to the next engine, round-robin over the 16.
-  4. Synchronisation: every instruction signals its queue's semaphore (pe, act, dve: they
+  6. Synchronisation: every instruction signals its queue's semaphore (pe, act, dve: they
      complete in order) or its DMA engine's (each engine completes in order). An instruction
      that reads or writes bytes an earlier instruction of another queue or engine writes (or
      writes bytes it reads) waits for that instruction's count. Vector clocks drop every wait a
      queue already knows to be met; a second wait goes on a `nop` before it.
+  7. Text: one line per instruction, commented with the kernel's line; on a chip, each core's
+     queues under `.if CORE==k` (compile_trace).
 """
 import math
 
-from . import dtypes
 from .tracer import HbmTensor, KernelError
 
 SBUF_PARTITION = 229376   # bytes per SBUF partition (the DMA's partition stride)
@@ -559,8 +564,3 @@ def _check_cores_apart(groups):
                 raise KernelError(f"{ob.where}: program {ob.program} (core {kb}) and program {oa.program} (core {ka}, "
                                   f"{oa.where}) touch the same HBM bytes, one of them writing; programs on different "
                                   "cores are not ordered (run the grid on one core: cores=1)")
-
-
-def storage_of(tensor, array):
-    """An input array as its tensor's .npy storage."""
-    return dtypes.to_storage(array, tensor.dtype)
