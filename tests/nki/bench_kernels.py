@@ -6,6 +6,10 @@ the compiler's DMA policy against a naive one (every transfer whole, on one engi
 order) on the golden core, side by side in one run.
 
   PYTHONPATH=build/python tests/nki/bench_kernels.py [--engine cosim|golden] [CASE ...]
+  PYTHONPATH=build/python tests/nki/bench_kernels.py --sweep [--engine golden|rtl] [CASE ...]
+
+--sweep compares DMA policies instead: the split into up to 1, 4, 8 or 16 pieces, loads not
+hoisted or hoisted past one store (the default: past two), and stores on engines of their own.
 """
 import argparse
 import os
@@ -22,9 +26,13 @@ import ncore.nki as nki  # noqa: E402
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cases", nargs="*", choices=[[], *check_kernels.CASES], default=[])
-    ap.add_argument("--engine", choices=["cosim", "golden"], default="cosim")
+    ap.add_argument("--engine", choices=["cosim", "golden", "rtl"], default=None)
     ap.add_argument("--seed", type=int, default=28)
+    ap.add_argument("--sweep", action="store_true")
     a = ap.parse_args()
+    if a.sweep:
+        return sweep(a.cases or list(check_kernels.CASES), a.engine or "golden", a.seed)
+    a.engine = a.engine or "cosim"
     print("| kernel | RTL cycles | golden cycles | golden / RTL | TE utilization | MACs / cycle | "
           "compile (s) | run (s) | naive DMA cycles (golden) | naive / compiler |")
     print("|---|---|---|---|---|---|---|---|---|---|")
@@ -38,6 +46,22 @@ def main():
         print(f"| {name} | {rtl} | {golden:,} | {ratio} | {100 * r['te_utilization']:.1f}% | "
               f"{r['te_macs'] / r['cycles']:,.0f} | {r['compile_seconds']:.3f} | {r['run_seconds']:.1f} | "
               f"{naive['golden_cycles']:,} | {naive['golden_cycles'] / golden:.2f}x |", flush=True)
+
+
+def sweep(names, engine, seed):
+    policies = {"split 1": nki.DmaPolicy(split=1), "split 4": nki.DmaPolicy(split=4),
+                "split 8": nki.DmaPolicy(split=8), "split 16 (default)": nki.DmaPolicy(),
+                "not hoisted": nki.DmaPolicy(hoist_depth=0), "hoisted past 1 store": nki.DmaPolicy(hoist_depth=1),
+                "4 store engines": nki.DmaPolicy(store_engines=4)}
+    print(f"| kernel ({engine} cycles) | " + " | ".join(policies) + " |")
+    print("|---" * (len(policies) + 1) + "|")
+    for name in names:
+        kernel, inputs, _, _, _ = check_kernels.CASES[name](np.random.default_rng(seed), 128)
+        cycles = [nki.benchmark_kernel(kernel, *inputs, engine=engine, size=128, dma_policy=p)["cycles"]
+                  for p in policies.values()]
+        best = min(cycles)
+        print(f"| {name} | " + " | ".join(f"**{c:,}**" if c == best else f"{c:,}" for c in cycles) + " |", flush=True)
+    return 0
 
 
 if __name__ == "__main__":

@@ -3,8 +3,8 @@ The passes, in order:
 
   1. Dead loads go: loads into tiles nothing reads (broadcast_to loads its source again).
   2. HBM: the kernel's inputs, then its outputs, each at a 4 KiB boundary.
-  3. Loads are hoisted ahead of earlier work they have no hazard with, past at most one store
-     (DmaPolicy.hoist_depth): the next iteration's loads issue before this one's store waits.
+  3. Loads are hoisted ahead of earlier work they have no hazard with, past at most two stores
+     (DmaPolicy.hoist_depth): the next iterations' loads issue before this one's store waits.
   4. Tiles: each SBUF (PSUM) tile lives from the first instruction that touches it to the last,
      and takes bytes [addr, addr + its free size) of every partition (a PSUM tile inside one
      2 KiB bank). Space is handed out first-fit from a cursor that moves on, so a freed range is
@@ -12,8 +12,9 @@ The passes, in order:
      tiles do not fit gets an error naming the tile and the live ones.
   5. DMA: each load and store becomes descriptors (32-byte bursts: rows must be multiples of 32
      bytes at 32-byte addresses). A transfer of at least 32 KiB is split by partitions in up to
-     four pieces of at least 16 KiB on consecutive DMA engines (consecutive engines sit on
-     different DMA ports); each piece goes to the next engine, round-robin over the 16.
+     16 pieces of at least 16 KiB on consecutive DMA engines (consecutive engines sit on
+     different DMA ports); each piece goes to the next engine, round-robin over the 16. The split
+     was chosen by measurement (tb/python/README.md, "Benchmark").
   6. Synchronisation: every instruction signals its queue's semaphore (pe, act, dve: they
      complete in order) or its DMA engine's (each engine completes in order). An instruction
      that reads or writes bytes an earlier instruction of another queue or engine writes (or
@@ -30,7 +31,7 @@ SBUF_PARTITION = 229376   # bytes per SBUF partition (the DMA's partition stride
 PSUM_PARTITION = 16384    # bytes per PSUM partition: 8 banks ...
 PSUM_BANK = 2048          # ... of 2 KiB
 DMA_ENGINES = 16
-DMA_SPLIT = 4             # pieces a transfer's partitions are split in (one per DMA port) ...
+DMA_SPLIT = 16            # pieces a transfer's partitions are split in (up to one per engine) ...
 DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
 ENGINE_QUEUES = ("pe", "act", "dve")
 QUEUE_LIMIT = 2048        # instructions a queue holds
@@ -145,8 +146,18 @@ class DmaPolicy:
     (tb/python/README.md); `naive()` is what a first hand-written program does: every transfer
     whole, on DMA engine 0, in program order."""
 
-    def __init__(self, engines=DMA_ENGINES, split=DMA_SPLIT, hoist_depth=1):
-        self.engines, self.split, self.hoist_depth = engines, split, hoist_depth
+    def __init__(self, engines=DMA_ENGINES, split=DMA_SPLIT, hoist_depth=2, store_engines=0):
+        # store_engines > 0: stores go round-robin on the last store_engines engines and loads on
+        # the others, so that no load waits in an engine's queue behind a store that waits for
+        # results (each engine runs its descriptors in order).
+        self.engines, self.split, self.hoist_depth, self.store_engines = engines, split, hoist_depth, store_engines
+
+    def pool(self, store):
+        """The engines a load (store) may use."""
+        if not self.store_engines or self.store_engines >= self.engines:
+            return list(range(self.engines))
+        first_store = self.engines - self.store_engines
+        return list(range(first_store, self.engines)) if store else list(range(first_store))
 
     @staticmethod
     def naive():
@@ -158,13 +169,13 @@ class Compiler:
         self.trace, self.kernel_name = trace, kernel_name
         self.policy = policy or DmaPolicy()
         self.instrs = []
-        self.next_engine = 0
+        self.next_engine = {False: 0, True: 0}  # per direction (to HBM or not): the next in its pool
         self.drop_dead_loads()
 
-    def hoist_loads(self, depth=1):
+    def hoist_loads(self, depth=2):
         """Each load moves ahead of the operations before it that it has no hazard with, past at
-        most `depth` stores and never past another load: the loads of the next iteration of a
-        loop then issue before this one's store waits for its results (double buffering). Runs
+        most `depth` stores and never past another load: the loads of the next iterations of a
+        loop then issue before this one's store waits for its results (multiple buffering). Runs
         before tiles are placed, so its hazards are on tiles (by identity) and HBM bytes."""
         def touches(op):
             return [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
@@ -312,11 +323,12 @@ class Compiler:
         if row_bytes > 65536:
             raise KernelError(f"{op.where}: a row of {row_bytes} bytes; a DMA descriptor moves at most 65536 per row")
         total = pn * planes * row_bytes
-        pieces = max(1, min(self.policy.split, pn, total // DMA_PIECE_BYTES))
+        pool = self.policy.pool(to_hbm)
+        pieces = max(1, min(self.policy.split, len(pool), pn, total // DMA_PIECE_BYTES))
         for k in range(pieces):
             lo, hi = pn * k // pieces, pn * (k + 1) // pieces
-            engine = self.next_engine
-            self.next_engine = (self.next_engine + 1) % self.policy.engines
+            engine = pool[self.next_engine[to_hbm] % len(pool)]
+            self.next_engine[to_hbm] += 1
             hbm_addr = base + lo * p_hst * size
             sbuf_addr = (p_start + lo * p_step) * SBUF_PARTITION + tile_offset
             fields = (f"engine={engine} dir={op.fields['dir']} hbm_addr={hbm_addr:#x} sbuf_addr={sbuf_addr:#x} "

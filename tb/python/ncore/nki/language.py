@@ -391,21 +391,35 @@ def _dma_aligned(view):
 
 def broadcast_to(x, shape):
     """A one-partition tile repeated over `shape[0]` partitions. Engines work lane by lane, so
-    ncore does it as the DMA does in hardware: the tile's HBM source is loaded again with a
-    partition stride of 0. (Free dimensions of size 1 broadcast inside the operations.)"""
+    ncore does it on the tensor engine: ones [1, P] as the stationary and the row as the moving
+    tile give every partition the row (x * 1.0 in FP32, exact), 512 elements per matmul, copied
+    back to SBUF in the row's type. A row the tensor engine cannot take (an integer type, or not
+    on partition 0) is loaded again from its HBM source with a partition stride of 0, as a DMA
+    broadcast; free dimensions of size 1 broadcast inside the operations themselves."""
     call = "broadcast_to"
     x = as_view(x, call)
+    t = trace(call)
     shape = tuple(int(n) for n in shape)
     if shape[1:] != x.shape[1:] or x.shape[0] != 1:
         fail(call, f"{x.shape} to {shape}: ncore broadcasts one partition to many here; free dimensions of "
                    "size 1 broadcast in the operations themselves")
+    if x.dtype.is_float and len(x.shape) == 2 and x.region.dims[0][0] == 0:
+        if x.array.buffer != "sbuf":
+            x = _to_sbuf(x, call)
+        out = _new_tile(shape, x.dtype, sbuf, call=call)
+        ones = _constant(t, "ones", 1, shape[0], x.dtype, call)
+        for c0 in range(0, x.shape[1], 512):
+            c1 = builtins.min(x.shape[1], c0 + 512)
+            rows = _nc_matmul(ones, x[:, c0:c1], call)
+            part = out.view()[:, c0:c1]
+            t.add(Op("dve", "tensor_copy", [rows], [part], in0=float32, out=x.dtype, src0=rows, dst=part))
+        return out.view()
     src = getattr(x.array, "loaded_from", None)  # HBM tensors have none
-    t = trace(call)
     rewritten = src is not None and any(w.array is x.array for op in t.ops if op is not x.array.load_op
                                         for w in op.writes)
     if src is None or rewritten or x.region.dims != x.array.view().region.dims:
-        fail(call, "ncore broadcasts across partitions by DMA from HBM: broadcast a whole tile as nl.load "
-                   "returned it, before anything writes it")
+        fail(call, f"a {x.dtype.name} row not on partition 0: ncore broadcasts it by DMA from HBM, so broadcast "
+                   "a whole tile as nl.load returned it, before anything writes it")
     from .tracer import Region
     dims, kept = list(src.region.dims), list(src.region.kept)
     p = kept.index(True)
@@ -617,22 +631,30 @@ def transpose(x, dtype=None):
 
 
 def _identity(t, n, dtype, call):
-    """An n x n identity of `dtype` in SBUF: a constant the compiler adds to the inputs (one HBM
-    copy), loaded once by each core."""
-    constants = t.__dict__.setdefault("identity_tensors", {})
-    tiles = t.__dict__.setdefault("identity_tiles", {})
-    width = -(-n * dtype.size // 32) * 32 // dtype.size  # whole 32-byte DMA bursts per row
-    if (n, dtype.name) not in constants:
-        import numpy as np
-        eye = HbmTensor(f"identity_{dtype.isa}_{n}", (n, width), dtype, "input")
-        eye.data = dtypes.to_storage(np.eye(n, width, dtype=np.float32), dtype)
-        t.hbm.append(eye)
-        constants[(n, dtype.name)] = eye
-    key = (n, dtype.name, t.program % t.cores)
+    """An n x n identity of `dtype` in SBUF (the moving tile of a transpose)."""
+    return _constant(t, "identity", n, n, dtype, call)
+
+
+def _constant(t, kind, rows, cols, dtype, call):
+    """A constant [rows, cols] tile of `dtype` in SBUF: an identity, or ones. The compiler adds it
+    to the inputs (one HBM copy, rows padded to whole 32-byte bursts), and each core loads it
+    once."""
+    import numpy as np
+    tensors = t.__dict__.setdefault("constant_tensors", {})
+    tiles = t.__dict__.setdefault("constant_tiles", {})
+    width = -(-cols * dtype.size // 32) * 32 // dtype.size
+    name = (kind, rows, cols, dtype.name)
+    if name not in tensors:
+        tensor = HbmTensor(f"{kind}_{dtype.isa}_{rows}x{cols}", (rows, width), dtype, "input")
+        values = np.eye(rows, width, dtype=np.float32) if kind == "identity" else np.ones((rows, width), np.float32)
+        tensor.data = dtypes.to_storage(values, dtype)
+        t.hbm.append(tensor)
+        tensors[name] = tensor
+    key = name + (t.program % t.cores,)
     if key not in tiles:
-        tile = _new_tile((n, width), dtype, sbuf, call=call)
-        _dma("hbm_to_sbuf", constants[(n, dtype.name)].view(), tile.view(), call)
-        tiles[key] = tile.view()[:, 0:n]
+        tile = _new_tile((rows, width), dtype, sbuf, call=call)
+        _dma("hbm_to_sbuf", tensors[name].view(), tile.view(), call)
+        tiles[key] = tile.view()[:, 0:cols]
     return tiles[key]
 
 
