@@ -31,6 +31,7 @@ nki.alias_neuronxcc()
 import matmul  # noqa: E402
 from assign import assign_kernel  # noqa: E402
 from attention import attention_kernel  # noqa: E402
+from gelu import gelu_kernel  # noqa: E402
 from layernorm import layernorm_kernel  # noqa: E402
 from row_stats import row_stats_kernel  # noqa: E402
 from scan import recurrence_kernel  # noqa: E402
@@ -69,6 +70,17 @@ def case_assign(rng, size):
     x = rng.standard_normal((size, 64)).astype(np.float32)
     x64 = x.astype(np.float64)
     return assign_kernel, (x,), np.exp(x64) + x64 + 1, 1e-5, 1e-6
+
+
+def case_gelu(rng, size):
+    """Against math.erf and the tanh formula in float64: the exact form within 1e-6 (1 + |x|)
+    (erf's rational approximation 1.5e-7, FP32 roundings); the tanh form within the scalar
+    engine's tanh and FP32 roundings, 1e-5 (1 + |x|)."""
+    x = (3 * rng.standard_normal((size, 64))).astype(np.float32)
+    x64 = x.astype(np.float64)
+    exact = 0.5 * x64 * (1 + np.vectorize(math.erf)(x64 / math.sqrt(2)))
+    approx = 0.5 * x64 * (1 + np.tanh(math.sqrt(2 / math.pi) * (x64 + 0.044715 * x64 ** 3)))
+    return gelu_kernel, (x,), (exact, approx), 0.0, (1e-6 * (1 + np.abs(x64)), 1e-5 * (1 + np.abs(x64)))
 
 
 def case_softmax(rng, size):

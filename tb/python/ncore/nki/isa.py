@@ -11,7 +11,7 @@ _ALU = {nl.add: "add", nl.subtract: "subtract", nl.multiply: "multiply", nl.maxi
         np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.maximum: "max", np.minimum: "min"}
 _REDUCE = {nl.add: "add", nl.maximum: "max", nl.minimum: "min", nl.max: "max", nl.min: "min", nl.sum: "add",
            np.add: "add", np.maximum: "max", np.minimum: "min", np.max: "max", np.min: "min", np.sum: "add"}
-_FUNC = {nl.exp: "exp", nl.tanh: "tanh", nl.sigmoid: "sigmoid", nl.gelu: "gelu", nl.gelu_apprx_tanh: "gelu",
+_FUNC = {nl.exp: "exp", nl.tanh: "tanh", nl.sigmoid: "sigmoid", nl.gelu_apprx_tanh: "gelu",  # nl.gelu: no instruction
          nl.relu: "relu", nl.sqrt: "sqrt", nl.rsqrt: "rsqrt", nl.reciprocal: "reciprocal", nl.square: "square",
          nl.copy: "identity", np.exp: "exp", np.tanh: "tanh", np.sqrt: "sqrt", np.square: "square",
          np.reciprocal: "reciprocal"}
