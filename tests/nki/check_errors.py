@@ -242,6 +242,22 @@ def branches_on_data(a):
 expect("a Python branch on tile values", branches_on_data, [a8], nki.KernelError, "not known while ncore traces",
        f"check_errors.py:{line_of('MARK-branch')}")
 
+@nki.jit
+def names_the_program_uses(dma0, CORE):
+    out = nl.ndarray(dma0.shape, dtype=dma0.dtype, buffer=nl.shared_hbm, name="pe_done")
+    nl.store(out, nl.add(nl.load(dma0), nl.load(CORE)))
+    return out
+
+
+try:  # not an error: tensors named like the program's semaphores or symbols are renamed
+    got = nki.simulate_kernel(names_the_program_uses, a8, a8 + 1, size=8)
+    if not np.array_equal(got, 2 * a8 + 1):
+        failures.append("names the program uses: wrong output")
+    else:
+        print("ok   names the program uses: renamed, right output")
+except Exception as e:  # noqa: BLE001
+    failures.append(f"names the program uses: {type(e).__name__}: {e}")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
 sys.exit(1 if failures else 0)

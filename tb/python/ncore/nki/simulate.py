@@ -95,17 +95,24 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
                     result = kernel.func(*args, **(kwargs or {}))
                     if outputs is None:
                         outputs = result
-    names = {x.name for x in t.hbm if x.role == "input"}
     single = not isinstance(outputs, (tuple, list))
     outs = [outputs] if single else list(outputs)
     outs = [o.base if isinstance(o, HbmTensor) and o.base is not None else o for o in outs]
     for o in outs:
         if not isinstance(o, HbmTensor) or o.role != "output":
             raise KernelError(f"{kernel.__name__} returned {o!r}: expected the nl.shared_hbm arrays it wrote")
-        while o.name in names:
-            o.name += "_"
-        names.add(o.name)
+    # Tensor names become assembly names and .npy files: unique, and none of the program's own.
+    taken = set(RESERVED_NAMES)
+    for x in t.hbm:
+        while x.name in taken:
+            x.name += "_"
+        taken.add(x.name)
     return t, outs, single
+
+
+# Names the generated program defines itself (compiler.py's semaphores) or the assembler does.
+RESERVED_NAMES = {"pe_done", "act_done", "dve_done", *(f"dma{e}" for e in range(16)), "CHIP", "CORE", "CHIPS",
+                  "CORES", "SBUF_PARTITION", "PSUM_BANK"}
 
 
 CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
