@@ -25,11 +25,14 @@ import ncore.nki as nki  # noqa: E402
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("cases", nargs="*", choices=[[], *check_kernels.CASES], default=[])
+    ap.add_argument("cases", nargs="*", metavar="CASE", help=f"one of {', '.join(check_kernels.CASES)} (default: all)")
     ap.add_argument("--engine", choices=["cosim", "golden", "rtl"], default=None)
     ap.add_argument("--seed", type=int, default=28)
     ap.add_argument("--sweep", action="store_true")
     a = ap.parse_args()
+    unknown = [c for c in a.cases if c not in check_kernels.CASES]
+    if unknown:
+        ap.error(f"unknown case {', '.join(unknown)} (expected one of {', '.join(check_kernels.CASES)})")
     if a.sweep:
         return sweep(a.cases or list(check_kernels.CASES), a.engine or "golden", a.seed)
     a.engine = a.engine or "cosim"
