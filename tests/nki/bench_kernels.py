@@ -21,10 +21,11 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import check_kernels  # noqa: E402
 import ncore.nki as nki  # noqa: E402
+from ncore.tool import ArgumentParser  # noqa: E402
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("cases", nargs="*", metavar="CASE", help=f"one of {', '.join(check_kernels.CASES)} (default: all)")
     ap.add_argument("--engine", choices=["cosim", "golden", "rtl"], default=None)
     ap.add_argument("--seed", type=int, default=28)

@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import ncore.nki as nki  # noqa: E402
+from ncore.tool import ArgumentParser  # noqa: E402
 
 nki.alias_neuronxcc()
 
@@ -253,7 +254,7 @@ def check(name, engine, size, seed, cores=1):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("case", choices=["all", *CASES])
     ap.add_argument("--engine", choices=["golden", "rtl", "cosim"], default="golden")
     ap.add_argument("--size", type=int, choices=[8, 128], default=128)

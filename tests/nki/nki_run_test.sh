@@ -22,11 +22,12 @@ out, rerun = np.load('$tmp/out/out0.npy'), np.load('$tmp/rerun/out0.npy')
 assert np.array_equal(out, a + b), 'nki-run output differs from numpy'
 assert np.array_equal(out, rerun), 'ncore run of the kept program differs'
 print('outputs equal numpy and the rerun')"
-for bad in "tensor_add_kernel --inputs $tmp/missing.npy" "no_such_kernel --inputs $tmp/a.npy $tmp/b.npy"; do
+for bad in "tensor_add_kernel --inputs $tmp/missing.npy" "no_such_kernel --inputs $tmp/a.npy $tmp/b.npy" \
+           "tensor_add_kernel --engine verilog"; do
   # shellcheck disable=SC2086
-  if "$root/scripts/nki-run" "$root/tests/nki/tensor_add.py" $bad 2> "$tmp/err"; then
-    echo "FAIL: nki-run accepted $bad"; exit 1
-  fi
-  grep -q "nki-run:" "$tmp/err" || { echo "FAIL: no nki-run message for $bad"; cat "$tmp/err"; exit 1; }
-  echo "refused: $(cat "$tmp/err")"
+  status=0
+  "$root/scripts/nki-run" "$root/tests/nki/tensor_add.py" $bad 2> "$tmp/err" || status=$?
+  [[ $status == 1 ]] || { echo "FAIL: nki-run $bad: exit status $status, expected 1"; exit 1; }
+  grep -q "nki-run" "$tmp/err" || { echo "FAIL: no nki-run message for $bad"; cat "$tmp/err"; exit 1; }
+  echo "refused: $(tail -1 "$tmp/err")"
 done

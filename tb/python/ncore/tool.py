@@ -1,7 +1,9 @@
 """Running the `ncore` command-line tool (tb/cli) from Python."""
+import argparse
 import json
 import os
 import subprocess
+import sys
 
 try:
     from ._paths import NCORE_BIN as _BUILT_BIN  # written by CMake into build/python/ncore
@@ -48,3 +50,11 @@ def run_system(program, engine="golden", outputs=None, system="chip"):
     if outputs:
         cmd += ["--outputs", outputs]
     return _run(cmd, f"ncore tlm run {program} --system {system}", lambda r: r.get("status") == "done")
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with ncore's exit status for a bad option: 1 (argparse's own is 2)."""
+
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        self.exit(1, f"{self.prog}: error: {message}\n")
