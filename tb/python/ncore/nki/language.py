@@ -674,8 +674,7 @@ def _constant(t, kind, rows, cols, dtype, call):
     to the inputs (one HBM copy, rows padded to whole 32-byte bursts), and each core loads it
     once."""
     import numpy as np
-    tensors = t.__dict__.setdefault("constant_tensors", {})
-    tiles = t.__dict__.setdefault("constant_tiles", {})
+    tensors, tiles = t.constant_tensors, t.constant_tiles
     width = -(-cols * dtype.size // 32) * 32 // dtype.size
     name = (kind, rows, cols, dtype.name)
     if name not in tensors:

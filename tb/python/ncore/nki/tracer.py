@@ -13,8 +13,6 @@ import math
 import os
 import traceback
 
-from . import dtypes
-
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
@@ -52,6 +50,8 @@ class Trace:
         self.shared_seen = 0             # those the current program instance has made so far
         self.program = 0                 # the program of the launch grid being traced (row-major)
         self.cores = 1                   # the cores the launch is spread over
+        self.constant_tensors = {}       # (kind, rows, cols, type) -> the HBM constant (identity, ones)
+        self.constant_tiles = {}         # ... + (core,) -> its tile in that core's SBUF
 
     def __enter__(self):
         if Trace.current is not None:
