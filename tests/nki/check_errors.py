@@ -245,6 +245,8 @@ expect("a Python branch on tile values", branches_on_data, [a8], nki.KernelError
 @nki.jit
 def names_the_program_uses(dma0, CORE):
     out = nl.ndarray(dma0.shape, dtype=dma0.dtype, buffer=nl.shared_hbm, name="pe_done")
+    other = nl.ndarray(dma0.shape, dtype=dma0.dtype, buffer=nl.shared_hbm, name="2nd out")
+    nl.store(other, nl.load(dma0))
     nl.store(out, nl.add(nl.load(dma0), nl.load(CORE)))
     return out
 

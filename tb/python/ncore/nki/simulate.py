@@ -1,6 +1,7 @@
 """simulate_kernel and benchmark_kernel: trace, compile, run with `ncore run`, numpy out."""
 import inspect
 import os
+import re
 import tempfile
 import time
 
@@ -104,6 +105,9 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
     # Tensor names become assembly names and .npy files: unique, and none of the program's own.
     taken = set(RESERVED_NAMES)
     for x in t.hbm:
+        x.name = re.sub(r"\W", "_", x.name)
+        if not x.name or x.name[0].isdigit():
+            x.name = "t_" + x.name
         while x.name in taken:
             x.name += "_"
         taken.add(x.name)
