@@ -260,6 +260,20 @@ try:  # not an error: tensors named like the program's semaphores or symbols are
 except Exception as e:  # noqa: BLE001
     failures.append(f"names the program uses: {type(e).__name__}: {e}")
 
+sys.path.insert(0, os.path.dirname(HERE))
+nki.alias_neuronxcc()
+from tensor_add_out_arg import tensor_add_out_arg_kernel  # noqa: E402
+
+try:  # not an error: NKI's older style, an output argument filled in place
+    a, b, c = a8 + 1, a8 * 3, np.zeros_like(a8)
+    returned = nki.simulate_kernel(tensor_add_out_arg_kernel, a, b, c, size=8, engine="cosim")
+    if returned is not None or not np.array_equal(c, a + b):
+        failures.append(f"output argument: returned {returned!r}, filled {c[0, :4]}")
+    else:
+        print("ok   output argument: filled in place (cosim)")
+except Exception as e:  # noqa: BLE001
+    failures.append(f"output argument: {type(e).__name__}: {e}")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
 sys.exit(1 if failures else 0)

@@ -500,6 +500,8 @@ class Compiler:
         for t in self.trace.hbm:
             shape = "x".join(str(n) for n in t.shape)
             init = f"init=file:{t.name}.npy" if t.role == "input" else "output"
+            if t.output_arg:
+                init += " output"
             lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape} {init}")
         sems = [f"{q}_done" for q in ENGINE_QUEUES] + [f"dma{e}" for e in range(DMA_ENGINES)]
         return lines + [f".sem {s}" for s in sems]

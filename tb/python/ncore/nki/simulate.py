@@ -81,7 +81,7 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
         storage, dtype = _typed_input(a)
         name = params[i] if i < len(params) else f"in{i}"
         tensor = HbmTensor(name, storage.shape, dtype, "input")
-        tensor.data = storage
+        tensor.data, tensor.caller_array = storage, a
         t.hbm.append(tensor)
         args.append(tensor)
     grid = kernel.grid + (1,) * (3 - len(kernel.grid))
@@ -96,13 +96,28 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
                     result = kernel.func(*args, **(kwargs or {}))
                     if outputs is None:
                         outputs = result
+    if outputs is None:
+        # NKI's older style: the kernel stores into output arrays it was given and returns
+        # nothing. Those arguments come back filled, in place.
+        stored = {id(op.fields["hbm"].array.base or op.fields["hbm"].array) for op in t.ops
+                  if op.opcode == "dma_copy" and op.fields["dir"] == "sbuf_to_hbm"}
+        written = [x for x in args if isinstance(x, HbmTensor) and id(x) in stored]
+        for x in written:
+            x.output_arg = True
+        _name_tensors(t)
+        return t, written, None
     single = not isinstance(outputs, (tuple, list))
     outs = [outputs] if single else list(outputs)
     outs = [o.base if isinstance(o, HbmTensor) and o.base is not None else o for o in outs]
     for o in outs:
         if not isinstance(o, HbmTensor) or o.role != "output":
             raise KernelError(f"{kernel.__name__} returned {o!r}: expected the nl.shared_hbm arrays it wrote")
-    # Tensor names become assembly names and .npy files: unique, and none of the program's own.
+    _name_tensors(t)
+    return t, outs, single
+
+
+def _name_tensors(t):
+    """Tensor names become assembly names and .npy files: unique, and none of the program's own."""
     taken = set(RESERVED_NAMES)
     for x in t.hbm:
         x.name = re.sub(r"\W", "_", x.name)
@@ -111,7 +126,6 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
         while x.name in taken:
             x.name += "_"
         taken.add(x.name)
-    return t, outs, single
 
 
 # Names the generated program defines itself (compiler.py's semaphores) or the assembler does.
@@ -159,7 +173,21 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
         results = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
                    for o in outs]
     report["compile_seconds"], report["run_seconds"] = compile_seconds, run_seconds
+    if single is None:  # output arguments: filled in place, as NKI's simulator does
+        for tensor, result in zip(outs, results):
+            _fill(tensor.caller_array, result, tensor)
+        return None, report
     return (results[0] if single else tuple(results)), report
+
+
+def _fill(array, result, tensor):
+    if isinstance(array, TypedArray):
+        array.storage[...] = dtypes.to_storage(result, tensor.dtype)
+    elif isinstance(array, np.ndarray) and array.flags.writeable:
+        array[...] = result
+    else:
+        raise KernelError(f"the kernel stored into argument {tensor.name}, which is not a writable NumPy array: "
+                          "return the output instead, or pass a NumPy array")
 
 
 def _chip_report(system, cores):

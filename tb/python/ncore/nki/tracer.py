@@ -258,6 +258,8 @@ class HbmTensor(Array):
         self.base = base  # reshape(): the tensor whose bytes these are
         self._addr = None
         self.data = None  # an input's .npy storage
+        self.caller_array = None  # the argument it came from
+        self.output_arg = False   # an input the kernel stores into (NKI's older output arguments)
 
     @property
     def addr(self):
