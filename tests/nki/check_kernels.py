@@ -31,6 +31,7 @@ nki.alias_neuronxcc()
 
 import matmul  # noqa: E402
 from assign import assign_kernel  # noqa: E402
+from cast import cast_kernel  # noqa: E402
 from attention import attention_kernel  # noqa: E402
 from gelu import gelu_kernel  # noqa: E402
 from layernorm import layernorm_kernel  # noqa: E402
@@ -84,6 +85,32 @@ def case_gelu(rng, size):
     return gelu_kernel, (x,), (exact, approx), 0.0, (1e-6 * (1 + np.abs(x64)), 1e-5 * (1 + np.abs(x64)))
 
 
+def case_cast(rng, size):
+    """FP32 to FP8, exact: each output is the code nearest x (ties to the even code), found here
+    by the formats' tables. The engines do not saturate unless told (tb/python/README.md): past
+    the largest finite value E4M3 gives NaN (it has no infinity) and E5M2 gives +-Inf."""
+    x = (rng.standard_normal((size, 64)) * np.exp2(rng.integers(-12, 17, (size, 64)))).astype(np.float32)
+    return cast_kernel, (x,), (nearest_fp8(x, True), nearest_fp8(x, False)), 0.0, (0.0, 0.0)
+
+
+def nearest_fp8(x, e4m3):
+    table = fp8_table(e4m3)
+    codes = np.arange(256)[np.isfinite(table)]
+    order = np.argsort(table[codes], kind="stable")
+    codes, vals = codes[order], table[codes][order]
+    flat = x.astype(np.float64).ravel()
+    hi = np.clip(np.searchsorted(vals, flat), 1, len(vals) - 1)
+    lo = hi - 1
+    up = (vals[hi] - flat < flat - vals[lo]) | ((vals[hi] - flat == flat - vals[lo]) & (codes[hi] % 2 == 0))
+    out = np.where(up, vals[hi], vals[lo])
+    # Overflow is decided after rounding (model/README.md): past the tie between the largest
+    # finite value and the next one the format would have. E4M3: 448 and 480, the tie 464 goes
+    # to the even 448. E5M2: 57344 and 65536, the tie 61440 goes to the even 65536, infinity.
+    over = np.abs(flat) > 464 if e4m3 else np.abs(flat) >= 61440
+    out = np.where(over, np.nan if e4m3 else np.sign(flat) * np.inf, out)
+    return out.reshape(x.shape)
+
+
 def case_softmax(rng, size):
     """FP32: exp on the scalar engine (its approximation, rtl/scalar/README.md, within 2^-20
     relative) and the reciprocal: rtol 1e-5."""
@@ -109,8 +136,7 @@ def case_rmsnorm_bf16(rng, size):
     rows, d = rows_cols(size, (16, 64), (256, 512))
     x = nki.typed(rng.standard_normal((rows, d)), nki.language.bfloat16)
     g = nki.typed(rng.standard_normal((1, d)), nki.language.bfloat16)
-    x64 = nki.dtypes.from_storage(x.storage, x.dtype).astype(np.float64)
-    g64 = nki.dtypes.from_storage(g.storage, g.dtype).astype(np.float64)
+    x64, g64 = values(x), values(g)
     ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-6) * g64
     return rmsnorm_kernel, (x, g), ref, 1e-2, 1e-2
 
@@ -129,7 +155,31 @@ def case_layernorm(rng, size):
 
 
 def values(typed):
-    return nki.dtypes.from_storage(typed.storage, typed.dtype).astype(np.float64)
+    """The exact values of a typed input's bits, decoded here (independently of ncore's cast):
+    BF16 is the top half of an FP32 word, FP8 by the table of its format; other types as
+    NumPy holds them."""
+    bits = np.asarray(typed.storage)
+    if typed.dtype is nki.language.bfloat16:
+        return (bits.astype("<u4") << 16).view("<f4").astype(np.float64)
+    if typed.dtype in (nki.language.float8_e4m3, nki.language.float8_e5m2):
+        return fp8_table(typed.dtype is nki.language.float8_e4m3)[bits.astype(np.int64)]
+    return bits.astype(np.float64)
+
+
+def fp8_table(e4m3):
+    """The value of each of the 256 codes: OCP E4M3 (bias 7, S.1111.111 NaN, no infinities) or
+    E5M2 (bias 15, IEEE-like)."""
+    exp_bits, man_bits, bias = (4, 3, 7) if e4m3 else (5, 2, 15)
+    codes = np.arange(256)
+    sign = np.where(codes & 0x80, -1.0, 1.0)
+    e = (codes >> man_bits) & ((1 << exp_bits) - 1)
+    m = codes & ((1 << man_bits) - 1)
+    v = sign * np.where(e == 0, m / (1 << man_bits) * 2.0 ** (1 - bias),
+                        (1 + m / (1 << man_bits)) * np.exp2(e.astype(np.float64) - bias))
+    if e4m3:
+        return np.where((codes & 0x7F) == 0x7F, np.nan, v)
+    top = e == (1 << exp_bits) - 1
+    return np.where(top & (m == 0), sign * np.inf, np.where(top, np.nan, v))
 
 
 def case_transpose2d(rng, size):
@@ -240,10 +290,14 @@ def check(name, engine, size, seed, cores=1):
             print(f"FAIL {name}: output {k} has shape {out.shape}, expected {ref.shape}")
             ok = False
             continue
-        err = np.abs(out - ref)
-        bound = atol + rtol * np.abs(ref)
+        # A NaN or an infinity must be the reference's own; everything else within the bound.
+        same = (out == ref) | (np.isnan(out) & np.isnan(ref))
+        with np.errstate(invalid="ignore"):
+            err = np.where(same, 0.0, np.abs(out - ref))
+        err = np.where(np.isnan(err), np.inf, err)
+        bound = atol + rtol * np.where(np.isfinite(ref), np.abs(ref), 0.0)
         worst = np.unravel_index(np.argmax(err - bound), err.shape)
-        good = bool(np.all(err <= bound)) and bool(np.all(np.isfinite(out)))
+        good = bool(np.all(err <= bound))
         ok = ok and good
         label = f"{name}[{k}]" if len(refs) > 1 else name
         where = f"{engine} size {size}" + (f" on {cores} cores" if cores > 1 else "")

@@ -59,58 +59,46 @@ def promote(*dtypes):
 
 
 def to_storage(array, dtype):
-    """The array's values as `dtype`'s .npy storage: BF16 rounded to nearest even from float32,
-    FP8 rounded to nearest even with saturation; other types by NumPy's cast."""
+    """The array's values as `dtype`'s .npy storage. BF16 and FP8 are rounded from float32 by
+    ncore's own cast (`ncore cast --sat`: round to nearest even, saturating), the conversion
+    the engines use; raw bits (uint16 for BF16, uint8 for FP8) pass as they are. Other types go
+    by NumPy's cast."""
     a = np.asarray(array)
-    if dtype is bfloat16:
-        if a.dtype == np.uint16:
-            return a.astype("<u2")
-        bits = a.astype("<f4").view("<u4").astype(np.uint64)
-        rounded = (bits + 0x7FFF + ((bits >> 16) & 1)) >> 16
-        nan = np.isnan(a.astype(np.float32))
-        return np.where(nan, 0x7FC0, rounded).astype("<u2")
-    if dtype in (float8_e4m3, float8_e5m2):
-        if a.dtype == np.uint8:
-            return a.astype("|u1")
-        table = fp8_values(dtype)
-        finite = np.where(np.isfinite(table), table, np.nan)
-        codes = np.arange(256)[np.isfinite(finite)]
-        values = finite[codes]
-        order = np.argsort(values, kind="stable")
-        codes, values = codes[order], values[order]
-        x = a.astype(np.float64).ravel()
-        idx = np.clip(np.searchsorted(values, x), 1, len(values) - 1)
-        lo, hi = values[idx - 1], values[idx]
-        pick_hi = (hi - x < x - lo) | ((hi - x == x - lo) & (codes[idx] % 2 == 0))
-        out = np.where(pick_hi, codes[idx], codes[idx - 1])
-        out = np.where(x >= values[-1], codes[-1], np.where(x <= values[0], codes[0], out))
-        return out.reshape(a.shape).astype("|u1")
+    if dtype in _RAW_BITS:
+        if a.dtype == dtype.storage:
+            return a.copy()
+        words = a.astype("<f4").view("<u4")
+        return _ncore_cast(words, "fp32", dtype.isa, saturate=True).astype(dtype.storage)
     return a.astype(dtype.storage)
 
 
 def from_storage(array, dtype):
-    """Values from `dtype`'s .npy storage: BF16 and FP8 as float32 holding their exact values."""
+    """Values from `dtype`'s .npy storage, BF16 and FP8 as float32 holding their exact values:
+    BF16 is the top half of an FP32 word; FP8 is widened by `ncore cast`."""
     a = np.asarray(array)
     if dtype is bfloat16:
         return (a.astype("<u4") << 16).view("<f4")
     if dtype in (float8_e4m3, float8_e5m2):
-        return fp8_values(dtype)[a.astype(np.int64)].astype(np.float32)
+        return _ncore_cast(a.astype("<u4"), dtype.isa, "fp32", saturate=False).astype("<u4").view("<f4")
     return a
 
 
-def fp8_values(dtype):
-    """The value of each of the 256 codes of an FP8 type (NaN where the code is NaN)."""
-    exp_bits, man_bits, bias = (4, 3, 7) if dtype is float8_e4m3 else (5, 2, 15)
-    codes = np.arange(256)
-    sign = np.where(codes & 0x80, -1.0, 1.0)
-    e = (codes >> man_bits) & ((1 << exp_bits) - 1)
-    m = codes & ((1 << man_bits) - 1)
-    normal = (1 + m / (1 << man_bits)) * np.exp2(e.astype(np.float64) - bias)
-    subnormal = (m / (1 << man_bits)) * np.exp2(1.0 - bias)
-    v = sign * np.where(e == 0, subnormal, normal)
-    if dtype is float8_e4m3:  # OCP E4M3: no infinities, S.1111.111 is NaN
-        v = np.where((codes & 0x7F) == 0x7F, np.nan, v)
-    else:  # E5M2: IEEE-like
-        top = e == (1 << exp_bits) - 1
-        v = np.where(top & (m == 0), sign * np.inf, np.where(top, np.nan, v))
-    return v
+_RAW_BITS = (bfloat16, float8_e4m3, float8_e5m2)
+
+
+def _ncore_cast(words, source, target, saturate):
+    """Bit patterns converted by `ncore cast --from source --to target [--sat]`, same shape."""
+    import subprocess
+
+    from ..tool import ncore_binary
+    flat = np.ascontiguousarray(words).ravel()
+    if flat.size == 0:
+        return np.zeros(words.shape, np.uint32)
+    text = "\n".join(map("{:x}".format, flat.tolist())) + "\n"
+    cmd = [ncore_binary(), "cast", "--from", source, "--to", target] + (["--sat"] if saturate else [])
+    p = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    out = p.stdout.split()
+    if p.returncode != 0 or len(out) != flat.size:
+        raise RuntimeError(f"{' '.join(cmd[1:])} failed (exit {p.returncode}): "
+                           f"{p.stderr.strip() or f'{len(out)} values back for {flat.size}'}")
+    return np.array([int(w, 16) for w in out], np.uint32).reshape(words.shape)
