@@ -38,6 +38,7 @@ from layernorm import layernorm_kernel  # noqa: E402
 from row_stats import row_stats_kernel  # noqa: E402
 from scan import recurrence_kernel  # noqa: E402
 from transpose2d import transpose2d_kernel  # noqa: E402
+from two_pass import two_pass_kernel  # noqa: E402
 from rmsnorm import rmsnorm_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
 from tensor_add import tensor_add_kernel  # noqa: E402
@@ -109,6 +110,14 @@ def nearest_fp8(x, e4m3):
     over = np.abs(flat) > 464 if e4m3 else np.abs(flat) >= 61440
     out = np.where(over, np.nan if e4m3 else np.sign(flat) * np.inf, out)
     return out.reshape(x.shape)
+
+
+def case_two_pass(rng, size):
+    """FP32 exp (2^-20 relative) and an add: rtol 1e-5. A load moved ahead of the store or read
+    it depends on reads stale bytes and fails this by far."""
+    rows, cols = rows_cols(size, (32, 64), (512, 512))
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    return two_pass_kernel, (x,), np.exp(x.astype(np.float64)) + 1, 1e-5, 1e-6
 
 
 def case_softmax(rng, size):
