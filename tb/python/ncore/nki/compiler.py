@@ -39,7 +39,8 @@ QUEUE_LIMIT = 2048        # instructions a queue holds
 
 class Instr:
     """One line of the program: queue, text (fields), the semaphore and count it signals, and
-    the byte boxes it reads and writes: (space, first partition, end partition, first byte, end)."""
+    the byte boxes it reads and writes (_box: space, first partition, end partition, first byte,
+    end byte, and for HBM the exact byte runs)."""
 
     def __init__(self, queue, text, reads, writes, where, engine=None):
         self.queue, self.text, self.reads, self.writes, self.where, self.engine = \
