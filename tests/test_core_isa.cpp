@@ -132,6 +132,15 @@ TEST(Asm, ErrorsNameFileLineColumnAndReason) {
       {".equ A 1\n.equ A 2\n", "t.s:2:6:", "'A' is already defined"},
       {".queue pe\nx:\nx: nop\n", "t.s:3:1:", "label 'x' defined twice"},
       {".queue act\nactivation func=softplus\n", "t.s:2:", "softplus"},
+      {".queue dve\nmemset value=300 out=int8 dst_ap=[[1,4]]\n", "t.s:2:14:", "300 does not fit int8"},
+      {".queue dve\nmemset value=2.5 out=int16 dst_ap=[[1,4]]\n", "t.s:2:14:", "expected an integer for int16"},
+      {".queue dve\nmemset value=1e6 out=e4m3 dst_ap=[[1,4]]\n", "t.s:2:14:", "overflows e4m3"},
+      {".queue dve\nmemset value=bits:0x1ff out=int8 dst_ap=[[1,4]]\n", "t.s:2:1:", "vector engine would refuse this (value)"},
+      {".queue dve\niota pattern=[[1,8]] dst_ap=[[1,16]]\n", "t.s:2:14:", "they must agree"},
+      {".queue dve\ntensor_copy value=1\n", "t.s:2:19:", "tensor_copy has no value"},
+      {".queue dve\naffine_select cmp=above\n", "t.s:2:19:", "unknown comparison 'above'"},
+      {".queue dve\nbn_stats src0_ap=[[1,600]] dst_ap=[[1,6]]\n", "t.s:2:1:", "vector engine would refuse this (shape)"},
+      {".queue sp\ndma_transpose bytes=32 count1=8 hbm_stride1=32\n", "t.s:2:1:", "would refuse this descriptor (transpose"},
   };
   for (const auto& c : cases) {
     const std::string e = asm_error(c.text);
@@ -170,8 +179,38 @@ TEST(Asm, ReptIfAndExpressions) {
   EXPECT_EQ(p.queues[2][3].loc.line, 9);
 }
 
+// The engine operations of issue 29: values converted to the output type, NKI's pattern, the
+// comparison names, and dma_transpose (a transposing dma_copy).
+TEST(Asm, EngineOperationsFieldsAndValues) {
+  const Program p = assemble(R"(
+.queue dve
+memset value=-3 out=int8 partitions=8 dst=0 dst_ap=[[1,16]]
+memset value=1.5 out=bf16 partitions=8 dst=64 dst_ap=[[1,16]]
+iota offset=5 channel_multiplier=16 pattern=[[4,2],[1,16]] out=fp32 partitions=8 dst=128 dst_ap=[[16,2],[1,16]]
+affine_select cmp=greater_equal channel_multiplier=1 pattern=[[-1,16]] value=-inf in0=fp32 out=fp32 partitions=8 src0=0 src0_ap=[[1,16]] dst=512 dst_ap=[[1,16]]
+.queue sp
+dma_transpose engine=1 hbm_addr=0 sbuf_addr=0 bytes=32 count1=16 hbm_stride1=32
+)", "t.s");
+  const auto& dve = p.queues[static_cast<int>(isa::Queue::kDve)];
+  ASSERT_EQ(dve.size(), 4u);
+  EXPECT_EQ(dve[0].ve.value, 0xFDu);
+  EXPECT_EQ(dve[1].ve.value, 0x3FC0u);
+  EXPECT_EQ(dve[2].ve.offset, 5);
+  EXPECT_EQ(dve[2].ve.channel_multiplier, 16);
+  EXPECT_EQ(dve[2].ve.step[0], 1);
+  EXPECT_EQ(dve[2].ve.step[1], 4);
+  EXPECT_EQ(dve[3].ve.cmp_op, isa::CmpOp::kGreaterEqual);
+  EXPECT_EQ(dve[3].ve.step[0], -1);
+  EXPECT_EQ(dve[3].ve.value, 0xFF800000u);
+  const auto& sp = p.queues[static_cast<int>(isa::Queue::kSp)];
+  ASSERT_EQ(sp.size(), 1u);
+  EXPECT_TRUE(sp[0].dma.transpose);
+  EXPECT_FALSE(sp[0].dma.to_hbm);
+}
+
 TEST(Asm, DisassemblyAssemblesBackToTheSameWords) {
-  for (const char* name : {"gemm_bf16_1024.s", "softmax.s", "rmsnorm.s"}) {
+  for (const char* name : {"gemm_bf16_1024.s", "softmax.s", "rmsnorm.s", "causal_attention.s", "layernorm.s",
+                           "dma_transpose.s"}) {
     const Program p = assemble_file(std::string(NCORE_SOURCE_DIR "/tests/programs/") + name);
     std::string text;
     for (int i = 0; i < kNumSemaphores; ++i) text += fmt::format(".sem x{}\n", i);

@@ -47,6 +47,17 @@ void expect_clean(const tb::DmaSimResult& r, size_t lists) {
   EXPECT_GT(r.sbuf_checked + r.hbm_checked, 0u) << "nothing was compared";
 }
 
+// A transposing load: HBM [rows, cols] of 2-byte elements into SBUF, column c of row r at
+// partition p0 + c, byte 2r of the row (the reference: model::dma_transpose_block).
+DmaDescriptor transposing(uint64_t hbm, uint64_t partition, uint64_t offset, uint64_t rows, uint64_t cols) {
+  DmaDescriptor d = contiguous(false, hbm, partition * 229376 + offset, 2 * cols);
+  d.transpose = true;
+  d.count1 = rows;
+  d.hbm_stride1 = 2 * cols + 32 * (rows % 3);  // rows apart in HBM now and then
+  d.sbuf_stride1 = 0;
+  return d;
+}
+
 TEST(DmaRtl, SixteenEnginesLoadSixtyFourKibEach) {
   std::vector<DmaList> lists;
   for (int e = 0; e < 16; ++e)
@@ -116,6 +127,20 @@ TEST(DmaRtl, IllegalDescriptorsAreRefusedWithTheirCode) {
   d.count1 = 3;
   d.sbuf_stride1 = model::kDmaSbufBytes / 2;
   cases.push_back({d, DmaError::kSbufRange});
+  // Transposes: SBUF -> HBM, two planes, rows not a multiple of 16, a row stride in SBUF,
+  // rows past the partition's end, columns past the last partition.
+  d = transposing(0, 0, 0, 16, 16);
+  d.to_hbm = true;
+  cases.push_back({d, DmaError::kTranspose});
+  d = transposing(0, 0, 0, 16, 16);
+  d.count2 = 2;
+  cases.push_back({d, DmaError::kTranspose});
+  cases.push_back({transposing(0, 0, 0, 24, 16), DmaError::kTranspose});
+  d = transposing(0, 0, 0, 16, 16);
+  d.sbuf_stride1 = 32;
+  cases.push_back({d, DmaError::kTranspose});
+  cases.push_back({transposing(0, 0, 229376 - 32, 32, 16), DmaError::kTranspose});
+  cases.push_back({transposing(0, 120, 0, 16, 16), DmaError::kTranspose});
   for (const auto& c : cases) {
     ASSERT_EQ(model::dma_check(c.d, hbm), c.code);
     // The refused descriptor sits inside a list between two legal ones; the list still
@@ -129,6 +154,24 @@ TEST(DmaRtl, IllegalDescriptorsAreRefusedWithTheirCode) {
     EXPECT_EQ(r.lists_done, 2u);
     EXPECT_EQ(r.bursts, 8u + 8u + 4u);
   }
+}
+
+TEST(DmaRtl, TransposeLoadsBlocksOfSixteenRows) {
+  // One engine alone; then eight at once beside plain copies, whose responses take the SBUF
+  // port from the drain unit; then a list of two transposes and a copy on one engine.
+  const auto one = tb::run_dma_rtl({{3, {transposing(0x10000, 0, 64, 64, 128)}}}, options(11, 0.0));
+  expect_clean(one, 1);
+  EXPECT_EQ(one.bursts, 64u * 256 / 32);
+  // Destinations never overlap across engines (their order is free): the copies write the first
+  // 4 KiB of their partitions, each transpose its own 256 bytes above 8 KiB.
+  std::vector<DmaList> lists;
+  for (int e = 0; e < 8; ++e)
+    lists.push_back({e, {transposing(e * kRegionHbm, 8 * e, 8192 + 256 * e, 16 * (1 + e % 3), 16 * (1 + e % 8))}});
+  for (int e = 8; e < 16; ++e) lists.push_back({e, {contiguous(e % 2, e * kRegionHbm, e * kRegionSbuf, 4096)}});
+  lists.push_back({2, {transposing(0x7000000, 100, 16384, 32, 16), contiguous(false, 0x7100000, 100 * 229376 + 20480, 64),
+                       transposing(0x7200000, 112, 16384, 16, 16)}});
+  const auto many = tb::run_dma_rtl(lists, options(12, 0.3));
+  expect_clean(many, lists.size());
 }
 
 TEST(DmaRtl, FieldsTooWideForTheDescriptorAreAnError) {
@@ -155,6 +198,13 @@ DmaDescriptor random_descriptor(model::SplitMix64& rng, int e) {
   d.hbm_addr = e * kRegionHbm + 32 * rng.below(static_cast<uint32_t>(kRegionHbm / 64 / 32));
   d.sbuf_addr = 8ull * e * 229376 + 32 * rng.below(64);  // partitions 8e .. 8e + 7
   if (rng.below(20) == 0) d.bytes = 0;  // now and then a refused one
+  if (rng.below(5) == 0) {
+    // A transposing load: 16 or 32 columns from any partition, into the engine's own 2 KiB of
+    // every partition above 128 KiB (the copies stay below).
+    d = transposing(d.hbm_addr, rng.below(97), 131072 + 2048 * e + 32 * rng.below(8), 16 * (1 + rng.below(3)),
+                    16 * (1 + rng.below(2)));
+    if (rng.below(20) == 0) d.count1 = 8;  // refused
+  }
   return d;
 }
 

@@ -92,6 +92,22 @@ TEST_F(FpRtl, MultiplyAndAddMatchTheModelOnRandomOperands) {
   }
 }
 
+// The vector engine's divider (bn_stats, bn_aggr) against the host's IEEE division.
+TEST_F(FpRtl, DivideMatchesTheHostOnRandomOperands) {
+  model::SplitMix64 rng(test::test_seed(29));
+  for (int i = 0; i < 2000000; ++i) {
+    const uint32_t a = operand(rng);
+    // Some quotients are exact (a multiple of b), and some land on small integers (counts).
+    const uint32_t b = rng.below(4) == 0 ? model::float_to_bits(static_cast<float>(1 + rng.below(600)))
+                                          : operand(rng);
+    const uint32_t a2 = rng.below(8) == 0 ? model::fp32_mul(b, model::float_to_bits(static_cast<float>(rng.below(100)))) : a;
+    probe->a_i = a2;
+    probe->b_i = b;
+    probe->eval();
+    ASSERT_EQ(probe->div_o, model::fp32_div(a2, b)) << std::hex << a2 << " / " << b;
+  }
+}
+
 TEST_F(FpRtl, SignedZerosAndSpecials) {
   const uint32_t values[] = {0x00000000u, 0x80000000u, 0x00000001u, 0x80000001u, 0x007FFFFFu,
                              0x00800000u, 0x7F7FFFFFu, 0xFF7FFFFFu, 0x7F800000u, 0xFF800000u,
@@ -103,6 +119,7 @@ TEST_F(FpRtl, SignedZerosAndSpecials) {
       arith(a, b, mul, add);
       EXPECT_EQ(mul, model::fp32_mul(a, b)) << std::hex << a << " * " << b;
       EXPECT_EQ(add, model::fp32_add(a, b)) << std::hex << a << " + " << b;
+      EXPECT_EQ(probe->div_o, model::fp32_div(a, b)) << std::hex << a << " / " << b;
     }
   }
 }

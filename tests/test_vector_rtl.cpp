@@ -2,11 +2,14 @@
 // every input and output type, refusal codes, back-pressure, and the engine's timing.
 
 #include <algorithm>
+#include <set>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
 
+#include "tb/vector/ve_coverage.h"
 #include "tb/vector/ve_random.h"
 #include "tb/vector/ve_sim.h"
 #include "tests/seed.h"
@@ -56,7 +59,10 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::Values(Opcode::kTensorTensor, Opcode::kTensorScalar,
                                          Opcode::kTensorReduce, Opcode::kTensorCopy,
                                          Opcode::kTensorTensorScan, Opcode::kTranspose,
-                                         Opcode::kShuffle)),
+                                         Opcode::kShuffle, Opcode::kMemset, Opcode::kIota,
+                                         Opcode::kAffineSelect, Opcode::kBnStats, Opcode::kBnAggr,
+                                         Opcode::kScalarTensorTensor,
+                                         Opcode::kTensorScalarReduce)),
     [](const auto& info) {
       return fmt::format("L{}_{}", std::get<0>(info.param),
                          model::ve_opcode_name(std::get<1>(info.param)));
@@ -88,24 +94,67 @@ TEST(VeRtl, EveryTypePairAndRoundingMode) {
   EXPECT_GT(std::count_if(program.begin(), program.end(), model::ve_perf_mode), 0);
 }
 
-// Illegal fields among legal instructions: the RTL refuses each with the model's code, writes
-// nothing for it, and goes on with the next.
-TEST(VeRtl, RefusalsMatchTheModelAndLoseNothing) {
-  const uint64_t seed = test::test_seed(11);
+// The functional cross (tb/vector/ve_coverage.h): one instruction aimed at every reachable bin,
+// opcode x output type x partition class, all of them hit and nothing else.
+TEST(VeRtl, FunctionalCrossEveryReachableBinHit) {
+  const uint64_t seed = test::test_seed(13);
+  tb::VeSimOptions o;
+  o.seed = seed;
+  o.count_bins = true;
+  tb::VeSim sim(8, o);
+  model::SplitMix64 rng(seed);
+  std::vector<model::VeInstruction> program;
+  const std::set<std::string> reachable = tb::ve_reachable_bins(false);
+  for (const std::string& bin : reachable) {
+    std::istringstream words(bin);
+    std::string op, out, part;
+    words >> op >> out >> part;
+    tb::VeGenOptions gen;
+    gen.opcode = model::parse_ve_opcode(op);
+    gen.out_type = model::parse_dtype(out);
+    const bool moves = *gen.opcode == Opcode::kTranspose || *gen.opcode == Opcode::kShuffle;
+    gen.in_type = moves ? *gen.out_type : DType::kBf16;
+    gen.partitions = part == "all" ? 8 : part == "many" ? 4 : part == "quadrant" ? 2 : 1;
+    gen.max_elements = 8;
+    tb::random_ve_program(sim.config(), sim.memory(), rng, 1, gen, program);
+  }
+  const auto r = sim.run(program);
+  expect_clean(r);
+  EXPECT_EQ(r.counters.executed, program.size());
+  std::set<std::string> hit;
+  for (const auto& [bin, hits] : r.bins) hit.insert(bin);
+  EXPECT_EQ(hit, reachable);
+  EXPECT_GT(reachable.size(), 400u);  // 14 opcodes x 9 types x 4 classes, less the rules' exclusions
+}
+
+// Illegal fields among legal instructions, at 8, 32 and 128 lanes: the RTL refuses each with the
+// model's code, writes nothing for it, and goes on with the next. Every code occurs.
+class VeRefusals : public ::testing::TestWithParam<int> {};
+
+TEST_P(VeRefusals, MatchTheModelAndLoseNothing) {
+  const int lanes = GetParam();
+  const uint64_t seed = test::test_seed(11 + lanes);
   tb::VeSimOptions o;
   o.seed = seed;
   o.cmd_stall = 0.3;
-  tb::VeSim sim(8, o);
+  tb::VeSim sim(lanes, o);
   model::SplitMix64 rng(seed);
   std::vector<model::VeInstruction> program;
   tb::VeGenOptions gen;
   gen.illegal = 0.5;
-  tb::random_ve_program(sim.config(), sim.memory(), rng, 60, gen, program);
+  gen.max_elements = 16;
+  tb::random_ve_program(sim.config(), sim.memory(), rng, lanes == 128 ? 160 : 300, gen, program);
+  std::set<model::VeError> codes;
+  for (const auto& in : program) codes.insert(model::ve_check(in, sim.config()));
+  EXPECT_EQ(codes.size(), static_cast<size_t>(isa::kNumVeError)) << "some refusal code never drawn";
   const auto r = sim.run(program);
   expect_clean(r);
-  EXPECT_GT(r.refusals_compared, 15u);
+  EXPECT_GT(r.refusals_compared, 30u);
   EXPECT_EQ(r.counters.executed + r.counters.refused, program.size());
 }
+
+INSTANTIATE_TEST_SUITE_P(Lanes, VeRefusals, ::testing::Values(8, 32, 128),
+                         [](const auto& info) { return fmt::format("L{}", info.param); });
 
 // Timing without stalls, exactly: one input of free size N takes N + 6 cycles, two inputs
 // 2N + 6, a transpose 2N + 6 (its block is written out while reads pause), perf mode N/2 + 6.
@@ -116,7 +165,9 @@ TEST(VeRtl, CyclesFollowTheCostModel) {
   for (uint32_t n : sizes) {
     for (Opcode op : {Opcode::kTensorCopy, Opcode::kTensorScalar, Opcode::kTensorReduce,
                         Opcode::kTensorTensor, Opcode::kTensorTensorScan,
-                        Opcode::kTranspose}) {
+                        Opcode::kTranspose, Opcode::kMemset, Opcode::kIota,
+                        Opcode::kAffineSelect, Opcode::kBnStats, Opcode::kBnAggr,
+                        Opcode::kScalarTensorTensor, Opcode::kTensorScalarReduce}) {
       program.push_back(tb::simple_ve_instruction(sim.config(), op, DType::kBf16, DType::kBf16, n));
     }
   }

@@ -95,6 +95,11 @@ inline uint32_t fp32_mul(uint32_t a, uint32_t b) {
 inline uint32_t fp32_add(uint32_t a, uint32_t b) {
   return canonicalize_fp32(float_to_bits(bits_to_float(a) + bits_to_float(b)));
 }
+inline uint32_t fp32_sub(uint32_t a, uint32_t b) { return fp32_add(a, b ^ 0x80000000u); }
+// The vector engine's divider (bn_stats, bn_aggr): correctly rounded like the others.
+inline uint32_t fp32_div(uint32_t a, uint32_t b) {
+  return canonicalize_fp32(float_to_bits(bits_to_float(a) / bits_to_float(b)));
+}
 
 // A small seedable generator used wherever numerics need random bits (stochastic rounding,
 // random stimulus). splitmix64: tiny, fast, and fully specified, so seeds reproduce anywhere.

@@ -17,6 +17,7 @@
 
 #include <fmt/format.h>
 
+#include "model/common/name_table.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
 
@@ -541,6 +542,14 @@ class Assembler {
     bool is_float_literal = false;
     int col = 0;
   };
+  // memset's and affine_select's `value` (bits once dtype out is known) and the NKI-style
+  // `pattern` of iota and affine_select (its counts checked against dst's).
+  struct PendingVe {
+    Pending value;
+    bool value_bits = false;
+    std::vector<std::pair<int64_t, int64_t>> pattern;  // [step, count], outermost first
+    int pattern_col = 0;
+  };
 
   void instruction(const std::vector<Token>& t) {
     if (!queue_) fail(t[0].col, "an instruction before any '.queue'");
@@ -551,7 +560,9 @@ class Assembler {
       return push(in, t[0].col);
     }
     if (mn == "nc_matmul") return nc_matmul(t);
-    const auto* info = opcode_info(mn);
+    // dma_transpose: NKI's name for a transposing HBM -> SBUF dma_copy.
+    const bool dma_transpose = mn == "dma_transpose";
+    const auto* info = opcode_info(dma_transpose ? "dma_copy" : mn);
     if (!info) fail(t[0].col, fmt::format("unknown instruction '{}'", mn));
     if (!queue_allows(*queue_, info->opcode))
       fail(t[0].col, fmt::format("{} cannot go in the {} queue (it belongs to {})", mn,
@@ -559,8 +570,13 @@ class Assembler {
     in = default_instr(info->opcode);
     isa::Word w = encode(in);
     Pending s[2];
-    for (size_t i = 1; i < t.size(); ++i) argument(t[i], *info, w, in, s);
-    if (info->format == isa::Format::kVe) resolve_scalars(w, s);
+    PendingVe pv;
+    if (dma_transpose) set_field(w, *info, "transpose", 1, t[0].col);
+    for (size_t i = 1; i < t.size(); ++i) argument(t[i], *info, w, in, s, pv);
+    if (info->format == isa::Format::kVe) {
+      resolve_scalars(w, s);
+      resolve_value_and_pattern(w, *info, pv);
+    }
     finish(w, in, t[0].col);
   }
 
@@ -659,7 +675,7 @@ class Assembler {
     isa::set_bits(w, f->lsb, f->width, static_cast<uint64_t>(v));
   }
 
-  void argument(const Token& tok, const isa::OpcodeInfo& info, isa::Word& w, CoreInstr& in, Pending* s) {
+  void argument(const Token& tok, const isa::OpcodeInfo& info, isa::Word& w, CoreInstr& in, Pending* s, PendingVe& pv) {
     auto [key, v] = split_kv(tok);
     const int col = tok.col + static_cast<int>(key.size()) + 1;
     if (v.empty()) fail(tok.col, fmt::format("expected key=value, found '{}'", tok.text));
@@ -691,6 +707,27 @@ class Assembler {
       return set_field(w, info, key + "_addr", eval(e, ecol), ecol);
     }
     if (ve && (key == "src0_ap" || key == "src1_ap" || key == "dst_ap")) return access_pattern(key.substr(0, key.size() - 3), v, col, info, w);
+    if (ve && (key == "cmp" || key == "cmp_op"))
+      return set_field(w, info, "cmp_op", value_or(v, col, [](const std::string& n) {
+                         return static_cast<int64_t>(value_of<isa::CmpOp>(isa::kCmpOpNames, n, "comparison"));
+                       }), col);
+    if (ve && key == "value") {
+      pv.value_bits = v.rfind("bits:", 0) == 0;
+      if (pv.value_bits) {
+        const int64_t bits = eval(v.substr(5), col + 5);
+        if (bits < 0 || bits > 0xFFFFFFFFll) fail(col + 5, fmt::format("expected 32 bits, found {}", bits));
+        pv.value = Pending{true, static_cast<double>(bits), false, col};
+        return;
+      }
+      return scalar_literal(v, col, pv.value);
+    }
+    if (ve && key == "pattern") {
+      pv.pattern = bracket_pairs(v, col, "[[step,count],...]");
+      pv.pattern_col = col;
+      if (pv.pattern.empty() || pv.pattern.size() > kVeDims)
+        fail(col, fmt::format("expected 1 to {} [step,count] pairs, found {}", kVeDims, pv.pattern.size()));
+      return;
+    }
     if (ve && (key == "s0" || key == "s1" || key == "scale" || key == "bias")) {
       const std::string f = key == "scale" ? "s0" : key == "bias" ? "s1" : key;
       return scalar(f, v, col, info, w, s[f == "s1"]);
@@ -720,24 +757,30 @@ class Assembler {
     set_field(w, info, key, eval(v, col), col);
   }
 
-  // [[stride, count], ...]: outermost first, innermost last (NKI's order), up to 4 dimensions.
-  void access_pattern(const std::string& op, const std::string& v, int col, const isa::OpcodeInfo& info, isa::Word& w) {
+  // [[a, b], ...] as pairs, in the order written.
+  std::vector<std::pair<int64_t, int64_t>> bracket_pairs(const std::string& v, int col, const char* form) {
     if (v.size() < 2 || v.front() != '[' || v.back() != ']')
-      fail(col, fmt::format("expected [[stride,count],...], found '{}'", v));
+      fail(col, fmt::format("expected {}, found '{}'", form, v));
     std::vector<std::pair<int64_t, int64_t>> dims;
     size_t pos = 1;
     while (pos < v.size() - 1) {
       if (v[pos] == ',' || v[pos] == ' ') { ++pos; continue; }
-      if (v[pos] != '[') fail(col + static_cast<int>(pos), "expected '[' of a [stride,count] pair");
+      if (v[pos] != '[') fail(col + static_cast<int>(pos), fmt::format("expected '[' of a pair of {}", form));
       const size_t close = v.find(']', pos);
       const size_t comma = v.find(',', pos);
       if (close == std::string::npos || comma == std::string::npos || comma > close)
-        fail(col + static_cast<int>(pos), "expected [stride,count]");
-      const int64_t stride = eval(v.substr(pos + 1, comma - pos - 1), col + static_cast<int>(pos) + 1);
-      const int64_t count = eval(v.substr(comma + 1, close - comma - 1), col + static_cast<int>(comma) + 1);
-      dims.emplace_back(stride, count);
+        fail(col + static_cast<int>(pos), fmt::format("expected a pair of {}", form));
+      const int64_t first = eval(v.substr(pos + 1, comma - pos - 1), col + static_cast<int>(pos) + 1);
+      const int64_t second = eval(v.substr(comma + 1, close - comma - 1), col + static_cast<int>(comma) + 1);
+      dims.emplace_back(first, second);
       pos = close + 1;
     }
+    return dims;
+  }
+
+  // [[stride, count], ...]: outermost first, innermost last (NKI's order), up to 4 dimensions.
+  void access_pattern(const std::string& op, const std::string& v, int col, const isa::OpcodeInfo& info, isa::Word& w) {
+    const auto dims = bracket_pairs(v, col, "[[stride,count],...]");
     if (dims.empty() || dims.size() > kVeDims)
       fail(col, fmt::format("expected 1 to {} [stride,count] pairs, found {}", kVeDims, dims.size()));
     for (int d = 0; d < kVeDims; ++d) {
@@ -759,6 +802,11 @@ class Assembler {
       if (bits < 0 || bits > 0xFFFFFFFFll) fail(col + 5, fmt::format("expected 32 bits, found {}", bits));
       return set_field(w, info, f, bits, col + 5);
     }
+    scalar_literal(v, col, p);
+  }
+
+  // A number for a scalar operand: a float literal, or an integer expression.
+  void scalar_literal(const std::string& v, int col, Pending& p) {
     char* end = nullptr;
     const double d = std::strtod(v.c_str(), &end);
     const bool literal = end && *end == '\0' && !v.empty();
@@ -788,6 +836,53 @@ class Assembler {
         bits = float_to_bits(static_cast<float>(s[i].value));
       }
       set_field(w, info, name, bits, s[i].col);
+    }
+  }
+
+  // memset: a number becomes the element of dtype out (an integer in range, or a float that
+  // stays finite unless written as inf/nan); affine_select: an FP32 value. pattern: the steps,
+  // with counts that must be dst's.
+  void resolve_value_and_pattern(isa::Word& w, const isa::OpcodeInfo& info, const PendingVe& pv) {
+    const auto f = isa::unpack_ve(w);
+    const bool memset = info.opcode == isa::Opcode::kMemset;
+    const bool affine = info.opcode == isa::Opcode::kIota || info.opcode == isa::Opcode::kAffineSelect;
+    if (pv.value.set) {
+      // Raw bits go into any vector word (a disassembly round-trips); a number needs the meaning
+      // memset and affine_select give the field.
+      if (!pv.value_bits && !memset && info.opcode != isa::Opcode::kAffineSelect)
+        fail(pv.value.col, fmt::format("{} has no value to convert a number for (memset and affine_select do; "
+                                       "value=bits:0x... sets the field's bits)", info.name));
+      uint32_t bits = static_cast<uint32_t>(pv.value.value);
+      if (!pv.value_bits && !memset) {
+        bits = float_to_bits(static_cast<float>(pv.value.value));
+      } else if (!pv.value_bits && !is_float(f.out)) {
+        const int n = storage_bits(f.out);
+        const double lo = -std::ldexp(1.0, n - 1), hi = std::ldexp(1.0, n - 1) - 1;
+        if (pv.value.is_float_literal && pv.value.value != std::floor(pv.value.value))
+          fail(pv.value.col, fmt::format("value: expected an integer for {}, found {}", dtype_name(f.out), pv.value.value));
+        if (pv.value.value < lo || pv.value.value > hi)
+          fail(pv.value.col, fmt::format("value: {} does not fit {} [{}, {}]", pv.value.value, dtype_name(f.out), lo, hi));
+        bits = static_cast<uint32_t>(static_cast<int64_t>(pv.value.value)) & storage_mask(f.out);
+      } else if (!pv.value_bits) {
+        const uint32_t fp32 = float_to_bits(static_cast<float>(pv.value.value));
+        bits = from_fp32(fp32, f.out, CastMode{});
+        const bool special = !std::isfinite(pv.value.value);
+        const ValueClass c = classify(f.out, bits);
+        if (!special && (c == ValueClass::kInf || c == ValueClass::kNan))
+          fail(pv.value.col, fmt::format("value: {} overflows {}", pv.value.value, dtype_name(f.out)));
+      }
+      set_field(w, info, "value", bits, pv.value.col);
+    }
+    if (!pv.pattern.empty()) {
+      if (!affine) fail(pv.pattern_col, fmt::format("{} has no pattern (iota and affine_select do)", info.name));
+      for (int d = 0; d < kVeDims; ++d) {
+        const bool given = d < static_cast<int>(pv.pattern.size());
+        const auto [step, count] = given ? pv.pattern[pv.pattern.size() - 1 - d] : std::pair<int64_t, int64_t>{0, 1};
+        if (count != f.dst.count[d])
+          fail(pv.pattern_col, fmt::format("pattern: dimension {} counts {}, but dst_ap's counts {} (they must agree)",
+                                           d, count, f.dst.count[d]));
+        set_field(w, info, fmt::format("step{}", d), step, pv.pattern_col);
+      }
     }
   }
 
@@ -876,8 +971,9 @@ class Assembler {
       if (key == "moving_dtype") { moving_type = static_cast<int64_t>(dtype_value(v, col)); type_col = col; continue; }
       const bool ls_only = key == "m" || key == "tag_addr";
       const bool mm_only = key == "n" || key == "psum_bank" || key == "psum_offset" || key == "accumulate";
-      if (!mm_only) argument(t[i], li, wl, ls, nullptr);
-      if (!ls_only) argument(t[i], li, wm, mm, nullptr);
+      PendingVe unused;
+      if (!mm_only) argument(t[i], li, wl, ls, nullptr, unused);
+      if (!ls_only) argument(t[i], li, wm, mm, nullptr, unused);
     }
     if (stationary_type) set_field(wl, li, "dtype", *stationary_type, type_col);
     if (moving_type || stationary_type) set_field(wm, li, "dtype", moving_type ? *moving_type : *stationary_type, type_col);

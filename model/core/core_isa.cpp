@@ -165,7 +165,7 @@ std::string disassemble(const CoreInstr& in) {
     const uint64_t v = isa::get_bits(w, field.lsb, field.width);
     if (v == isa::get_bits(def, field.lsb, field.width)) continue;
     const std::string_view name = field.name;
-    if (name == "s0" || name == "s1")
+    if (name == "s0" || name == "s1" || name == "value")
       s += fmt::format(" {}=bits:{:#x}", name, v);  // raw bits, not a number to convert
     else if (field.is_signed)
       s += fmt::format(" {}={}", field.name, isa::sign_extend(v, field.width));

@@ -291,6 +291,7 @@ struct CoreModel::Impl {
     const DmaDescriptor& d = instr(kSpQueue, i).dma;
     result.dma_bytes += d.bytes * d.count1 * d.count2;
     if (cfg.timing_only) return;
+    if (d.transpose) return execute_dma_transpose(d);
     uint8_t buf[kDmaBurstBytes];
     for (const auto& [h, s] : dma_bursts(d)) {
       const int part = static_cast<int>(s / kSbufPartitionStride);
@@ -303,6 +304,22 @@ struct CoreModel::Impl {
         hbm.read_block(h, buf, kDmaBurstBytes);
         mem.sbuf.write_bytes(part, off, buf, kDmaBurstBytes);
         if (effects_cb) effects.write(CoreMemory::kSbuf, s, buf, kDmaBurstBytes);
+      }
+    }
+  }
+
+  // HBM -> SBUF with 2-byte elements transposed, 16 x 16 blocks (dma_bursts' order).
+  void execute_dma_transpose(const DmaDescriptor& d) {
+    const auto bursts = dma_bursts(d);
+    uint8_t in[kDmaTransposeRows][kDmaBurstBytes], out[kDmaTransposeRows][kDmaBurstBytes];
+    for (size_t b = 0; b < bursts.size(); b += kDmaTransposeRows) {
+      for (int i = 0; i < kDmaTransposeRows; ++i) hbm.read_block(bursts[b + i].first, in[i], kDmaBurstBytes);
+      dma_transpose_block(in, out);
+      for (int j = 0; j < kDmaTransposeRows; ++j) {
+        const uint64_t s = bursts[b + j].second;
+        mem.sbuf.write_bytes(static_cast<int>(s / kSbufPartitionStride), static_cast<uint32_t>(s % kSbufPartitionStride),
+                             out[j], kDmaBurstBytes);
+        if (effects_cb) effects.write(CoreMemory::kSbuf, s, out[j], kDmaBurstBytes);
       }
     }
   }
@@ -491,7 +508,8 @@ struct CoreModel::Impl {
   // done (the fixed cycles of each use no port).
   void share_psum_port(int q, const VeInstruction& v, uint64_t& complete) {
     const auto ports = [](const VeInstruction& x) {
-      const bool rd = x.src0.space == MemSpace::kPsum || (ve_uses_src1(x.opcode) && x.src1.space == MemSpace::kPsum);
+      const bool rd = (ve_reads_src0(x.opcode) && x.src0.space == MemSpace::kPsum) ||
+                      (ve_uses_src1(x.opcode) && x.src1.space == MemSpace::kPsum);
       return (rd ? 1 : 0) | (x.dst.space == MemSpace::kPsum ? 2 : 0);
     };
     const int other = q == kActQueue ? kDveQueue : kActQueue;

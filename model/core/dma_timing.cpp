@@ -92,8 +92,25 @@ void HbmDmaTransfers::begin(int engine, const DmaDescriptor& d, uint64_t now) {
   e.active = true;
   e.write = d.to_hbm;
   e.begin_at = now + cfg_.issue_lead_cycles;
+  e.window = static_cast<double>(cfg_.window);
   uint64_t bursts = 0;
-  for (uint64_t p = 0; p < d.count2; ++p)
+  if (d.transpose) {
+    // A transpose reads one 16-row block at a time (its engine's buffer), each block a run of
+    // its own, and its last block's drain (2 + 16 cycles) follows its last read.
+    e.window = kDmaTransposeRows;
+    e.tail_extra = kTransposeDrainCycles;
+    for (const auto& [h, s] : dma_bursts(d)) {
+      const HbmAddress a = hbm_map(h % capacity_, cfg_.hbm.channels, cfg_.hbm.xor_hash);
+      Run* last = e.runs.empty() ? nullptr : &e.runs.back();
+      if (last && bursts % kDmaTransposeRows != 0 && last->channel == a.channel && last->bank == a.bank &&
+          last->row == a.row)
+        last->bursts += 1;
+      else
+        e.runs.push_back({a.channel, a.bank, a.row, 1, bursts});
+      ++bursts;
+    }
+  }
+  for (uint64_t p = 0; p < (d.transpose ? 0 : d.count2); ++p)
     for (uint64_t r = 0; r < d.count1; ++r) {
       const uint64_t row = d.hbm_addr + p * d.hbm_stride2 + r * d.hbm_stride1;
       for (uint64_t off = 0; off < d.bytes; off += kDmaBurstBytes, ++bursts) {
@@ -171,7 +188,7 @@ bool HbmDmaTransfers::admit(int engine, uint64_t now) {
   if (!e.active || e.end != kNoEvent) return false;
   // Writes go out in order through one staging FIFO: one run at a time. Reads keep `window`
   // bursts queued.
-  const double limit = e.write ? kEps : static_cast<double>(cfg_.window);
+  const double limit = e.write ? kEps : e.window;
   if (e.next_run < e.runs.size() && e.queued < limit) {
     const Run& run = e.runs[e.next_run];
     Flow f;
@@ -195,7 +212,7 @@ bool HbmDmaTransfers::admit(int engine, uint64_t now) {
     return true;
   }
   if (e.queued < kEps && e.next_run == e.runs.size())
-    e.end = std::max(now, e.begin_at) + (e.write ? cfg_.write_tail_cycles : cfg_.read_tail_cycles);
+    e.end = std::max(now, e.begin_at) + (e.write ? cfg_.write_tail_cycles : cfg_.read_tail_cycles) + e.tail_extra;
   return false;
 }
 
@@ -512,7 +529,7 @@ uint64_t HbmDmaTransfers::next_event(uint64_t now) const {
   for (size_t i = 0; i < engines_.size(); ++i) {
     const Engine& e = engines_[i];
     if (!e.active || e.write || e.next_run >= e.runs.size()) continue;
-    if (e.queued >= cfg_.window && engine_rate[i] > 0) at((e.queued - cfg_.window) / engine_rate[i] + kEps);
+    if (e.queued >= e.window && engine_rate[i] > 0) at((e.queued - e.window) / engine_rate[i] + kEps);
   }
   for (size_t c = 0; c < nch; ++c)
     if (entry_waits[c] && read_rate[c] > 0) at((channels_[c].reads - cfg_.hbm.rd_depth) / read_rate[c] + kEps);

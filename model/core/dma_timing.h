@@ -62,6 +62,9 @@ struct HbmDmaConfig {
   uint64_t issue_lead_cycles = 3;   // transfer begins -> its first burst reaches a channel
 };
 
+// The RTL's drain of a transpose block: 2 cycles to turn the buffer around, 16 columns.
+inline constexpr uint64_t kTransposeDrainCycles = 18;
+
 class HbmDmaTransfers : public DmaTransferModel {
  public:
   explicit HbmDmaTransfers(const HbmDmaConfig& c);
@@ -97,6 +100,8 @@ class HbmDmaTransfers : public DmaTransferModel {
   };
   struct Engine {
     bool active = false, write = false;
+    double window = 0;        // bursts it keeps queued (a transpose: one block)
+    uint64_t tail_extra = 0;  // cycles after its last burst's data (a transpose: the drain)
     std::vector<Run> runs;
     size_t next_run = 0;      // first run not yet in the window
     double queued = 0;        // bursts of its flows still to serve

@@ -17,10 +17,28 @@ DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_byt
   const uint64_t hbm_end = d.hbm_addr + (d.count2 - 1) * d.hbm_stride2 +
                            (d.count1 - 1) * d.hbm_stride1 + d.bytes;
   if (hbm_end > hbm_bytes) return DmaError::kHbmRange;
+  if (d.transpose) {
+    // One plane of whole 16-row blocks from HBM, each element column into its own partition:
+    // rows fill 2 bytes each of one partition, columns partitions from sbuf_addr's on.
+    const uint64_t offset = d.sbuf_addr % kDmaPartitionBytes, partition = d.sbuf_addr / kDmaPartitionBytes;
+    if (d.to_hbm || d.count2 != 1 || d.count1 % kDmaTransposeRows != 0 || d.sbuf_stride1 != 0 ||
+        offset + 2 * d.count1 > kDmaPartitionBytes || partition + d.bytes / 2 > sbuf_bytes / kDmaPartitionBytes)
+      return DmaError::kTranspose;
+    return DmaError::kNone;
+  }
   const uint64_t sbuf_end = d.sbuf_addr + (d.count2 - 1) * d.sbuf_stride2 +
                             (d.count1 - 1) * d.sbuf_stride1 + d.bytes;
   if (sbuf_end > sbuf_bytes) return DmaError::kSbufRange;
   return DmaError::kNone;
+}
+
+void dma_transpose_block(const uint8_t (&in)[kDmaTransposeRows][kDmaBurstBytes],
+                         uint8_t (&out)[kDmaTransposeRows][kDmaBurstBytes]) {
+  for (int i = 0; i < kDmaTransposeRows; ++i)
+    for (int j = 0; j < kDmaTransposeRows; ++j) {
+      out[j][2 * i] = in[i][2 * j];
+      out[j][2 * i + 1] = in[i][2 * j + 1];
+    }
 }
 
 bool dma_fields_fit(const DmaDescriptor& d, std::string* why) {
@@ -43,6 +61,14 @@ bool dma_fields_fit(const DmaDescriptor& d, std::string* why) {
 std::vector<std::pair<uint64_t, uint64_t>> dma_bursts(const DmaDescriptor& d) {
   std::vector<std::pair<uint64_t, uint64_t>> out;
   out.reserve(d.count2 * d.count1 * d.bytes / kDmaBurstBytes);
+  if (d.transpose) {
+    for (uint64_t r0 = 0; r0 < d.count1; r0 += kDmaTransposeRows)
+      for (uint64_t o = 0; o < d.bytes; o += kDmaBurstBytes)
+        for (uint64_t i = 0; i < kDmaTransposeRows; ++i)
+          out.emplace_back((d.hbm_addr + (r0 + i) * d.hbm_stride1 + o) & 0xFFFFFFFFull,
+                           (d.sbuf_addr + (o / 2 + i) * kDmaPartitionBytes + 2 * r0) & ((1ull << 25) - 1));
+    return out;
+  }
   for (uint64_t p = 0; p < d.count2; ++p)
     for (uint64_t r = 0; r < d.count1; ++r)
       for (uint64_t o = 0; o < d.bytes; o += kDmaBurstBytes)

@@ -32,6 +32,16 @@ DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_byt
 bool dma_fields_fit(const DmaDescriptor& d, std::string* why = nullptr);
 
 // The bursts of a legal descriptor in the order an engine issues them: (HBM, SBUF) addresses.
+// A transposing descriptor (`transpose`: HBM -> SBUF, 2-byte elements, rtl/dma/README.md) moves
+// blocks of 16 rows x 16 elements: its bursts come 16 to a block, the HBM reads of rows r0..r0+15
+// at one 32-byte column chunk, paired with the block's SBUF writes, one per element column
+// (partition), each holding that column's element of the 16 rows in order (dma_transpose_block).
 std::vector<std::pair<uint64_t, uint64_t>> dma_bursts(const DmaDescriptor& d);
+
+inline constexpr int kDmaTransposeRows = 16;  // rows of a transpose block (NKI's DMA transpose: 16)
+inline constexpr uint64_t kDmaPartitionBytes = 229376;
+// One block: in[i] is row i's 32-byte chunk (16 elements), out[j] element j of every row.
+void dma_transpose_block(const uint8_t (&in)[kDmaTransposeRows][kDmaBurstBytes],
+                         uint8_t (&out)[kDmaTransposeRows][kDmaBurstBytes]);
 
 }  // namespace ncore::model

@@ -178,6 +178,27 @@ inline constexpr std::array<std::string_view, 10> kActFuncDocs{
     "",
 };
 
+// affine_select: how the affine value is compared with 0 (signed int32)
+enum class CmpOp : uint8_t {
+  kEqual = 0,  // value == 0
+  kNotEqual = 1,  // value != 0
+  kGreater = 2,  // value > 0
+  kGreaterEqual = 3,  // value >= 0
+  kLess = 4,  // value < 0
+  kLessEqual = 5,  // value <= 0
+};
+inline constexpr int kNumCmpOp = 6;
+// By code: the names the assembler and the reports use, and what each means.
+inline constexpr std::array<std::string_view, 6> kCmpOpNames{"equal", "not_equal", "greater", "greater_equal", "less", "less_equal"};
+inline constexpr std::array<std::string_view, 6> kCmpOpDocs{
+    "value == 0",
+    "value != 0",
+    "value > 0",
+    "value >= 0",
+    "value < 0",
+    "value <= 0",
+};
+
 // M:N structured sparsity of a stationary along K: 4 of every G rows kept
 enum class TeSparsity : uint8_t {
   kDense = 0,  // G 4: every row
@@ -245,11 +266,12 @@ enum class VeError : uint8_t {
   kPartitions = 4,  // partition count, start, quadrant or shuffle entry out of range
   kShape = 5,  // a zero count, a free size over the limit, operand and result sizes that disagree
   kAddress = 6,  // misaligned, or the pattern leaves its memory
+  kValue = 7,  // memset: value has bits above dtype out's width
 };
-inline constexpr int kNumVeError = 7;
+inline constexpr int kNumVeError = 8;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 7> kVeErrorNames{"none", "opcode", "dtype", "alu_op", "partitions", "shape", "address"};
-inline constexpr std::array<std::string_view, 7> kVeErrorDocs{
+inline constexpr std::array<std::string_view, 8> kVeErrorNames{"none", "opcode", "dtype", "alu_op", "partitions", "shape", "address", "value"};
+inline constexpr std::array<std::string_view, 8> kVeErrorDocs{
     "none",
     "not one of this engine's opcodes",
     "a type code past int32, an integer-class op with a float type, a cast in transpose or shuffle",
@@ -257,6 +279,7 @@ inline constexpr std::array<std::string_view, 7> kVeErrorDocs{
     "partition count, start, quadrant or shuffle entry out of range",
     "a zero count, a free size over the limit, operand and result sizes that disagree",
     "misaligned, or the pattern leaves its memory",
+    "memset: value has bits above dtype out's width",
 };
 
 // why a DMA descriptor is refused (the doc is the message)
@@ -267,17 +290,19 @@ enum class DmaError : uint8_t {
   kHbmRange = 3,  // past the end of HBM
   kSbufRange = 4,  // past the end of SBUF
   kListLength = 5,  // a ninth descriptor in one list (an engine tracks 8)
+  kTranspose = 6,  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
 };
-inline constexpr int kNumDmaError = 6;
+inline constexpr int kNumDmaError = 7;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 6> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length"};
-inline constexpr std::array<std::string_view, 6> kDmaErrorDocs{
+inline constexpr std::array<std::string_view, 7> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length", "transpose"};
+inline constexpr std::array<std::string_view, 7> kDmaErrorDocs{
     "none",
     "zero size",
     "misaligned",
     "past the end of HBM",
     "past the end of SBUF",
     "a ninth descriptor in one list (an engine tracks 8)",
+    "transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition",
 };
 
 // why the NeuronCore cannot execute a word, checked in this order
@@ -457,6 +482,13 @@ enum class Opcode : uint8_t {
   kTranspose = 0x25,  // 32x32 transpose inside each quadrant
   kShuffle = 0x26,  // partition shuffle inside each quadrant
   kActivation = 0x27,  // func(src0 * s0 + s1), optional sum
+  kMemset = 0x28,  // fill dst with value
+  kIota = 0x29,  // dst = offset + channel_multiplier * p + sum(step[d] * i[d]) in int32, cast
+  kAffineSelect = 0x2a,  // dst = cmp_op(offset + channel_multiplier * p + sum(step[d] * i[d]), 0) ? src0 : value
+  kBnStats = 0x2b,  // (count, mean, count * variance) of the even and of the odd elements of src0
+  kBnAggr = 0x2c,  // mean and variance from (count, mean, count * variance) triples in src0
+  kScalarTensorTensor = 0x2d,  // op1(op0(src0, s0), src1)
+  kTensorScalarReduce = 0x2e,  // op0(src0, s0), and the op1-fold of the results at acc_addr
   kDmaCopy = 0x30,  // hand one descriptor to DMA engine `engine`; completes when the DMA does
   kAllReduce = 0x40,  // every member receives the sum of every member's src
   kAllGather = 0x41,  // every member receives every member's src, in rank order
@@ -583,8 +615,16 @@ inline constexpr FieldInfo kVeFields[] = {
     {"shuffle30", 792, 5, false, "shuffle: source partition of destination p in its quadrant"},
     {"shuffle31", 797, 5, false, "shuffle: source partition of destination p in its quadrant"},
     {"act_func", 802, 4, false, "activation function"},
-    {"acc_enable", 806, 1, false, "activation: write the FP32 sum of the results at acc_addr"},
-    {"acc_addr", 807, 18, false, "activation: SBUF byte address of the sum"},
+    {"acc_enable", 806, 1, false, "activation, tensor_scalar_reduce: write the FP32 reduction of the results at acc_addr"},
+    {"acc_addr", 807, 18, false, "activation, tensor_scalar_reduce: SBUF byte address of the reduction"},
+    {"offset", 825, 32, true, "iota, affine_select: the affine expression's constant (int32)"},
+    {"channel_multiplier", 857, 32, true, "iota, affine_select: times the partition's index from start_partition"},
+    {"step0", 889, 16, true, "iota, affine_select: times each index of dst's pattern, dimension 0 innermost"},
+    {"step1", 905, 16, true, "iota, affine_select: times each index of dst's pattern, dimension 0 innermost"},
+    {"step2", 921, 16, true, "iota, affine_select: times each index of dst's pattern, dimension 0 innermost"},
+    {"step3", 937, 16, true, "iota, affine_select: times each index of dst's pattern, dimension 0 innermost"},
+    {"cmp_op", 953, 3, false, "affine_select: the predicate is cmp_op(affine value, 0)"},
+    {"value", 956, 32, false, "memset: the element's bits in dtype out; affine_select: FP32 bits where the predicate is false"},
 };
 inline constexpr FieldInfo kDmaFields[] = {
     {"engine", 64, 4, false, "DMA engine (0..15) that runs it"},
@@ -599,6 +639,7 @@ inline constexpr FieldInfo kDmaFields[] = {
     {"hbm_stride2", 208, 32, false, "bytes between planes in HBM"},
     {"sbuf_stride1", 240, 25, false, "bytes between rows in SBUF"},
     {"sbuf_stride2", 265, 25, false, "bytes between planes in SBUF"},
+    {"transpose", 290, 1, false, "HBM -> SBUF with 2-byte elements transposed: element c of row r lands in partition +c at byte 2r of the row"},
 };
 inline constexpr FieldInfo kCcFields[] = {
     {"dtype", 64, 4, false, "element type: fp32 or bf16 (BF16 sums in FP32, rounded once)"},
@@ -623,8 +664,8 @@ struct FormatInfo {
 inline constexpr FormatInfo kFormats[] = {
     {"header", Format::kHeader, 0, 61, kHeaderFields, 8},
     {"te", Format::kTe, 64, 111, kTeFields, 17},
-    {"ve", Format::kVe, 64, 761, kVeFields, 81},
-    {"dma", Format::kDma, 64, 226, kDmaFields, 12},
+    {"ve", Format::kVe, 64, 924, kVeFields, 89},
+    {"dma", Format::kDma, 64, 227, kDmaFields, 13},
     {"cc", Format::kCc, 64, 129, kCcFields, 6},
     {"none", Format::kNone, 64, 0, kNoneFields, 0},
 };
@@ -648,6 +689,13 @@ inline constexpr OpcodeInfo kOpcodes[] = {
     {"transpose", Opcode::kTranspose, Format::kVe, 0x4, "32x32 transpose inside each quadrant"},
     {"shuffle", Opcode::kShuffle, Format::kVe, 0x4, "partition shuffle inside each quadrant"},
     {"activation", Opcode::kActivation, Format::kVe, 0x2, "func(src0 * s0 + s1), optional sum"},
+    {"memset", Opcode::kMemset, Format::kVe, 0x4, "fill dst with value"},
+    {"iota", Opcode::kIota, Format::kVe, 0x4, "dst = offset + channel_multiplier * p + sum(step[d] * i[d]) in int32, cast"},
+    {"affine_select", Opcode::kAffineSelect, Format::kVe, 0x4, "dst = cmp_op(offset + channel_multiplier * p + sum(step[d] * i[d]), 0) ? src0 : value"},
+    {"bn_stats", Opcode::kBnStats, Format::kVe, 0x4, "(count, mean, count * variance) of the even and of the odd elements of src0"},
+    {"bn_aggr", Opcode::kBnAggr, Format::kVe, 0x4, "mean and variance from (count, mean, count * variance) triples in src0"},
+    {"scalar_tensor_tensor", Opcode::kScalarTensorTensor, Format::kVe, 0x4, "op1(op0(src0, s0), src1)"},
+    {"tensor_scalar_reduce", Opcode::kTensorScalarReduce, Format::kVe, 0x4, "op0(src0, s0), and the op1-fold of the results at acc_addr"},
     {"dma_copy", Opcode::kDmaCopy, Format::kDma, 0x8, "hand one descriptor to DMA engine `engine`; completes when the DMA does"},
     {"all_reduce", Opcode::kAllReduce, Format::kCc, 0x10, "every member receives the sum of every member's src"},
     {"all_gather", Opcode::kAllGather, Format::kCc, 0x10, "every member receives every member's src, in rank order"},
@@ -862,9 +910,14 @@ struct VeFields {
   Access dst{};  // destination
   std::array<int, 32> shuffle{};  // shuffle: source partition of destination p in its quadrant
   ActFunc act_func{};  // activation function
-  bool acc_enable{};  // activation: write the FP32 sum of the results at acc_addr
-  int acc_addr{};  // activation: SBUF byte address of the sum
-  bool operator==(const VeFields& o) const { return in0 == o.in0 && in1 == o.in1 && out == o.out && op0 == o.op0 && op1 == o.op1 && reverse0 == o.reverse0 && reverse1 == o.reverse1 && s0_per_partition == o.s0_per_partition && s0 == o.s0 && s1_per_partition == o.s1_per_partition && s1 == o.s1 && stochastic == o.stochastic && saturate == o.saturate && seed == o.seed && start_partition == o.start_partition && partitions == o.partitions && src0 == o.src0 && src1 == o.src1 && dst == o.dst && shuffle == o.shuffle && act_func == o.act_func && acc_enable == o.acc_enable && acc_addr == o.acc_addr; }
+  bool acc_enable{};  // activation, tensor_scalar_reduce: write the FP32 reduction of the results at acc_addr
+  int acc_addr{};  // activation, tensor_scalar_reduce: SBUF byte address of the reduction
+  int offset{};  // iota, affine_select: the affine expression's constant (int32)
+  int channel_multiplier{};  // iota, affine_select: times the partition's index from start_partition
+  std::array<int, 4> step{};  // iota, affine_select: times each index of dst's pattern, dimension 0 innermost
+  CmpOp cmp_op{};  // affine_select: the predicate is cmp_op(affine value, 0)
+  uint32_t value{};  // memset: the element's bits in dtype out; affine_select: FP32 bits where the predicate is false
+  bool operator==(const VeFields& o) const { return in0 == o.in0 && in1 == o.in1 && out == o.out && op0 == o.op0 && op1 == o.op1 && reverse0 == o.reverse0 && reverse1 == o.reverse1 && s0_per_partition == o.s0_per_partition && s0 == o.s0 && s1_per_partition == o.s1_per_partition && s1 == o.s1 && stochastic == o.stochastic && saturate == o.saturate && seed == o.seed && start_partition == o.start_partition && partitions == o.partitions && src0 == o.src0 && src1 == o.src1 && dst == o.dst && shuffle == o.shuffle && act_func == o.act_func && acc_enable == o.acc_enable && acc_addr == o.acc_addr && offset == o.offset && channel_multiplier == o.channel_multiplier && step == o.step && cmp_op == o.cmp_op && value == o.value; }
   bool operator!=(const VeFields& o) const { return !(*this == o); }
 };
 inline VeFields unpack_ve(const Word& w) {
@@ -901,6 +954,11 @@ inline VeFields unpack_ve(const Word& w) {
   f.act_func = static_cast<ActFunc>(get_bits(w, 802, 4));
   f.acc_enable = get_bits(w, 806, 1) != 0;
   f.acc_addr = static_cast<int>(get_bits(w, 807, 18));
+  f.offset = static_cast<int>(sign_extend(get_bits(w, 825, 32), 32));
+  f.channel_multiplier = static_cast<int>(sign_extend(get_bits(w, 857, 32), 32));
+  for (int i = 0; i < 4; ++i) f.step[i] = static_cast<int>(sign_extend(get_bits(w, 889 + 16 * i, 16), 16));
+  f.cmp_op = static_cast<CmpOp>(get_bits(w, 953, 3));
+  f.value = static_cast<uint32_t>(get_bits(w, 956, 32));
   return f;
 }
 inline void pack(Word& w, const VeFields& f) {
@@ -936,6 +994,11 @@ inline void pack(Word& w, const VeFields& f) {
   set_bits(w, 802, 4, static_cast<uint64_t>(f.act_func));
   set_bits(w, 806, 1, static_cast<uint64_t>(f.acc_enable));
   set_bits(w, 807, 18, static_cast<uint64_t>(f.acc_addr));
+  set_bits(w, 825, 32, static_cast<uint64_t>(f.offset));
+  set_bits(w, 857, 32, static_cast<uint64_t>(f.channel_multiplier));
+  for (int i = 0; i < 4; ++i) set_bits(w, 889 + 16 * i, 16, static_cast<uint64_t>(f.step[i]));
+  set_bits(w, 953, 3, static_cast<uint64_t>(f.cmp_op));
+  set_bits(w, 956, 32, static_cast<uint64_t>(f.value));
 }
 // The first field of f whose value does not fit its bits (its flat name, and its value in
 // *value), or nullptr.
@@ -956,15 +1019,19 @@ inline const char* misfit(const VeFields& f, int64_t* value = nullptr) {
   for (int i = 0; i < 4; ++i) if (!fits_bits(static_cast<int64_t>(f.dst.stride[i]), 16, true)) { if (value) *value = static_cast<int64_t>(f.dst.stride[i]); return "dst_stride"; }
   for (int i = 0; i < 32; ++i) if (!fits_bits(static_cast<int64_t>(f.shuffle[i]), 5, false)) { if (value) *value = static_cast<int64_t>(f.shuffle[i]); return "shuffle"; }
   if (!fits_bits(static_cast<int64_t>(f.acc_addr), 18, false)) { if (value) *value = static_cast<int64_t>(f.acc_addr); return "acc_addr"; }
+  if (!fits_bits(static_cast<int64_t>(f.offset), 32, true)) { if (value) *value = static_cast<int64_t>(f.offset); return "offset"; }
+  if (!fits_bits(static_cast<int64_t>(f.channel_multiplier), 32, true)) { if (value) *value = static_cast<int64_t>(f.channel_multiplier); return "channel_multiplier"; }
+  for (int i = 0; i < 4; ++i) if (!fits_bits(static_cast<int64_t>(f.step[i]), 16, true)) { if (value) *value = static_cast<int64_t>(f.step[i]); return "step"; }
+  if (!fits_bits(static_cast<int64_t>(f.value), 32, false)) { if (value) *value = static_cast<int64_t>(f.value); return "value"; }
   return nullptr;
 }
 // isa_ve_t, bit for bit: the payload alone from bit 0.
-inline std::array<uint64_t, 12> pack_payload(const VeFields& f) {
+inline std::array<uint64_t, 15> pack_payload(const VeFields& f) {
   Word w{};
   pack(w, f);
-  std::array<uint64_t, 12> out{};
-  for (int b = 0; b < 761; b += 64) {
-    const int n = 761 - b < 64 ? 761 - b : 64;
+  std::array<uint64_t, 15> out{};
+  for (int b = 0; b < 924; b += 64) {
+    const int n = 924 - b < 64 ? 924 - b : 64;
     set_bits(out, b, n, get_bits(w, 64 + b, n));
   }
   return out;
@@ -980,13 +1047,13 @@ struct VeInstruction : VeFields {
   bool operator!=(const VeInstruction& o) const { return !(*this == o); }
 };
 // isa_ve_instr_t, bit for bit: the payload from bit 0, then the tag, then the opcode.
-inline constexpr int kVeInstrBits = 777;
-inline std::array<uint64_t, 13> pack_instr(const VeInstruction& in) {
+inline constexpr int kVeInstrBits = 940;
+inline std::array<uint64_t, 15> pack_instr(const VeInstruction& in) {
   const auto payload = pack_payload(static_cast<const VeFields&>(in));
-  std::array<uint64_t, 13> out{};
+  std::array<uint64_t, 15> out{};
   for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i];
-  set_bits(out, 761, 8, in.tag);
-  set_bits(out, 769, 8, static_cast<uint64_t>(in.opcode));
+  set_bits(out, 924, 8, in.tag);
+  set_bits(out, 932, 8, static_cast<uint64_t>(in.opcode));
   return out;
 }
 
@@ -1004,7 +1071,8 @@ struct DmaFields {
   uint64_t hbm_stride2{};  // bytes between planes in HBM
   uint64_t sbuf_stride1{};  // bytes between rows in SBUF
   uint64_t sbuf_stride2{};  // bytes between planes in SBUF
-  bool operator==(const DmaFields& o) const { return engine == o.engine && to_hbm == o.to_hbm && last == o.last && hbm_addr == o.hbm_addr && sbuf_addr == o.sbuf_addr && bytes == o.bytes && count1 == o.count1 && count2 == o.count2 && hbm_stride1 == o.hbm_stride1 && hbm_stride2 == o.hbm_stride2 && sbuf_stride1 == o.sbuf_stride1 && sbuf_stride2 == o.sbuf_stride2; }
+  bool transpose{};  // HBM -> SBUF with 2-byte elements transposed: element c of row r lands in partition +c at byte 2r of the row
+  bool operator==(const DmaFields& o) const { return engine == o.engine && to_hbm == o.to_hbm && last == o.last && hbm_addr == o.hbm_addr && sbuf_addr == o.sbuf_addr && bytes == o.bytes && count1 == o.count1 && count2 == o.count2 && hbm_stride1 == o.hbm_stride1 && hbm_stride2 == o.hbm_stride2 && sbuf_stride1 == o.sbuf_stride1 && sbuf_stride2 == o.sbuf_stride2 && transpose == o.transpose; }
   bool operator!=(const DmaFields& o) const { return !(*this == o); }
 };
 inline DmaFields unpack_dma(const Word& w) {
@@ -1021,6 +1089,7 @@ inline DmaFields unpack_dma(const Word& w) {
   f.hbm_stride2 = static_cast<uint64_t>(get_bits(w, 208, 32));
   f.sbuf_stride1 = static_cast<uint64_t>(get_bits(w, 240, 25));
   f.sbuf_stride2 = static_cast<uint64_t>(get_bits(w, 265, 25));
+  f.transpose = get_bits(w, 290, 1) != 0;
   return f;
 }
 inline void pack(Word& w, const DmaFields& f) {
@@ -1036,6 +1105,7 @@ inline void pack(Word& w, const DmaFields& f) {
   set_bits(w, 208, 32, static_cast<uint64_t>(f.hbm_stride2));
   set_bits(w, 240, 25, static_cast<uint64_t>(f.sbuf_stride1));
   set_bits(w, 265, 25, static_cast<uint64_t>(f.sbuf_stride2));
+  set_bits(w, 290, 1, static_cast<uint64_t>(f.transpose));
 }
 // The first field of f whose value does not fit its bits (its flat name, and its value in
 // *value), or nullptr.
@@ -1057,8 +1127,8 @@ inline std::array<uint64_t, 4> pack_payload(const DmaFields& f) {
   Word w{};
   pack(w, f);
   std::array<uint64_t, 4> out{};
-  for (int b = 0; b < 226; b += 64) {
-    const int n = 226 - b < 64 ? 226 - b : 64;
+  for (int b = 0; b < 227; b += 64) {
+    const int n = 227 - b < 64 ? 227 - b : 64;
     set_bits(out, b, n, get_bits(w, 64 + b, n));
   }
   return out;
@@ -1074,13 +1144,13 @@ struct DmaInstruction : DmaFields {
   bool operator!=(const DmaInstruction& o) const { return !(*this == o); }
 };
 // isa_dma_instr_t, bit for bit: the payload from bit 0, then the tag, then the opcode.
-inline constexpr int kDmaInstrBits = 242;
+inline constexpr int kDmaInstrBits = 243;
 inline std::array<uint64_t, 4> pack_instr(const DmaInstruction& in) {
   const auto payload = pack_payload(static_cast<const DmaFields&>(in));
   std::array<uint64_t, 4> out{};
   for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i];
-  set_bits(out, 226, 8, in.tag);
-  set_bits(out, 234, 8, static_cast<uint64_t>(in.opcode));
+  set_bits(out, 227, 8, in.tag);
+  set_bits(out, 235, 8, static_cast<uint64_t>(in.opcode));
   return out;
 }
 

@@ -9,7 +9,11 @@
 
 namespace ncore::model {
 
-bool ve_uses_src1(Opcode op) { return op == Opcode::kTensorTensor || op == Opcode::kTensorTensorScan; }
+bool ve_uses_src1(Opcode op) {
+  return op == Opcode::kTensorTensor || op == Opcode::kTensorTensorScan ||
+         op == Opcode::kScalarTensorTensor;
+}
+bool ve_reads_src0(Opcode op) { return op != Opcode::kMemset && op != Opcode::kIota; }
 
 namespace {
 bool uses_src1(Opcode op) { return ve_uses_src1(op); }
@@ -17,13 +21,32 @@ bool uses_src1(Opcode op) { return ve_uses_src1(op); }
 bool is_ve_opcode(Opcode op) { return isa::format_of(op) == isa::Format::kVe; }
 bool uses_op0(Opcode op) {
   return op == Opcode::kTensorTensor || op == Opcode::kTensorScalar ||
-         op == Opcode::kTensorReduce || op == Opcode::kTensorTensorScan;
+         op == Opcode::kTensorReduce || op == Opcode::kTensorTensorScan ||
+         op == Opcode::kScalarTensorTensor || op == Opcode::kTensorScalarReduce;
 }
 bool is_activation(Opcode op) { return op == Opcode::kActivation; }
 bool uses_op1(Opcode op) {
-  return op == Opcode::kTensorScalar || op == Opcode::kTensorTensorScan;
+  return op == Opcode::kTensorScalar || op == Opcode::kTensorTensorScan ||
+         op == Opcode::kScalarTensorTensor || op == Opcode::kTensorScalarReduce;
+}
+// The opcodes whose operations may be bitwise (the integer class); the others are float only.
+bool allows_integer(Opcode op) {
+  return op == Opcode::kTensorTensor || op == Opcode::kTensorScalar ||
+         op == Opcode::kTensorReduce || op == Opcode::kTensorTensorScan;
 }
 bool moves_bits(Opcode op) { return op == Opcode::kTranspose || op == Opcode::kShuffle; }
+// Which scalar operands an opcode reads (an immediate, or one word per partition).
+bool uses_s0(Opcode op) {
+  return op == Opcode::kTensorScalar || op == Opcode::kActivation ||
+         op == Opcode::kTensorTensorScan || op == Opcode::kScalarTensorTensor ||
+         op == Opcode::kTensorScalarReduce;
+}
+bool uses_s1(Opcode op) { return op == Opcode::kTensorScalar || op == Opcode::kActivation; }
+// Whether the instruction writes a per-partition FP32 reduction at acc_addr after its elements.
+bool writes_acc(const VeInstruction& in) {
+  return (in.opcode == Opcode::kActivation || in.opcode == Opcode::kTensorScalarReduce) &&
+         in.acc_enable;
+}
 
 bool is_nan32(uint32_t b) { return (b & 0x7FFFFFFFu) > 0x7F800000u; }
 // Sign-magnitude FP32 bits to an unsigned key whose order is the numeric order (-0 < +0).
@@ -86,6 +109,70 @@ uint32_t scalar_stage(AluOp op, bool reverse, uint32_t x, uint32_t s, bool integ
   return reverse ? ve_alu(op, s, x, integer) : ve_alu(op, x, s, integer);
 }
 
+// iota and affine_select: offset + sum(step[d] * i[d]) for element e of dst's pattern, in
+// int32 arithmetic that wraps (the partition's term is added per lane).
+uint32_t affine_base(const VeInstruction& in, uint32_t e) {
+  uint32_t v = static_cast<uint32_t>(in.offset);
+  for (int d = 0; d < kVeDims; ++d) {
+    v += static_cast<uint32_t>(in.step[d]) * (e % in.dst.count[d]);
+    e /= in.dst.count[d];
+  }
+  return v;
+}
+
+bool compare_with_zero(isa::CmpOp op, int32_t v) {
+  switch (op) {
+    case isa::CmpOp::kEqual: return v == 0;
+    case isa::CmpOp::kNotEqual: return v != 0;
+    case isa::CmpOp::kGreater: return v > 0;
+    case isa::CmpOp::kGreaterEqual: return v >= 0;
+    case isa::CmpOp::kLess: return v < 0;
+    default: return v <= 0;
+  }
+}
+
+uint32_t fp32_of_count(uint32_t n) { return to_fp32_bits(DType::kInt32, n); }
+
+// bn_stats of one partition's FP32 values (rtl/vector/README.md, "Statistics"): for the even
+// and then the odd elements, shifted sums about the first of them, then one division.
+std::vector<uint32_t> bn_stats(const std::vector<uint32_t>& x) {
+  std::vector<uint32_t> out;
+  for (size_t parity = 0; parity < 2; ++parity) {
+    const uint32_t count = static_cast<uint32_t>((x.size() + 1 - parity) / 2);
+    if (count == 0) {
+      out.insert(out.end(), {0u, 0u, 0u});
+      continue;
+    }
+    const uint32_t shift = x[parity];
+    uint32_t sum = 0, sum_sq = 0;
+    for (size_t j = parity; j < x.size(); j += 2) {
+      const uint32_t d = fp32_sub(x[j], shift);
+      sum = fp32_add(sum, d);
+      sum_sq = fp32_add(sum_sq, fp32_mul(d, d));
+    }
+    const uint32_t q = fp32_div(sum, fp32_of_count(count));
+    out.insert(out.end(), {fp32_of_count(count), fp32_add(shift, q), fp32_sub(sum_sq, fp32_mul(sum, q))});
+  }
+  return out;
+}
+
+// bn_aggr of one partition's (count, mean, M2) triples: mean and variance (M2 / count).
+std::vector<uint32_t> bn_aggr(const std::vector<uint32_t>& x) {
+  const uint32_t shift = x[1];
+  uint32_t count = 0, a = 0, b = 0, m2 = 0;
+  for (size_t i = 0; i + 2 < x.size(); i += 3) {
+    const uint32_t d = fp32_sub(x[i + 1], shift);
+    const uint32_t cd = fp32_mul(x[i], d);
+    count = fp32_add(count, x[i]);
+    a = fp32_add(a, cd);
+    b = fp32_add(b, fp32_mul(cd, d));
+    m2 = fp32_add(m2, x[i + 2]);
+  }
+  const uint32_t q = fp32_div(a, count);
+  const uint32_t total_m2 = fp32_add(m2, fp32_sub(b, fp32_mul(a, q)));
+  return {fp32_add(shift, q), fp32_div(total_m2, count)};
+}
+
 }  // namespace
 
 uint32_t elements(const VeAccess& a) {
@@ -128,8 +215,23 @@ bool ve_perf_mode(const VeInstruction& in) {
 }
 
 bool ve_integer_class(const VeInstruction& in) {
+  if (!allows_integer(in.opcode)) return false;
   return (uses_op0(in.opcode) && is_bitwise(in.op0)) ||
          (uses_op1(in.opcode) && is_bitwise(in.op1));
+}
+
+uint32_t ve_source_elements(const VeInstruction& in) {
+  return ve_reads_src0(in.opcode) ? elements(in.src0) : elements(in.dst);
+}
+
+uint32_t ve_dst_elements(const VeInstruction& in) {
+  const uint32_t n = ve_source_elements(in);
+  switch (in.opcode) {
+    case Opcode::kTensorReduce: return n / in.src0.count[0];
+    case Opcode::kBnStats: return kBnStatsOutputs;
+    case Opcode::kBnAggr: return kBnAggrOutputs;
+    default: return n;
+  }
 }
 
 VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* detail) {
@@ -143,7 +245,7 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     return fail(VeError::kOpcode, fmt::format("{} is not an instruction of the {} engine",
                                               ve_opcode_name(in.opcode),
                                               cfg.scalar_engine ? "scalar" : "vector"));
-  const bool src1 = uses_src1(in.opcode);
+  const bool src0 = ve_reads_src0(in.opcode), src1 = uses_src1(in.opcode);
   for (DType t : {in.in0, in.in1, in.out}) {
     if (static_cast<int>(t) >= isa::kNumDType)
       return fail(VeError::kDtype, fmt::format("dtype code {}", static_cast<int>(t)));
@@ -153,25 +255,40 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
   const bool integer = ve_integer_class(in);
   if (integer && (is_float(in.in0) || is_float(in.out) || (src1 && is_float(in.in1))))
     return fail(VeError::kDtype, "a bitwise/shift operation needs integer types throughout");
+  if (in.opcode == Opcode::kAffineSelect && (in.in0 == DType::kInt32 || in.out == DType::kInt32))
+    return fail(VeError::kDtype, "affine_select takes float, int8 and int16 tiles (NKI), not int32");
+  if ((in.opcode == Opcode::kBnStats || in.opcode == Opcode::kBnAggr) && !is_float(in.out))
+    return fail(VeError::kDtype, "statistics are written as a float type");
 
   auto op_ok = [&](AluOp op) {
     if (static_cast<int>(op) >= isa::kNumAluOp) return false;
+    if (!allows_integer(in.opcode)) return !is_bitwise(op);
     return !integer || op == AluOp::kBypass || is_bitwise(op);
   };
   if (uses_op0(in.opcode) && !op_ok(in.op0))
-    return fail(VeError::kAluOp, fmt::format("op0 {}", static_cast<int>(in.op0)));
+    return fail(VeError::kAluOp, fmt::format("op0 {} ({} takes {})", static_cast<int>(in.op0),
+                                             ve_opcode_name(in.opcode),
+                                             allows_integer(in.opcode) ? "one class of operation" : "arithmetic operations only"));
   if (uses_op1(in.opcode) && !op_ok(in.op1))
-    return fail(VeError::kAluOp, fmt::format("op1 {}", static_cast<int>(in.op1)));
+    return fail(VeError::kAluOp, fmt::format("op1 {} ({} takes {})", static_cast<int>(in.op1),
+                                             ve_opcode_name(in.opcode),
+                                             allows_integer(in.opcode) ? "one class of operation" : "arithmetic operations only"));
   if (is_activation(in.opcode) && static_cast<int>(in.act_func) >= isa::kNumActFunc)
     return fail(VeError::kAluOp, fmt::format("activation function {}", static_cast<int>(in.act_func)));
   if (in.opcode == Opcode::kTensorTensor && in.op0 == AluOp::kBypass)
     return fail(VeError::kAluOp, "tensor_tensor needs an operation");
+  if (in.opcode == Opcode::kScalarTensorTensor && in.op1 == AluOp::kBypass)
+    return fail(VeError::kAluOp, "scalar_tensor_tensor needs op1 (the tensor-tensor operation)");
   if (in.opcode == Opcode::kTensorReduce) {
     const AluOp op = in.op0;
     const bool ok = integer ? (op == AluOp::kAnd || op == AluOp::kOr || op == AluOp::kXor)
                             : (op == AluOp::kAdd || op == AluOp::kMax || op == AluOp::kMin);
     if (!ok) return fail(VeError::kAluOp, "tensor_reduce takes add/max/min (and/or/xor on ints)");
   }
+  if (in.opcode == Opcode::kTensorScalarReduce && in.op1 == AluOp::kBypass)
+    return fail(VeError::kAluOp, "tensor_scalar_reduce: op1 (the reduction) is add, subtract, multiply, max or min");
+  if (in.opcode == Opcode::kAffineSelect && static_cast<int>(in.cmp_op) >= isa::kNumCmpOp)
+    return fail(VeError::kAluOp, fmt::format("cmp_op {}", static_cast<int>(in.cmp_op)));
 
   const int q = cfg.quadrant();
   const int p = in.partitions, s = in.start_partition;
@@ -189,34 +306,43 @@ VeError ve_check(const VeInstruction& in, const VeConfig& cfg, std::string* deta
     }
   }
 
-  if (!shape_ok(in.src0) || (src1 && !shape_ok(in.src1)) || !shape_ok(in.dst))
+  if ((src0 && !shape_ok(in.src0)) || (src1 && !shape_ok(in.src1)) || !shape_ok(in.dst))
     return fail(VeError::kShape, "a zero count, or a free size over 64K (SBUF) / 4K (PSUM)");
-  const uint32_t n = elements(in.src0);
+  const uint32_t n = ve_source_elements(in);
   if (src1 && elements(in.src1) != n)
     return fail(VeError::kShape, fmt::format("src1 has {} elements, src0 {}", elements(in.src1), n));
-  const uint32_t expect = in.opcode == Opcode::kTensorReduce ? n / in.src0.count[0] : n;
+  if (in.opcode == Opcode::kBnStats && n > kBnStatsMaxElements)
+    return fail(VeError::kShape, fmt::format("bn_stats reads {} elements, at most {} (NKI's bn_stats_fmax)",
+                                             n, kBnStatsMaxElements));
+  if (in.opcode == Opcode::kBnAggr && n % 3 != 0)
+    return fail(VeError::kShape, fmt::format("bn_aggr reads (count, mean, M2) triples: {} elements", n));
+  const uint32_t expect = ve_dst_elements(in);
   if (elements(in.dst) != expect)
     return fail(VeError::kShape, fmt::format("dst has {} elements, expected {}", elements(in.dst), expect));
   if (in.opcode == Opcode::kTranspose && n % q != 0)
     return fail(VeError::kShape, fmt::format("transpose: {} elements, not a multiple of {}", n, q));
 
-  if (!access_in_range(in.src0, dtype_bytes(in.in0), space_bytes(cfg, in.src0.space)))
+  if (src0 && !access_in_range(in.src0, dtype_bytes(in.in0), space_bytes(cfg, in.src0.space)))
     return fail(VeError::kAddress, "src0 misaligned or out of range");
   if (src1 && !access_in_range(in.src1, dtype_bytes(in.in1), space_bytes(cfg, in.src1.space)))
     return fail(VeError::kAddress, "src1 misaligned or out of range");
   if (!access_in_range(in.dst, dtype_bytes(in.out), space_bytes(cfg, in.dst.space)))
     return fail(VeError::kAddress, "dst misaligned or out of range");
-  const bool scalars = in.opcode == Opcode::kTensorScalar || is_activation(in.opcode);
   for (int k = 0; k < 2; ++k) {
     const bool per_partition = k ? in.s1_per_partition : in.s0_per_partition;
     const uint32_t addr = k ? in.s1 : in.s0;
-    const bool used = scalars || (in.opcode == Opcode::kTensorTensorScan && k == 0);
+    const bool used = k ? uses_s1(in.opcode) : uses_s0(in.opcode);
     if (used && per_partition && (addr % 4 != 0 || uint64_t{addr} + 4 > cfg.sbuf_bytes))
       return fail(VeError::kAddress, "per-partition scalar misaligned or out of range");
   }
-  if (is_activation(in.opcode) && in.acc_enable &&
-      (in.acc_addr % 4 != 0 || static_cast<uint64_t>(in.acc_addr) + 4 > cfg.sbuf_bytes))
+  if (writes_acc(in) && (in.acc_addr % 4 != 0 || static_cast<uint64_t>(in.acc_addr) + 4 > cfg.sbuf_bytes))
     return fail(VeError::kAddress, "accumulator address misaligned or out of range");
+  if (in.opcode == Opcode::kScalarTensorTensor && in.src0.space == MemSpace::kPsum &&
+      in.src1.space == MemSpace::kPsum)
+    return fail(VeError::kAddress, "scalar_tensor_tensor: src0 and src1 cannot both be in PSUM (NKI)");
+  if (in.opcode == Opcode::kMemset && (in.value & ~storage_mask(in.out)) != 0)
+    return fail(VeError::kValue, fmt::format("memset value 0x{:x} is wider than {}", in.value,
+                                             dtype_name(in.out)));
   return VeError::kNone;
 }
 
@@ -272,7 +398,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
   const int lanes = cfg.lanes, first = in.start_partition, last = first + in.partitions;
   const bool integer = ve_integer_class(in);
   const int b0 = dtype_bytes(in.in0), b1 = dtype_bytes(in.in1), bo = dtype_bytes(in.out);
-  const uint32_t n = elements(in.src0);
+  const uint32_t n = ve_source_elements(in);
 
   auto raw = [&](const VeAccess& a, int bytes, uint32_t e, int lane) {
     return mem.space(a.space).read(lane, element_addr(a, bytes, e), bytes);
@@ -290,20 +416,29 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
   std::vector<uint32_t> sr(lanes);
   for (int l = 0; l < lanes; ++l) sr[l] = ve_sr_init(in.seed, l);
   std::vector<VeWrite> writes;
-  // Emits the element-e write of dst from per-lane results (32-bit values to cast, or raw bits).
-  auto emit = [&](uint32_t e, const std::vector<uint32_t>& result, bool cast) {
+  // Emits the element-e write of dst from per-lane results: FP32 (or int32 in the integer
+  // class) to cast, raw bits to move, or int32 to clamp (iota into an integer type).
+  enum class Out { kCast, kBits, kClampInt };
+  auto emit = [&](uint32_t e, const std::vector<uint32_t>& result, Out kind) {
     VeWrite w{in.dst.space, element_addr(in.dst, bo, e), bo, std::vector<uint32_t>(lanes, 0)};
     for (int l = 0; l < lanes; ++l) {
       sr[l] = ve_sr_next(sr[l]);
       if (l < first || l >= last) continue;
-      if (!cast) {
+      if (kind == Out::kBits) {
         w.data[l] = result[l] & storage_mask(in.out);
-      } else if (integer) {
+      } else if (integer || kind == Out::kClampInt) {
         w.data[l] = clamp_int32(in.out, static_cast<int32_t>(result[l]));
       } else {
         w.data[l] = from_fp32(result[l], in.out, cast_mode(in), sr[l]);
       }
     }
+    writes.push_back(std::move(w));
+  };
+  // The per-partition FP32 reduction at acc_addr, after the elements (activation's sum,
+  // tensor_scalar_reduce's fold).
+  auto emit_acc = [&](const std::vector<uint32_t>& acc) {
+    VeWrite w{MemSpace::kSbuf, static_cast<uint32_t>(in.acc_addr), 4, std::vector<uint32_t>(lanes, 0)};
+    for (int l = first; l < last; ++l) w.data[l] = acc[l];
     writes.push_back(std::move(w));
   };
 
@@ -326,7 +461,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
             result[l] = scalar_stage(in.op1, in.reverse1, y, s1, integer);
           }
         }
-        emit(e, result, true);
+        emit(e, result, Out::kCast);
       }
       break;
     case Opcode::kTensorReduce: {
@@ -337,7 +472,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
           for (uint32_t i = 1; i < row; ++i)
             acc[l] = ve_alu(in.op0, acc[l], value(in.in0, raw(in.src0, b0, r * row + i, l)), integer);
         }
-        emit(r, acc, true);
+        emit(r, acc, Out::kCast);
       }
       break;
     }
@@ -349,7 +484,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
           const uint32_t y = ve_alu(in.op0, acc[l], value(in.in0, raw(in.src0, b0, e, l)), integer);
           acc[l] = ve_alu(in.op1, y, value(in.in1, raw(in.src1, b1, e, l)), integer);
         }
-        emit(e, acc, true);
+        emit(e, acc, Out::kCast);
       }
       break;
     }
@@ -360,7 +495,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
             const int base = l - l % q, p = l % q;
             result[l] = raw(in.src0, b0, block * q + p, base + j);
           }
-          emit(block * q + j, result, false);
+          emit(block * q + j, result, Out::kBits);
         }
       }
       break;
@@ -369,7 +504,7 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
         for (int l = first; l < last; ++l) {
           result[l] = raw(in.src0, b0, e, l - l % q + in.shuffle[l % q]);
         }
-        emit(e, result, false);
+        emit(e, result, Out::kBits);
       }
       break;
     case Opcode::kActivation: {
@@ -381,12 +516,67 @@ std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, con
           result[l] = act_eval(in.act_func, t);
           acc[l] = e == 0 ? result[l] : fp32_add(acc[l], result[l]);
         }
-        emit(e, result, true);
+        emit(e, result, Out::kCast);
       }
-      if (in.acc_enable) {
-        VeWrite w{MemSpace::kSbuf, static_cast<uint32_t>(in.acc_addr), 4, std::vector<uint32_t>(lanes, 0)};
-        for (int l = first; l < last; ++l) w.data[l] = acc[l];
-        writes.push_back(std::move(w));
+      if (in.acc_enable) emit_acc(acc);
+      break;
+    }
+    case Opcode::kScalarTensorTensor:
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) {
+          const uint32_t x = value(in.in0, raw(in.src0, b0, e, l));
+          const uint32_t y = value(in.in1, raw(in.src1, b1, e, l));
+          const uint32_t t = scalar_stage(in.op0, in.reverse0, x, scalar(0, l), false);
+          result[l] = in.reverse1 ? ve_alu(in.op1, y, t, false) : ve_alu(in.op1, t, y, false);
+        }
+        emit(e, result, Out::kCast);
+      }
+      break;
+    case Opcode::kTensorScalarReduce:
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) {
+          const uint32_t x = value(in.in0, raw(in.src0, b0, e, l));
+          result[l] = scalar_stage(in.op0, in.reverse0, x, scalar(0, l), false);
+          acc[l] = e == 0 ? result[l] : ve_alu(in.op1, acc[l], result[l], false);
+        }
+        emit(e, result, Out::kCast);
+      }
+      if (in.acc_enable) emit_acc(acc);
+      break;
+    case Opcode::kMemset:
+      for (uint32_t e = 0; e < n; ++e) {
+        for (int l = first; l < last; ++l) result[l] = in.value;
+        emit(e, result, Out::kBits);
+      }
+      break;
+    case Opcode::kIota:
+    case Opcode::kAffineSelect:
+      for (uint32_t e = 0; e < n; ++e) {
+        const uint32_t base = affine_base(in, e);
+        for (int l = first; l < last; ++l) {
+          const int32_t v = static_cast<int32_t>(
+              base + static_cast<uint32_t>(l - first) * static_cast<uint32_t>(in.channel_multiplier));
+          if (in.opcode == Opcode::kIota) {
+            result[l] = is_float(in.out) ? to_fp32_bits(DType::kInt32, static_cast<uint32_t>(v))
+                                         : static_cast<uint32_t>(v);
+          } else {
+            result[l] = compare_with_zero(in.cmp_op, v) ? value(in.in0, raw(in.src0, b0, e, l)) : in.value;
+          }
+        }
+        emit(e, result, in.opcode == Opcode::kIota && !is_float(in.out) ? Out::kClampInt : Out::kCast);
+      }
+      break;
+    case Opcode::kBnStats:
+    case Opcode::kBnAggr: {
+      std::vector<std::vector<uint32_t>> stats(lanes);
+      for (int l = first; l < last; ++l) {
+        std::vector<uint32_t> x(n);
+        for (uint32_t e = 0; e < n; ++e) x[e] = value(in.in0, raw(in.src0, b0, e, l));
+        stats[l] = in.opcode == Opcode::kBnStats ? bn_stats(x) : bn_aggr(x);
+      }
+      for (uint32_t k = 0; k < ve_dst_elements(in); ++k) {
+        for (int l = first; l < last; ++l) result[l] = stats[l][k];
+        emit(k, result, Out::kCast);
       }
       break;
     }
@@ -415,14 +605,20 @@ void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMem
 
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
   (void)cfg;
-  const uint64_t n = elements(in.src0);
+  const uint64_t n = ve_source_elements(in);
+  // iota and affine_select: GpSimd's cost, 150 + N (the engine waits out the difference).
+  if (in.opcode == Opcode::kIota || in.opcode == Opcode::kAffineSelect) return kVeAffineFixedCycles + n;
+  // memset: no read, so no read or response-buffer stage.
+  if (in.opcode == Opcode::kMemset) return kVeFixedCycles - 2 + n;
   uint64_t reads = uses_src1(in.opcode) ? 2 * n : ve_perf_mode(in) ? n / 2 : n;
-  if (in.opcode == Opcode::kTensorScalar || is_activation(in.opcode))
-    reads += (in.s0_per_partition ? 1 : 0) + (in.s1_per_partition ? 1 : 0);
-  if (is_activation(in.opcode) && in.acc_enable) ++reads;  // the sum's write, one cycle more
-  if (in.opcode == Opcode::kTensorTensorScan && in.s0_per_partition) ++reads;
+  reads += (uses_s0(in.opcode) && in.s0_per_partition ? 1 : 0) +
+           (uses_s1(in.opcode) && in.s1_per_partition ? 1 : 0);
+  if (writes_acc(in)) ++reads;  // the reduction's write, one cycle more
   const uint64_t writes_stalled = in.opcode == Opcode::kTranspose ? n : 0;
-  return kVeFixedCycles + reads + writes_stalled;
+  // Statistics: two divisions after the last element, then the outputs, one per cycle.
+  const uint64_t stats = in.opcode == Opcode::kBnStats || in.opcode == Opcode::kBnAggr
+                             ? 2 * kVeDivCycles + ve_dst_elements(in) + 1 : 0;
+  return kVeFixedCycles + reads + writes_stalled + stats;
 }
 
 }  // namespace ncore::model

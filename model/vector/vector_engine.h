@@ -68,8 +68,18 @@ struct VeConfig {
 // unit innermost stride, even rows on 4-byte boundaries: two elements per lane per cycle, one
 // 4-byte read and one 4-byte write per pair (rtl/vector/README.md, "Timing").
 bool ve_perf_mode(const VeInstruction& in);
-// Whether the instruction reads its second operand (src1).
+// Whether the instruction reads its first operand (src0: all but memset and iota) and its
+// second (src1).
+bool ve_reads_src0(Opcode op);
 bool ve_uses_src1(Opcode op);
+// Elements the instruction streams (src0's, or dst's for memset and iota) and writes to dst.
+uint32_t ve_source_elements(const VeInstruction& in);
+uint32_t ve_dst_elements(const VeInstruction& in);
+// bn_stats writes (count, mean, M2) for the even and for the odd elements of at most 512
+// (NKI's bn_stats_fmax); bn_aggr writes (mean, variance). rtl/vector/README.md, "Statistics".
+inline constexpr uint32_t kBnStatsMaxElements = 512;
+inline constexpr uint32_t kBnStatsOutputs = 6;
+inline constexpr uint32_t kBnAggrOutputs = 2;
 // Whether the instruction's values are int32 (a bitwise op in use) rather than FP32.
 bool ve_integer_class(const VeInstruction& in);
 // The refusal code the RTL gives, or kNone. `detail` (optional) says which field and why.
@@ -111,6 +121,11 @@ uint32_t ve_sr_next(uint32_t state);
 // of each transposed block, plus a fixed pipeline latency (accept, check, read, response
 // buffer, write buffer, write).
 inline constexpr uint64_t kVeFixedCycles = 6;
+// Cycles of one division in bn_stats / bn_aggr (the RTL's DivCycles: a multicycle path).
+inline constexpr uint64_t kVeDivCycles = 8;
+// iota and affine_select cost what NKI gives for GpSimd, 150 + N: ncore runs them on the
+// vector engine, which waits out GpSimd's start-up (rtl/vector/README.md, "GpSimd").
+inline constexpr uint64_t kVeAffineFixedCycles = 150;
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg);
 
 }  // namespace ncore::model

@@ -151,6 +151,37 @@ package nc_fp_pkg;
     return round_pack(sign, 12'sd0, ext[73:50], ext[49], |ext[48:0]);
   endfunction
 
+  // IEEE binary32 quotient, round-to-nearest-even (the vector engine's divider: bn_stats and
+  // bn_aggr). The significands' long division gives 27 or 28 quotient bits and a remainder,
+  // which becomes the sticky bit.
+  function automatic logic [31:0] fp32_div(fp_unpacked_t a, fp_unpacked_t b);
+    logic               sign;
+    logic [50:0]        num;
+    logic [27:0]        quot, q28;
+    logic               rem_nz;
+    logic signed [11:0] e_lead, biased;
+    logic [5:0]         sh;
+    logic [73:0]        ext;
+    sign = a.sign ^ b.sign;
+    if (a.is_nan || b.is_nan || (a.is_inf && b.is_inf) || (a.is_zero && b.is_zero))
+      return Fp32CanonicalNan;
+    if (a.is_inf || b.is_zero) return {sign, 8'hFF, 23'd0};
+    if (a.is_zero || b.is_inf) return {sign, 31'd0};
+    num = {a.sig, 27'd0};
+    quot = 28'(num / {27'd0, b.sig});                   // in (2^26, 2^28)
+    rem_nz = (num % {27'd0, b.sig}) != '0;
+    q28 = quot[27] ? quot : quot << 1;                  // leading one at bit 27
+    e_lead = 12'(a.exp) - 12'(b.exp) - 12'(!quot[27]);
+    biased = e_lead + 12'sd127;
+    if (biased >= 12'sd1) begin
+      return round_pack(sign, biased - 12'sd1, q28[27:4], q28[3], |q28[2:0] | rem_nz);
+    end
+    if (biased < -12'sd25) return {sign, 31'd0};
+    sh = 6'(12'sd1 - biased);
+    ext = {q28, 46'd0} >> sh;
+    return round_pack(sign, 12'sd0, ext[73:50], ext[49], |ext[48:0] | rem_nz);
+  endfunction
+
   // Leading zeros of a 27-bit value, by halving steps (0 gives 27).
   function automatic logic [4:0] lzc27(logic [26:0] x);
     logic [31:0] v;

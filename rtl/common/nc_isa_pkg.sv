@@ -71,6 +71,16 @@ package nc_isa_pkg;
     ActFuncSquare = 4'd9
   } isa_act_func_e;
 
+  // affine_select: how the affine value is compared with 0 (signed int32)
+  typedef enum logic [2:0] {
+    CmpOpEqual = 3'd0,  // value == 0
+    CmpOpNotEqual = 3'd1,  // value != 0
+    CmpOpGreater = 3'd2,  // value > 0
+    CmpOpGreaterEqual = 3'd3,  // value >= 0
+    CmpOpLess = 3'd4,  // value < 0
+    CmpOpLessEqual = 3'd5  // value <= 0
+  } isa_cmp_op_e;
+
   // M:N structured sparsity of a stationary along K: 4 of every G rows kept
   typedef enum logic [1:0] {
     TeSparsityDense = 2'd0,  // G 4: every row
@@ -107,7 +117,8 @@ package nc_isa_pkg;
     VeErrorAluOp = 3'd3,  // an op or function code out of range, a required op bypassed, a bad reduce op, float and bitwise mixed
     VeErrorPartitions = 3'd4,  // partition count, start, quadrant or shuffle entry out of range
     VeErrorShape = 3'd5,  // a zero count, a free size over the limit, operand and result sizes that disagree
-    VeErrorAddress = 3'd6  // misaligned, or the pattern leaves its memory
+    VeErrorAddress = 3'd6,  // misaligned, or the pattern leaves its memory
+    VeErrorValue = 3'd7  // memset: value has bits above dtype out's width
   } isa_ve_error_e;
 
   // why a DMA descriptor is refused (the doc is the message)
@@ -117,7 +128,8 @@ package nc_isa_pkg;
     DmaErrorAlign = 3'd2,  // misaligned
     DmaErrorHbmRange = 3'd3,  // past the end of HBM
     DmaErrorSbufRange = 3'd4,  // past the end of SBUF
-    DmaErrorListLength = 3'd5  // a ninth descriptor in one list (an engine tracks 8)
+    DmaErrorListLength = 3'd5,  // a ninth descriptor in one list (an engine tracks 8)
+    DmaErrorTranspose = 3'd6  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
   } isa_dma_error_e;
 
   // why the NeuronCore cannot execute a word, checked in this order
@@ -206,6 +218,13 @@ package nc_isa_pkg;
     IsaTranspose = 8'h25,
     IsaShuffle = 8'h26,
     IsaActivation = 8'h27,
+    IsaMemset = 8'h28,
+    IsaIota = 8'h29,
+    IsaAffineSelect = 8'h2a,
+    IsaBnStats = 8'h2b,
+    IsaBnAggr = 8'h2c,
+    IsaScalarTensorTensor = 8'h2d,
+    IsaTensorScalarReduce = 8'h2e,
     IsaDmaCopy = 8'h30,
     IsaAllReduce = 8'h40,
     IsaAllGather = 8'h41,
@@ -284,12 +303,17 @@ package nc_isa_pkg;
     return {opcode, tag, payload};
   endfunction
 
-  // ve: vector and scalar engines: see model/vector/vector_engine.h; bits [824:64]
+  // ve: vector and scalar engines: see model/vector/vector_engine.h; bits [987:64]
   localparam int unsigned IsaVeLsb = 64;
-  localparam int unsigned IsaVeBits = 761;
+  localparam int unsigned IsaVeBits = 924;
   typedef struct packed {
-    logic [17:0] acc_addr;  // activation: SBUF byte address of the sum
-    logic [0:0] acc_enable;  // activation: write the FP32 sum of the results at acc_addr
+    logic [31:0] value;  // memset: the element's bits in dtype out; affine_select: FP32 bits where the predicate is false
+    isa_cmp_op_e cmp_op;  // affine_select: the predicate is cmp_op(affine value, 0)
+    logic [3:0][15:0] step;  // iota, affine_select: times each index of dst's pattern, dimension 0 innermost
+    logic signed [31:0] channel_multiplier;  // iota, affine_select: times the partition's index from start_partition
+    logic signed [31:0] offset;  // iota, affine_select: the affine expression's constant (int32)
+    logic [17:0] acc_addr;  // activation, tensor_scalar_reduce: SBUF byte address of the reduction
+    logic [0:0] acc_enable;  // activation, tensor_scalar_reduce: write the FP32 reduction of the results at acc_addr
     isa_act_func_e act_func;  // activation function
     logic [31:0][4:0] shuffle;  // shuffle: source partition of destination p in its quadrant
     isa_access_t dst;  // destination
@@ -316,8 +340,13 @@ package nc_isa_pkg;
   typedef struct packed {
     isa_opcode_e opcode;
     logic [7:0] tag;  // identifies the instruction in the engine's reports
-    logic [17:0] acc_addr;  // activation: SBUF byte address of the sum
-    logic [0:0] acc_enable;  // activation: write the FP32 sum of the results at acc_addr
+    logic [31:0] value;  // memset: the element's bits in dtype out; affine_select: FP32 bits where the predicate is false
+    isa_cmp_op_e cmp_op;  // affine_select: the predicate is cmp_op(affine value, 0)
+    logic [3:0][15:0] step;  // iota, affine_select: times each index of dst's pattern, dimension 0 innermost
+    logic signed [31:0] channel_multiplier;  // iota, affine_select: times the partition's index from start_partition
+    logic signed [31:0] offset;  // iota, affine_select: the affine expression's constant (int32)
+    logic [17:0] acc_addr;  // activation, tensor_scalar_reduce: SBUF byte address of the reduction
+    logic [0:0] acc_enable;  // activation, tensor_scalar_reduce: write the FP32 reduction of the results at acc_addr
     isa_act_func_e act_func;  // activation function
     logic [31:0][4:0] shuffle;  // shuffle: source partition of destination p in its quadrant
     isa_access_t dst;  // destination
@@ -345,10 +374,11 @@ package nc_isa_pkg;
     return {opcode, tag, payload};
   endfunction
 
-  // dma: one DMA descriptor: see model/dma/dma.h; bits [289:64]
+  // dma: one DMA descriptor: see model/dma/dma.h; bits [290:64]
   localparam int unsigned IsaDmaLsb = 64;
-  localparam int unsigned IsaDmaBits = 226;
+  localparam int unsigned IsaDmaBits = 227;
   typedef struct packed {
+    logic [0:0] transpose;  // HBM -> SBUF with 2-byte elements transposed: element c of row r lands in partition +c at byte 2r of the row
     logic [24:0] sbuf_stride2;  // bytes between planes in SBUF
     logic [24:0] sbuf_stride1;  // bytes between rows in SBUF
     logic [31:0] hbm_stride2;  // bytes between planes in HBM
@@ -366,6 +396,7 @@ package nc_isa_pkg;
   typedef struct packed {
     isa_opcode_e opcode;
     logic [7:0] tag;  // identifies the instruction in the engine's reports
+    logic [0:0] transpose;  // HBM -> SBUF with 2-byte elements transposed: element c of row r lands in partition +c at byte 2r of the row
     logic [24:0] sbuf_stride2;  // bytes between planes in SBUF
     logic [24:0] sbuf_stride1;  // bytes between rows in SBUF
     logic [31:0] hbm_stride2;  // bytes between planes in HBM
@@ -439,6 +470,13 @@ package nc_isa_pkg;
       IsaTranspose: return FormatVe;
       IsaShuffle: return FormatVe;
       IsaActivation: return FormatVe;
+      IsaMemset: return FormatVe;
+      IsaIota: return FormatVe;
+      IsaAffineSelect: return FormatVe;
+      IsaBnStats: return FormatVe;
+      IsaBnAggr: return FormatVe;
+      IsaScalarTensorTensor: return FormatVe;
+      IsaTensorScalarReduce: return FormatVe;
       IsaDmaCopy: return FormatDma;
       IsaAllReduce: return FormatCc;
       IsaAllGather: return FormatCc;
@@ -464,6 +502,13 @@ package nc_isa_pkg;
       IsaTranspose: return 5'b00100;
       IsaShuffle: return 5'b00100;
       IsaActivation: return 5'b00010;
+      IsaMemset: return 5'b00100;
+      IsaIota: return 5'b00100;
+      IsaAffineSelect: return 5'b00100;
+      IsaBnStats: return 5'b00100;
+      IsaBnAggr: return 5'b00100;
+      IsaScalarTensorTensor: return 5'b00100;
+      IsaTensorScalarReduce: return 5'b00100;
       IsaDmaCopy: return 5'b01000;
       IsaAllReduce: return 5'b10000;
       IsaAllGather: return 5'b10000;
@@ -479,15 +524,22 @@ package nc_isa_pkg;
       IsaNop: return 0;
       IsaLoadStationary: return 111;
       IsaMultiplyMoving: return 111;
-      IsaTensorTensor: return 761;
-      IsaTensorScalar: return 761;
-      IsaTensorReduce: return 761;
-      IsaTensorCopy: return 761;
-      IsaTensorTensorScan: return 761;
-      IsaTranspose: return 761;
-      IsaShuffle: return 761;
-      IsaActivation: return 761;
-      IsaDmaCopy: return 226;
+      IsaTensorTensor: return 924;
+      IsaTensorScalar: return 924;
+      IsaTensorReduce: return 924;
+      IsaTensorCopy: return 924;
+      IsaTensorTensorScan: return 924;
+      IsaTranspose: return 924;
+      IsaShuffle: return 924;
+      IsaActivation: return 924;
+      IsaMemset: return 924;
+      IsaIota: return 924;
+      IsaAffineSelect: return 924;
+      IsaBnStats: return 924;
+      IsaBnAggr: return 924;
+      IsaScalarTensorTensor: return 924;
+      IsaTensorScalarReduce: return 924;
+      IsaDmaCopy: return 227;
       IsaAllReduce: return 129;
       IsaAllGather: return 129;
       IsaReduceScatter: return 129;

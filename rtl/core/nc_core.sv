@@ -427,6 +427,7 @@ module nc_core
   logic      sbuf_dma_wr_valid [DmaPorts], sbuf_dma_rd_valid [DmaPorts];
   logic [FlatW-1:0] sbuf_dma_wr_addr [DmaPorts], sbuf_dma_rd_addr [DmaPorts];
   logic [255:0] sbuf_dma_wr_data [DmaPorts], sbuf_dma_rd_data [DmaPorts];
+  logic [3:0]   sbuf_dma_wr_engine [DmaPorts];  // the port's engine of each SBUF write
   logic      sbuf_dma_active;  // a DMA port reads or writes SBUF this cycle
 
   assign dma_payload = isa_dma_t'(seq_word[QueueSp][IsaDmaLsb +: IsaDmaBits]);
@@ -539,7 +540,7 @@ module nc_core
       .hbm_rsp_valid_i(hbm_rsp_valid_i[g]), .hbm_rsp_id_i(hbm_rsp_id_i[g]),
       .hbm_rsp_data_i(hbm_rsp_data_i[g]),
       .sbuf_wr_valid_o(sbuf_dma_wr_valid[g]), .sbuf_wr_addr_o(sbuf_dma_wr_addr[g]),
-      .sbuf_wr_data_o(sbuf_dma_wr_data[g]),
+      .sbuf_wr_data_o(sbuf_dma_wr_data[g]), .sbuf_wr_engine_o(sbuf_dma_wr_engine[g]),
       .sbuf_rd_valid_o(sbuf_dma_rd_valid[g]), .sbuf_rd_addr_o(sbuf_dma_rd_addr[g]),
       .sbuf_rd_data_i(sbuf_dma_rd_data[g]),
       .err_o(dma_err[g]), .err_code_o(dma_err_code[g]), .idle_o(dma_port_idle[g]),
@@ -922,11 +923,11 @@ module nc_core
       te_write_data_o[p] = psum_wr_data[p];
     end
 
-    // A DMA port writes SBUF in the cycle an HBM read response arrives; the response's id
-    // names the port's engine (nc_dma: {16'd0, 8'(engine), 8'(tag)}).
+    // A DMA port writes SBUF in the cycle an HBM read response arrives, or when its drain unit
+    // writes out a transpose block; nc_dma names the port's engine the data belongs to.
     for (int g = 0; g < int'(DmaPorts); g++) begin
       dma_write_valid_o[g] = sbuf_dma_wr_valid[g];
-      dma_write_engine_o[g] = 4'(32'(hbm_rsp_id_i[g][15:8]) * DmaPorts + g);
+      dma_write_engine_o[g] = 4'(32'(sbuf_dma_wr_engine[g]) * DmaPorts + g);
       dma_write_addr_o[g] = sbuf_dma_wr_addr[g];
       dma_write_data_o[g] = sbuf_dma_wr_data[g];
     end

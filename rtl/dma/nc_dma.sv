@@ -9,6 +9,9 @@
 // taken), so descriptors of one engine are ordered; engines are not ordered with each other.
 // An illegal descriptor is refused (not executed): err_o rises with the first code, and the
 // completion of its list is reported with the error flag.
+// A transposing descriptor (HBM -> SBUF, 2-byte elements) reads 16 rows of one 32-byte column
+// chunk into its engine's block buffer; the one drain unit then writes the block out, one
+// partition per element column, and the engine goes on to the next chunk (rtl/dma/README.md).
 `include "nc_assert.svh"
 
 module nc_dma
@@ -52,6 +55,7 @@ module nc_dma
   output logic                   sbuf_wr_valid_o,
   output logic [SbufAddrW-1:0]   sbuf_wr_addr_o,
   output logic [255:0]           sbuf_wr_data_o,
+  output logic [3:0]             sbuf_wr_engine_o,  // the engine whose data it is (monitors)
   output logic                   sbuf_rd_valid_o,
   output logic [SbufAddrW-1:0]   sbuf_rd_addr_o,
   input  logic [255:0]           sbuf_rd_data_i,
@@ -99,9 +103,19 @@ module nc_dma
     logic [HbmAddrW-1:0]  row_hbm, plane_hbm;
     logic [SbufAddrW-1:0] row_sbuf, plane_sbuf;
     logic [OutW-1:0]      outstanding; // reads not yet written, writes not yet taken
+    logic                 tp_hold;     // transpose: a block's reads issued, its drain not done
+    logic [SbufAddrW-1:0] tp_addr;     // transpose: that block's SBUF address (column 0)
   } engine_t;
 
   engine_t                eng_q [Engines], eng_d [Engines];
+  // Transpose block buffers: row i of the chunk, and which rows have arrived.
+  logic [TpRows-1:0][255:0] tp_buf_q [Engines];
+  logic [TpRows-1:0]      tp_have_q [Engines], tp_have_d [Engines];
+  // The drain unit: 2 cycles to turn a full buffer around, then one column (partition) a cycle
+  // when the SBUF write port is free of a copy's response.
+  logic                   dr_busy_q, dr_busy_d;
+  logic [EngW-1:0]        dr_eng_q, dr_eng_d;
+  logic [4:0]             dr_cnt_q, dr_cnt_d;
   logic [Tags-1:0]        tag_busy_q [Engines], tag_busy_d [Engines];
   logic [SbufAddrW-1:0]   tag_addr_q [Engines][Tags];
   logic [EngW-1:0]        rr_rd_q, rr_rd_d, rr_srd_q, rr_srd_d;
@@ -141,7 +155,7 @@ module nc_dma
       free_tag[e] = '0;
       for (int t = Tags - 1; t >= 0; t--) if (!tag_busy_q[e][t]) free_tag[e] = TagW'(t);
       want_rd[e] = eng_q[e].busy && !eng_q[e].issued && !eng_q[e].desc.to_hbm &&
-                   !(&tag_busy_q[e]);
+                   !(&tag_busy_q[e]) && !eng_q[e].tp_hold;
       want_srd[e] = eng_q[e].busy && !eng_q[e].issued && eng_q[e].desc.to_hbm;
     end
     // The read register takes a new request when it is empty or its request is taken now.
@@ -173,9 +187,23 @@ module nc_dma
   logic             done_found;
   logic [EngW-1:0]  done_eng;
 
-  assign rsp_write = hbm_rsp_valid_i;
+  logic             rsp_transpose, dr_write;
+  logic [SbufAddrW-1:0] rsp_tag_addr;  // the read's SBUF address (a transposing read's: its row)
+  logic [3:0]       dr_col;
+  logic [255:0]     dr_data;
   assign rsp_eng = hbm_rsp_id_i[8 +: EngW];
   assign rsp_tag = hbm_rsp_id_i[0 +: TagW];
+  assign rsp_tag_addr = tag_addr_q[rsp_eng][rsp_tag];
+  // A response of a transposing engine goes to its block buffer, not to SBUF.
+  assign rsp_transpose = hbm_rsp_valid_i && eng_q[rsp_eng].desc.transpose;
+  assign rsp_write = hbm_rsp_valid_i && !rsp_transpose;
+  // The drain writes a column when its turnaround is done and no response takes the port.
+  assign dr_write = dr_busy_q && dr_cnt_q >= 5'd2 && !rsp_write;
+  assign dr_col = 4'(dr_cnt_q - 5'd2);
+  always_comb begin
+    for (int i = 0; i < int'(TpRows); i++)
+      dr_data[16 * i +: 16] = tp_buf_q[dr_eng_q][i][16 * int'(dr_col) +: 16];
+  end
   assign stage_pop = stage_out_valid && hbm_wr_ready_i;
 
   always_comb begin
@@ -188,10 +216,43 @@ module nc_dma
       end
   end
 
+  // Advances a transposing engine past the read it just issued: rows of the block innermost,
+  // then 32-byte column chunks, then blocks of 16 rows (one plane). row_hbm is row i1's HBM
+  // address, plane_hbm the block's first row's; row_sbuf is the chunk's column-0 address in
+  // SBUF, plane_sbuf the block's.
+  function automatic engine_t advance_transpose(input engine_t s);
+    engine_t n;
+    n = s;
+    if (s.i1[3:0] != 4'hF) begin
+      n.i1 = s.i1 + 1'b1;
+      n.row_hbm = s.row_hbm + HbmAddrW'(s.desc.hbm_stride1);
+      return n;
+    end
+    n.tp_hold = 1'b1;                      // the chunk's 16 reads are out: wait for its drain
+    n.tp_addr = s.row_sbuf;
+    n.off = s.off + 17'd32;
+    if (n.off != s.desc.bytes) begin       // the next chunk of the same rows
+      n.i1 = s.i1 - 12'd15;
+      n.row_hbm = s.plane_hbm;             // (the read adds off)
+      n.row_sbuf = s.row_sbuf + SbufAddrW'(16 * PartitionBytes);
+    end else if (s.i1 + 1'b1 == s.desc.count1) begin
+      n.issued = 1'b1;
+    end else begin                         // the next block of 16 rows
+      n.off = '0;
+      n.i1 = s.i1 + 1'b1;
+      n.plane_hbm = s.plane_hbm + (HbmAddrW'(s.desc.hbm_stride1) << 4);
+      n.row_hbm = s.plane_hbm + (HbmAddrW'(s.desc.hbm_stride1) << 4);
+      n.plane_sbuf = s.plane_sbuf + SbufAddrW'(2 * TpRows);
+      n.row_sbuf = s.plane_sbuf + SbufAddrW'(2 * TpRows);
+    end
+    return n;
+  endfunction
+
   // Advances an engine's walk past the burst it just issued.
   function automatic engine_t advance(input engine_t s);
     engine_t n;
     n = s;
+    if (s.desc.transpose) return advance_transpose(s);
     n.off = s.off + 17'd32;
     if (n.off == s.desc.bytes) begin
       n.off = '0;
@@ -220,8 +281,12 @@ module nc_dma
     for (int unsigned e = 0; e < Engines; e++) begin
       eng_d[e] = eng_q[e];
       tag_busy_d[e] = tag_busy_q[e];
+      tp_have_d[e] = tp_have_q[e];
       q_pop[e] = 1'b0;
     end
+    dr_busy_d = dr_busy_q;
+    dr_eng_d = dr_eng_q;
+    dr_cnt_d = dr_cnt_q;
     rr_rd_d = rr_rd_q;
     rr_srd_d = rr_srd_q;
     err_d = err_q;
@@ -256,10 +321,32 @@ module nc_dma
       rr_srd_d = grant_srd + 1'b1;
     end
 
-    // Completions: a read's data written to SBUF, a write taken by HBM.
+    // Completions: a read's data written to SBUF, a write taken by HBM; a transposing read's
+    // data into its buffer (the drain's column writes complete those reads).
     if (rsp_write) begin
       tag_busy_d[rsp_eng][rsp_tag] = 1'b0;
       eng_d[rsp_eng].outstanding = eng_d[rsp_eng].outstanding - 1'b1;
+    end
+    if (rsp_transpose) begin
+      tag_busy_d[rsp_eng][rsp_tag] = 1'b0;
+      tp_have_d[rsp_eng][rsp_tag_addr[3:0]] = 1'b1;
+    end
+    // The drain unit: start on the lowest engine with a full buffer; a column per free cycle.
+    if (!dr_busy_q) begin
+      for (int e = Engines - 1; e >= 0; e--)
+        if (&tp_have_q[e]) begin
+          dr_busy_d = 1'b1;
+          dr_eng_d = EngW'(e);
+          dr_cnt_d = '0;
+        end
+    end else if (dr_cnt_q < 5'd2 || dr_write) begin
+      dr_cnt_d = dr_cnt_q + 5'd1;
+      if (dr_write) eng_d[dr_eng_q].outstanding = eng_d[dr_eng_q].outstanding - 1'b1;
+      if (dr_write && dr_col == 4'hF) begin
+        dr_busy_d = 1'b0;
+        tp_have_d[dr_eng_q] = '0;
+        eng_d[dr_eng_q].tp_hold = 1'b0;
+      end
     end
     if (stage_pop)
       eng_d[stage_out.eng].outstanding = eng_d[stage_out.eng].outstanding - 1'b1;
@@ -292,6 +379,7 @@ module nc_dma
           eng_d[e].plane_hbm = q_out[e].hbm_addr;
           eng_d[e].row_sbuf = q_out[e].sbuf_addr;
           eng_d[e].plane_sbuf = q_out[e].sbuf_addr;
+          eng_d[e].tp_hold = 1'b0;
         end
       end
     end
@@ -326,9 +414,11 @@ module nc_dma
   assign hbm_wr_addr_o = stage_out.addr;
   assign hbm_wr_id_o = {16'd0, 8'(stage_out.eng), 8'd0};
   assign hbm_wr_data_o = stage_out.data;
-  assign sbuf_wr_valid_o = rsp_write;
-  assign sbuf_wr_addr_o = tag_addr_q[rsp_eng][rsp_tag];
-  assign sbuf_wr_data_o = hbm_rsp_data_i;
+  assign sbuf_wr_valid_o = rsp_write || dr_write;
+  assign sbuf_wr_addr_o = rsp_write ? rsp_tag_addr
+                                    : eng_q[dr_eng_q].tp_addr + SbufAddrW'(dr_col) * SbufAddrW'(PartitionBytes);
+  assign sbuf_wr_data_o = rsp_write ? hbm_rsp_data_i : dr_data;
+  assign sbuf_wr_engine_o = rsp_write ? 4'(rsp_eng) : 4'(dr_eng_q);
   assign sbuf_rd_valid_o = grant_srd_valid;
   assign sbuf_rd_addr_o = eng_q[grant_srd].row_sbuf + SbufAddrW'(eng_q[grant_srd].off);
   assign done_valid_o = done_found;
@@ -338,7 +428,7 @@ module nc_dma
   assign err_code_o = err_code_q;
 
   always_comb begin
-    idle_o = !rd_out_valid_q && !srd_valid_q && !stage_out_valid;
+    idle_o = !rd_out_valid_q && !srd_valid_q && !stage_out_valid && !dr_busy_q;
     for (int unsigned e = 0; e < Engines; e++)
       idle_o &= !eng_q[e].busy && !eng_q[e].report && !q_out_valid[e];
   end
@@ -350,6 +440,10 @@ module nc_dma
     if (!rst_ni) begin
       eng_q <= '{default: '0};
       tag_busy_q <= '{default: '0};
+      tp_have_q <= '{default: '0};
+      dr_busy_q <= 1'b0;
+      dr_eng_q <= '0;
+      dr_cnt_q <= '0;
       rr_rd_q <= '0;
       rr_srd_q <= '0;
       err_q <= 1'b0;
@@ -366,6 +460,10 @@ module nc_dma
     end else begin
       eng_q <= eng_d;
       tag_busy_q <= tag_busy_d;
+      tp_have_q <= tp_have_d;
+      dr_busy_q <= dr_busy_d;
+      dr_eng_q <= dr_eng_d;
+      dr_cnt_q <= dr_cnt_d;
       rr_rd_q <= rr_rd_d;
       rr_srd_q <= rr_srd_d;
       err_q <= err_d;
@@ -378,16 +476,19 @@ module nc_dma
       srd_hbm_q <= srd_hbm_d;
       srd_eng_q <= srd_eng_d;
       stage_count_q <= stage_count_d;
-      cnt_bursts_q <= cnt_bursts_q + 32'(rsp_write) + 32'(stage_pop);
+      cnt_bursts_q <= cnt_bursts_q + 32'(rsp_write) + 32'(dr_write) + 32'(stage_pop);
     end
   end
   assign cnt_bursts_o = cnt_bursts_q;
 
-  // The SBUF address of each read in flight, by engine and tag. No reset: read only after set.
+  // The SBUF address of each read in flight, by engine and tag (a transposing read: its row in
+  // the block). No reset: read only after set. The block buffers likewise.
   always_ff @(posedge clk_i) begin
     if (grant_rd_valid)
-      tag_addr_q[grant_rd][free_tag[grant_rd]] <=
-          eng_q[grant_rd].row_sbuf + SbufAddrW'(eng_q[grant_rd].off);
+      tag_addr_q[grant_rd][free_tag[grant_rd]] <= eng_q[grant_rd].desc.transpose
+          ? SbufAddrW'(eng_q[grant_rd].i1[3:0])
+          : eng_q[grant_rd].row_sbuf + SbufAddrW'(eng_q[grant_rd].off);
+    if (rsp_transpose) tp_buf_q[rsp_eng][rsp_tag_addr[3:0]] <= hbm_rsp_data_i;
   end
 
   // ------------------------------------------------------------------------------------------
@@ -400,4 +501,8 @@ module nc_dma
   assign rsp_tag_busy = tag_busy_q[rsp_eng][rsp_tag];
   `NC_ASSERT(RspMatchesAReadInFlight, hbm_rsp_valid_i |-> rsp_tag_busy)
   `NC_ASSERT(StageNeverOverflows, srd_valid_q |-> stage_in_ready)
+  // A transposing read lands in a buffer row still empty (its engine holds until the drain).
+  logic rsp_row_taken;
+  assign rsp_row_taken = tp_have_q[rsp_eng][rsp_tag_addr[3:0]];
+  `NC_ASSERT(TransposeRowFree, rsp_transpose |-> !rsp_row_taken)
 endmodule

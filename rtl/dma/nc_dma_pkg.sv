@@ -5,7 +5,9 @@ package nc_dma_pkg;
   localparam int unsigned SbufAddrW = 25;  // 128 partitions x 224 KiB = 28 MiB, byte addresses
   // HBM byte addresses: the width of the ISA's hbm_addr (a chip's HBM; nc_dma checks it).
   localparam int unsigned HbmAddrW = 40;
-  localparam int unsigned SbufBytes = 128 * 229376;
+  localparam int unsigned PartitionBytes = 229376;
+  localparam int unsigned SbufBytes = 128 * PartitionBytes;
+  localparam int unsigned TpRows = 16;  // rows of a transpose block (NKI's DMA transpose: 16)
 
   // A descriptor is the ISA's (isa_dma_t): count2 planes x count1 rows x bytes, in 32-byte
   // bursts; row r of plane p starts at addr + p * stride2 + r * stride1 on each side; a list of
@@ -29,6 +31,15 @@ package nc_dma_pkg;
     hbm_end = 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
               (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
     if (hbm_end > (48'd1 << hbm_log2)) return DmaErrorHbmRange;
+    // A transpose: one plane of whole 16-row blocks from HBM; element column c of a row goes to
+    // partition (sbuf_addr's) + c, 2 bytes per row.
+    if (d.transpose) begin
+      if (d.to_hbm || d.count2 != 12'd1 || d.count1[3:0] != '0 || d.sbuf_stride1 != '0
+          || 48'(d.sbuf_addr) % 48'(PartitionBytes) + 48'(d.count1) * 48'd2 > 48'(PartitionBytes)
+          || 48'(d.sbuf_addr) / 48'(PartitionBytes) + 48'(d.bytes) / 48'd2 > sbuf_limit / 48'(PartitionBytes))
+        return DmaErrorTranspose;
+      return DmaErrorNone;
+    end
     sbuf_end = 48'(d.sbuf_addr) + (48'(d.count2) - 48'd1) * 48'(d.sbuf_stride2) +
                (48'(d.count1) - 48'd1) * 48'(d.sbuf_stride1) + 48'(d.bytes);
     if (sbuf_end > sbuf_limit) return DmaErrorSbufRange;

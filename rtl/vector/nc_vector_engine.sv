@@ -55,6 +55,14 @@ module nc_vector_engine
   localparam int unsigned InflightW = $clog2(RspDepth + 1);
   localparam logic [31:0] MaxSbufFree = 32'd65536;
   localparam logic [31:0] MaxPsumFree = 32'd4096;
+  localparam logic [31:0] BnStatsMaxElements = 32'd512;   // NKI's bn_stats_fmax
+  // Cycles the lanes' divider takes per division (bn_stats, bn_aggr): the engine holds its
+  // operands for DivCycles cycles (a multicycle path) and then captures the quotient.
+  localparam int unsigned DivCycles = 8;
+  // iota and affine_select model GpSimd's software start-up (NKI: about 150 + N cycles): the
+  // engine waits this long before the first element, so that each costs exactly 150 + N.
+  localparam logic [7:0] AffineStartup = 8'd144;
+  localparam logic [7:0] IotaStartup = 8'd146;
 
   typedef logic [Lanes-1:0][31:0] lanes_t;
   typedef logic [3:0][15:0] idx_t;
@@ -67,6 +75,11 @@ module nc_vector_engine
 
   // What the next read (and the next response consumed) is.
   typedef enum logic [1:0] { PhScalar0, PhScalar1, PhElements, PhDone } phase_e;
+  // bn_stats / bn_aggr after their last element: two divisions, then the outputs.
+  typedef enum logic [1:0] { BnOff, BnDiv1, BnDiv2, BnOut } bn_phase_e;
+  // Per lane: bn_stats (shift, sum, sum of squares) of the even then the odd elements;
+  // bn_aggr (count of this triple, shift, count, A, B, M2 sum).
+  typedef logic [Lanes-1:0][5:0][31:0] bn_regs_t;
 
   // ---------------------------------------------------------------------------------------
   // Instruction check: model/vector/vector_engine.cpp ve_check's rules, in the same order
@@ -75,20 +88,61 @@ module nc_vector_engine
     return 3'(nc_pkg::dtype_bytes(isa_d_type_e'(t)));
   endfunction
   function automatic logic uses_src1(isa_opcode_e op);
-    return op == IsaTensorTensor || op == IsaTensorTensorScan;
+    return op == IsaTensorTensor || op == IsaTensorTensorScan || op == IsaScalarTensorTensor;
+  endfunction
+  // memset and iota read nothing: they generate their elements
+  function automatic logic generates(isa_opcode_e op);
+    return op == IsaMemset || op == IsaIota;
   endfunction
   function automatic logic uses_op0(isa_opcode_e op);
     return op == IsaTensorTensor || op == IsaTensorScalar || op == IsaTensorReduce
-        || op == IsaTensorTensorScan;
+        || op == IsaTensorTensorScan || op == IsaScalarTensorTensor || op == IsaTensorScalarReduce;
   endfunction
   function automatic logic uses_op1(isa_opcode_e op);
-    return op == IsaTensorScalar || op == IsaTensorTensorScan;
+    return op == IsaTensorScalar || op == IsaTensorTensorScan || op == IsaScalarTensorTensor
+        || op == IsaTensorScalarReduce;
+  endfunction
+  // the opcodes whose operations may be bitwise (the integer class); the others are float only
+  function automatic logic allows_integer(isa_opcode_e op);
+    return op == IsaTensorTensor || op == IsaTensorScalar || op == IsaTensorReduce
+        || op == IsaTensorTensorScan;
   endfunction
   function automatic logic moves_bits(isa_opcode_e op);
     return op == IsaTranspose || op == IsaShuffle;
   endfunction
+  function automatic logic is_stats(isa_opcode_e op);
+    return op == IsaBnStats || op == IsaBnAggr;
+  endfunction
+  function automatic logic uses_s0(isa_opcode_e op);
+    return op == IsaTensorScalar || op == IsaActivation || op == IsaTensorTensorScan
+        || op == IsaScalarTensorTensor || op == IsaTensorScalarReduce;
+  endfunction
+  function automatic logic uses_s1(isa_opcode_e op);
+    return op == IsaTensorScalar || op == IsaActivation;
+  endfunction
+  function automatic logic writes_acc(isa_ve_instr_t i);
+    return (i.opcode == IsaActivation || i.opcode == IsaTensorScalarReduce) && i.acc_enable;
+  endfunction
   function automatic logic integer_class(isa_ve_instr_t i);
-    return (uses_op0(i.opcode) && is_bitwise(i.op0)) || (uses_op1(i.opcode) && is_bitwise(i.op1));
+    return allows_integer(i.opcode)
+        && ((uses_op0(i.opcode) && is_bitwise(i.op0)) || (uses_op1(i.opcode) && is_bitwise(i.op1)));
+  endfunction
+  function automatic logic op_ok(isa_ve_instr_t i, logic [3:0] op);
+    if (op > 4'(AluOpAshr)) return 1'b0;
+    if (!allows_integer(i.opcode)) return !is_bitwise(op);
+    return !integer_class(i) || op == 4'(AluOpBypass) || is_bitwise(op);
+  endfunction
+  // elements streamed (src0's, or dst's for memset and iota) and written to dst
+  function automatic logic [31:0] source_elements(isa_ve_instr_t i);
+    return generates(i.opcode) ? elements(i.dst) : elements(i.src0);
+  endfunction
+  function automatic logic [31:0] dst_elements(isa_ve_instr_t i);
+    unique case (i.opcode)
+      IsaTensorReduce: return source_elements(i) / 32'(i.src0.count[0]);
+      IsaBnStats:      return 32'd6;
+      IsaBnAggr:       return 32'd2;
+      default:         return source_elements(i);
+    endcase
   endfunction
   function automatic logic [31:0] elements(isa_access_t a);
     logic [63:0] n;
@@ -122,28 +176,33 @@ module nc_vector_engine
   endfunction
 
   function automatic isa_ve_error_e check(isa_ve_instr_t i);
-    logic        src1, intc, start_ok;
-    logic [31:0] n, expect_n;
+    logic        src0, src1, intc, start_ok;
+    logic [31:0] n;
     logic [7:0]  p, s;
     if (isa_format_of(i.opcode) != FormatVe) return VeErrorOpcode;
     if ((i.opcode == IsaActivation) != Scalar) return VeErrorOpcode;
+    src0 = !generates(i.opcode);
     src1 = uses_src1(i.opcode);
     intc = integer_class(i);
     if (i.in0 > 4'd8 || i.in1 > 4'd8 || i.out > 4'd8) return VeErrorDtype;
     if (moves_bits(i.opcode) && i.in0 != i.out) return VeErrorDtype;
     if (intc && (nc_pkg::is_float_dtype(i.in0) || nc_pkg::is_float_dtype(i.out)
                  || (src1 && nc_pkg::is_float_dtype(i.in1)))) return VeErrorDtype;
-    if (uses_op0(i.opcode) && (i.op0 > 4'(AluOpAshr) || (intc && i.op0 != 4'(AluOpBypass)
-                                                        && !is_bitwise(i.op0)))) return VeErrorAluOp;
-    if (uses_op1(i.opcode) && (i.op1 > 4'(AluOpAshr) || (intc && i.op1 != 4'(AluOpBypass)
-                                                        && !is_bitwise(i.op1)))) return VeErrorAluOp;
+    if (i.opcode == IsaAffineSelect && (i.in0 == 4'(DTypeInt32) || i.out == 4'(DTypeInt32)))
+      return VeErrorDtype;
+    if (is_stats(i.opcode) && !nc_pkg::is_float_dtype(i.out)) return VeErrorDtype;
+    if (uses_op0(i.opcode) && !op_ok(i, i.op0)) return VeErrorAluOp;
+    if (uses_op1(i.opcode) && !op_ok(i, i.op1)) return VeErrorAluOp;
     if (i.opcode == IsaActivation && i.act_func > 4'(ActFuncSquare)) return VeErrorAluOp;
     if (i.opcode == IsaTensorTensor && i.op0 == 4'(AluOpBypass)) return VeErrorAluOp;
+    if (i.opcode == IsaScalarTensorTensor && i.op1 == 4'(AluOpBypass)) return VeErrorAluOp;
     if (i.opcode == IsaTensorReduce) begin
       if (intc ? !(i.op0 == 4'(AluOpAnd) || i.op0 == 4'(AluOpOr) || i.op0 == 4'(AluOpXor))
                : !(i.op0 == 4'(AluOpAdd) || i.op0 == 4'(AluOpMax) || i.op0 == 4'(AluOpMin)))
         return VeErrorAluOp;
     end
+    if (i.opcode == IsaTensorScalarReduce && i.op1 == 4'(AluOpBypass)) return VeErrorAluOp;
+    if (i.opcode == IsaAffineSelect && i.cmp_op > 3'(CmpOpLessEqual)) return VeErrorAluOp;
     p = i.partitions;
     s = {1'b0, i.start_partition};
     if (p == '0 || 32'(p) > Lanes || 32'(s) + 32'(p) > Lanes) return VeErrorPartitions;
@@ -157,22 +216,23 @@ module nc_vector_engine
         if (32'(i.shuffle[q]) >= Quad) return VeErrorPartitions;
       end
     end
-    if (!shape_ok(i.src0) || (src1 && !shape_ok(i.src1)) || !shape_ok(i.dst)) return VeErrorShape;
-    n = elements(i.src0);
+    if ((src0 && !shape_ok(i.src0)) || (src1 && !shape_ok(i.src1)) || !shape_ok(i.dst))
+      return VeErrorShape;
+    n = source_elements(i);
     if (src1 && elements(i.src1) != n) return VeErrorShape;
-    expect_n = i.opcode == IsaTensorReduce ? n / 32'(i.src0.count[0]) : n;
-    if (elements(i.dst) != expect_n) return VeErrorShape;
+    if (i.opcode == IsaBnStats && n > BnStatsMaxElements) return VeErrorShape;
+    if (i.opcode == IsaBnAggr && n % 3 != 0) return VeErrorShape;
+    if (elements(i.dst) != dst_elements(i)) return VeErrorShape;
     if (i.opcode == IsaTranspose && n % Quad != 0) return VeErrorShape;
-    if (!access_ok(i.src0, dtype_bytes(i.in0))) return VeErrorAddress;
+    if (src0 && !access_ok(i.src0, dtype_bytes(i.in0))) return VeErrorAddress;
     if (src1 && !access_ok(i.src1, dtype_bytes(i.in1))) return VeErrorAddress;
     if (!access_ok(i.dst, dtype_bytes(i.out))) return VeErrorAddress;
-    if ((i.opcode == IsaTensorScalar || i.opcode == IsaActivation)
-        && (!scalar_ok(i.s0_per_partition, i.s0) || !scalar_ok(i.s1_per_partition, i.s1)))
+    if (uses_s0(i.opcode) && !scalar_ok(i.s0_per_partition, i.s0)) return VeErrorAddress;
+    if (uses_s1(i.opcode) && !scalar_ok(i.s1_per_partition, i.s1)) return VeErrorAddress;
+    if (writes_acc(i) && (i.acc_addr[1:0] != '0 || 32'(i.acc_addr) + 32'd4 > 32'(SbufBytes)))
       return VeErrorAddress;
-    if (i.opcode == IsaActivation && i.acc_enable
-        && (i.acc_addr[1:0] != '0 || 32'(i.acc_addr) + 32'd4 > 32'(SbufBytes)))
-      return VeErrorAddress;
-    if (i.opcode == IsaTensorTensorScan && !scalar_ok(i.s0_per_partition, i.s0)) return VeErrorAddress;
+    if (i.opcode == IsaScalarTensorTensor && i.src0.space && i.src1.space) return VeErrorAddress;
+    if (i.opcode == IsaMemset && (i.value & ~storage_mask(i.out)) != '0) return VeErrorValue;
     return VeErrorNone;
   endfunction
 
@@ -192,15 +252,11 @@ module nc_vector_engine
   endfunction
 
   function automatic phase_e first_phase(isa_ve_instr_t i);
-    logic scalar_op;
-    scalar_op = i.opcode == IsaTensorScalar || i.opcode == IsaTensorTensorScan
-             || i.opcode == IsaActivation;
-    if (scalar_op && i.s0_per_partition) return PhScalar0;
+    if (uses_s0(i.opcode) && i.s0_per_partition) return PhScalar0;
     return after_scalar0(i);
   endfunction
   function automatic phase_e after_scalar0(isa_ve_instr_t i);
-    return ((i.opcode == IsaTensorScalar || i.opcode == IsaActivation)
-            && i.s1_per_partition) ? PhScalar1 : PhElements;
+    return (uses_s1(i.opcode) && i.s1_per_partition) ? PhScalar1 : PhElements;
   endfunction
 
   // ---------------------------------------------------------------------------------------
@@ -262,8 +318,16 @@ module nc_vector_engine
   logic [31:0]       produced_q;      // dst elements pushed
   idx_t              wr_idx_q;
   lanes_t            sr_q;            // stochastic-rounding state per lane
-  lanes_t            act_acc_q;       // activation: running FP32 sum of the results
-  logic              acc_pending_q;   // activation: the sum is still to be written
+  lanes_t            act_acc_q;       // activation's FP32 sum, tensor_scalar_reduce's fold
+  logic              acc_pending_q;   // the sum or fold is still to be written
+  logic              gen_q;           // memset, iota: elements generated, nothing read
+  logic [7:0]        wait_q;          // start-up cycles left (iota, affine_select)
+  lanes_t            lane_off_q;      // iota, affine_select: channel_multiplier x partition index
+  bn_regs_t          bn_q;
+  logic [1:0]        bn_t_q;          // bn_aggr: position in the (count, mean, M2) triple
+  bn_phase_e         bn_phase_q;
+  logic [3:0]        bn_cnt_q;        // division cycles left
+  lanes_t            quot1_q, quot2_q;
   isa_ve_error_e         err_q;
   ve_counters_t      cnt_q;
 
@@ -288,7 +352,8 @@ module nc_vector_engine
   // ---------------------------------------------------------------------------------------
   logic rd_fire;
   always_comb begin
-    rd_valid_o = state_q == StRun && rd_phase_q != PhDone && 32'(inflight_q) < RspDepth;
+    rd_valid_o = state_q == StRun && rd_phase_q != PhDone && 32'(inflight_q) < RspDepth
+              && wait_q == '0;
     rd_space_o = 1'b0;
     rd_bytes_o = 3'd4;
     rd_addr_o = '0;
@@ -318,36 +383,141 @@ module nc_vector_engine
 
   logic   row_first, row_last, block_last, cn_produce, cn_step;
   lanes_t raw0, raw1, result, wdata;
+  logic [31:0] affine_base;  // iota, affine_select: offset + sum(step[d] * i[d]) of this element
   always_comb begin
     row_first = row_pos_q == '0;
     row_last = row_pos_q == in_q.src0.count[0] - 16'd1;
     block_last = tp_pos_q == QuadW'(Quad - 1);
-    // Consume the head response when it is there and a write, if this step makes one, fits.
-    cn_step = state_q == StRun && !emit_q && rsp_valid && wrf_ready;
+    // Consume the head response when it is there (or generate the next element) and a write,
+    // if this step makes one, fits.
+    cn_step = state_q == StRun && !emit_q && wait_q == '0 && wrf_ready
+           && (gen_q ? cn_elem_q != n_src_q : rsp_valid);
     cn_produce = 1'b0;
     if (cn_phase_q == PhElements) begin
       unique case (in_q.opcode)
-        IsaTensorTensor, IsaTensorTensorScan: cn_produce = cn_second_q;
+        IsaTensorTensor, IsaTensorTensorScan, IsaScalarTensorTensor: cn_produce = cn_second_q;
         IsaTensorReduce: cn_produce = row_last;
-        IsaTranspose:    cn_produce = 1'b0;
+        IsaTranspose, IsaBnStats, IsaBnAggr: cn_produce = 1'b0;
         default:            cn_produce = 1'b1;
       endcase
     end
     raw0 = two_q ? a_q : rsp_data;
     raw1 = rsp_data;
+    // the element produced is dst's element wr_idx_q (one write per element consumed)
+    affine_base = 32'(in_q.offset);
+    for (int d = 0; d < 4; d++)
+      affine_base = affine_base + 32'($signed(in_q.step[d])) * 32'(wr_idx_q[d]);
   end
-  assign rsp_pop = cn_step;
+  assign rsp_pop = cn_step && !gen_q;
+
+  // ---------------------------------------------------------------------------------------
+  // Statistics (bn_stats, bn_aggr): per-element update, the divider, the outputs
+  // ---------------------------------------------------------------------------------------
+  // rtl/vector/README.md "Statistics" has the order of the FP32 operations (the model's too).
+  logic        bn_update;
+  bn_regs_t    bn_next;
+  lanes_t      div_out, bn_out;
+  logic [31:0] n_even, n_odd;   // FP32 counts of bn_stats's even and odd elements
+  assign n_even = int32_to_fp32((n_src_q + 32'd1) >> 1);
+  assign n_odd = int32_to_fp32(n_src_q >> 1);
+  assign bn_update = is_stats(in_q.opcode) && cn_step && cn_phase_q == PhElements;
+
+  function automatic logic [31:0] fp32_sub(logic [31:0] a, logic [31:0] b);
+    return fp32_add(a, {~b[31], b[30:0]});
+  endfunction
+  function automatic logic [31:0] fp32_mul_bits(logic [31:0] a, logic [31:0] b);
+    return fp32_mul(unpack_fp32(a), unpack_fp32(b));
+  endfunction
+
+  always_comb begin
+    logic [31:0] v, k, d, cd;
+    logic        first;
+    bn_next = bn_q;
+    {v, k, d, cd, first} = '0;
+    if (bn_update) begin
+      for (int l = 0; l < int'(Lanes); l++) begin
+        v = lane_value(in_q.in0, rsp_data[l] & storage_mask(in_q.in0), 1'b0);
+        if (in_q.opcode == IsaBnStats) begin
+          first = cn_elem_q < 32'd2;
+          k = first ? v : bn_q[l][cn_elem_q[0] ? 3 : 0];
+          d = fp32_sub(v, k);
+          bn_next[l][cn_elem_q[0] ? 3 : 0] = k;
+          bn_next[l][cn_elem_q[0] ? 4 : 1] = fp32_add(first ? '0 : bn_q[l][cn_elem_q[0] ? 4 : 1], d);
+          bn_next[l][cn_elem_q[0] ? 5 : 2] = fp32_add(first ? '0 : bn_q[l][cn_elem_q[0] ? 5 : 2],
+                                                      fp32_mul_bits(d, d));
+        end else begin
+          first = cn_elem_q < 32'd3;
+          unique case (bn_t_q)
+            2'd0: bn_next[l][0] = v;
+            2'd1: begin
+              k = first ? v : bn_q[l][1];
+              d = fp32_sub(v, k);
+              cd = fp32_mul_bits(bn_q[l][0], d);
+              bn_next[l][1] = k;
+              bn_next[l][2] = fp32_add(first ? '0 : bn_q[l][2], bn_q[l][0]);
+              bn_next[l][3] = fp32_add(first ? '0 : bn_q[l][3], cd);
+              bn_next[l][4] = fp32_add(first ? '0 : bn_q[l][4], fp32_mul_bits(cd, d));
+            end
+            default: bn_next[l][5] = fp32_add(first ? '0 : bn_q[l][5], v);
+          endcase
+        end
+      end
+    end
+  end
+
+  always_comb begin
+    logic [31:0] num, den;
+    div_out = '0;
+    num = '0;
+    den = '0;
+    if (bn_phase_q == BnDiv1 || bn_phase_q == BnDiv2) begin
+      for (int l = 0; l < int'(Lanes); l++) begin
+        if (in_q.opcode == IsaBnStats) begin
+          num = bn_phase_q == BnDiv1 ? bn_q[l][1] : bn_q[l][4];
+          den = bn_phase_q == BnDiv1 ? n_even : n_odd;
+        end else begin
+          num = bn_phase_q == BnDiv1 ? bn_q[l][3]
+              : fp32_add(bn_q[l][5], fp32_sub(bn_q[l][4], fp32_mul_bits(bn_q[l][3], quot1_q[l])));
+          den = bn_q[l][2];
+        end
+        div_out[l] = fp32_div(unpack_fp32(num), unpack_fp32(den));
+      end
+    end
+  end
+
+  always_comb begin
+    bn_out = '0;
+    if (bn_phase_q == BnOut) begin
+      for (int l = 0; l < int'(Lanes); l++) begin
+        if (in_q.opcode == IsaBnAggr) begin
+          bn_out[l] = produced_q[0] ? quot2_q[l] : fp32_add(bn_q[l][1], quot1_q[l]);
+        end else begin
+          unique case (produced_q[2:0])
+            3'd0: bn_out[l] = n_even;
+            3'd1: bn_out[l] = fp32_add(bn_q[l][0], quot1_q[l]);
+            3'd2: bn_out[l] = fp32_sub(bn_q[l][2], fp32_mul_bits(bn_q[l][1], quot1_q[l]));
+            3'd3: bn_out[l] = n_odd;
+            // no odd elements (one element in all): zero count, mean and M2
+            3'd4: bn_out[l] = n_src_q < 32'd2 ? '0 : fp32_add(bn_q[l][3], quot2_q[l]);
+            default: bn_out[l] = n_src_q < 32'd2 ? '0
+                                 : fp32_sub(bn_q[l][5], fp32_mul_bits(bn_q[l][4], quot2_q[l]));
+          endcase
+        end
+      end
+    end
+  end
 
   // The lanes: decode, two ALUs, the output cast. Each lane is the same function of its
   // operands (written as a loop so that Verilator builds Lanes copies of one block).
   always_comb begin
     for (int l = 0; l < int'(Lanes); l++) begin
-      logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd, hi_v, hi_a, hi_r;
+      logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd, hi_v, hi_a, hi_r, affine;
       logic [31:0] cast_lo;
       logic [15:0] cast_hi;
       logic        active;
       v0 = lane_value(in_q.in0, raw0[l] & storage_mask(in_q.in0), intc_q);  // low half in perf mode
       v1 = lane_value(in_q.in1, raw1[l] & storage_mask(in_q.in1), intc_q);
+      affine = '0;
       if (Scalar) begin
         // activation lane: func(x * scale + bias)
         r = act_eval(in_q.act_func, fp32_add(fp32_mul(unpack_fp32(v0), unpack_fp32(s0_q[l])),
@@ -359,7 +529,7 @@ module nc_vector_engine
         bx = '0;
         by = '0;
         unique case (in_q.opcode)
-          IsaTensorScalar: begin
+          IsaTensorScalar, IsaScalarTensorTensor, IsaTensorScalarReduce: begin
             ax = (in_q.reverse0 && in_q.op0 != 4'(AluOpBypass)) ? s0_q[l] : v0;
             ay = (in_q.reverse0 && in_q.op0 != 4'(AluOpBypass)) ? v0 : s0_q[l];
           end
@@ -377,15 +547,23 @@ module nc_vector_engine
         if (in_q.opcode == IsaTensorScalar) begin
           bx = (in_q.reverse1 && in_q.op1 != 4'(AluOpBypass)) ? s1_q[l] : a_res;
           by = (in_q.reverse1 && in_q.op1 != 4'(AluOpBypass)) ? a_res : s1_q[l];
+        end else if (in_q.opcode == IsaScalarTensorTensor) begin
+          bx = in_q.reverse1 ? v1 : a_res;
+          by = in_q.reverse1 ? a_res : v1;
         end else begin
           bx = a_res;
           by = v1;
         end
         b_res = ve_alu(in_q.op1, bx, by, intc_q);
+        affine = affine_base + lane_off_q[l];
         unique case (in_q.opcode)
-          IsaTensorTensor:                    r = a_res;
-          IsaTensorScalar, IsaTensorTensorScan: r = b_res;
+          IsaTensorTensor, IsaTensorScalarReduce: r = a_res;
+          IsaTensorScalar, IsaTensorTensorScan, IsaScalarTensorTensor: r = b_res;
           IsaTensorReduce:                    r = row_first ? v0 : a_res;
+          IsaIota:                            r = int32_to_fp32(affine);
+          IsaAffineSelect:                    r = compare_with_zero(in_q.cmp_op, affine) ? v0
+                                                                                     : in_q.value;
+          IsaBnStats, IsaBnAggr:              r = bn_out[l];
           default:                               r = v0;
         endcase
       end
@@ -410,7 +588,9 @@ module nc_vector_engine
                    & storage_mask(in_q.out);
       else if (in_q.opcode == IsaTranspose)
         wdata[l] = tbuf_q[(l / int'(Quad)) * int'(Quad) + int'(emit_j_q)][l % int'(Quad)];
-      else if (intc_q) wdata[l] = clamp_int(r, in_q.out);
+      else if (in_q.opcode == IsaMemset) wdata[l] = in_q.value;
+      else if (intc_q || (in_q.opcode == IsaIota && !nc_pkg::is_float_dtype(in_q.out)))
+        wdata[l] = clamp_int(intc_q ? r : affine, in_q.out);
       else wdata[l] = cast_lo;
     end
   end
@@ -419,7 +599,8 @@ module nc_vector_engine
   // last element.
   logic   wrf_push_elem, wrf_push_acc;
   lanes_t acc_data;
-  assign wrf_push_elem = (cn_step && cn_produce) || (emit_q && wrf_ready);
+  assign wrf_push_elem = (cn_step && cn_produce) || (emit_q && wrf_ready)
+      || (bn_phase_q == BnOut && produced_q != n_dst_q && wrf_ready);
   assign wrf_push_acc = state_q == StRun && acc_pending_q && produced_q == n_dst_q && wrf_ready;
   assign wrf_push = wrf_push_elem || wrf_push_acc;
   always_comb begin
@@ -463,6 +644,11 @@ module nc_vector_engine
       produced_q <= '0;
       wr_idx_q <= '0;
       acc_pending_q <= 1'b0;
+      gen_q <= 1'b0;
+      wait_q <= '0;
+      bn_t_q <= '0;
+      bn_phase_q <= BnOff;
+      bn_cnt_q <= '0;
       err_q <= VeErrorNone;
       cnt_q <= '0;
     end else begin
@@ -483,9 +669,9 @@ module nc_vector_engine
           intc_q <= integer_class(in_q);
           two_q <= uses_src1(in_q.opcode);
           perf_q <= perf_mode(in_q);
-          n_src_q <= elements(in_q.src0);
-          n_dst_q <= in_q.opcode == IsaTensorReduce
-                     ? elements(in_q.src0) / 32'(in_q.src0.count[0]) : elements(in_q.src0);
+          gen_q <= generates(in_q.opcode);
+          n_src_q <= source_elements(in_q);
+          n_dst_q <= dst_elements(in_q);
           if (check_err != VeErrorNone) begin
             state_q <= StIdle;
             cnt_q.refused <= cnt_q.refused + 32'd1;
@@ -493,8 +679,12 @@ module nc_vector_engine
           end else begin
             state_q <= StRun;
             // Per-partition scalars are read first, in order, then the elements.
-            rd_phase_q <= first_phase(in_q);
+            rd_phase_q <= generates(in_q.opcode) ? PhDone : first_phase(in_q);
             cn_phase_q <= first_phase(in_q);
+            wait_q <= in_q.opcode == IsaIota ? IotaStartup
+                    : in_q.opcode == IsaAffineSelect ? AffineStartup : '0;
+            bn_t_q <= '0;
+            bn_phase_q <= BnOff;
             rd_second_q <= 1'b0;
             rd_elem_q <= '0;
             rd_idx0_q <= '0;
@@ -507,10 +697,27 @@ module nc_vector_engine
             emit_j_q <= '0;
             produced_q <= '0;
             wr_idx_q <= '0;
-            acc_pending_q <= in_q.opcode == IsaActivation && in_q.acc_enable;
+            acc_pending_q <= writes_acc(in_q);
           end
         end
         StRun: begin
+          if (wait_q != '0) wait_q <= wait_q - 8'd1;
+          // statistics: the two divisions after the last element, then the outputs
+          unique case (bn_phase_q)
+            BnOff: if (is_stats(in_q.opcode) && cn_elem_q == n_src_q) begin
+              bn_phase_q <= BnDiv1;
+              bn_cnt_q <= 4'(DivCycles - 1);
+            end
+            BnDiv1, BnDiv2: begin
+              bn_cnt_q <= bn_cnt_q - 4'd1;
+              if (bn_cnt_q == '0) begin
+                bn_phase_q <= bn_phase_q == BnDiv1 ? BnDiv2 : BnOut;
+                bn_cnt_q <= 4'(DivCycles - 1);
+              end
+            end
+            default: ;
+          endcase
+          if (bn_update && in_q.opcode == IsaBnAggr) bn_t_q <= bn_t_q == 2'd2 ? 2'd0 : bn_t_q + 2'd1;
           // read sequencer
           if (rd_fire) begin
             unique case (rd_phase_q)
@@ -562,6 +769,7 @@ module nc_vector_engine
             state_q <= StIdle;
             rd_phase_q <= PhDone;
             cn_phase_q <= PhDone;
+            bn_phase_q <= BnOff;
             cnt_q.executed <= cnt_q.executed + 32'd1;
           end
         end
@@ -577,8 +785,12 @@ module nc_vector_engine
         s0_q[l] <= in_q.s0;
         s1_q[l] <= in_q.s1;
         sr_q[l] <= sr_init(in_q.seed, l);
+        lane_off_q[l] <= (32'(l) - 32'(in_q.start_partition)) * 32'(in_q.channel_multiplier);
       end
     end
+    if (bn_update) bn_q <= bn_next;
+    if (bn_phase_q == BnDiv1 && bn_cnt_q == '0) quot1_q <= div_out;
+    if (bn_phase_q == BnDiv2 && bn_cnt_q == '0) quot2_q <= div_out;
     if (cn_step) begin
       if (cn_phase_q == PhScalar0) s0_q <= rsp_data;
       if (cn_phase_q == PhScalar1) s1_q <= rsp_data;
@@ -588,6 +800,9 @@ module nc_vector_engine
         if (Scalar) begin
           for (int l = 0; l < int'(Lanes); l++)
             act_acc_q[l] <= cn_elem_q == '0 ? result[l] : fp32_add(act_acc_q[l], result[l]);
+        end else if (in_q.opcode == IsaTensorScalarReduce) begin
+          for (int l = 0; l < int'(Lanes); l++)
+            act_acc_q[l] <= cn_elem_q == '0 ? result[l] : ve_alu(in_q.op1, act_acc_q[l], result[l], 1'b0);
         end
         if (in_q.opcode == IsaTranspose) begin
           for (int l = 0; l < int'(Lanes); l++) tbuf_q[l][tp_pos_q] <= rsp_data[l];

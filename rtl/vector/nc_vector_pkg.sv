@@ -58,6 +58,18 @@ package nc_vector_pkg;
     return reverse ? ve_alu(op, s, x, 1'b0) : ve_alu(op, x, s, 1'b0);
   endfunction
 
+  // affine_select's predicate: cmp_op(v, 0) on the signed int32 affine value.
+  function automatic logic compare_with_zero(logic [2:0] op, logic [31:0] v);
+    unique case (op)
+      3'(CmpOpEqual):        return v == '0;
+      3'(CmpOpNotEqual):     return v != '0;
+      3'(CmpOpGreater):      return $signed(v) > 32'sd0;
+      3'(CmpOpGreaterEqual): return $signed(v) >= 32'sd0;
+      3'(CmpOpLess):         return $signed(v) < 32'sd0;
+      default:               return $signed(v) <= 32'sd0;
+    endcase
+  endfunction
+
   // An element as the lane sees it: FP32, or sign-extended int32 in the integer class.
   function automatic logic [31:0] lane_value(logic [3:0] dtype, logic [31:0] raw,
                                              logic integer_class);

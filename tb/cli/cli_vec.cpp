@@ -3,12 +3,14 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/common/error.h"
+#include "model/common/name_table.h"
 #include "model/vector/vector_engine.h"
 #include "tb/cli/commands.h"
 #include "tb/cli/waves_options.h"
@@ -20,7 +22,8 @@ namespace {
 
 struct VecOptions {
   std::string op = "tensor_tensor", dtype_in = "bf16", dtype_out = "fp32", engine = "cosim";
-  std::string alu0, alu1, rounding = "rne", func = "identity";
+  std::string alu0, alu1, rounding = "rne", func = "identity", cmp;
+  std::optional<double> value;  // memset's fill (in dtype out), affine_select's (FP32)
   float scale = 1.0f, bias = 0.0f;
   bool accumulate = false;
   int partitions = 0, lanes = 128;  // partitions 0: every lane
@@ -43,6 +46,15 @@ void run_vec(const VecOptions& o) {
   if (o.free < 1 || o.free > limit)
     throw Error(fmt::format("--free: expected 1..{} elements of {} (64 KiB per operand), found {}",
                             limit, o.dtype_in, o.free));
+  if (op == isa::Opcode::kBnStats && o.free > model::kBnStatsMaxElements)
+    throw Error(fmt::format("--free: bn_stats reads at most {} elements (NKI's bn_stats_fmax), found {}",
+                            model::kBnStatsMaxElements, o.free));
+  if (op == isa::Opcode::kBnAggr && o.free % 3 != 0)
+    throw Error(fmt::format("--free: bn_aggr reads (count, mean, M2) triples, a multiple of 3, found {}", o.free));
+  if (o.value && op != isa::Opcode::kMemset && op != isa::Opcode::kAffineSelect)
+    throw Error(fmt::format("--value: only memset and affine_select take a value, not {}", o.op));
+  if (!o.cmp.empty() && op != isa::Opcode::kAffineSelect)
+    throw Error(fmt::format("--cmp: only affine_select compares, not {}", o.op));
   tb::VeSimOptions so;
   so.seed = o.seed;
   so.check = o.engine == "cosim";
@@ -81,6 +93,11 @@ void run_vec(const VecOptions& o) {
   instr.partitions = o.partitions > 0 ? o.partitions : o.lanes;
   if (!o.alu0.empty()) instr.op0 = model::parse_alu_op(o.alu0);
   if (!o.alu1.empty()) instr.op1 = model::parse_alu_op(o.alu1);
+  if (!o.cmp.empty()) instr.cmp_op = model::value_of<isa::CmpOp>(isa::kCmpOpNames, o.cmp, "--cmp comparison");
+  if (o.value) {
+    const uint32_t fp32 = model::float_to_bits(static_cast<float>(*o.value));
+    instr.value = op == isa::Opcode::kMemset ? model::from_fp32(fp32, out, {}) : fp32;
+  }
   instr.stochastic = o.rounding == "sr";
   instr.saturate = o.saturate;
   instr.seed = static_cast<uint32_t>(o.seed);
@@ -145,8 +162,14 @@ void add_vec_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "vec", "run one vector-engine (or, for activation, scalar-engine) instruction on random data");
   cmd->add_option("--op", o->op, "tensor_tensor, tensor_scalar, tensor_reduce, tensor_copy, "
-                                 "tensor_tensor_scan, transpose, shuffle; activation (scalar "
+                                 "tensor_tensor_scan, transpose, shuffle, memset, iota, "
+                                 "affine_select (a causal mask), bn_stats, bn_aggr, "
+                                 "scalar_tensor_tensor, tensor_scalar_reduce; activation (scalar "
                                  "engine)")->capture_default_str();
+  cmd->add_option("--value", o->value, "memset: the fill (converted to --dtype-out); affine_select: "
+                                       "the value where the mask is false (FP32)");
+  cmd->add_option("--cmp", o->cmp, "affine_select: equal, not_equal, greater, greater_equal (the "
+                                   "default mask's), less, less_equal");
   cmd->add_option("--func", o->func, "activation: identity, exp, tanh, sigmoid, gelu, relu, sqrt, "
                                      "rsqrt, reciprocal, square")->capture_default_str();
   cmd->add_option("--scale", o->scale, "activation: the input's scale")->capture_default_str();
@@ -161,7 +184,8 @@ void add_vec_command(CLI::App& app) {
       ->capture_default_str()->check(CLI::Range(1, 128));
   cmd->add_option("--alu0", o->alu0, "first ALU operation (add, subtract, multiply, max, min, "
                                      "and, or, xor, shl, lshr, ashr, bypass)");
-  cmd->add_option("--alu1", o->alu1, "second ALU operation (tensor_scalar, scan)");
+  cmd->add_option("--alu1", o->alu1, "second ALU operation (tensor_scalar, scan, "
+                                     "scalar_tensor_tensor; tensor_scalar_reduce's reduction)");
   cmd->add_option("--rounding", o->rounding, "rne or sr (stochastic)")->capture_default_str();
   cmd->add_flag("--saturate", o->saturate, "saturate on overflow instead of Inf/NaN");
   cmd->add_option("--engine", o->engine, "golden, rtl, or cosim (RTL checked against golden)")

@@ -1,5 +1,6 @@
 #include "tb/dma/dma_sim.h"
 
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <unordered_map>
@@ -63,7 +64,25 @@ DmaSimResult run_dma_rtl(const std::vector<DmaList>& lists, const DmaSimOptions&
         continue;
       }
       // Sources get random contents; the reference applies the descriptor in order.
-      for (const auto& [h, s] : model::dma_bursts(d)) {
+      const auto bursts = model::dma_bursts(d);
+      if (d.transpose) {
+        uint8_t in[model::kDmaTransposeRows][32], out[model::kDmaTransposeRows][32];
+        for (size_t b = 0; b < bursts.size(); b += model::kDmaTransposeRows) {
+          for (int i = 0; i < model::kDmaTransposeRows; ++i) {
+            const uint64_t h = bursts[b + i].first;
+            if (!hbm_ref.count(h)) {
+              hbm_ref[h] = random_data(rng);
+              hbm.preload(h, hbm_ref[h]);
+            }
+            std::memcpy(in[i], hbm_ref[h].data(), 32);
+          }
+          model::dma_transpose_block(in, out);
+          for (int j = 0; j < model::kDmaTransposeRows; ++j) std::memcpy(sbuf_ref[bursts[b + j].second].data(), out[j], 32);
+          legal_bursts += model::kDmaTransposeRows;
+        }
+        continue;
+      }
+      for (const auto& [h, s] : bursts) {
         ++legal_bursts;
         if (d.to_hbm) {
           if (!sbuf_ref.count(s)) sbuf_ref[s] = sbuf[s] = random_data(rng);

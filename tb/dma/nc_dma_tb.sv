@@ -32,6 +32,7 @@ module nc_dma_tb
   output logic                 sbuf_wr_valid_o,
   output logic [SbufAddrW-1:0] sbuf_wr_addr_o,
   output logic [255:0]         sbuf_wr_data_o,
+  output logic [3:0]           sbuf_wr_engine_o,
   output logic                 sbuf_rd_valid_o,
   output logic [SbufAddrW-1:0] sbuf_rd_addr_o,
   input  logic [255:0]         sbuf_rd_data_i,
@@ -51,7 +52,7 @@ module nc_dma_tb
     .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,
     .hbm_wr_valid_o, .hbm_wr_ready_i, .hbm_wr_addr_o, .hbm_wr_id_o, .hbm_wr_data_o,
     .hbm_rsp_valid_i, .hbm_rsp_id_i, .hbm_rsp_data_i,
-    .sbuf_wr_valid_o, .sbuf_wr_addr_o, .sbuf_wr_data_o,
+    .sbuf_wr_valid_o, .sbuf_wr_addr_o, .sbuf_wr_data_o, .sbuf_wr_engine_o,
     .sbuf_rd_valid_o, .sbuf_rd_addr_o, .sbuf_rd_data_i,
     .err_o, .err_code_o(err_code), .idle_o, .cnt_bursts_o
   );

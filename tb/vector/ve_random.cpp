@@ -17,6 +17,14 @@ constexpr DType kTypes[] = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp
 constexpr DType kIntTypes[] = {DType::kInt8, DType::kInt16, DType::kInt32};
 constexpr AluOp kFloatOps[] = {AluOp::kAdd, AluOp::kSubtract, AluOp::kMultiply, AluOp::kMax,
                                AluOp::kMin};
+// The vector engine's opcodes (activation is the scalar engine's).
+constexpr Opcode kVectorOpcodes[] = {
+    Opcode::kTensorTensor, Opcode::kTensorScalar, Opcode::kTensorReduce, Opcode::kTensorCopy,
+    Opcode::kTensorTensorScan, Opcode::kTranspose, Opcode::kShuffle, Opcode::kMemset,
+    Opcode::kIota, Opcode::kAffineSelect, Opcode::kBnStats, Opcode::kBnAggr,
+    Opcode::kScalarTensorTensor, Opcode::kTensorScalarReduce};
+constexpr DType kFloatTypes[] = {DType::kFp32, DType::kTf32, DType::kBf16, DType::kFp16,
+                                 DType::kE4m3, DType::kE5m2};
 constexpr AluOp kBitOps[] = {AluOp::kAnd, AluOp::kOr, AluOp::kXor, AluOp::kShl,
                              AluOp::kLshr, AluOp::kAshr};
 
@@ -90,25 +98,77 @@ VeAccess place(const std::array<uint16_t, 4>& counts, DType t, MemSpace space, A
   return a;
 }
 
-void fill(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::SplitMix64& rng) {
-  const int b = bytes_of(t);
+// Element e of pattern a as a byte address.
+uint32_t element_address(const VeAccess& a, DType t, uint32_t e) {
+  int64_t off = 0;
+  for (int d = 0; d < 4; ++d) {
+    off += static_cast<int64_t>(a.stride[d]) * (e % a.count[d]);
+    e /= a.count[d];
+  }
+  return static_cast<uint32_t>(a.addr + off * bytes_of(t));
+}
+
+// bn_aggr's input as bn_stats writes it: (count, mean, M2) triples with counts 0..512, moderate
+// means and non-negative M2, cast to the input type.
+void fill_stats_triples(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::SplitMix64& rng) {
+  const model::CastMode rne{model::Rounding::kNearestEven, true};
   for (uint32_t e = 0; e < model::elements(a); ++e) {
-    int64_t off = 0;
-    uint32_t rest = e;
-    for (int d = 0; d < 4; ++d) {
-      off += static_cast<int64_t>(a.stride[d]) * (rest % a.count[d]);
-      rest /= a.count[d];
+    for (int l = 0; l < lanes; ++l) {
+      float v = static_cast<float>(rng.below(513));                                      // count
+      if (e % 3 == 1) v = static_cast<float>(static_cast<int>(rng.below(2001)) - 1000) / 64.0f;  // mean
+      if (e % 3 == 2) v = v * static_cast<float>(rng.below(1000)) / 100.0f;             // M2
+      mem.space(a.space).write(l, element_address(a, t, e), bytes_of(t),
+                               model::from_fp32(model::float_to_bits(v), t, rne));
     }
-    const auto addr = static_cast<uint32_t>(a.addr + off * b);
+  }
+}
+
+void fill(model::VeMemory& mem, const VeAccess& a, DType t, int lanes, model::SplitMix64& rng) {
+  for (uint32_t e = 0; e < model::elements(a); ++e) {
+    const uint32_t addr = element_address(a, t, e);
     for (int l = 0; l < lanes; ++l)
-      mem.space(a.space).write(l, addr, b, model::random_value(t, rng));
+      mem.space(a.space).write(l, addr, bytes_of(t), model::random_value(t, rng));
+  }
+}
+
+// An illegal field only some opcodes have (memset's value, affine_select's comparison, the
+// statistics' shapes and types, the float-only operations); false when the opcode has none.
+bool break_opcode_field(VeInstruction& in, model::SplitMix64& rng) {
+  switch (in.opcode) {
+    case Opcode::kMemset:
+      if (model::storage_bits(in.out) == 32) return false;
+      in.value |= 1u << (model::storage_bits(in.out) + rng.below(32 - model::storage_bits(in.out)));
+      return true;
+    case Opcode::kAffineSelect:
+      if (rng.below(2)) in.cmp_op = static_cast<isa::CmpOp>(6 + rng.below(2));
+      else in.in0 = DType::kInt32;
+      return true;
+    case Opcode::kBnStats:
+    case Opcode::kBnAggr:
+      if (rng.below(2)) in.out = pick(rng, kIntTypes);
+      else in.src0.count[0] = static_cast<uint16_t>(in.src0.count[0] + (in.opcode == Opcode::kBnAggr ? 1 : 513));
+      return true;
+    case Opcode::kScalarTensorTensor:
+      if (rng.below(2)) in.op1 = AluOp::kBypass;
+      else in.src0.space = in.src1.space = MemSpace::kPsum;
+      return true;
+    case Opcode::kTensorScalarReduce:
+      if (rng.below(2)) in.op1 = AluOp::kBypass;
+      else in.op0 = pick(rng, kBitOps);
+      return true;
+    default: return false;
   }
 }
 
 // One illegal field, chosen at random (the refusal-code tests see every code this way).
 void break_one_field(VeInstruction& in, const model::VeConfig& cfg, model::SplitMix64& rng) {
+  if (rng.below(3) == 0 && break_opcode_field(in, rng)) return;
   switch (rng.below(8)) {
-    case 0: in.opcode = static_cast<Opcode>(0x28 + rng.below(8)); break;  // not in the table
+    case 0: {  // not in the table
+      constexpr int kNotVector[] = {0x2F, 0x1F, 0x3F, 0x7E};
+      in.opcode = static_cast<Opcode>(pick(rng, kNotVector));
+      break;
+    }
     case 1: in.out = static_cast<DType>(9 + rng.below(7)); break;
     case 2: in.op0 = static_cast<AluOp>(12 + rng.below(4));
             in.opcode = Opcode::kTensorTensor; break;
@@ -141,22 +201,30 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     in.tag = static_cast<uint8_t>(program.size());
     in.opcode = cfg.scalar_engine ? Opcode::kActivation
                 : gen.opcode ? *gen.opcode
-                             : static_cast<Opcode>(static_cast<int>(Opcode::kTensorTensor) + rng.below(7));
+                             : pick(rng, kVectorOpcodes);
     const bool act = in.opcode == Opcode::kActivation;
     const bool moves = in.opcode == Opcode::kTranspose || in.opcode == Opcode::kShuffle;
-    const bool has_ops = !moves && !act && in.opcode != Opcode::kTensorCopy;
-    const bool integer = has_ops && !gen.in_type && rng.below(5) == 0;
+    const bool stats = in.opcode == Opcode::kBnStats || in.opcode == Opcode::kBnAggr;
+    const bool integer_allowed = in.opcode == Opcode::kTensorTensor || in.opcode == Opcode::kTensorScalar ||
+                                 in.opcode == Opcode::kTensorReduce || in.opcode == Opcode::kTensorTensorScan;
+    const bool integer = integer_allowed && !gen.in_type && rng.below(5) == 0;
     const DType any_in = gen.in_type ? *gen.in_type : pick(rng, kTypes);
     in.in0 = integer ? pick(rng, kIntTypes) : any_in;
     in.in1 = integer ? pick(rng, kIntTypes) : gen.in_type ? *gen.in_type : pick(rng, kTypes);
     in.out = moves ? in.in0 : integer ? pick(rng, kIntTypes) : gen.out_type ? *gen.out_type
                                                                            : pick(rng, kTypes);
+    if (stats && !model::is_float(in.out)) in.out = pick(rng, kFloatTypes);
+    if (in.opcode == Opcode::kAffineSelect) {
+      if (in.in0 == DType::kInt32) in.in0 = DType::kInt16;
+      if (in.out == DType::kInt32) in.out = DType::kInt16;
+    }
     auto op = [&](bool allow_bypass) {
       if (allow_bypass && rng.below(6) == 0) return AluOp::kBypass;
       return integer ? pick(rng, kBitOps) : pick(rng, kFloatOps);
     };
-    in.op0 = op(in.opcode == Opcode::kTensorScalar || in.opcode == Opcode::kTensorTensorScan);
-    in.op1 = op(true);
+    in.op0 = op(in.opcode == Opcode::kTensorScalar || in.opcode == Opcode::kTensorTensorScan ||
+                in.opcode == Opcode::kScalarTensorTensor || in.opcode == Opcode::kTensorScalarReduce);
+    in.op1 = op(in.opcode != Opcode::kScalarTensorTensor && in.opcode != Opcode::kTensorScalarReduce);
     if (integer && !model::is_bitwise(in.op0) && !model::is_bitwise(in.op1)) in.op0 = pick(rng, kBitOps);
     if (in.opcode == Opcode::kTensorReduce) {
       const AluOp float_reduce[] = {AluOp::kAdd, AluOp::kMax, AluOp::kMin};
@@ -178,6 +246,19 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     };
     scalar(in.s0_per_partition, in.s0);
     scalar(in.s1_per_partition, in.s1);
+    // iota and affine_select: small affine terms (so that the predicate changes inside a tile)
+    // or, now and then, any int32.
+    const bool wide = rng.below(5) == 0;
+    in.offset = wide ? static_cast<int32_t>(rng.next32()) : static_cast<int32_t>(rng.below(65)) - 32;
+    in.channel_multiplier = wide ? static_cast<int32_t>(rng.next32()) : static_cast<int32_t>(rng.below(9)) - 4;
+    for (int& st : in.step) st = wide ? static_cast<int16_t>(rng.next32()) : static_cast<int>(rng.below(9)) - 4;
+    in.cmp_op = static_cast<isa::CmpOp>(rng.below(isa::kNumCmpOp));
+    in.value = in.opcode == Opcode::kMemset ? model::random_value(in.out, rng)
+                                            : model::random_value(DType::kFp32, rng);
+    if (in.opcode == Opcode::kTensorScalarReduce) {
+      in.acc_enable = rng.below(4) != 0;
+      in.acc_addr = scalar_area + 4 * rng.below(1000);
+    }
     if (act) {
       in.act_func = static_cast<model::ActFunc>(rng.below(ncore::isa::kNumActFunc));
       // Scale and bias mostly moderate (so the functions' interesting ranges are reached),
@@ -203,10 +284,16 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
         in.partitions = 1 + static_cast<int>(rng.below(q));
         in.start_partition = static_cast<int>(rng.below(4)) * q;
     }
+    if (gen.partitions) {
+      in.partitions = *gen.partitions;
+      in.start_partition = in.partitions > q ? 0 : static_cast<int>(rng.below(4)) * q;
+    }
     for (int p = 0; p < 32; ++p) in.shuffle[p] = static_cast<uint8_t>(rng.below(q));
     // Shapes.
     uint32_t n = 1 + rng.below(gen.max_elements);
     if (in.opcode == Opcode::kTranspose) n = q * (1 + rng.below(std::max(1, gen.max_elements / q)));
+    if (in.opcode == Opcode::kBnAggr) n = 3 * (1 + rng.below(std::max(1, gen.max_elements / 3)));
+    if (in.opcode == Opcode::kBnStats) n = std::min<uint32_t>(n, model::kBnStatsMaxElements);
     // Half the 16-bit copies and tensor_scalars take the performance-mode layout.
     const auto half = [](DType t) { return t == DType::kBf16 || t == DType::kFp16; };
     const bool paired = (in.opcode == Opcode::kTensorCopy || in.opcode == Opcode::kTensorScalar) &&
@@ -219,14 +306,18 @@ void random_ve_program(const model::VeConfig& cfg, model::VeMemory& mem, model::
     auto dst_arena = [&](MemSpace s) -> Arena& { return s == MemSpace::kSbuf ? sbuf_dst : psum_dst; };
     MemSpace s0 = space(), s1 = space(), sd = space();
     if (paired) s0 = sd = MemSpace::kSbuf;
+    if (in.opcode == Opcode::kScalarTensorTensor && s0 == MemSpace::kPsum) s1 = MemSpace::kSbuf;
     in.src0 = place(counts, in.in0, s0, src_arena(s0), true, rng, paired);
-    fill(mem, in.src0, in.in0, cfg.lanes, rng);
-    if (in.opcode == Opcode::kTensorTensor || in.opcode == Opcode::kTensorTensorScan) {
+    if (in.opcode == Opcode::kBnAggr && rng.below(2)) fill_stats_triples(mem, in.src0, in.in0, cfg.lanes, rng);
+    else if (model::ve_reads_src0(in.opcode)) fill(mem, in.src0, in.in0, cfg.lanes, rng);
+    if (model::ve_uses_src1(in.opcode)) {
       in.src1 = place(split_counts(n, rng), in.in1, s1, src_arena(s1), true, rng);
       fill(mem, in.src1, in.in1, cfg.lanes, rng);
     }
     std::array<uint16_t, 4> dcounts = counts;
     if (in.opcode == Opcode::kTensorReduce) dcounts = {counts[1], counts[2], counts[3], 1};
+    if (stats) dcounts = split_counts(in.opcode == Opcode::kBnStats ? model::kBnStatsOutputs
+                                                                   : model::kBnAggrOutputs, rng);
     in.dst = place(dcounts, in.out, sd, dst_arena(sd), false, rng, paired);
     if (gen.illegal > 0 && rng.next() % 1000 < gen.illegal * 1000) break_one_field(in, cfg, rng);
     program.push_back(in);
@@ -259,7 +350,32 @@ VeInstruction simple_ve_instruction(const model::VeConfig& cfg, Opcode op, DType
   };
   i.src0 = contiguous(0, elements);
   i.src1 = contiguous(region, elements);
-  if (op == Opcode::kTensorReduce) {
+  switch (op) {
+    case Opcode::kMemset:
+      i.value = model::from_fp32(model::float_to_bits(1.0f), i.out, {});
+      break;
+    case Opcode::kIota:
+      i.channel_multiplier = 1;
+      i.step = {1, 0, 0, 0};
+      break;
+    case Opcode::kAffineSelect:  // a causal mask: keep element f of partition p where p - f >= 0
+      i.channel_multiplier = 1;
+      i.step = {-1, 0, 0, 0};
+      i.cmp_op = isa::CmpOp::kGreaterEqual;
+      i.value = model::float_to_bits(-30000.0f);
+      break;
+    case Opcode::kTensorScalarReduce:
+      i.acc_enable = true;
+      i.acc_addr = 3 * region;
+      break;
+    default: break;
+  }
+  if (op == Opcode::kBnStats || op == Opcode::kBnAggr) {
+    const uint32_t n = op == Opcode::kBnStats ? std::min(elements, model::kBnStatsMaxElements)
+                                              : std::max<uint32_t>(3, elements / 3 * 3);
+    i.src0 = contiguous(0, n);
+    i.dst = contiguous(2 * region, op == Opcode::kBnStats ? model::kBnStatsOutputs : model::kBnAggrOutputs);
+  } else if (op == Opcode::kTensorReduce) {
     // Rows of at most 512 elements, one result each.
     const uint32_t row = std::min<uint32_t>(elements, 512);
     i.src0.count = {static_cast<uint16_t>(row), static_cast<uint16_t>(elements / row), 1, 1};

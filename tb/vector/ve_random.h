@@ -19,6 +19,7 @@ struct VeGenOptions {
   std::optional<model::DType> out_type;  // the output type
   double psum_share = 0.2;               // chance an operand lives in PSUM
   double illegal = 0.0;                  // chance an instruction gets one illegal field
+  std::optional<int> partitions;         // this many partitions (from a legal start); else any
 };
 
 // Appends `count` instructions to `program`, writing their inputs into `mem`.

@@ -1,8 +1,14 @@
 #include "tb/vector/ve_sim.h"
 
+#include <atomic>
+#include <cstdlib>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <type_traits>
+
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <verilated.h>
@@ -10,6 +16,7 @@
 #include "model/common/error.h"
 #include "tb/common/bench.h"
 #include "tb/common/wide.h"
+#include "tb/vector/ve_coverage.h"
 #include "ve_models.h"
 
 namespace ncore::tb {
@@ -61,6 +68,15 @@ struct PendingRead {
   std::vector<uint32_t> data;
 };
 
+// The functional-coverage bins of a run, next to Verilator's coverage (scripts/coverage).
+void write_bins(const char* dir, const model::VeConfig& cfg, const std::map<std::string, uint64_t>& bins) {
+  static std::atomic<int> count{0};
+  std::filesystem::create_directories(dir);
+  std::ofstream out(fmt::format("{}/{}_{}-{}-{}.bins", dir, cfg.scalar_engine ? "scalar" : "vector",
+                                cfg.lanes, getpid(), count++));
+  for (const auto& [bin, hits] : bins) out << bin << ' ' << hits << '\n';
+}
+
 template <class V>
 VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model::VeMemory& mem,
                       const std::vector<VeInstruction>& program) {
@@ -68,6 +84,8 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
   model::SplitMix64 rng(opt.seed ^ 0x5EC0DE5EEDull);
   model::VeMemory golden = mem;
   VeSimResult r;
+  const char* coverage_dir = std::getenv("NCORE_COVERAGE_DIR");
+  const bool count_bins = opt.count_bins || coverage_dir;
 
   const WallClock wall;
   Bench<V> bench(opt, fmt::format("{}_{}", cfg.scalar_engine ? "scalar" : "vector", lanes), "ve");
@@ -124,6 +142,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
       running = static_cast<int>(next);
       accepted_at = cycle;
       expect_index = 0;
+      if (count_bins && model::ve_check(in, cfg) == model::VeError::kNone) ++r.bins[ve_cross_bin(in, cfg)];
       if (opt.check) {
         expect_error = model::ve_check(in, cfg);
         if (expect_error == model::VeError::kNone) {
@@ -264,6 +283,7 @@ VeSimResult run_model(const model::VeConfig& cfg, const VeSimOptions& opt, model
     if (r.ok && r.writes_compared + r.refusals_compared == 0 && !program.empty())
       fail("the co-simulation compared nothing");
   }
+  if (coverage_dir && !r.bins.empty()) write_bins(coverage_dir, cfg, r.bins);
   r.wall_seconds = wall.seconds();
   return r;
 }

@@ -10,6 +10,7 @@
 // (no stray writes). SBUF/PSUM ports get random back-pressure and random read latency.
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,7 @@ struct VeSimOptions : BenchOptions {
   double wr_stall = 0.0;        // chance the write port is not ready in a cycle
   int rsp_extra_latency = 0;    // read responses come 1 + [0, this] cycles after the request
   VeFault fault = VeFault::kNone;
+  bool count_bins = false;      // count the functional cross (ve_coverage.h) in VeSimResult::bins
 };
 
 struct VeCounters {
@@ -56,6 +58,9 @@ struct VeSimResult : BenchResult {
   uint64_t powerup_signature = 0;  // a hash of the write port's data just after reset (it shows
                                    // the unreset write buffer: random in an X-propagation build)
   VeCounters counters;
+  // Functional coverage (tb/vector/ve_coverage.h): hits per bin of the accepted instructions,
+  // when options.count_bins or NCORE_COVERAGE_DIR is set.
+  std::map<std::string, uint64_t> bins;
 };
 
 // Lanes the harness has a Verilated model for (vector engine, or scalar engine).

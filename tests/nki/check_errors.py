@@ -47,14 +47,50 @@ a8 = np.ones((8, 64), np.float32)
 
 
 @nki.jit
-def unsupported_iota(a):
+def unsupported_dma_transpose(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    nl.store(out, nisa.iota(nl.arange(64)[None, :], dtype=nl.float32))  # MARK-unsupported
+    nl.store(out, nisa.dma_transpose(a))  # MARK-unsupported
     return out
 
 
-expect("unsupported call", unsupported_iota, [a8], nki.KernelError, "nisa.iota",
+expect("unsupported call", unsupported_dma_transpose, [a8], nki.KernelError, "nisa.dma_transpose",
        f"check_errors.py:{line_of('MARK-unsupported')}")
+
+
+@nki.jit
+def joined_predicate(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:8, 0:64]
+    nl.store(out, nisa.affine_select((i_p < 4) & (i_f < 8), nl.load(a), 0.0))  # MARK-joined
+    return out
+
+
+expect("a predicate of two masks", joined_predicate, [a8], nki.KernelError, "nisa.affine_select",
+       f"check_errors.py:{line_of('MARK-joined')}", "one comparison")
+
+
+@nki.jit
+def bn_stats_too_wide(a):
+    out = nl.ndarray((8, 6), dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, nisa.bn_stats(nl.load(a)))  # MARK-bn
+    return out
+
+
+expect("bn_stats over 512 elements", bn_stats_too_wide, [np.ones((8, 600), np.float32)], nki.KernelError,
+       "nisa.bn_stats", f"check_errors.py:{line_of('MARK-bn')}", "at most 512")
+
+
+@nki.jit
+def bf16_reduce_res(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    r = nl.ndarray((8, 1), dtype=nl.bfloat16)
+    t = nisa.tensor_scalar_reduce(data=nl.load(a), op0=nl.multiply, operand0=2.0, reduce_op=nl.add, reduce_res=r)  # MARK-tsr
+    nl.store(out, t)
+    return out
+
+
+expect("a BF16 reduce_res", bf16_reduce_res, [a8], nki.KernelError, "nisa.tensor_scalar_reduce",
+       f"check_errors.py:{line_of('MARK-tsr')}", "FP32")
 
 
 @nki.jit

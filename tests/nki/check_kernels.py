@@ -33,6 +33,9 @@ import matmul  # noqa: E402
 from assign import assign_kernel  # noqa: E402
 from cast import cast_kernel  # noqa: E402
 from attention import attention_kernel  # noqa: E402
+from attention_causal import attention_causal_kernel  # noqa: E402
+from fill import fill_kernel  # noqa: E402
+from layernorm_bn import layernorm_bn_kernel  # noqa: E402
 from gelu import gelu_kernel  # noqa: E402
 from layernorm import layernorm_kernel  # noqa: E402
 from row_stats import row_stats_kernel  # noqa: E402
@@ -150,17 +153,39 @@ def case_rmsnorm_bf16(rng, size):
     return rmsnorm_kernel, (x, g), ref, 1e-2, 1e-2
 
 
-def case_layernorm(rng, size):
-    """FP32: two FP32 means of d terms and an rsqrt: rtol 1e-5."""
-    rows, d = rows_cols(size, (16, 64), (256, 512))
+def _layernorm_case(rng, rows, d):
+    """FP32 inputs (x off-centre) and the float64 LayerNorm of them, eps 1e-5."""
     x = (rng.standard_normal((rows, d)) + 0.5).astype(np.float32)
     gamma = rng.standard_normal((1, d)).astype(np.float32)
     beta = rng.standard_normal((1, d)).astype(np.float32)
     x64 = x.astype(np.float64)
     mean = x64.mean(axis=1, keepdims=True)
     var = ((x64 - mean) ** 2).mean(axis=1, keepdims=True)
-    ref = (x64 - mean) / np.sqrt(var + 1e-5) * gamma + beta
-    return layernorm_kernel, (x, gamma, beta), ref, 1e-5, 1e-5
+    return (x, gamma, beta), (x64 - mean) / np.sqrt(var + 1e-5) * gamma + beta
+
+
+def case_layernorm(rng, size):
+    """FP32: two FP32 means of d terms and an rsqrt: rtol 1e-5."""
+    inputs, ref = _layernorm_case(rng, *rows_cols(size, (16, 64), (256, 512)))
+    return layernorm_kernel, inputs, ref, 1e-5, 1e-5
+
+
+def case_layernorm_bn(rng, size):
+    """FP32 through bn_stats / bn_aggr (shifted sums, one division each) and two
+    scalar_tensor_tensor: a few FP32 roundings per element, rtol 1e-5; more than 512 columns at
+    full size, so bn_aggr joins two chunks."""
+    inputs, ref = _layernorm_case(rng, *rows_cols(size, (16, 64), (256, 1024)))
+    # The variance sums 512 squares per chunk in FP32 (about 1e-6 relative), which moves y by up to
+    # |xn * gamma| ~ 10 times that: atol 3e-5.
+    return layernorm_bn_kernel, inputs, ref, 1e-5, 3e-5
+
+
+def case_fill(rng, size):
+    """iota and memset: exact."""
+    p, f = rows_cols(size, (8, 24), (128, 512))
+    i_p, i_f = np.mgrid[0:p, 0:f]
+    return fill_kernel, (np.zeros((p, f), np.float32),), ((f * i_p - i_f + 3).astype(np.float64),
+                                                           np.full((p, f), 2.5)), 0.0, (0.0, 0.0)
 
 
 def values(typed):
@@ -242,6 +267,21 @@ def case_attention(rng, size):
     p = np.exp(s - s.max(axis=1, keepdims=True))
     p /= p.sum(axis=1, keepdims=True)
     return attention_kernel, (q, k, v), p @ values(v), 0.0, 1e-2 * (p @ np.abs(values(v))) + 1e-6
+
+
+def case_attention_causal(rng, size):
+    """As attention, with query i seeing keys 0..i (affine_select): within 1e-2 of
+    sum |p v| / sum p per element."""
+    d = s = size
+    dtype = nki.language.float32 if size == 8 else nki.language.bfloat16
+    q = nki.typed(rng.standard_normal((d, s)), dtype)
+    k = nki.typed(rng.standard_normal((d, s)), dtype)
+    v = nki.typed(rng.standard_normal((s, d)), dtype)
+    scores = values(q).T @ values(k) / math.sqrt(d)
+    scores[np.triu_indices(s, 1)] = -np.inf
+    p = np.exp(scores - scores.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    return attention_causal_kernel, (q, k, v), p @ values(v), 0.0, 1e-2 * (p @ np.abs(values(v))) + 1e-6
 
 
 def case_scan(rng, size):

@@ -418,6 +418,53 @@ class Compiler:
         return (f"tensor_reduce op0={op.fields['op0']} {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} "
                 f"{a[3]} {d[3]}")
 
+    def _text_memset(self, op):
+        d = self._operand("dst", op.fields["dst"], op)
+        return f"memset value={self._scalar(op.fields['value'])} {self._types(op, 'out')} {self._partitions(op, d)} {d[3]}"
+
+    def _affine_text(self, op, d_view):
+        """offset=, channel_multiplier= and NKI's pattern= for a [P, F] destination."""
+        _, _, _, _, ap = _access_pattern(d_view, op.where)
+        ap = _merge(ap)
+        if len(ap) != 1:
+            raise KernelError(f"{op.where}: {op.opcode}: the tile's free axis must be one run of elements")
+        f = op.fields
+        return (f"offset={f['offset']} channel_multiplier={f['channel_multiplier']} "
+                f"pattern=[[{f['step']},{ap[0][1]}]]")
+
+    def _text_iota(self, op):
+        d = self._operand("dst", op.fields["dst"], op)
+        return (f"iota {self._affine_text(op, op.fields['dst'])} {self._types(op, 'out')} {self._partitions(op, d)} "
+                f"{d[3]}")
+
+    def _text_affine_select(self, op):
+        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        return (f"affine_select cmp={op.fields['cmp']} {self._affine_text(op, op.fields['dst'])} "
+                f"value={self._scalar(op.fields['value'])} {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} "
+                f"{a[3]} {d[3]}")
+
+    def _text_bn_stats(self, op):
+        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        return f"{op.opcode} {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}"
+
+    _text_bn_aggr = _text_bn_stats
+
+    def _text_scalar_tensor_tensor(self, op):
+        a = self._operand("src0", op.fields["src0"], op)
+        b = self._operand("src1", op.fields["src1"], op)
+        d = self._operand("dst", op.fields["dst"], op)
+        rev = "".join(f" reverse{k}=1" for k in (0, 1) if op.fields[f"reverse{k}"])
+        return (f"scalar_tensor_tensor op0={op.fields['op0']} {self._scalar_field(op, 's0')} op1={op.fields['op1']}{rev} "
+                f"{self._types(op, 'in0', 'in1', 'out')} {self._partitions(op, a, b, d)} {a[3]} {b[3]} {d[3]}")
+
+    def _text_tensor_scalar_reduce(self, op):
+        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        _, _, _, acc, _ = _access_pattern(op.fields["acc"], op.where)
+        rev = " reverse0=1" if op.fields["reverse0"] else ""
+        return (f"tensor_scalar_reduce op0={op.fields['op0']} {self._scalar_field(op, 's0')}{rev} op1={op.fields['op1']} "
+                f"acc_enable=1 acc_addr={acc:#x} {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} "
+                f"{a[3]} {d[3]}")
+
     def _text_activation(self, op):
         a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
         parts = [f"activation func={op.fields['func']}"]

@@ -2,10 +2,12 @@
 
 Operations are given as NKI does, by nl (or NumPy) functions: op=nl.add, op=nl.exp.
 """
+import math
+
 import numpy as np
 
 from . import dtypes, language as nl
-from .tracer import HbmTensor, Op, as_view, fail, trace
+from .tracer import AffineExpr, AffinePredicate, HbmTensor, Op, as_view, fail, trace
 
 _ALU = {nl.add: "add", nl.subtract: "subtract", nl.multiply: "multiply", nl.maximum: "max", nl.minimum: "min",
         np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.maximum: "max", np.minimum: "min"}
@@ -137,13 +139,130 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     return out
 
 
-memset = _unsupported("memset")
-iota = _unsupported("iota")
-affine_select = _unsupported("affine_select")
-bn_stats = _unsupported("bn_stats")
-bn_aggr = _unsupported("bn_aggr")
+def memset(shape, value, dtype, mask=None, engine=None):
+    """A new SBUF tile of `shape` filled with `value` (the vector engine's memset)."""
+    call = "nisa.memset"
+    if not isinstance(value, (int, float)):
+        fail(call, f"value: expected a number, found {type(value).__name__}")
+    out = nl._new_tile(shape, dtypes.lookup(dtype), nl.sbuf).view()
+    trace(call).add(Op("dve", "memset", [], [out], value=value, out=out.dtype, dst=out))
+    return out
+
+
+def _affine_fields(expr, shape, call, what):
+    """offset, channel_multiplier and the free axis's step of an affine expression over a [P, F]
+    tile (partition index axis 0, free index axis 1)."""
+    if len(shape) != 2:
+        fail(call, f"{what}: ncore's iota and affine_select take a [P, F] tile, found shape {shape}")
+    for axis, (_, size) in expr.terms.items():
+        if axis not in (0, 1) or size != shape[axis]:
+            fail(call, f"{what}: the index on axis {axis} ranges over {size}, the tile's axis over "
+                       f"{shape[axis] if axis in (0, 1) else 'nothing'}")
+    return dict(offset=expr.const, channel_multiplier=expr.terms.get(0, (0, 0))[0], step=expr.terms.get(1, (0, 0))[0])
+
+
+def iota(expr, dtype, mask=None):
+    """offset + channel_multiplier * p + step * f over a [P, F] tile, from an affine expression of
+    nl.arange indices (int32 arithmetic, cast to dtype). ncore runs it on the vector engine at
+    GpSimd's cost (rtl/vector/README.md)."""
+    call = "nisa.iota"
+    e = AffineExpr.of(expr, call)
+    shape = (e.terms.get(0, (0, 1))[1], e.terms.get(1, (0, 1))[1])
+    out = nl._new_tile(shape, dtypes.lookup(dtype), nl.sbuf).view()
+    trace(call).add(Op("dve", "iota", [], [out], out=out.dtype, dst=out, **_affine_fields(e, shape, call, "expr")))
+    return out
+
+
+def affine_select(pred, on_true_tile, on_false_value, dtype=None, mask=None):
+    """on_true_tile where the affine predicate holds, on_false_value (FP32) elsewhere: a causal
+    mask in one instruction."""
+    call = "nisa.affine_select"
+    pr = AffinePredicate.of(pred, call)
+    x = as_view(on_true_tile, call, "on_true_tile")
+    if not isinstance(on_false_value, (int, float)):
+        fail(call, f"on_false_value: expected a number, found {type(on_false_value).__name__}")
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    out = nl._new_tile(x.shape, out_dtype, nl.sbuf).view()
+    trace(call).add(Op("dve", "affine_select", [x], [out], cmp=pr.op, value=float(on_false_value), in0=x.dtype,
+                       out=out_dtype, src0=x, dst=out, **_affine_fields(pr.expr, x.shape, call, "pred")))
+    return out
+
+
+def _stats(opcode, data, dtype, outputs):
+    call = f"nisa.{opcode}"
+    x = as_view(data, call, "data")
+    if len(x.shape) != 2:
+        fail(call, f"data: expected a [P, F] tile, found shape {x.shape}")
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    if not out_dtype.is_float:
+        fail(call, f"dtype: the statistics are written as a float type, found {out_dtype.name}")
+    out = nl._new_tile((x.shape[0], outputs), out_dtype, nl.sbuf).view()
+    trace(call).add(Op("dve", opcode, [x], [out], in0=x.dtype, out=out_dtype, src0=x, dst=out))
+    return out
+
+
+def bn_stats(data, dtype=None, mask=None):
+    """Per partition, (count, mean, count * variance) of the even elements and then of the odd ones,
+    of at most 512 (rtl/vector/README.md, "Statistics")."""
+    if as_view(data, "nisa.bn_stats", "data").shape[-1] > 512:
+        fail("nisa.bn_stats", "data: at most 512 elements per partition (nl.tile_size.bn_stats_fmax)")
+    return _stats("bn_stats", data, dtype, 6)
+
+
+def bn_aggr(data, dtype=None, mask=None):
+    """Per partition, the mean and variance that bn_stats triples describe."""
+    if as_view(data, "nisa.bn_aggr", "data").shape[-1] % 3:
+        fail("nisa.bn_aggr", "data: (count, mean, M2) triples, a multiple of 3 elements per partition")
+    return _stats("bn_aggr", data, dtype, 2)
+
+
+def _scalar_operand(v, x, call, what, reads):
+    if isinstance(v, (int, float)):
+        return v
+    v = nl._per_partition_scalar(as_view(v, call, what), x.shape[0], call, what)
+    reads.append(v)
+    return v
+
+
+def scalar_tensor_tensor(*, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None,
+                         mask=None):
+    """(data op0 operand0) op1 operand1, operand0 a number or one value per partition."""
+    call = "nisa.scalar_tensor_tensor"
+    x, y = as_view(data, call, "data"), as_view(operand1, call, "operand1")
+    if x.shape != y.shape:
+        fail(call, f"data {x.shape} and operand1 {y.shape}: expected one shape")
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    out = nl._new_tile(x.shape, out_dtype, nl.sbuf).view()
+    reads = [x, y]
+    s0 = _scalar_operand(operand0, x, call, "operand0", reads)
+    trace(call).add(Op("dve", "scalar_tensor_tensor", reads, [out], op0=_name(_ALU, op0, call, "op0"), s0=s0,
+                       reverse0=int(bool(reverse0)), op1=_name(_ALU, op1, call, "op1"), reverse1=int(bool(reverse1)),
+                       in0=x.dtype, in1=y.dtype, out=out_dtype, src0=x, src1=y, dst=out))
+    return out
+
+
+def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None):
+    """data op0 operand0, and reduce_op over each partition's results written to reduce_res (an
+    FP32 tile of one element per partition)."""
+    call = "nisa.tensor_scalar_reduce"
+    x = as_view(data, call, "data")
+    r = as_view(reduce_res, call, "reduce_res")
+    if r.dtype is not nl.float32 or math.prod(r.shape) != x.shape[0]:
+        fail(call, f"reduce_res: expected an FP32 tile of one element per partition, found {r.shape} {r.dtype.name}")
+    reduce = _name(_ALU, reduce_op, call, "reduce_op")
+    out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype
+    out = nl._new_tile(x.shape, out_dtype, nl.sbuf).view()
+    reads = [x]
+    s0 = _scalar_operand(operand0, x, call, "operand0", reads)
+    trace(call).add(Op("dve", "tensor_scalar_reduce", reads, [out, r], op0=_name(_ALU, op0, call, "op0"), s0=s0,
+                       reverse0=int(bool(reverse0)), op1=reduce, in0=x.dtype, out=out_dtype, src0=x, dst=out, acc=r))
+    return out
+
+
+dma_transpose = _unsupported("dma_transpose")
 
 
 for _public in ("activation", "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy", "dma_copy",
-                "nc_matmul", "nc_transpose", "tensor_tensor_scan"):
+                "nc_matmul", "nc_transpose", "tensor_tensor_scan", "memset", "iota", "affine_select", "bn_stats",
+                "bn_aggr", "scalar_tensor_tensor", "tensor_scalar_reduce"):
     globals()[_public] = nl._checked(globals()[_public], f"nisa.{_public}")

@@ -54,6 +54,10 @@ class _TileSize:
     def gemm_moving_fmax(self):
         return 512
 
+    @property
+    def bn_stats_fmax(self):
+        return 512
+
 
 tile_size = _TileSize()
 

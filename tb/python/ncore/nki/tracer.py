@@ -101,6 +101,8 @@ class IndexExpr:
     def __add__(self, other):
         if isinstance(other, int):
             return self._with(start=self.start + other)
+        if _is_affine(other):
+            return AffineExpr.of(self, "index expression +") + other
         fail("index expression +", f"expected an int, found {type(other).__name__}")
 
     __radd__ = __add__
@@ -108,26 +110,121 @@ class IndexExpr:
     def __sub__(self, other):
         if isinstance(other, int):
             return self._with(start=self.start - other)
+        if _is_affine(other):
+            return AffineExpr.of(self, "index expression -") - other
         fail("index expression -", f"expected an int, found {type(other).__name__}")
 
     def __mul__(self, other):
         if isinstance(other, int) and other > 0:
             return self._with(start=self.start * other, step=self.step * other)
-        fail("index expression *", f"expected a positive int, found {other!r}")
+        if isinstance(other, int):  # an affine expression (nisa.iota), not an index
+            return AffineExpr.of(self, "index expression *") * other
+        fail("index expression *", f"expected an int, found {other!r}")
 
     __rmul__ = __mul__
 
+    # With another index expression, the arithmetic and comparisons make an affine expression
+    # and a predicate over both axes (nisa.iota, nisa.affine_select); with an int, a comparison
+    # is a mask.
+    def affine(self):
+        if self.axis is None:
+            fail("index expression", "place nl.arange on an axis first: nl.arange(n)[:, None] or [None, :]")
+        return AffineExpr(self.start, {self.axis: (self.step, self.size)})
+
+    def __neg__(self):
+        return -self.affine()
+
+    def __rsub__(self, other):
+        return other + (-self.affine())
+
     def __lt__(self, bound):
-        return Mask(self, "<", bound)
+        return self.affine() < bound if _is_affine(bound) else Mask(self, "<", bound)
 
     def __le__(self, bound):
-        return Mask(self, "<", bound + 1)
+        return self.affine() <= bound if _is_affine(bound) else Mask(self, "<", bound + 1)
 
     def __ge__(self, bound):
-        return Mask(self, ">=", bound)
+        return self.affine() >= bound if _is_affine(bound) else Mask(self, ">=", bound)
 
     def __gt__(self, bound):
-        return Mask(self, ">=", bound + 1)
+        return self.affine() > bound if _is_affine(bound) else Mask(self, ">=", bound + 1)
+
+
+def _is_affine(x):
+    return isinstance(x, (IndexExpr, AffineExpr))
+
+
+class AffineExpr:
+    """const + sum over axes of coef * i (i < size on that axis: 0 partitions, 1 the free axis):
+    what nisa.iota writes and what nisa.affine_select compares with 0."""
+
+    def __init__(self, const, terms):
+        self.const, self.terms = const, dict(terms)
+
+    @staticmethod
+    def of(x, call):
+        if isinstance(x, AffineExpr):
+            return x
+        if isinstance(x, IndexExpr):
+            return x.affine()
+        if isinstance(x, int):
+            return AffineExpr(x, {})
+        fail(call, f"expected an affine expression of nl.arange indices and ints, found {type(x).__name__}")
+
+    def __add__(self, other):
+        o = AffineExpr.of(other, "index expression +")
+        terms = dict(self.terms)
+        for axis, (coef, size) in o.terms.items():
+            if axis in terms and terms[axis][1] != size:
+                fail("index expression +", f"axis {axis}: ranges of {terms[axis][1]} and {size} elements")
+            terms[axis] = (terms.get(axis, (0, size))[0] + coef, size)
+        return AffineExpr(self.const + o.const, terms)
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return AffineExpr(-self.const, {a: (-c, n) for a, (c, n) in self.terms.items()})
+
+    def __sub__(self, other):
+        return self + (-AffineExpr.of(other, "index expression -"))
+
+    def __rsub__(self, other):
+        return AffineExpr.of(other, "index expression -") + (-self)
+
+    def __mul__(self, k):
+        if not isinstance(k, int):
+            fail("index expression *", f"expected an int, found {type(k).__name__}")
+        return AffineExpr(self.const * k, {a: (c * k, n) for a, (c, n) in self.terms.items()})
+
+    __rmul__ = __mul__
+
+    def _compare(self, other, op):
+        return AffinePredicate(self - other, op)
+
+    def __lt__(self, other): return self._compare(other, "less")
+    def __le__(self, other): return self._compare(other, "less_equal")
+    def __gt__(self, other): return self._compare(other, "greater")
+    def __ge__(self, other): return self._compare(other, "greater_equal")
+    def __eq__(self, other): return self._compare(other, "equal")
+    def __ne__(self, other): return self._compare(other, "not_equal")
+    __hash__ = None
+
+
+class AffinePredicate:
+    """`expr op 0` for an affine expression: nisa.affine_select's predicate."""
+
+    def __init__(self, expr, op):
+        self.expr, self.op = expr, op
+
+    @staticmethod
+    def of(pred, call):
+        if isinstance(pred, AffinePredicate):
+            return pred
+        if isinstance(pred, Mask) and len(pred.terms) == 1:
+            expr, op, bound = pred.terms[0]
+            return AffinePredicate(AffineExpr.of(expr, call) - bound, {"<": "less", ">=": "greater_equal"}[op])
+        fail(call, "pred: expected one comparison of an affine expression of nl.arange indices (not masks joined "
+                   "with &: ncore's affine_select compares one expression with 0)")
 
 
 class Mask:
