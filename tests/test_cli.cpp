@@ -216,6 +216,37 @@ TEST(Cli, VecCosimComparesEveryElementAndReportsCycles) {
   EXPECT_NE(golden.out.find("cost model 70 cycles"), std::string::npos) << golden.out;
 }
 
+// Issue 29's instructions through ncore vec: co-simulated, at their cost model's cycles.
+TEST(Cli, VecRunsTheEngineOperations) {
+  const struct {
+    const char* args;
+    const char* cycles;
+  } cases[] = {
+      {"--op memset --value 2.5 --dtype-out bf16 --free 64", "\"cycles\":68"},
+      {"--op iota --dtype-out int32 --free 64", "\"cycles\":214"},
+      {"--op affine_select --cmp less --value -1e4 --free 64", "\"cycles\":214"},
+      {"--op bn_stats --free 512", "\"cycles\":541"},
+      {"--op bn_aggr --free 63", "\"cycles\":88"},
+      {"--op scalar_tensor_tensor --alu0 subtract --alu1 multiply --free 64", "\"cycles\":134"},
+      {"--op tensor_scalar_reduce --alu0 multiply --alu1 max --free 64", "\"cycles\":71"},
+  };
+  for (const auto& c : cases) {
+    const Result r = run(fmt::format("vec {} --lanes 8 --json", c.args));
+    ASSERT_EQ(r.exit_code, 0) << c.args << ": " << r.err;
+    EXPECT_NE(r.out.find(c.cycles), std::string::npos) << c.args << ": " << r.out;
+    EXPECT_NE(r.out.find("\"mismatches\":0"), std::string::npos) << c.args << ": " << r.out;
+  }
+  const Result wide = run("vec --op bn_stats --free 600 --lanes 8");
+  EXPECT_EQ(wide.exit_code, 1);
+  EXPECT_NE(wide.err.find("bn_stats reads at most 512 elements"), std::string::npos) << wide.err;
+  const Result triples = run("vec --op bn_aggr --free 64 --lanes 8");
+  EXPECT_EQ(triples.exit_code, 1);
+  EXPECT_NE(triples.err.find("a multiple of 3, found 64"), std::string::npos) << triples.err;
+  const Result cmp = run("vec --op tensor_copy --cmp less --lanes 8");
+  EXPECT_EQ(cmp.exit_code, 1);
+  EXPECT_NE(cmp.err.find("only affine_select compares"), std::string::npos) << cmp.err;
+}
+
 TEST(Cli, VecBadArgumentsSayWhatWasExpected) {
   const Result op = run("vec --op tensor_mangle");
   EXPECT_EQ(op.exit_code, 1);
