@@ -242,6 +242,9 @@ TEST(Cli, VecRunsTheEngineOperations) {
   const Result triples = run("vec --op bn_aggr --free 64 --lanes 8");
   EXPECT_EQ(triples.exit_code, 1);
   EXPECT_NE(triples.err.find("a multiple of 3, found 64"), std::string::npos) << triples.err;
+  const Result inexact = run("vec --op memset --value 3.5 --dtype-out int8 --lanes 8");
+  EXPECT_EQ(inexact.exit_code, 1);
+  EXPECT_NE(inexact.err.find("--value: 3.5 is not a int8 value"), std::string::npos) << inexact.err;
   const Result cmp = run("vec --op tensor_copy --cmp less --lanes 8");
   EXPECT_EQ(cmp.exit_code, 1);
   EXPECT_NE(cmp.err.find("only affine_select compares"), std::string::npos) << cmp.err;

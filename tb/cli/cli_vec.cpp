@@ -97,6 +97,10 @@ void run_vec(const VecOptions& o) {
   if (o.value) {
     const uint32_t fp32 = model::float_to_bits(static_cast<float>(*o.value));
     instr.value = op == isa::Opcode::kMemset ? model::from_fp32(fp32, out, {}) : fp32;
+    // memset's value must be one of the output type's: nothing is rounded silently.
+    if (op == isa::Opcode::kMemset && model::to_fp32_bits(out, instr.value) != fp32)
+      throw Error(fmt::format("--value: {} is not a {} value (it would become {})", *o.value,
+                              model::dtype_name(out), model::to_float(out, instr.value)));
   }
   instr.stochastic = o.rounding == "sr";
   instr.saturate = o.saturate;
