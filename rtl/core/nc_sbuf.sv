@@ -10,6 +10,12 @@
 // The DMA has DmaPorts ports (one per group of DMA engines); two DMA writes to one line in one
 // cycle (again a race): the higher port wins.
 //
+// Layout: one memory of Lines entries, each holding that 32-byte line of every partition. An
+// engine's access touches one line index in every partition (the moving tile: one per row
+// segment), so a vector or scalar write is one read-modify-write of one entry, and everything
+// is written as loops over partitions (a generate block per partition made the simulator's
+// model four times larger and every partition's logic run on every clock edge).
+//
 // Addresses: the engines give a byte offset inside every partition they touch; the DMA and
 // the debug port give `partition * DmaStride + offset` (nc_dma_pkg's flat layout) and move
 // 32 bytes. An access outside the memory is dropped (reads return zero) and raises range_err_o.
@@ -74,6 +80,7 @@ module nc_sbuf
   localparam int unsigned PartW = $clog2(Parts) > 0 ? $clog2(Parts) : 1;
   localparam int unsigned Lines = (Bytes + 31) / 32;   // 32-byte lines per partition
   localparam int unsigned LineW = $clog2(Lines);
+  localparam int unsigned SegW = $clog2(Segs);
 
   // A flat address: its partition and offset, and whether 32 bytes there exist.
   function automatic logic [PartW-1:0] flat_part(logic [FlatW-1:0] a);
@@ -108,59 +115,59 @@ module nc_sbuf
     return (line & ~mask) | (bits & mask);
   endfunction
 
-  logic [31:0]  st_rsp_d [MaxReps][Parts], mv_rsp_d [MaxReps][Parts];
-  logic [15:0]  st_tag_d [Parts];
+  logic [255:0] mem_q [Lines][Parts];
+
+  // ---- reads: looked up only on a cycle with a request, registered for the next one -------
+  // (written as ifs: the simulator evaluates every combinational block on every clock edge)
+  logic [31:0] st_rsp_d [MaxReps][Parts], mv_rsp_d [MaxReps][Parts];
+  logic [15:0] st_tag_d [Parts];
   logic [Parts-1:0][31:0] ve_rsp_d [2];
-  logic [255:0] dma_line [DmaPorts][Parts], dbg_line [Parts];
-
-  // One memory per partition (a generate, so that each block writes only its own memory).
-  for (genvar p = 0; p < Parts; p++) begin : g_part
-    localparam int unsigned Seg = p * Segs / Parts;  // the moving tile's row segment
-    logic [255:0] mem_q [Lines];
-
-    always_comb begin
+  always_comb begin
+    logic [AddrW-1:0] sa;
+    sa = '0;
+    for (int unsigned p = 0; p < Parts; p++) begin
+      for (int unsigned r = 0; r < MaxReps; r++) st_rsp_d[r][p] = '0;
+      st_tag_d[p] = '0;
+    end
+    if (st_req_valid_i) begin
       for (int unsigned r = 0; r < MaxReps; r++) begin
-        automatic logic [AddrW-1:0] sa = st_req_addr_i + AddrW'(r) * st_req_rep_step_i;
-        automatic logic [AddrW-1:0] ma = mv_req_addr_i[Seg] + AddrW'(r) * mv_req_rep_step_i[Seg];
-        st_rsp_d[r][p] = r < 32'(st_req_reps_i) && elem_in_range(sa, st_req_bytes_i)
-            ? elem_of(mem_q[line_of(sa)], sa[4:0], st_req_bytes_i) : '0;
-        mv_rsp_d[r][p] = r < 32'(mv_req_reps_i) && mv_req_segs_i[Seg] &&
-                         elem_in_range(ma, mv_req_bytes_i[Seg])
-            ? elem_of(mem_q[line_of(ma)], ma[4:0], mv_req_bytes_i[Seg]) : '0;
+        sa = st_req_addr_i + AddrW'(r) * st_req_rep_step_i;
+        if (r < 32'(st_req_reps_i) && elem_in_range(sa, st_req_bytes_i))
+          for (int unsigned p = 0; p < Parts; p++)
+            st_rsp_d[r][p] = elem_of(mem_q[line_of(sa)][p], sa[4:0], st_req_bytes_i);
       end
-      st_tag_d[p] = elem_in_range(st_req_tag_addr_i, 3'd2)
-          ? 16'(elem_of(mem_q[line_of(st_req_tag_addr_i)], st_req_tag_addr_i[4:0], 3'd2)) : '0;
-      for (int unsigned c = 0; c < 2; c++)
-        ve_rsp_d[c][p] = elem_in_range(ve_rd_addr_i[c], ve_rd_bytes_i[c])
-            ? elem_of(mem_q[line_of(ve_rd_addr_i[c])], ve_rd_addr_i[c][4:0], ve_rd_bytes_i[c]) : '0;
+      if (elem_in_range(st_req_tag_addr_i, 3'd2))
+        for (int unsigned p = 0; p < Parts; p++)
+          st_tag_d[p] = 16'(elem_of(mem_q[line_of(st_req_tag_addr_i)][p], st_req_tag_addr_i[4:0], 3'd2));
     end
-    for (genvar g = 0; g < DmaPorts; g++) begin : g_dma_rd
-      assign dma_line[g][p] = mem_q[flat_line(dma_rd_addr_i[g])];
+  end
+  always_comb begin
+    logic [SegW-1:0]  seg;
+    logic [AddrW-1:0] ma;
+    {seg, ma} = '0;
+    for (int unsigned p = 0; p < Parts; p++)
+      for (int unsigned r = 0; r < MaxReps; r++) mv_rsp_d[r][p] = '0;
+    if (mv_req_valid_i) begin
+      for (int unsigned r = 0; r < MaxReps; r++) begin
+        for (int unsigned p = 0; p < Parts; p++) begin
+          // the moving tile: an address per row segment
+          seg = SegW'(p * Segs / Parts);
+          ma = mv_req_addr_i[seg] + AddrW'(r) * mv_req_rep_step_i[seg];
+          if (r < 32'(mv_req_reps_i) && mv_req_segs_i[seg] && elem_in_range(ma, mv_req_bytes_i[seg]))
+            mv_rsp_d[r][p] = elem_of(mem_q[line_of(ma)][p], ma[4:0], mv_req_bytes_i[seg]);
+        end
+      end
     end
-    assign dbg_line[p] = mem_q[flat_line(dbg_addr_i)];
-
-    // Writes, in this order (a later one wins a byte): vector, scalar, DMA, debug.
-    always_ff @(posedge clk_i) begin
-      if (ve_wr_valid_i[0] && ve_wr_mask_i[0][p] && elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0]))
-        mem_q[line_of(ve_wr_addr_i[0])] <= merge(mem_q[line_of(ve_wr_addr_i[0])], ve_wr_addr_i[0][4:0],
-                                                 ve_wr_bytes_i[0], ve_wr_data_i[0][p]);
-      if (ve_wr_valid_i[1] && ve_wr_mask_i[1][p] && elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1]))
-        mem_q[line_of(ve_wr_addr_i[1])] <= merge(
-            ve_wr_valid_i[0] && ve_wr_mask_i[0][p] && line_of(ve_wr_addr_i[0]) == line_of(ve_wr_addr_i[1])
-                ? merge(mem_q[line_of(ve_wr_addr_i[0])], ve_wr_addr_i[0][4:0], ve_wr_bytes_i[0],
-                        ve_wr_data_i[0][p])
-                : mem_q[line_of(ve_wr_addr_i[1])],
-            ve_wr_addr_i[1][4:0], ve_wr_bytes_i[1], ve_wr_data_i[1][p]);
-      for (int unsigned g = 0; g < DmaPorts; g++)
-        if (dma_wr_valid_i[g] && flat_in_range(dma_wr_addr_i[g]) &&
-            flat_part(dma_wr_addr_i[g]) == PartW'(p))
-          mem_q[flat_line(dma_wr_addr_i[g])] <= dma_wr_data_i[g];
-      if (dbg_wr_valid_i && flat_in_range(dbg_addr_i) && flat_part(dbg_addr_i) == PartW'(p))
-        mem_q[flat_line(dbg_addr_i)] <= dbg_wr_data_i;
+  end
+  always_comb begin
+    for (int unsigned c = 0; c < 2; c++) begin
+      ve_rsp_d[c] = '0;
+      if (ve_rd_valid_i[c] && elem_in_range(ve_rd_addr_i[c], ve_rd_bytes_i[c]))
+        for (int unsigned p = 0; p < Parts; p++)
+          ve_rsp_d[c][p] = elem_of(mem_q[line_of(ve_rd_addr_i[c])][p], ve_rd_addr_i[c][4:0], ve_rd_bytes_i[c]);
     end
   end
 
-  // ---- read responses, one cycle after the request ----------------------------------------
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
       st_rsp_valid_o <= 1'b0;
@@ -181,10 +188,41 @@ module nc_sbuf
     if (ve_rd_valid_i[1]) ve_rd_rsp_data_o[1] <= ve_rsp_d[1];
     for (int unsigned g = 0; g < DmaPorts; g++)
       if (dma_rd_valid_i[g])
-        dma_rd_data_o[g] <= flat_in_range(dma_rd_addr_i[g]) ? dma_line[g][flat_part(dma_rd_addr_i[g])]
-                                                            : '0;
+        dma_rd_data_o[g] <= flat_in_range(dma_rd_addr_i[g])
+            ? mem_q[flat_line(dma_rd_addr_i[g])][flat_part(dma_rd_addr_i[g])] : '0;
   end
-  assign dbg_rd_data_o = flat_in_range(dbg_addr_i) ? dbg_line[flat_part(dbg_addr_i)] : '0;
+  assign dbg_rd_data_o = flat_in_range(dbg_addr_i) ? mem_q[flat_line(dbg_addr_i)][flat_part(dbg_addr_i)]
+                                                    : '0;
+
+  // ---- writes, in this order (a later one wins a byte): vector, scalar, DMA, debug ---------
+  // A vector or scalar write merges its elements into a copy of the line in every partition
+  // and writes the copy back (the scalar's starts from the vector's when both hit one line).
+  logic ve_wr_any [2];
+  assign ve_wr_any[0] = ve_wr_valid_i[0] && elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0]);
+  assign ve_wr_any[1] = ve_wr_valid_i[1] && elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1]);
+  always_ff @(posedge clk_i) begin
+    logic [255:0] row0 [Parts], row1 [Parts];
+    if (ve_wr_any[0]) begin
+      row0 = mem_q[line_of(ve_wr_addr_i[0])];
+      for (int unsigned p = 0; p < Parts; p++)
+        if (ve_wr_mask_i[0][p])
+          row0[p] = merge(row0[p], ve_wr_addr_i[0][4:0], ve_wr_bytes_i[0], ve_wr_data_i[0][p]);
+      mem_q[line_of(ve_wr_addr_i[0])] <= row0;
+    end
+    if (ve_wr_any[1]) begin
+      row1 = ve_wr_any[0] && line_of(ve_wr_addr_i[0]) == line_of(ve_wr_addr_i[1])
+           ? row0 : mem_q[line_of(ve_wr_addr_i[1])];
+      for (int unsigned p = 0; p < Parts; p++)
+        if (ve_wr_mask_i[1][p])
+          row1[p] = merge(row1[p], ve_wr_addr_i[1][4:0], ve_wr_bytes_i[1], ve_wr_data_i[1][p]);
+      mem_q[line_of(ve_wr_addr_i[1])] <= row1;
+    end
+    for (int unsigned g = 0; g < DmaPorts; g++)
+      if (dma_wr_valid_i[g] && flat_in_range(dma_wr_addr_i[g]))
+        mem_q[flat_line(dma_wr_addr_i[g])][flat_part(dma_wr_addr_i[g])] <= dma_wr_data_i[g];
+    if (dbg_wr_valid_i && flat_in_range(dbg_addr_i))
+      mem_q[flat_line(dbg_addr_i)][flat_part(dbg_addr_i)] <= dbg_wr_data_i;
+  end
 
   // ---- range errors (the engines check their own ranges; this catches the rest) -----------
   logic range_err_q, dma_out_of_range;

@@ -86,9 +86,12 @@ module nc_systolic_array
   isa_te_sparsity_e    ring_sparsity_q [Depth];
   logic [PtrW-1:0] ptr_q, ptr_d;
 
-  // Partial sums, registered whole (next state computed in always_comb).
-  logic [31:0] ps_q [Rows][Cols];
-  logic [31:0] ps_d [Rows][Cols];
+  // Partial sums: registered in the column groups below (g_col[g].ps_q).
+  // A sum only moves down its column, so columns are independent: the array is computed in
+  // ColGroups blocks of columns, each a clocked block with its own sum registers, which a
+  // simulator built with threads (NCORE_VERILATOR_THREADS) runs in parallel.
+  localparam int unsigned ColGroups = (Cols >= 32 && Cols % 2 == 0) ? 2 : 1;
+  localparam int unsigned GroupCols = Cols / ColGroups;
 
   // Ring slot of the vector on anti-diagonal d >= 1 (d = 0 is the live input).
   function automatic logic [PtrW-1:0] ring_index(int unsigned d, logic [PtrW-1:0] ptr);
@@ -117,49 +120,39 @@ module nc_systolic_array
     return (d == 0) ? in_data_i[rep][row] : ring_data_q[idx][rep][row];
   endfunction
 
-  // The PE function over the whole array.
-  always_comb begin
-    for (int unsigned k = 0; k < Rows; k++) begin
-      for (int unsigned m = 0; m < Cols; m++) begin
-        // The vector at PE(k, m) is the one on diagonal k + m.
-        automatic int unsigned   d = k + m;
-        automatic logic [PtrW-1:0] idx = ring_index(d, ptr_q);
-        automatic logic [SegW-1:0] seg_row = SegW'(k * Segs / Rows);
-        automatic logic [SegW-1:0] seg_col = SegW'(m * Segs / Cols);
-        automatic te_row_meta_t  row = (d == 0) ? in_row_i[seg_row] : ring_row_q[idx][seg_row];
-        automatic logic          sel = row.wsel;
-        automatic te_pe_op_e     op = (d == 0) ? in_op_i : ring_op_q[idx];
-        automatic fp_unpacked_t  x = moving(d, idx, 2'd0, RowW'(k));
-        automatic logic [31:0]   above = (k == 0) ? 32'd0 : ps_q[k-1][m];
-        automatic logic [31:0]   aux = w_aux_q[sel][m][k];
-        if (!row.valid || !row.cols[seg_col]) begin
-          ps_d[k][m] = above;  // not this column's MM: pass the sum through
-        end else unique case (op)
-          PeDoubleRow: ps_d[k][m] = fp32_add(above, fp32_add(fp32_mul(w_q[sel][m][k], x),
-                                             fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k)))));
-          PeTranspose: ps_d[k][m] = x.is_zero ? above : aux;
-          PeSparse: begin
-            automatic isa_te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
-            automatic logic [4:0]   group = 5'd4 + 5'({sp, 2'b00});
-            if ({1'b0, aux[3:0]} >= group) begin
-              ps_d[k][m] = above;  // out-of-range tag: adds nothing
-            end else begin
-              ps_d[k][m] = fp32_add(above, fp32_mul(w_q[sel][m][k],
-                  moving(d, idx, aux[3:2], RowW'((k & ~32'd3) | 32'(aux[1:0])))));
-            end
-          end
-          default: ps_d[k][m] = fp32_add(above, fp32_mul(w_q[sel][m][k], x));
-        endcase
+  // The new partial sum of PE(k, m), given the sum from the PE above: the PE function.
+  function automatic logic [31:0] pe_sum(int unsigned k, int unsigned m, logic [31:0] above);
+    // The vector at PE(k, m) is the one on diagonal k + m.
+    automatic int unsigned     d = k + m;
+    automatic logic [PtrW-1:0] idx = ring_index(d, ptr_q);
+    automatic logic [SegW-1:0] seg_row = SegW'(k * Segs / Rows);
+    automatic logic [SegW-1:0] seg_col = SegW'(m * Segs / Cols);
+    automatic te_row_meta_t    row = (d == 0) ? in_row_i[seg_row] : ring_row_q[idx][seg_row];
+    automatic logic            sel = row.wsel;
+    automatic te_pe_op_e       op = (d == 0) ? in_op_i : ring_op_q[idx];
+    automatic fp_unpacked_t    x = moving(d, idx, 2'd0, RowW'(k));
+    automatic logic [31:0]     aux = w_aux_q[sel][m][k];
+    if (!row.valid || !row.cols[seg_col]) return above;  // not this column's MM: pass the sum
+    unique case (op)
+      PeDoubleRow: return fp32_add(above, fp32_add(fp32_mul(w_q[sel][m][k], x),
+                                   fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k)))));
+      PeTranspose: return x.is_zero ? above : aux;
+      PeSparse: begin
+        automatic isa_te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
+        automatic logic [4:0]       group = 5'd4 + 5'({sp, 2'b00});
+        if ({1'b0, aux[3:0]} >= group) return above;  // out-of-range tag: adds nothing
+        return fp32_add(above, fp32_mul(w_q[sel][m][k],
+                        moving(d, idx, aux[3:2], RowW'((k & ~32'd3) | 32'(aux[1:0])))));
       end
-    end
-  end
+      default: return fp32_add(above, fp32_mul(w_q[sel][m][k], x));
+    endcase
+  endfunction
 
-  always_comb begin
-    for (int unsigned m = 0; m < Cols; m++) out_sum_o[m] = ps_q[Rows-1][m];
-  end
 
-  // The probed PE, as seen in waves (waves/tensor_engine.gtkw).
-  logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_out;
+  // The probed PE, as seen in waves (waves/tensor_engine.gtkw): its operands and incoming sum
+  // this cycle, and its sum register (what it computed on the last clock edge; recomputing the
+  // PE here would double the simulator's code for it).
+  logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_q;
   logic        probe_wsel;
   te_pe_op_e   probe_op;
   logic [PtrW-1:0] probe_idx;
@@ -171,8 +164,9 @@ module nc_systolic_array
     probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
     probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[0][ProbeRow]
                                                         : ring_data_q[probe_idx][0][ProbeRow]);
-    probe_sum_in = (ProbeRow == 0) ? 32'd0 : ps_q[ProbeRow-1][ProbeCol];
-    probe_sum_out = ps_d[ProbeRow][ProbeCol];
+    probe_sum_in = (ProbeRow == 0) ? 32'd0
+                 : g_col[ProbeCol / GroupCols].ps_q[ProbeRow-1][ProbeCol % GroupCols];
+    probe_sum_q = g_col[ProbeCol / GroupCols].ps_q[ProbeRow][ProbeCol % GroupCols];
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -180,16 +174,51 @@ module nc_systolic_array
     else ptr_q <= ptr_d;
   end
 
+  // Bubbles entered in a row, saturating at Depth. The sum at PE(k, m) belongs to the vector
+  // that entered k + m cycles ago and is zero when that vector was a bubble, so once Depth
+  // bubbles have entered and another is entering, every sum is zero and stays zero: the PEs
+  // are then not evaluated at all (an idle array costs the simulation almost nothing).
+  logic [PtrW:0] bubbles_q;
+  logic          in_any_valid, array_idle;
+  always_comb begin
+    in_any_valid = 1'b0;
+    for (int unsigned s = 0; s < Segs; s++) in_any_valid = in_any_valid | in_row_i[s].valid;
+  end
+  assign array_idle = bubbles_q == (PtrW + 1)'(Depth) && !in_any_valid;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) bubbles_q <= '0;
+    else if (in_any_valid) bubbles_q <= '0;
+    else if (bubbles_q != (PtrW + 1)'(Depth)) bubbles_q <= bubbles_q + 1'b1;
+  end
+
   always_ff @(posedge clk_i) begin
     ring_data_q[ptr_q] <= in_data_i;
     ring_row_q[ptr_q] <= in_row_i;
     ring_op_q[ptr_q] <= in_op_i;
     ring_sparsity_q[ptr_q] <= in_sparsity_i;
-    ps_q <= ps_d;
     if (w_we_i) begin
       w_q[w_bank_i][w_col_i] <= w_col_new;
       w1_q[w_bank_i][w_col_i] <= w_col_new1;
       w_aux_q[w_bank_i][w_col_i] <= w_col_aux_new;
+    end
+  end
+
+  // The sums of each column group. Their next values are computed in the clocked block rather
+  // than in an always_comb: the simulator then evaluates the PEs once per clock edge with their
+  // temporaries in registers (a combinational copy would also run while settling).
+  for (genvar g = 0; g < ColGroups; g++) begin : g_col
+    logic [31:0] ps_q [Rows][GroupCols];
+    always_ff @(posedge clk_i) begin
+      logic [31:0] ps_d [Rows][GroupCols];
+      if (!array_idle) begin
+        for (int unsigned k = 0; k < Rows; k++)
+          for (int unsigned j = 0; j < GroupCols; j++)
+            ps_d[k][j] = pe_sum(k, g * GroupCols + j, (k == 0) ? 32'd0 : ps_q[k-1][j]);
+        ps_q <= ps_d;
+      end
+    end
+    for (genvar j = 0; j < GroupCols; j++) begin : g_out
+      assign out_sum_o[g * GroupCols + j] = ps_q[Rows-1][j];
     end
   end
 endmodule

@@ -509,12 +509,21 @@ module nc_vector_engine
 
   // The lanes: decode, two ALUs, the output cast. Each lane is the same function of its
   // operands (written as a loop so that Verilator builds Lanes copies of one block).
+  // Their result is used only on a cycle that steps, emits a transposed block or writes a
+  // statistic; on any other cycle the loop is skipped (zeros), which is what keeps an idle
+  // engine cheap to simulate.
+  logic lanes_used;
+  assign lanes_used = cn_step || emit_q || bn_phase_q == BnOut;
   always_comb begin
-    for (int l = 0; l < int'(Lanes); l++) begin
-      logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd, hi_v, hi_a, hi_r, affine;
-      logic [31:0] cast_lo;
-      logic [15:0] cast_hi;
-      logic        active;
+    logic [31:0] v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd, hi_v, hi_a, hi_r, affine;
+    logic [31:0] cast_lo;
+    logic [15:0] cast_hi;
+    logic        active;
+    {v0, v1, ax, ay, a_res, bx, by, b_res, r, start, rnd, hi_v, hi_a, hi_r, affine} = '0;
+    {cast_lo, cast_hi, active} = '0;
+    result = '0;
+    wdata = '0;
+    if (lanes_used) for (int l = 0; l < int'(Lanes); l++) begin
       v0 = lane_value(in_q.in0, raw0[l] & storage_mask(in_q.in0), intc_q);  // low half in perf mode
       v1 = lane_value(in_q.in1, raw1[l] & storage_mask(in_q.in1), intc_q);
       affine = '0;
