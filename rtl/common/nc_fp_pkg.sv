@@ -182,29 +182,38 @@ package nc_fp_pkg;
     return round_pack(sign, 12'sd0, ext[73:50], ext[49], |ext[48:0] | rem_nz);
   endfunction
 
-  // Leading zeros of a 27-bit value, by halving steps (0 gives 27).
+  // Leading zeros of a 27-bit value, by halving steps (0 gives 27). Each step is a select, not
+  // a branch: a simulator then runs it without data-dependent jumps.
   function automatic logic [4:0] lzc27(logic [26:0] x);
     logic [31:0] v;
-    logic [4:0]  n;
+    logic        z16, z8, z4, z2, z1;
     v = {x, 5'b11111};
-    n = '0;
-    if (v[31:16] == '0) begin n = n + 5'd16; v = v << 16; end
-    if (v[31:24] == '0) begin n = n + 5'd8;  v = v << 8;  end
-    if (v[31:28] == '0) begin n = n + 5'd4;  v = v << 4;  end
-    if (v[31:30] == '0) begin n = n + 5'd2;  v = v << 2;  end
-    if (v[31] == 1'b0)  begin n = n + 5'd1; end
-    return n;
+    z16 = v[31:16] == '0;
+    v = z16 ? v << 16 : v;
+    z8 = v[31:24] == '0;
+    v = z8 ? v << 8 : v;
+    z4 = v[31:28] == '0;
+    v = z4 ? v << 4 : v;
+    z2 = v[31:30] == '0;
+    v = z2 ? v << 2 : v;
+    z1 = !v[31];
+    return {z16, z8, z4, z2, z1};
   endfunction
 
   // IEEE binary32 sum, round-to-nearest-even, with guard, round and sticky bits.
+  // The datapath is one path for an effective add and an effective subtract, written with
+  // selects rather than branches on the data (operand swap, sign, carry, normalising shift):
+  // the PE array evaluates it Rows x Cols times a cycle, and branches on random data are what a
+  // simulator pays for most. Only the rare special operands branch.
   function automatic logic [31:0] fp32_add(logic [31:0] a, logic [31:0] b);
-    logic        a_nan, b_nan, a_inf, b_inf, swap, sign;
+    logic        a_nan, b_nan, a_inf, b_inf, swap, sign, eff_sub, carry;
     logic [31:0] larger, smaller;
     logic [7:0]  exp_larger, exp_smaller, d;
+    logic [4:0]  d_clamped, lz, left_shift;
     logic [26:0] s1, s2_full, s2, lost_mask;
     logic [27:0] sum;
-    logic [8:0]  exp_res;
-    logic [4:0]  lz, shift;
+    logic [26:0] norm;
+    logic [8:0]  exp_res, exp_norm;
     a_nan = a[30:23] == 8'hFF && a[22:0] != '0;
     b_nan = b[30:23] == 8'hFF && b[22:0] != '0;
     a_inf = a[30:0] == 31'h7F80_0000;
@@ -217,37 +226,33 @@ package nc_fp_pkg;
     larger = swap ? b : a;
     smaller = swap ? a : b;
     sign = larger[31];
+    eff_sub = larger[31] ^ smaller[31];
     // Subnormals have exponent 1 and no hidden bit.
     exp_larger = larger[30:23] == '0 ? 8'd1 : larger[30:23];
     exp_smaller = smaller[30:23] == '0 ? 8'd1 : smaller[30:23];
     d = exp_larger - exp_smaller;
     s1 = {larger[30:23] != '0, larger[22:0], 3'b000};
     s2_full = {smaller[30:23] != '0, smaller[22:0], 3'b000};
-    if (d >= 8'd27) begin
-      s2 = {26'd0, s2_full != '0};
-    end else begin
-      lost_mask = ~(27'h7FF_FFFF << d);
-      s2 = (s2_full >> d) | {26'd0, (s2_full & lost_mask) != '0};
-    end
+    // A shift of 27 or more leaves only the sticky bit: (s2_full >> 27) is zero and the mask
+    // then covers all of s2_full.
+    d_clamped = d >= 8'd27 ? 5'd27 : 5'(d);
+    lost_mask = ~(27'h7FF_FFFF << d_clamped);
+    s2 = (s2_full >> d_clamped) | {26'd0, (s2_full & lost_mask) != '0};
+    sum = eff_sub ? {1'b0, s1} - {1'b0, s2} : {1'b0, s1} + {1'b0, s2};
     exp_res = {1'b0, exp_larger};
-    if (larger[31] == smaller[31]) begin
-      sum = {1'b0, s1} + {1'b0, s2};
-      if (sum[27]) begin
-        sum = {1'b0, sum[27:2], sum[1] | sum[0]};
-        exp_res = exp_res + 9'd1;
-      end
-    end else begin
-      sum = {1'b0, s1} - {1'b0, s2};
-      if (sum == '0) return 32'd0;                       // x - x = +0 under RNE
-      lz = lzc27(sum[26:0]);
-      // Normalise, but not below the smallest exponent: there the result is subnormal.
-      shift = ({4'd0, lz} < exp_res - 9'd1) ? lz : 5'(exp_res - 9'd1);
-      sum = sum << shift;
-      exp_res = exp_res - {4'd0, shift};
-    end
+    // Normalise: a carry out of an add shifts right one place (keeping the sticky bit);
+    // otherwise shift left to the leading one, but not below the smallest exponent, where the
+    // result is subnormal. After an add without a carry the leading one is already at bit 26
+    // (or the larger operand is subnormal and exp_res - 1 = 0), so this shift is zero.
+    carry = sum[27];
+    lz = lzc27(sum[26:0]);
+    left_shift = ({4'd0, lz} < exp_res - 9'd1) ? lz : 5'(exp_res - 9'd1);
+    norm = carry ? {sum[27:2], sum[1] | sum[0]} : 27'(sum << left_shift);
+    exp_norm = carry ? exp_res + 9'd1 : exp_res - {4'd0, left_shift};
+    if (sum == '0) return 32'd0;                           // x - x = +0 under RNE
     // A result without its hidden bit is subnormal: biased exponent 0, exp_res - 1 = 0.
-    return round_pack(sign, sum[26] ? 12'(exp_res) - 12'sd1 : 12'sd0, sum[26:3], sum[2],
-                      sum[1] | sum[0]);
+    return round_pack(sign, norm[26] ? 12'(exp_norm) - 12'sd1 : 12'sd0, norm[26:3], norm[2],
+                      norm[1] | norm[0]);
   endfunction
 
   // ---- Casts out of FP32 and in from integers (the vector and scalar engines' edges) ----

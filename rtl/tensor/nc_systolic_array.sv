@@ -86,7 +86,7 @@ module nc_systolic_array
   isa_te_sparsity_e    ring_sparsity_q [Depth];
   logic [PtrW-1:0] ptr_q, ptr_d;
 
-  // Partial sums: registered in the column groups below (g_col[g].ps_q).
+  // Partial sums: registered in the column groups below (g_col[g]).
   // A sum only moves down its column, so columns are independent: the array is computed in
   // ColGroups blocks of columns, each a clocked block with its own sum registers, which a
   // simulator built with threads (NCORE_VERILATOR_THREADS) runs in parallel.
@@ -121,6 +121,8 @@ module nc_systolic_array
   endfunction
 
   // The new partial sum of PE(k, m), given the sum from the PE above: the PE function.
+  // Every mode shares one multiplier and one adder (double-row adds a second product first),
+  // so the simulator holds one copy of the FP32 logic per PE rather than one per mode.
   function automatic logic [31:0] pe_sum(int unsigned k, int unsigned m, logic [31:0] above);
     // The vector at PE(k, m) is the one on diagonal k + m.
     automatic int unsigned     d = k + m;
@@ -132,20 +134,19 @@ module nc_systolic_array
     automatic te_pe_op_e       op = (d == 0) ? in_op_i : ring_op_q[idx];
     automatic fp_unpacked_t    x = moving(d, idx, 2'd0, RowW'(k));
     automatic logic [31:0]     aux = w_aux_q[sel][m][k];
+    automatic logic [31:0]     product;
     if (!row.valid || !row.cols[seg_col]) return above;  // not this column's MM: pass the sum
-    unique case (op)
-      PeDoubleRow: return fp32_add(above, fp32_add(fp32_mul(w_q[sel][m][k], x),
-                                   fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k)))));
-      PeTranspose: return x.is_zero ? above : aux;
-      PeSparse: begin
-        automatic isa_te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
-        automatic logic [4:0]       group = 5'd4 + 5'({sp, 2'b00});
-        if ({1'b0, aux[3:0]} >= group) return above;  // out-of-range tag: adds nothing
-        return fp32_add(above, fp32_mul(w_q[sel][m][k],
-                        moving(d, idx, aux[3:2], RowW'((k & ~32'd3) | 32'(aux[1:0])))));
-      end
-      default: return fp32_add(above, fp32_mul(w_q[sel][m][k], x));
-    endcase
+    if (op == PeTranspose) return x.is_zero ? above : aux;
+    if (op == PeSparse) begin
+      automatic isa_te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
+      automatic logic [4:0]       group = 5'd4 + 5'({sp, 2'b00});
+      if ({1'b0, aux[3:0]} >= group) return above;  // out-of-range tag: adds nothing
+      x = moving(d, idx, aux[3:2], RowW'((k & ~32'd3) | 32'(aux[1:0])));
+    end
+    product = fp32_mul(w_q[sel][m][k], x);
+    if (op == PeDoubleRow)
+      product = fp32_add(product, fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k))));
+    return fp32_add(above, product);
   endfunction
 
 
@@ -164,9 +165,8 @@ module nc_systolic_array
     probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
     probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[0][ProbeRow]
                                                         : ring_data_q[probe_idx][0][ProbeRow]);
-    probe_sum_in = (ProbeRow == 0) ? 32'd0
-                 : g_col[ProbeCol / GroupCols].ps_q[ProbeRow-1][ProbeCol % GroupCols];
-    probe_sum_q = g_col[ProbeCol / GroupCols].ps_q[ProbeRow][ProbeCol % GroupCols];
+    probe_sum_in = g_col[ProbeCol / GroupCols].probe_above_q;
+    probe_sum_q = g_col[ProbeCol / GroupCols].probe_own_q;
   end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
@@ -203,22 +203,37 @@ module nc_systolic_array
     end
   end
 
-  // The sums of each column group. Their next values are computed in the clocked block rather
-  // than in an always_comb: the simulator then evaluates the PEs once per clock edge with their
-  // temporaries in registers (a combinational copy would also run while settling).
+  // The sums of each column group, each group a clocked block (a simulator built with threads
+  // runs the groups in parallel). The PEs are evaluated in the clocked block, not in an
+  // always_comb, so the simulator runs them once per clock edge with their temporaries in
+  // machine registers. The sums are updated in place from the bottom row up: every PE reads the
+  // sum above it before that row is rewritten, which is exactly a register per PE, and no
+  // next-state copy of the array is made (a simulator copies such a copy element by element,
+  // Rows x Cols assignments a cycle and as many lines of code). The sums are read only here;
+  // what leaves the group (its bottom row, the probed PE) is registered from them.
   for (genvar g = 0; g < ColGroups; g++) begin : g_col
-    logic [31:0] ps_q [Rows][GroupCols];
+    logic [31:0] bottom_q [GroupCols];
+    logic [31:0] probe_above_q, probe_own_q;
     always_ff @(posedge clk_i) begin
-      logic [31:0] ps_d [Rows][GroupCols];
+      logic [31:0] ps [Rows][GroupCols];  // static: holds its value from edge to edge
+      logic [31:0] bottom_d [GroupCols];
       if (!array_idle) begin
-        for (int unsigned k = 0; k < Rows; k++)
+        for (int unsigned r = 0; r < Rows; r++) begin
+          automatic int unsigned k = Rows - 1 - r;
           for (int unsigned j = 0; j < GroupCols; j++)
-            ps_d[k][j] = pe_sum(k, g * GroupCols + j, (k == 0) ? 32'd0 : ps_q[k-1][j]);
-        ps_q <= ps_d;
+            ps[k][j] = pe_sum(k, g * GroupCols + j, (k == 0) ? 32'd0 : ps[k-1][j]);
+        end
+        for (int unsigned j = 0; j < GroupCols; j++) bottom_d[j] = ps[Rows-1][j];
+        bottom_q <= bottom_d;
+        if (ProbeCol / GroupCols == g) begin
+          probe_above_q <= (ProbeRow == 0) ? 32'd0
+                         : ps[(ProbeRow == 0) ? 0 : ProbeRow - 1][ProbeCol % GroupCols];
+          probe_own_q <= ps[ProbeRow][ProbeCol % GroupCols];
+        end
       end
     end
     for (genvar j = 0; j < GroupCols; j++) begin : g_out
-      assign out_sum_o[g * GroupCols + j] = ps_q[Rows-1][j];
+      assign out_sum_o[g * GroupCols + j] = bottom_q[j];
     end
   end
 endmodule
