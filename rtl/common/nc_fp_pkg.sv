@@ -182,8 +182,7 @@ package nc_fp_pkg;
     return round_pack(sign, 12'sd0, ext[73:50], ext[49], |ext[48:0] | rem_nz);
   endfunction
 
-  // Leading zeros of a 27-bit value, by halving steps (0 gives 27). Each step is a select, not
-  // a branch: a simulator then runs it without data-dependent jumps.
+  // Leading zeros of a 27-bit value, by halving steps (0 gives 27), each step a select.
   function automatic logic [4:0] lzc27(logic [26:0] x);
     logic [31:0] v;
     logic        z16, z8, z4, z2, z1;
@@ -202,9 +201,9 @@ package nc_fp_pkg;
 
   // IEEE binary32 sum, round-to-nearest-even, with guard, round and sticky bits.
   // The datapath is one path for an effective add and an effective subtract, written with
-  // selects rather than branches on the data (operand swap, sign, carry, normalising shift):
-  // the PE array evaluates it Rows x Cols times a cycle, and branches on random data are what a
-  // simulator pays for most. Only the rare special operands branch.
+  // selects rather than branches on the data (operand swap, sign, carry, normalising shift), so
+  // a PE holds one copy of it; only the rare special operands branch. (Written so for simulation
+  // speed, it measured no faster than the branching form: tests/README.md, "Levers".)
   function automatic logic [31:0] fp32_add(logic [31:0] a, logic [31:0] b);
     logic        a_nan, b_nan, a_inf, b_inf, swap, sign, eff_sub, carry;
     logic [31:0] larger, smaller;

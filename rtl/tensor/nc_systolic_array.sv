@@ -88,8 +88,9 @@ module nc_systolic_array
 
   // Partial sums: registered in the column groups below (g_col[g]).
   // A sum only moves down its column, so columns are independent: the array is computed in
-  // ColGroups blocks of columns, each a clocked block with its own sum registers, which a
-  // simulator built with threads (NCORE_VERILATOR_THREADS) runs in parallel.
+  // ColGroups blocks of columns, each a clocked block with its own sum registers, so that a
+  // simulator built with threads could run them in parallel (Verilator 5.006 keeps them in one
+  // macro-task: tests/README.md, "Levers").
   localparam int unsigned ColGroups = (Cols >= 32 && Cols % 2 == 0) ? 2 : 1;
   localparam int unsigned GroupCols = Cols / ColGroups;
 
@@ -203,14 +204,14 @@ module nc_systolic_array
     end
   end
 
-  // The sums of each column group, each group a clocked block (a simulator built with threads
-  // runs the groups in parallel). The PEs are evaluated in the clocked block, not in an
-  // always_comb, so the simulator runs them once per clock edge with their temporaries in
-  // machine registers. The sums are updated in place from the bottom row up: every PE reads the
-  // sum above it before that row is rewritten, which is exactly a register per PE, and no
-  // next-state copy of the array is made (a simulator copies such a copy element by element,
-  // Rows x Cols assignments a cycle and as many lines of code). The sums are read only here;
-  // what leaves the group (its bottom row, the probed PE) is registered from them.
+  // The sums of each column group, each group a clocked block. The PEs are evaluated in the
+  // clocked block, not in an always_comb, so the simulator runs them once per clock edge with
+  // their temporaries in machine registers. The sums are updated in place from the bottom row
+  // up: every PE reads the sum above it before that row is rewritten, which is exactly a
+  // register per PE, and no next-state copy of the array is made (a simulator copies such a
+  // copy element by element, Rows x Cols assignments a cycle and as many lines of code). The
+  // sums are read only here; what leaves the group (its bottom row, the probed PE) is
+  // registered from them.
   for (genvar g = 0; g < ColGroups; g++) begin : g_col
     logic [31:0] bottom_q [GroupCols];
     logic [31:0] probe_above_q, probe_own_q;
@@ -226,6 +227,7 @@ module nc_systolic_array
         for (int unsigned j = 0; j < GroupCols; j++) bottom_d[j] = ps[Rows-1][j];
         bottom_q <= bottom_d;
         if (ProbeCol / GroupCols == g) begin
+          // The inner select keeps the unused index in range when ProbeRow is 0.
           probe_above_q <= (ProbeRow == 0) ? 32'd0
                          : ps[(ProbeRow == 0) ? 0 : ProbeRow - 1][ProbeCol % GroupCols];
           probe_own_q <= ps[ProbeRow][ProbeCol % GroupCols];
