@@ -9,12 +9,12 @@
 // products in row order 0..Rows-1 exactly as the golden model does.
 //
 // Inputs arrive unskewed, one whole vector (all rows) per cycle. The vector that entered d
-// cycles ago is at every PE with k + m = d (its wavefront is that anti-diagonal), so a PE
-// reads its moving element straight from a ring buffer of the last Rows + Cols input vectors:
-// no moving data shifts between PEs in the model, only the partial sums move. (In silicon the
-// ring is the chain of operand registers; in Verilator a ring write is one vector a cycle
-// instead of Rows x Cols copies.) Each element carries its weight-bank select, so every PE
-// switches banks exactly when the first vector of the next MultiplyMoving reaches it.
+// cycles ago is at every PE with k + m = d (its wavefront is that anti-diagonal). No moving
+// data shifts between PEs in the model, only the partial sums move: each column group keeps
+// the last Rows + Cols vectors skewed, as the operand registers hold them in silicon, so that a
+// column's PEs read their elements from one contiguous run (see g_col). Each element carries
+// its weight-bank select, so every PE switches banks exactly when the first vector of the next
+// MultiplyMoving reaches it.
 //
 // Output: out_sum_o[m] holds the finished sum of the vector that entered Rows + m cycles ago.
 //
@@ -74,30 +74,27 @@ module nc_systolic_array
 
   // State is kept in unpacked arrays: Verilator then reads one element where a packed
   // vector would have it copy and shift a whole row.
-  // Weights: [bank][column][row], written one column a cycle.
+  // Weights: [bank][column][row], written one column a cycle; a column's rows are contiguous,
+  // which is the order the PEs are evaluated in.
   fp_unpacked_t w_q [2][Cols][Rows];
   fp_unpacked_t w1_q [2][Cols][Rows];
   logic [31:0]  w_aux_q [2][Cols][Rows];
 
-  // Input ring: the entry written at ptr this cycle is at anti-diagonal d, d cycles later.
-  fp_unpacked_t    ring_data_q [Depth][MaxReps][Rows];
-  te_row_meta_t    ring_row_q [Depth][Segs];
-  te_pe_op_e       ring_op_q [Depth];
-  isa_te_sparsity_e    ring_sparsity_q [Depth];
-  logic [PtrW-1:0] ptr_q, ptr_d;
+  logic [PtrW-1:0] ptr_q, ptr_d;  // slot of the entering vector's row 0 in the skewed rings
 
-  // Partial sums: registered in the column groups below (g_col[g]).
   // A sum only moves down its column, so columns are independent: the array is computed in
-  // ColGroups blocks of columns, each a clocked block with its own sum registers, so that a
-  // simulator built with threads could run them in parallel (Verilator 5.006 keeps them in one
-  // macro-task: tests/README.md, "Levers").
+  // ColGroups blocks of columns (g_col[g]), each a clocked block with its own state, so that a
+  // simulator built with threads can run them in parallel.
   localparam int unsigned ColGroups = (Cols >= 32 && Cols % 2 == 0) ? 2 : 1;
   localparam int unsigned GroupCols = Cols / ColGroups;
 
-  // Ring slot of the vector on anti-diagonal d >= 1 (d = 0 is the live input).
-  function automatic logic [PtrW-1:0] ring_index(int unsigned d, logic [PtrW-1:0] ptr);
-    return PtrW'((int'(ptr) >= int'(d)) ? int'(ptr) - d : int'(ptr) + Depth - d);
-  endfunction
+  // What a PE needs to know about the vector passing it, besides its data: the metadata of
+  // the vector's row segment and the vector's operation.
+  typedef struct packed {
+    te_row_meta_t     row;
+    te_pe_op_e        op;
+    isa_te_sparsity_e sparsity;
+  } pe_ctrl_t;
 
   always_comb begin
     ptr_d = (ptr_q == PtrW'(Depth - 1)) ? '0 : ptr_q + 1'b1;
@@ -115,60 +112,37 @@ module nc_systolic_array
     end
   end
 
-  // The moving element of replica rep, row row, for the vector on diagonal d.
-  function automatic fp_unpacked_t moving(int unsigned d, logic [PtrW-1:0] idx,
-                                          logic [1:0] rep, logic [RowW-1:0] row);
-    return (d == 0) ? in_data_i[rep][row] : ring_data_q[idx][rep][row];
+  // Slot (a + b) mod Depth, for a, b < Depth.
+  function automatic logic [PtrW-1:0] slot_add(int unsigned a, int unsigned b);
+    return PtrW'((a + b >= Depth) ? a + b - Depth : a + b);
+  endfunction
+  // Slot (a - b) mod Depth, for a, b < Depth.
+  function automatic logic [PtrW-1:0] slot_sub(int unsigned a, int unsigned b);
+    return PtrW'((a >= b) ? a - b : a + Depth - b);
   endfunction
 
-  // The new partial sum of PE(k, m), given the sum from the PE above: the PE function.
-  // Every mode shares one multiplier and one adder (double-row adds a second product first),
-  // so the simulator holds one copy of the FP32 logic per PE rather than one per mode.
-  function automatic logic [31:0] pe_sum(int unsigned k, int unsigned m, logic [31:0] above);
-    // The vector at PE(k, m) is the one on diagonal k + m.
-    automatic int unsigned     d = k + m;
-    automatic logic [PtrW-1:0] idx = ring_index(d, ptr_q);
-    automatic logic [SegW-1:0] seg_row = SegW'(k * Segs / Rows);
+  // The new partial sum of PE(k, m), given the sum from the PE above, the PE's control, its
+  // moving element x0 (replica 0 of its row) and the operand its mode adds: replica 1 for
+  // double-row, the element its tag picks for sparse. This is the PE function. Every mode
+  // shares one multiplier and one adder (double-row adds its second product first), so the
+  // simulator holds one copy of the FP32 logic per PE rather than one per mode.
+  function automatic logic [31:0] pe_sum(logic [RowW-1:0] k, int unsigned m, logic [31:0] above,
+                                         pe_ctrl_t ctrl, fp_unpacked_t x0, fp_unpacked_t x_mode);
     automatic logic [SegW-1:0] seg_col = SegW'(m * Segs / Cols);
-    automatic te_row_meta_t    row = (d == 0) ? in_row_i[seg_row] : ring_row_q[idx][seg_row];
-    automatic logic            sel = row.wsel;
-    automatic te_pe_op_e       op = (d == 0) ? in_op_i : ring_op_q[idx];
-    automatic fp_unpacked_t    x = moving(d, idx, 2'd0, RowW'(k));
-    automatic logic [31:0]     aux = w_aux_q[sel][m][k];
+    automatic logic            sel = ctrl.row.wsel;
     automatic logic [31:0]     product;
-    if (!row.valid || !row.cols[seg_col]) return above;  // not this column's MM: pass the sum
-    if (op == PeTranspose) return x.is_zero ? above : aux;
-    if (op == PeSparse) begin
-      automatic isa_te_sparsity_e sp = (d == 0) ? in_sparsity_i : ring_sparsity_q[idx];
-      automatic logic [4:0]       group = 5'd4 + 5'({sp, 2'b00});
-      if ({1'b0, aux[3:0]} >= group) return above;  // out-of-range tag: adds nothing
-      x = moving(d, idx, aux[3:2], RowW'((k & ~32'd3) | 32'(aux[1:0])));
+    if (!ctrl.row.valid || !ctrl.row.cols[seg_col]) return above;  // not this column's MM
+    if (ctrl.op == PeTranspose) return x0.is_zero ? above : w_aux_q[sel][m][k];
+    if (ctrl.op == PeSparse) begin
+      if ({1'b0, w_aux_q[sel][m][k][3:0]} >= 5'd4 + 5'({ctrl.sparsity, 2'b00}))
+        return above;  // a tag past the group adds nothing
+      product = fp32_mul(w_q[sel][m][k], x_mode);
+    end else begin
+      product = fp32_mul(w_q[sel][m][k], x0);
     end
-    product = fp32_mul(w_q[sel][m][k], x);
-    if (op == PeDoubleRow)
-      product = fp32_add(product, fp32_mul(w1_q[sel][m][k], moving(d, idx, 2'd1, RowW'(k))));
+    if (ctrl.op == PeDoubleRow) product = fp32_add(product, fp32_mul(w1_q[sel][m][k], x_mode));
     return fp32_add(above, product);
   endfunction
-
-
-  // The probed PE, as seen in waves (waves/tensor_engine.gtkw): its operands and incoming sum
-  // this cycle, and its sum register (what it computed on the last clock edge; recomputing the
-  // PE here would double the simulator's code for it).
-  logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_q;
-  logic        probe_wsel;
-  te_pe_op_e   probe_op;
-  logic [PtrW-1:0] probe_idx;
-  always_comb begin
-    probe_idx = ring_index(ProbeRow + ProbeCol, ptr_q);
-    probe_wsel = (ProbeRow + ProbeCol == 0) ? in_row_i[ProbeRow * Segs / Rows].wsel
-                                            : ring_row_q[probe_idx][ProbeRow * Segs / Rows].wsel;
-    probe_op = (ProbeRow + ProbeCol == 0) ? in_op_i : ring_op_q[probe_idx];
-    probe_weight = pack_fp32(w_q[probe_wsel][ProbeCol][ProbeRow]);
-    probe_moving = pack_fp32((ProbeRow + ProbeCol == 0) ? in_data_i[0][ProbeRow]
-                                                        : ring_data_q[probe_idx][0][ProbeRow]);
-    probe_sum_in = g_col[ProbeCol / GroupCols].probe_above_q;
-    probe_sum_q = g_col[ProbeCol / GroupCols].probe_own_q;
-  end
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) ptr_q <= '0;
@@ -193,10 +167,6 @@ module nc_systolic_array
   end
 
   always_ff @(posedge clk_i) begin
-    ring_data_q[ptr_q] <= in_data_i;
-    ring_row_q[ptr_q] <= in_row_i;
-    ring_op_q[ptr_q] <= in_op_i;
-    ring_sparsity_q[ptr_q] <= in_sparsity_i;
     if (w_we_i) begin
       w_q[w_bank_i][w_col_i] <= w_col_new;
       w1_q[w_bank_i][w_col_i] <= w_col_new1;
@@ -204,33 +174,74 @@ module nc_systolic_array
     end
   end
 
-  // The sums of each column group, each group a clocked block. The PEs are evaluated in the
-  // clocked block, not in an always_comb, so the simulator runs them once per clock edge with
-  // their temporaries in machine registers. The sums are updated in place from the bottom row
-  // up: every PE reads the sum above it before that row is rewritten, which is exactly a
-  // register per PE, and no next-state copy of the array is made (a simulator copies such a
-  // copy element by element, Rows x Cols assignments a cycle and as many lines of code). The
-  // sums are read only here; what leaves the group (its bottom row, the probed PE) is
-  // registered from them.
+  // Each column group is one clocked block holding its sums and its own copy of the moving
+  // vectors, all static variables of the block (they hold their values from edge to edge and
+  // are read only here; the bottom row and the probed PE leave the block through registers).
+  //
+  // Moving vectors are kept skewed, as the chain of operand registers holds them in silicon:
+  // row k of the vector entering at time t is stored in slot (t + k) mod Depth, so at time T
+  // every PE of column m finds its element, row k of the vector that entered T - k - m cycles
+  // ago, in the one slot (T - m) mod Depth, at index k. A column's PEs then read one contiguous
+  // run of memory, as they do their weights and sums. An entry lives Depth cycles, longer than
+  // any vector stays in the array (k + m < Depth). The entering vector is written first, so
+  // PE(0, 0) reads it like any other; the entries it overwrites are Depth cycles old.
+  //
+  // The PEs are evaluated in the clocked block, not in an always_comb, so the simulator runs
+  // them once per clock edge with their temporaries in machine registers. Each column's sums
+  // are updated in place from the bottom row up: every PE reads the sum above it before that
+  // row is rewritten, which is exactly a register per PE, and no next-state copy of the array
+  // is made (a simulator copies such a copy element by element).
+  //
+  // When the array is idle nothing is written: the last Depth vectors were bubbles, so every
+  // entry already holds one.
   for (genvar g = 0; g < ColGroups; g++) begin : g_col
-    logic [31:0] bottom_q [GroupCols];
-    logic [31:0] probe_above_q, probe_own_q;
+    logic [31:0]  bottom_q [GroupCols];
+    logic [31:0]  probe_above_q, probe_own_q, probe_weight_q, probe_moving_q;
+    logic         probe_wsel_q;
+    te_pe_op_e    probe_op_q;
     always_ff @(posedge clk_i) begin
-      logic [31:0] ps [Rows][GroupCols];  // static: holds its value from edge to edge
-      logic [31:0] bottom_d [GroupCols];
+      logic [31:0]  ps [GroupCols][Rows];         // sums: [column in group][row]
+      fp_unpacked_t xs [Depth][MaxReps][Rows];    // skewed moving elements: [slot][replica][row]
+      pe_ctrl_t     cs [Depth][Rows];             // their control, skewed the same way
+      logic [31:0]  bottom_d [GroupCols];
       if (!array_idle) begin
-        for (int unsigned r = 0; r < Rows; r++) begin
-          automatic int unsigned k = Rows - 1 - r;
-          for (int unsigned j = 0; j < GroupCols; j++)
-            ps[k][j] = pe_sum(k, g * GroupCols + j, (k == 0) ? 32'd0 : ps[k-1][j]);
+        for (int unsigned k = 0; k < Rows; k++) begin
+          automatic logic [PtrW-1:0] s = slot_add(int'(ptr_q), k);
+          for (int unsigned r = 0; r < MaxReps; r++) xs[s][r][k] = in_data_i[r][k];
+          cs[s][k] = '{row: in_row_i[k * Segs / Rows], op: in_op_i, sparsity: in_sparsity_i};
         end
-        for (int unsigned j = 0; j < GroupCols; j++) bottom_d[j] = ps[Rows-1][j];
+        for (int unsigned j = 0; j < GroupCols; j++) begin
+          automatic int unsigned     m = g * GroupCols + j;
+          automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), m);
+          for (int unsigned r = 0; r < Rows; r++) begin
+            automatic int unsigned k = Rows - 1 - r;
+            automatic pe_ctrl_t        ctrl = cs[s][k];
+            automatic fp_unpacked_t    x_mode = xs[s][0][k];
+            if (ctrl.op == PeDoubleRow) begin
+              x_mode = xs[s][1][k];
+            end else if (ctrl.op == PeSparse) begin
+              // The tag picks row kt (of the PE's group of four) of the same vector, which is
+              // kt - k slots along, and its replica.
+              automatic logic [3:0]  tag = w_aux_q[ctrl.row.wsel][m][k][3:0];
+              automatic int unsigned kt = (k & ~32'd3) | 32'(tag[1:0]);
+              x_mode = xs[slot_add(int'(slot_sub(int'(s), k)), kt)][tag[3:2]][RowW'(kt)];
+            end
+            ps[j][k] = pe_sum(RowW'(k), m, (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k], x_mode);
+          end
+          bottom_d[j] = ps[j][Rows-1];
+        end
         bottom_q <= bottom_d;
         if (ProbeCol / GroupCols == g) begin
+          automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), ProbeCol);
+          automatic logic            wsel = cs[s][ProbeRow].row.wsel;
           // The inner select keeps the unused index in range when ProbeRow is 0.
           probe_above_q <= (ProbeRow == 0) ? 32'd0
-                         : ps[(ProbeRow == 0) ? 0 : ProbeRow - 1][ProbeCol % GroupCols];
-          probe_own_q <= ps[ProbeRow][ProbeCol % GroupCols];
+                         : ps[ProbeCol % GroupCols][(ProbeRow == 0) ? 0 : ProbeRow - 1];
+          probe_own_q <= ps[ProbeCol % GroupCols][ProbeRow];
+          probe_weight_q <= pack_fp32(w_q[wsel][ProbeCol][ProbeRow]);
+          probe_moving_q <= pack_fp32(xs[s][0][ProbeRow]);
+          probe_wsel_q <= wsel;
+          probe_op_q <= cs[s][ProbeRow].op;
         end
       end
     end
@@ -238,4 +249,16 @@ module nc_systolic_array
       assign out_sum_o[g * GroupCols + j] = bottom_q[j];
     end
   end
+
+  // The probed PE, as seen in waves (waves/tensor_engine.gtkw): what it used on the last clock
+  // edge (weight bank, operation, weight, moving element, incoming sum) and the sum it made.
+  logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_q;
+  logic        probe_wsel;
+  te_pe_op_e   probe_op;
+  assign probe_wsel = g_col[ProbeCol / GroupCols].probe_wsel_q;
+  assign probe_op = g_col[ProbeCol / GroupCols].probe_op_q;
+  assign probe_weight = g_col[ProbeCol / GroupCols].probe_weight_q;
+  assign probe_moving = g_col[ProbeCol / GroupCols].probe_moving_q;
+  assign probe_sum_in = g_col[ProbeCol / GroupCols].probe_above_q;
+  assign probe_sum_q = g_col[ProbeCol / GroupCols].probe_own_q;
 endmodule

@@ -359,20 +359,25 @@ module nc_tensor_engine
   assign st_bytes_mask = (st_req_bytes_o == 3'd4) ? 32'hFFFF_FFFF
                        : (st_req_bytes_o == 3'd2) ? 32'h0000_FFFF : 32'h0000_00FF;
 
+  // Decoded only when a column arrives (these feed only the weight write), so a simulator
+  // does not decode a column on every evaluation of the inputs.
   always_comb begin
     for (int unsigned k = 0; k < Rows; k++) begin
       // Row k reads partition k. Rows of the tile at or past K hold +0: they add nothing.
-      automatic logic live = k >= 32'(ls_row0_q) && k < 32'(ls_row0_q) + 32'(ls_k_q);
+      automatic logic live = st_rsp_valid_i && k >= 32'(ls_row0_q) &&
+                             k < 32'(ls_row0_q) + 32'(ls_k_q);
       w_row_en[k] = k >= 32'(ls_row0_q) && k < 32'(ls_row_end_q);
-      w_col_data[k] = live ? unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[0][k]))
-                           : FpZero;
-      w_col_data1[k] = (live && ls_reps_q == 3'd2)
-                     ? unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[1][k])) : FpZero;
-      // Transpose keeps the element's bits; sparse keeps the column's tag.
-      w_col_aux[k] = !live          ? 32'd0
-                   : ls_transpose_q ? st_rsp_data_i[0][k] & st_bytes_mask
-                   : ls_sparse_q    ? 32'(st_rsp_tag_i[k][{ls_rsp_cnt_q[1:0], 2'b00} +: 4])
-                                    : 32'd0;
+      w_col_data[k] = FpZero;
+      w_col_data1[k] = FpZero;
+      w_col_aux[k] = 32'd0;
+      if (live) begin
+        w_col_data[k] = unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[0][k]));
+        if (ls_reps_q == 3'd2)
+          w_col_data1[k] = unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[1][k]));
+        // Transpose keeps the element's bits; sparse keeps the column's tag.
+        if (ls_transpose_q) w_col_aux[k] = st_rsp_data_i[0][k] & st_bytes_mask;
+        else if (ls_sparse_q) w_col_aux[k] = 32'(st_rsp_tag_i[k][{ls_rsp_cnt_q[1:0], 2'b00} +: 4]);
+      end
     end
   end
 
@@ -696,11 +701,16 @@ module nc_tensor_engine
     end
   end
 
-  // The arriving vector, decoded at the left edge (rows past each MM's K as +0) and
-  // registered: the array then depends on state only, so a simulator evaluates the PEs once
-  // per cycle.
+  // The arriving vector is registered as it arrives (its bits, and how to decode them) and
+  // decoded at the left edge of the array, rows past each MM's K as +0. Decoding after the
+  // register rather than before it keeps the timing, and the array then depends on state only:
+  // a simulator decodes once per cycle, only the elements that hold data, rather than on every
+  // evaluation of the inputs.
+  logic [31:0]  in_raw_q [MaxReps][Rows];
+  logic [3:0]   in_dtype_q [Segs];
+  logic [8:0]   in_row_end_q [Segs];
+  logic [2:0]   in_reps_q;
   fp_unpacked_t in_data [MaxReps][Rows];
-  fp_unpacked_t in_data_q [MaxReps][Rows];
   te_row_meta_t in_row_q [Segs];
   te_col_meta_t in_col_q [Segs];
   logic         in_valid_q;
@@ -712,10 +722,9 @@ module nc_tensor_engine
     for (int unsigned r = 0; r < MaxReps; r++) begin
       for (int unsigned k = 0; k < Rows; k++) begin
         automatic logic [$clog2(Segs)-1:0] s = ($clog2(Segs))'(k * Segs / Rows);
-        in_data[r][k] = (enter_row_q[s].valid && k < 32'(enter_row_end_q[s]) &&
-                         r < 32'(enter_reps_q))
-                      ? unpack_fp32(decode_to_fp32(enter_dtype_q[s], mv_rsp_data_i[r][k]))
-                      : FpZero;
+        in_data[r][k] = FpZero;
+        if (in_row_q[s].valid && k < 32'(in_row_end_q[s]) && r < 32'(in_reps_q))
+          in_data[r][k] = unpack_fp32(decode_to_fp32(in_dtype_q[s], in_raw_q[r][k]));
       end
     end
   end
@@ -724,6 +733,9 @@ module nc_tensor_engine
     if (!rst_ni) begin
       in_row_q <= '{default: '0};
       in_col_q <= '{default: '0};
+      in_dtype_q <= '{default: '0};
+      in_row_end_q <= '{default: '0};
+      in_reps_q <= '0;
       in_valid_q <= 1'b0;
       in_passes_q <= '0;
       in_macs_q <= '0;
@@ -732,6 +744,9 @@ module nc_tensor_engine
     end else begin
       in_row_q <= enter_row_q;
       in_col_q <= enter_col_q;
+      in_dtype_q <= enter_dtype_q;
+      in_row_end_q <= enter_row_end_q;
+      in_reps_q <= enter_reps_q;
       in_valid_q <= enter_valid_q;
       in_passes_q <= enter_passes_q;
       in_macs_q <= enter_macs_q;
@@ -741,7 +756,7 @@ module nc_tensor_engine
   end
 
   always_ff @(posedge clk_i) begin
-    in_data_q <= in_data;
+    in_raw_q <= mv_rsp_data_i;
   end
 
   // ---------------------------------------------------------------------------------------
@@ -755,7 +770,7 @@ module nc_tensor_engine
     .w_col_i(ColW'(ls_col0_q + ls_rsp_cnt_q)),
     .w_col_data_i(w_col_data), .w_col_data1_i(w_col_data1), .w_col_aux_i(w_col_aux),
     .in_row_i(in_row_q), .in_op_i(in_op_q), .in_sparsity_i(in_sparsity_q),
-    .in_data_i(in_data_q),
+    .in_data_i(in_data),
     .out_sum_o(out_sum)
   );
 
