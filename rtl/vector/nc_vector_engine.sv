@@ -580,16 +580,20 @@ module nc_vector_engine
       active = 32'(l) >= 32'(in_q.start_partition)
             && 32'(l) < 32'(in_q.start_partition) + 32'(in_q.partitions);
       rnd = sr_next(sr_q[l]);
-      // Performance mode: the odd element of the pair, in the upper half of the word, through a
-      // second tensor_scalar datapath (copy: both operations bypass).
-      hi_v = lane_value(in_q.in0, {16'd0, raw0[l][31:16]}, 1'b0);
-      hi_a = in_q.opcode == IsaTensorScalar
-             ? scalar_stage(in_q.op0, in_q.reverse0, hi_v, s0_q[l]) : hi_v;
-      hi_r = in_q.opcode == IsaTensorScalar
-             ? scalar_stage(in_q.op1, in_q.reverse1, hi_a, s1_q[l]) : hi_a;
       cast_lo = fp32_to_dtype(r, in_q.out, in_q.stochastic, in_q.saturate, rnd);
-      cast_hi = 16'(fp32_to_dtype(hi_r, in_q.out, in_q.stochastic, in_q.saturate,
-                                  sr_next(rnd)));
+      // Performance mode: the odd element of the pair, in the upper half of the word, through a
+      // second tensor_scalar datapath (copy: both operations bypass). Evaluated only in that
+      // mode, so a simulator does not run the second datapath for every other instruction.
+      cast_hi = '0;
+      if (perf_q) begin
+        hi_v = lane_value(in_q.in0, {16'd0, raw0[l][31:16]}, 1'b0);
+        hi_a = in_q.opcode == IsaTensorScalar
+               ? scalar_stage(in_q.op0, in_q.reverse0, hi_v, s0_q[l]) : hi_v;
+        hi_r = in_q.opcode == IsaTensorScalar
+               ? scalar_stage(in_q.op1, in_q.reverse1, hi_a, s1_q[l]) : hi_a;
+        cast_hi = 16'(fp32_to_dtype(hi_r, in_q.out, in_q.stochastic, in_q.saturate,
+                                    sr_next(rnd)));
+      end
       if (!active) wdata[l] = '0;
       else if (perf_q) wdata[l] = {cast_hi, cast_lo[15:0]};
       else if (in_q.opcode == IsaShuffle)
