@@ -43,7 +43,8 @@ std::vector<model::TeInstruction> mixed_program(int rows, int cols, model::Sbuf&
 TEST(TensorXprop, UninitialisedStateIsRandomFromTheSeed) {
   const auto sizes = tb::te_sim_xprop_sizes();
   ASSERT_FALSE(sizes.empty()) << "no X-propagation model built";
-  const auto [rows, cols] = sizes.front();
+  // Not a structured binding: C++17 does not let a lambda capture one (clang refuses it).
+  const int rows = sizes.front().first, cols = sizes.front().second;
   auto power_up = [&](uint64_t xprop_seed) {
     auto opts = test::options(1, 0.0);
     opts.xprop_seed = xprop_seed;
