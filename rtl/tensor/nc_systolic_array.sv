@@ -226,7 +226,8 @@ module nc_systolic_array
               automatic int unsigned kt = (k & ~32'd3) | 32'(tag[1:0]);
               x_mode = xs[slot_add(int'(slot_sub(int'(s), k)), kt)][tag[3:2]][RowW'(kt)];
             end
-            ps[j][k] = pe_sum(RowW'(k), m, (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k], x_mode);
+            ps[j][k] = pe_sum(RowW'(k), m, (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k],
+                              x_mode);
           end
           bottom_d[j] = ps[j][Rows-1];
         end
@@ -251,7 +252,8 @@ module nc_systolic_array
   end
 
   // The probed PE, as seen in waves (waves/tensor_engine.gtkw): what it used on the last clock
-  // edge (weight bank, operation, weight, moving element, incoming sum) and the sum it made.
+  // edge (weight bank, operation, weight, moving element) and the sum it made. probe_sum_in is
+  // the sum the PE above made on that edge, which the probed PE adds to on the next one.
   logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_q;
   logic        probe_wsel;
   te_pe_op_e   probe_op;
