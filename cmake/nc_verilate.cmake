@@ -5,12 +5,14 @@
 # a stale list. Here Verilator runs only at build time, when one of the model's sources changed,
 # and the target compiles a fixed set of unit files that #include whatever Verilator wrote
 # (scripts/verilated_units): FAST_UNITS units of the per-cycle code at the build type's
-# optimisation, and SLOW_UNITS units of the code that runs once (construction, the initial
-# settle, trace set-up) at -O1. Touching one RTL file re-Verilates and recompiles only the
-# models that include it.
+# optimisation; TRACE_UNITS units of the per-cycle wave dumping at -O1 (it runs only with waves
+# on, and -O3 took 2.3 times as long to compile it for no faster waves); SLOW_UNITS units of the
+# code that runs once (construction, the initial settle, the first full dump) at -O0.
+# tests/README.md, "Build time", has the figures. Touching one RTL file re-Verilates and
+# recompiles only the models that include it.
 #
 #   nc_verilate(TARGET PREFIX Vname TOP_MODULE top SOURCES a.sv ... [TRACE_FST] [COVERAGE]
-#               [FAST_UNITS n] [SLOW_UNITS n] VERILATOR_ARGS ...)
+#               [FAST_UNITS n] [TRACE_UNITS n] [SLOW_UNITS n] VERILATOR_ARGS ...)
 #
 # The Verilator runtime (verilated.cpp and friends) is compiled once, in nc_verilated.
 
@@ -39,10 +41,13 @@ if(NOT TARGET nc_verilated)
 endif()
 
 function(nc_verilate target)
-  cmake_parse_arguments(V "TRACE_FST;COVERAGE" "PREFIX;TOP_MODULE;FAST_UNITS;SLOW_UNITS"
+  cmake_parse_arguments(V "TRACE_FST;COVERAGE" "PREFIX;TOP_MODULE;FAST_UNITS;TRACE_UNITS;SLOW_UNITS"
                         "SOURCES;VERILATOR_ARGS" ${ARGN})
   if(NOT V_FAST_UNITS)
     set(V_FAST_UNITS 2)
+  endif()
+  if(NOT V_TRACE_UNITS)
+    set(V_TRACE_UNITS 1)
   endif()
   if(NOT V_SLOW_UNITS)
     set(V_SLOW_UNITS 1)
@@ -72,7 +77,7 @@ function(nc_verilate target)
   set(argfile ${mdir}/${V_PREFIX}.args)
   file(CONFIGURE OUTPUT ${argfile} CONTENT "${args};${V_VERILATOR_ARGS};${sources}\n" @ONLY)
   set(units "")
-  foreach(kind fast slow)
+  foreach(kind fast trace slow)
     string(TOUPPER ${kind} KIND)
     math(EXPR last "${V_${KIND}_UNITS} - 1")
     foreach(k RANGE ${last})
@@ -83,7 +88,8 @@ function(nc_verilate target)
     OUTPUT ${mdir}/${V_PREFIX}.stamp
     BYPRODUCTS ${units} ${mdir}/${V_PREFIX}.h
     COMMAND ${NC_VERILATOR_BIN} ${args} ${V_VERILATOR_ARGS} ${sources}
-    COMMAND ${NC_PYTHON3} ${NC_VERILATE_UNITS_SCRIPT} ${mdir} ${V_PREFIX} ${V_FAST_UNITS} ${V_SLOW_UNITS}
+    COMMAND ${NC_PYTHON3} ${NC_VERILATE_UNITS_SCRIPT} ${mdir} ${V_PREFIX} ${V_FAST_UNITS} ${V_TRACE_UNITS}
+            ${V_SLOW_UNITS}
     COMMAND ${CMAKE_COMMAND} -E touch ${mdir}/${V_PREFIX}.stamp
     DEPENDS ${sources} ${headers} ${NC_RTL_LINT_WAIVERS} ${NC_VERILATOR_BIN} ${NC_VERILATE_UNITS_SCRIPT}
             ${argfile}
@@ -95,6 +101,8 @@ function(nc_verilate target)
   target_sources(${target} PRIVATE ${units})
   foreach(unit IN LISTS units)
     if(unit MATCHES "__slow_[0-9]+\\.cpp$")
+      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-O0;-w")
+    elseif(unit MATCHES "__trace_[0-9]+\\.cpp$")
       set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-O1;-w")
     else()
       set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-w")

@@ -155,6 +155,7 @@ package nc_fp_pkg;
   // bn_aggr). The significands' long division gives 27 or 28 quotient bits and a remainder,
   // which becomes the sticky bit.
   function automatic logic [31:0] fp32_div(fp_unpacked_t a, fp_unpacked_t b);
+    /*verilator no_inline_task*/
     logic               sign;
     logic [50:0]        num;
     logic [27:0]        quot, q28;
@@ -252,6 +253,19 @@ package nc_fp_pkg;
     // A result without its hidden bit is subnormal: biased exponent 0, exp_res - 1 = 0.
     return round_pack(sign, norm[26] ? 12'(exp_norm) - 12'sd1 : 12'sd0, norm[26:3], norm[2],
                       norm[1] | norm[0]);
+  endfunction
+
+  // The adder and multiplier as one shared unit that the simulator calls rather than copies in
+  // at each call site: for the vector and scalar engines' lanes, which use them at dozens of
+  // sites. The copies were most of those engines' C++ (tests/README.md, "Build time"). The PE
+  // keeps the copied-in fp32_add and fp32_mul, which run faster there.
+  function automatic logic [31:0] fp32_add_unit(logic [31:0] a, logic [31:0] b);
+    /*verilator no_inline_task*/
+    return fp32_add(a, b);
+  endfunction
+  function automatic logic [31:0] fp32_mul_unit(logic [31:0] a, logic [31:0] b);
+    /*verilator no_inline_task*/
+    return fp32_mul(unpack_fp32(a), unpack_fp32(b));
   endfunction
 
   // ---- Casts out of FP32 and in from integers (the vector and scalar engines' edges) ----
@@ -381,6 +395,7 @@ package nc_fp_pkg;
   function automatic logic [31:0] fp32_to_dtype(logic [31:0] x, logic [3:0] dtype,
                                                 logic stochastic, logic saturate,
                                                 logic [31:0] random);
+    /*verilator no_inline_task*/
     unique case (dtype)
       4'd0: begin  // fp32: NaN canonicalises, Inf saturates when asked to
         if (x[30:23] == 8'hFF && x[22:0] != '0) return Fp32CanonicalNan;

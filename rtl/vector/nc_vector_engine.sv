@@ -423,10 +423,10 @@ module nc_vector_engine
   assign bn_update = is_stats(in_q.opcode) && cn_step && cn_phase_q == PhElements;
 
   function automatic logic [31:0] fp32_sub(logic [31:0] a, logic [31:0] b);
-    return fp32_add(a, {~b[31], b[30:0]});
+    return fp32_add_unit(a, {~b[31], b[30:0]});
   endfunction
   function automatic logic [31:0] fp32_mul_bits(logic [31:0] a, logic [31:0] b);
-    return fp32_mul(unpack_fp32(a), unpack_fp32(b));
+    return fp32_mul_unit(a, b);
   endfunction
 
   always_comb begin
@@ -442,9 +442,10 @@ module nc_vector_engine
           k = first ? v : bn_q[l][cn_elem_q[0] ? 3 : 0];
           d = fp32_sub(v, k);
           bn_next[l][cn_elem_q[0] ? 3 : 0] = k;
-          bn_next[l][cn_elem_q[0] ? 4 : 1] = fp32_add(first ? '0 : bn_q[l][cn_elem_q[0] ? 4 : 1], d);
-          bn_next[l][cn_elem_q[0] ? 5 : 2] = fp32_add(first ? '0 : bn_q[l][cn_elem_q[0] ? 5 : 2],
-                                                      fp32_mul_bits(d, d));
+          bn_next[l][cn_elem_q[0] ? 4 : 1] =
+              fp32_add_unit(first ? '0 : bn_q[l][cn_elem_q[0] ? 4 : 1], d);
+          bn_next[l][cn_elem_q[0] ? 5 : 2] =
+              fp32_add_unit(first ? '0 : bn_q[l][cn_elem_q[0] ? 5 : 2], fp32_mul_bits(d, d));
         end else begin
           first = cn_elem_q < 32'd3;
           unique case (bn_t_q)
@@ -454,11 +455,11 @@ module nc_vector_engine
               d = fp32_sub(v, k);
               cd = fp32_mul_bits(bn_q[l][0], d);
               bn_next[l][1] = k;
-              bn_next[l][2] = fp32_add(first ? '0 : bn_q[l][2], bn_q[l][0]);
-              bn_next[l][3] = fp32_add(first ? '0 : bn_q[l][3], cd);
-              bn_next[l][4] = fp32_add(first ? '0 : bn_q[l][4], fp32_mul_bits(cd, d));
+              bn_next[l][2] = fp32_add_unit(first ? '0 : bn_q[l][2], bn_q[l][0]);
+              bn_next[l][3] = fp32_add_unit(first ? '0 : bn_q[l][3], cd);
+              bn_next[l][4] = fp32_add_unit(first ? '0 : bn_q[l][4], fp32_mul_bits(cd, d));
             end
-            default: bn_next[l][5] = fp32_add(first ? '0 : bn_q[l][5], v);
+            default: bn_next[l][5] = fp32_add_unit(first ? '0 : bn_q[l][5], v);
           endcase
         end
       end
@@ -477,7 +478,8 @@ module nc_vector_engine
           den = bn_phase_q == BnDiv1 ? n_even : n_odd;
         end else begin
           num = bn_phase_q == BnDiv1 ? bn_q[l][3]
-              : fp32_add(bn_q[l][5], fp32_sub(bn_q[l][4], fp32_mul_bits(bn_q[l][3], quot1_q[l])));
+              : fp32_add_unit(bn_q[l][5],
+                              fp32_sub(bn_q[l][4], fp32_mul_bits(bn_q[l][3], quot1_q[l])));
           den = bn_q[l][2];
         end
         div_out[l] = fp32_div(unpack_fp32(num), unpack_fp32(den));
@@ -490,15 +492,15 @@ module nc_vector_engine
     if (bn_phase_q == BnOut) begin
       for (int l = 0; l < int'(Lanes); l++) begin
         if (in_q.opcode == IsaBnAggr) begin
-          bn_out[l] = produced_q[0] ? quot2_q[l] : fp32_add(bn_q[l][1], quot1_q[l]);
+          bn_out[l] = produced_q[0] ? quot2_q[l] : fp32_add_unit(bn_q[l][1], quot1_q[l]);
         end else begin
           unique case (produced_q[2:0])
             3'd0: bn_out[l] = n_even;
-            3'd1: bn_out[l] = fp32_add(bn_q[l][0], quot1_q[l]);
+            3'd1: bn_out[l] = fp32_add_unit(bn_q[l][0], quot1_q[l]);
             3'd2: bn_out[l] = fp32_sub(bn_q[l][2], fp32_mul_bits(bn_q[l][1], quot1_q[l]));
             3'd3: bn_out[l] = n_odd;
             // no odd elements (one element in all): zero count, mean and M2
-            3'd4: bn_out[l] = n_src_q < 32'd2 ? '0 : fp32_add(bn_q[l][3], quot2_q[l]);
+            3'd4: bn_out[l] = n_src_q < 32'd2 ? '0 : fp32_add_unit(bn_q[l][3], quot2_q[l]);
             default: bn_out[l] = n_src_q < 32'd2 ? '0
                                  : fp32_sub(bn_q[l][5], fp32_mul_bits(bn_q[l][4], quot2_q[l]));
           endcase
@@ -529,7 +531,7 @@ module nc_vector_engine
       affine = '0;
       if (Scalar) begin
         // activation lane: func(x * scale + bias)
-        r = act_eval(in_q.act_func, fp32_add(fp32_mul(unpack_fp32(v0), unpack_fp32(s0_q[l])),
+        r = act_eval(in_q.act_func, fp32_add_unit(fp32_mul_unit(v0, s0_q[l]),
                                              s1_q[l]));
       end else begin
         start = row_first ? s0_q[l] : acc_q[l];
@@ -812,7 +814,7 @@ module nc_vector_engine
         else acc_q <= result;
         if (Scalar) begin
           for (int l = 0; l < int'(Lanes); l++)
-            act_acc_q[l] <= cn_elem_q == '0 ? result[l] : fp32_add(act_acc_q[l], result[l]);
+            act_acc_q[l] <= cn_elem_q == '0 ? result[l] : fp32_add_unit(act_acc_q[l], result[l]);
         end else if (in_q.opcode == IsaTensorScalarReduce) begin
           for (int l = 0; l < int'(Lanes); l++)
             act_acc_q[l] <= cn_elem_q == '0 ? result[l] : ve_alu(in_q.op1, act_acc_q[l], result[l], 1'b0);

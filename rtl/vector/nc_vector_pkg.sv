@@ -30,6 +30,7 @@ package nc_vector_pkg;
   // The lane ALU: FP32 (float class) or int32 (integer class) operands.
   function automatic logic [31:0] ve_alu(logic [3:0] op, logic [31:0] a, logic [31:0] b,
                                          logic integer_class);
+    /*verilator no_inline_task*/
     if (integer_class) begin
       unique case (op)
         4'(AluOpAnd):  return a & b;
@@ -42,9 +43,9 @@ package nc_vector_pkg;
       endcase
     end
     unique case (op)
-      4'(AluOpAdd): return fp32_add(a, b);
-      4'(AluOpSubtract): return fp32_add(a, {~b[31], b[30:0]});
-      4'(AluOpMultiply): return fp32_mul(unpack_fp32(a), unpack_fp32(b));
+      4'(AluOpAdd): return fp32_add_unit(a, b);
+      4'(AluOpSubtract): return fp32_add_unit(a, {~b[31], b[30:0]});
+      4'(AluOpMultiply): return fp32_mul_unit(a, b);
       4'(AluOpMax): return fp32_max_min(a, b, 1'b1);
       4'(AluOpMin): return fp32_max_min(a, b, 1'b0);
       default:    return a;
@@ -73,6 +74,7 @@ package nc_vector_pkg;
   // An element as the lane sees it: FP32, or sign-extended int32 in the integer class.
   function automatic logic [31:0] lane_value(logic [3:0] dtype, logic [31:0] raw,
                                              logic integer_class);
+    /*verilator no_inline_task*/
     if (!integer_class) return any_to_fp32(dtype, raw);
     unique case (dtype)
       4'd6:    return {{24{raw[7]}}, raw[7:0]};

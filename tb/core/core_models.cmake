@@ -16,7 +16,8 @@ function(nc_add_core_sim target)
       TOP_MODULE nc_core
       PREFIX Vnc_core_${size}
       TRACE_FST
-      FAST_UNITS 4
+      FAST_UNITS 2
+      TRACE_UNITS 2
       SLOW_UNITS 2
       VERILATOR_ARGS ${NC_VERILATOR_ARGS} -GSize=${size})
     string(APPEND header "#include \"Vnc_core_${size}.h\"\n")
