@@ -1,10 +1,13 @@
 // Constrained-random co-simulation of the HBM controller RTL against the reference scheduler:
 // random configurations (policy, refresh, channels, watermarks, age cap, postponement, timing
 // scaled between 0.5x and 1.5x, frequent refresh) and random mixes of traffic patterns with random
-// back-pressure, 60 seeds. NCORE_SEED=S reruns one seed alone; NCORE_WAVES=f.fst adds waves.
+// back-pressure, 60 seeds in four shards. NCORE_SEED=S reruns one seed alone; NCORE_WAVES=f.fst
+// adds waves.
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <string>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -50,10 +53,27 @@ HbmConfig random_config(model::SplitMix64& rng) {
   return c;
 }
 
-TEST(HbmRtlRandom, RandomTrafficAndConfigurationsFromASeed) {
-  const uint64_t base = test::test_seed(40000);
+// Seeds 40000-40059 in four shards of 15, which CTest runs side by side (the 60 in one test were
+// the longest test of the suite). NCORE_SEED=S runs seed S alone, in shard 0.
+constexpr int kShards = 4;
+constexpr int kSeedsPerShard = 15;
+
+class HbmRtlRandomShard : public ::testing::TestWithParam<int> {};
+
+TEST_P(HbmRtlRandomShard, RandomTrafficAndConfigurationsFromASeed) {
   const bool one = std::getenv("NCORE_SEED") != nullptr;
-  const int seeds = one ? 1 : 60;
+  if (one && GetParam() != 0) GTEST_SKIP() << "NCORE_SEED runs in shard 0 alone";
+  uint64_t base = 40000 + static_cast<uint64_t>(GetParam() * kSeedsPerShard);
+  if (one) {
+    base = test::test_seed(base);
+  } else {
+    std::printf("[ seed     ] seeds %llu-%llu (reproduce one: NCORE_SEED=S "
+                "--gtest_filter=Shards/HbmRtlRandomShard.*/0)\n",
+                static_cast<unsigned long long>(base),
+                static_cast<unsigned long long>(base + kSeedsPerShard - 1));
+    RecordProperty("seed", std::to_string(base));
+  }
+  const int seeds = one ? 1 : kSeedsPerShard;
   for (int i = 0; i < seeds; ++i) {
     const uint64_t seed = base + static_cast<uint64_t>(i);
     model::SplitMix64 rng(seed);
@@ -73,11 +93,13 @@ TEST(HbmRtlRandom, RandomTrafficAndConfigurationsFromASeed) {
     opts.scramble_ids = true;
     const auto r = tb::run_hbm_rtl(bursts, c, opts, &commands);
     SCOPED_TRACE(fmt::format("seed {} (reproduce: NCORE_SEED={} "
-                             "--gtest_filter=HbmRtlRandom.*)", seed, seed));
+                             "--gtest_filter=Shards/HbmRtlRandomShard.*/0)", seed, seed));
     expect_clean(r, bursts, commands, c);
     if (HasFailure()) break;
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Shards, HbmRtlRandomShard, ::testing::Range(0, kShards));
 
 // Every timing parameter in the top quarter of its 12-bit field (a part thousands of times
 // slower than HBM3, but a legal configuration): the countdowns load their largest values, and
