@@ -4,7 +4,8 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config           # toolchain
+  clang g++ cmake make pkg-config     # toolchain: clang++ builds ncore (CMakeLists.txt); g++ if
+                                      # CXX=g++ asks for it
   verilator                           # RTL -> C++ (find_package(verilator) + verilate())
   libsystemc-dev                      # SystemC / TLM-2.0 (pkg-config systemc)
   libfmt-dev                          # formatted output
@@ -17,7 +18,7 @@ packages=(
   python3 python3-tqdm python3-numpy  # scripts/* (run by /usr/bin/python3: Debian's modules, not
                                       # a pip or pyenv interpreter's): progress bars, tensor data
   gnuplot-nox                         # benchmark plots (scripts/hbm_bench)
-  clang libclang-rt-14-dev            # libFuzzer harnesses (tests/fuzz, scripts/fuzz)
+  libclang-rt-14-dev                  # libFuzzer harnesses (tests/fuzz, scripts/fuzz)
   slurm-wlm munge                     # scripts/regress --backend slurm, its test (scripts/slurm_local)
   lcov                                # coverage report (scripts/coverage: genhtml)
 )
