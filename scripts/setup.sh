@@ -21,6 +21,7 @@ packages=(
   libclang-rt-14-dev                  # libFuzzer harnesses (tests/fuzz, scripts/fuzz)
   slurm-wlm munge                     # scripts/regress --backend slurm, its test (scripts/slurm_local)
   lcov                                # coverage report (scripts/coverage: genhtml)
+  ccache                              # -DNCORE_CCACHE=ON: a developer's rebuilds from the cache
 )
 
 missing=()
