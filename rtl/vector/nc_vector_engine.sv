@@ -425,9 +425,6 @@ module nc_vector_engine
   function automatic logic [31:0] fp32_sub(logic [31:0] a, logic [31:0] b);
     return fp32_add_unit(a, {~b[31], b[30:0]});
   endfunction
-  function automatic logic [31:0] fp32_mul_bits(logic [31:0] a, logic [31:0] b);
-    return fp32_mul_unit(a, b);
-  endfunction
 
   always_comb begin
     logic [31:0] v, k, d, cd;
@@ -445,7 +442,7 @@ module nc_vector_engine
           bn_next[l][cn_elem_q[0] ? 4 : 1] =
               fp32_add_unit(first ? '0 : bn_q[l][cn_elem_q[0] ? 4 : 1], d);
           bn_next[l][cn_elem_q[0] ? 5 : 2] =
-              fp32_add_unit(first ? '0 : bn_q[l][cn_elem_q[0] ? 5 : 2], fp32_mul_bits(d, d));
+              fp32_add_unit(first ? '0 : bn_q[l][cn_elem_q[0] ? 5 : 2], fp32_mul_unit(d, d));
         end else begin
           first = cn_elem_q < 32'd3;
           unique case (bn_t_q)
@@ -453,11 +450,11 @@ module nc_vector_engine
             2'd1: begin
               k = first ? v : bn_q[l][1];
               d = fp32_sub(v, k);
-              cd = fp32_mul_bits(bn_q[l][0], d);
+              cd = fp32_mul_unit(bn_q[l][0], d);
               bn_next[l][1] = k;
               bn_next[l][2] = fp32_add_unit(first ? '0 : bn_q[l][2], bn_q[l][0]);
               bn_next[l][3] = fp32_add_unit(first ? '0 : bn_q[l][3], cd);
-              bn_next[l][4] = fp32_add_unit(first ? '0 : bn_q[l][4], fp32_mul_bits(cd, d));
+              bn_next[l][4] = fp32_add_unit(first ? '0 : bn_q[l][4], fp32_mul_unit(cd, d));
             end
             default: bn_next[l][5] = fp32_add_unit(first ? '0 : bn_q[l][5], v);
           endcase
@@ -479,7 +476,7 @@ module nc_vector_engine
         end else begin
           num = bn_phase_q == BnDiv1 ? bn_q[l][3]
               : fp32_add_unit(bn_q[l][5],
-                              fp32_sub(bn_q[l][4], fp32_mul_bits(bn_q[l][3], quot1_q[l])));
+                              fp32_sub(bn_q[l][4], fp32_mul_unit(bn_q[l][3], quot1_q[l])));
           den = bn_q[l][2];
         end
         div_out[l] = fp32_div(unpack_fp32(num), unpack_fp32(den));
@@ -497,12 +494,12 @@ module nc_vector_engine
           unique case (produced_q[2:0])
             3'd0: bn_out[l] = n_even;
             3'd1: bn_out[l] = fp32_add_unit(bn_q[l][0], quot1_q[l]);
-            3'd2: bn_out[l] = fp32_sub(bn_q[l][2], fp32_mul_bits(bn_q[l][1], quot1_q[l]));
+            3'd2: bn_out[l] = fp32_sub(bn_q[l][2], fp32_mul_unit(bn_q[l][1], quot1_q[l]));
             3'd3: bn_out[l] = n_odd;
             // no odd elements (one element in all): zero count, mean and M2
             3'd4: bn_out[l] = n_src_q < 32'd2 ? '0 : fp32_add_unit(bn_q[l][3], quot2_q[l]);
             default: bn_out[l] = n_src_q < 32'd2 ? '0
-                                 : fp32_sub(bn_q[l][5], fp32_mul_bits(bn_q[l][4], quot2_q[l]));
+                                 : fp32_sub(bn_q[l][5], fp32_mul_unit(bn_q[l][4], quot2_q[l]));
           endcase
         end
       end
@@ -531,8 +528,7 @@ module nc_vector_engine
       affine = '0;
       if (Scalar) begin
         // activation lane: func(x * scale + bias)
-        r = act_eval(in_q.act_func, fp32_add_unit(fp32_mul_unit(v0, s0_q[l]),
-                                             s1_q[l]));
+        r = act_eval(in_q.act_func, fp32_add_unit(fp32_mul_unit(v0, s0_q[l]), s1_q[l]));
       end else begin
         start = row_first ? s0_q[l] : acc_q[l];
         ax = v0;
