@@ -7,7 +7,9 @@
 # (scripts/verilated_units): FAST_UNITS units of the per-cycle code at the build type's
 # optimisation; TRACE_UNITS units of the per-cycle wave dumping at -O1 (it runs only with waves
 # on, and -O3 took 2.3 times as long to compile it for no faster waves); SLOW_UNITS units of the
-# code that runs once (construction, the initial settle, the first full dump) at -O0.
+# code that runs once (construction, the initial settle, the first full dump) at -O0. The
+# defaults (1 fast, no trace, 1 slow: the wave dumping compiled with the run-once code at -O0)
+# suit a small model; the full-size models ask for more units, compiled in parallel.
 # tests/README.md, "Build time", has the figures. Touching one RTL file re-Verilates and
 # recompiles only the models that include it.
 #
@@ -43,13 +45,13 @@ endif()
 function(nc_verilate target)
   cmake_parse_arguments(V "TRACE_FST;COVERAGE" "PREFIX;TOP_MODULE;FAST_UNITS;TRACE_UNITS;SLOW_UNITS"
                         "SOURCES;VERILATOR_ARGS" ${ARGN})
-  if(NOT V_FAST_UNITS)
-    set(V_FAST_UNITS 2)
+  if(NOT DEFINED V_FAST_UNITS)
+    set(V_FAST_UNITS 1)
   endif()
-  if(NOT V_TRACE_UNITS)
-    set(V_TRACE_UNITS 1)
+  if(NOT DEFINED V_TRACE_UNITS)
+    set(V_TRACE_UNITS 0)
   endif()
-  if(NOT V_SLOW_UNITS)
+  if(NOT DEFINED V_SLOW_UNITS)
     set(V_SLOW_UNITS 1)
   endif()
   set(mdir ${CMAKE_CURRENT_BINARY_DIR}/verilated/${V_PREFIX})
@@ -80,9 +82,11 @@ function(nc_verilate target)
   foreach(kind fast trace slow)
     string(TOUPPER ${kind} KIND)
     math(EXPR last "${V_${KIND}_UNITS} - 1")
-    foreach(k RANGE ${last})
-      list(APPEND units ${mdir}/${V_PREFIX}__${kind}_${k}.cpp)
-    endforeach()
+    if(last GREATER_EQUAL 0)
+      foreach(k RANGE ${last})
+        list(APPEND units ${mdir}/${V_PREFIX}__${kind}_${k}.cpp)
+      endforeach()
+    endif()
   endforeach()
   add_custom_command(
     OUTPUT ${mdir}/${V_PREFIX}.stamp

@@ -119,9 +119,10 @@ TEST(TensorRtl, EveryInputTypePairWithEveryValueClass) {
   expect_clean(r, 36);
 }
 
-// Zeros of both signs, subnormals, largest finite values, Inf and NaN meeting in one tile.
-TEST(TensorRtl, SpecialValuesDirected) {
-  auto sim = tb::make_te_sim(4, 4, options(test::test_seed(11), 0.0));
+// Zeros of both signs, subnormals, largest finite values, Inf and NaN meeting in one 4x4 tile,
+// on an array of rows x cols.
+void special_values_directed(int rows, int cols) {
+  auto sim = tb::make_te_sim(rows, cols, options(test::test_seed(11), 0.0));
   const std::vector<float> specials = {0.0f, -0.0f, 1e-40f, -1e-45f, 3.4028235e38f,
                                        -3.4028235e38f, INFINITY, -INFINITY, NAN, 1.0f};
   model::Tile st(DType::kFp32, 4, 4), mv(DType::kFp32, 4, 10);
@@ -136,6 +137,12 @@ TEST(TensorRtl, SpecialValuesDirected) {
                            model::multiply_moving(DType::kFp32, 4, 10, 64, 4, 0, 0, true)});
   expect_clean(r, 2);
 }
+
+// The tile fills a 4x4 array (built with NCORE_ALL_SIZES, label sizes) and a corner of an 8x8 one.
+#if NCORE_ALL_SIZES
+TEST(TensorRtl, SpecialValuesDirected) { special_values_directed(4, 4); }
+#endif
+TEST(TensorRtl, SpecialValuesDirectedOnA4x4TileOf8x8) { special_values_directed(8, 8); }
 
 // Every error code, each between legal instructions: the RTL raises the same code as the
 // model, drops the instruction, and carries on.

@@ -418,8 +418,8 @@ std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& optio
 #undef NC_TE_MAKE
   std::string built;
   for (const auto& [r, c] : te_sim_sizes()) built += fmt::format(" {}x{}", r, c);
-  throw Error(fmt::format("no RTL model of a {}x{} array is built; built sizes:{}", rows, cols,
-                          built));
+  throw Error(fmt::format("no RTL model of a {}x{} array is built; built sizes:{} (4x4 and 64x64 "
+                          "need -DNCORE_ALL_SIZES=ON)", rows, cols, built));
 }
 
 }  // namespace ncore::tb
