@@ -7,9 +7,9 @@
 # (scripts/verilated_units): FAST_UNITS units of the per-cycle code at the build type's
 # optimisation; TRACE_UNITS units of the per-cycle wave dumping at -O1 (it runs only with waves
 # on, and -O3 took 2.3 times as long to compile it for no faster waves); SLOW_UNITS units of the
-# code that runs once (construction, the initial settle, the first full dump) at -O0. The
-# defaults (1 fast, no trace, 1 slow: the wave dumping compiled with the run-once code at -O0)
-# suit a small model; the full-size models ask for more units, compiled in parallel.
+# code that runs once (construction, the initial settle, the first full dump) at -O0. One unit
+# of each (the default) suits a small model: every unit parses the model's headers again. The
+# full-size models ask for more units, compiled in parallel.
 # tests/README.md, "Build time", has the figures. Touching one RTL file re-Verilates and
 # recompiles only the models that include it.
 #
@@ -49,7 +49,7 @@ function(nc_verilate target)
     set(V_FAST_UNITS 1)
   endif()
   if(NOT DEFINED V_TRACE_UNITS)
-    set(V_TRACE_UNITS 0)
+    set(V_TRACE_UNITS 1)
   endif()
   if(NOT DEFINED V_SLOW_UNITS)
     set(V_SLOW_UNITS 1)
@@ -82,11 +82,9 @@ function(nc_verilate target)
   foreach(kind fast trace slow)
     string(TOUPPER ${kind} KIND)
     math(EXPR last "${V_${KIND}_UNITS} - 1")
-    if(last GREATER_EQUAL 0)
-      foreach(k RANGE ${last})
-        list(APPEND units ${mdir}/${V_PREFIX}__${kind}_${k}.cpp)
-      endforeach()
-    endif()
+    foreach(k RANGE ${last})
+      list(APPEND units ${mdir}/${V_PREFIX}__${kind}_${k}.cpp)
+    endforeach()
   endforeach()
   add_custom_command(
     OUTPUT ${mdir}/${V_PREFIX}.stamp
