@@ -151,6 +151,16 @@ TEST(Cli, GemmRejectsABadModeAndDoubleRowWithoutFp8) {
   EXPECT_NE(r.err.find("FP8"), std::string::npos) << r.err;
 }
 
+// An array size with no Verilated model is an error that lists the sizes built and names the
+// option that adds the others (24x24 is never built).
+TEST(Cli, GemmOnAnArraySizeNotBuiltListsTheBuiltOnes) {
+  const Result r = run("gemm --k 8 --n 8 --m 8 --rows 24 --cols 24 --engine rtl");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("no RTL model of a 24x24 array is built; built sizes: 8x8"),
+            std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("-DNCORE_ALL_SIZES=ON"), std::string::npos) << r.err;
+}
+
 // Tiled batches run in lockstep; a matmul that does not fit its tile, or a bad tiling, is an
 // error naming the limit.
 TEST(Cli, GemmTilingRunsBatchesAndRejectsWhatDoesNotFit) {
