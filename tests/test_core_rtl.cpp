@@ -639,11 +639,11 @@ TEST(CoreRtl, AQueueFilledToItsLastInstructionWordRuns) {
                      ".tensor b sbuf addr=0x100 dtype=fp32 shape=8x4\n.queue dve\n.rept i 2047\nnop\n.endr\n"
                      "tensor_copy partitions=8 src0=a src0_ap=[[1,4]] dst=b dst_ap=[[1,4]] signal=s+=1\n";
   const model::Program p = model::assemble(text, "full_queue.s");
-  ASSERT_EQ(p.queues[static_cast<int>(isa::Queue::kDve)].size(), model::kQueueInstructions);
+  ASSERT_EQ(p.queues[static_cast<int>(isa::Queue::kDve)].size(), tb::kRtlQueueInstructions);
   const CoreSimResult r = cosim(p);
   expect_match(r);
   EXPECT_EQ(r.semaphores[0], 1u);
-  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kDve)].issued, model::kQueueInstructions);
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kDve)].issued, tb::kRtlQueueInstructions);
 }
 
 TEST(CoreRtl, SemaphoresCountToExactly65535) {

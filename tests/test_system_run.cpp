@@ -88,8 +88,12 @@ TEST(SystemRunContention, EightCoresTakeAsLongAsOneUntilTheHbmIsCutEightfold) {
       EXPECT_LE(s.gbps, s.peak_gbps);
       EXPECT_LE(s.max_window_gbps, s.peak_gbps * (1 + 1e-9)) << "stack " << s.stack;
     }
-  // Every stack carries an equal share: the address map spreads each stream over all of them.
-  for (const auto& s : eight.hbm) EXPECT_EQ(s.bytes, 8u * 2 * 20 * 32768 / 4);
+  // Every stack carries an equal share: the address map spreads each stream over all of them,
+  // and each core's instruction fetch (its image's words) too.
+  uint64_t fetched = 0;
+  for (const auto& c : eight.cores) fetched += c.fetch_bytes;
+  EXPECT_GT(fetched, 0u);
+  for (const auto& s : eight.hbm) EXPECT_EQ(s.bytes, (8u * 2 * 20 * 32768 + fetched) / 4);
 }
 
 TEST(SystemRunContention, SameProgramSameCycles) {
@@ -206,12 +210,15 @@ TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
   const nlohmann::json j = nlohmann::json::parse(in);
   ASSERT_TRUE(j["traceEvents"].is_array());
   std::set<std::string> tracks;
-  size_t spans = 0, counters = 0;
+  size_t spans = 0, counters = 0, fetch_stalls = 0;
   for (const auto& e : j["traceEvents"]) {
     const std::string ph = e.at("ph");
     ASSERT_TRUE(e.at("pid").is_number_integer());
     if (ph == "M" && e.at("name") == "thread_name") tracks.insert(e.at("args").at("name").get<std::string>());
-    if (ph == "X") {
+    if (ph == "X" && e.at("name") == "fetch stall") {
+      ++fetch_stalls;  // a queue waiting for its next instruction from the image
+      EXPECT_GT(e.at("dur").get<double>(), 0.0);
+    } else if (ph == "X") {
       ++spans;
       ASSERT_TRUE(e.at("ts").is_number() && e.at("dur").is_number() && e.at("tid").is_number_integer());
       ASSERT_GE(e.at("dur").get<double>(), 0.0);
@@ -219,6 +226,7 @@ TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
     if (ph == "C") ++counters;
   }
   EXPECT_EQ(spans, 2u * 2 * 20);  // every dma_copy of both cores
+  EXPECT_GE(fetch_stalls, 2u);    // at least each core's first instructions
   EXPECT_TRUE(tracks.count("core 1 dma 9")) << "a track per DMA engine";
   EXPECT_GT(counters, 0u);
 }

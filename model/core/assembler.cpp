@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "model/common/name_table.h"
+#include "model/core/image.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
 
@@ -78,6 +79,9 @@ class Assembler {
 
   Program run() {
     block(0, static_cast<int>(lines_.size()));
+    // A placed image is checked here, with its line: it must fit in HBM and miss every tensor.
+    // The default layout depends on the core's window and is checked where the core is built.
+    if (prog_.image_addr) layout_image(prog_, kCoreHbmBytes);
     return std::move(prog_);
   }
 
@@ -348,7 +352,8 @@ class Assembler {
     if (head == ".equ") return directive_equ(tokens);
     if (head == ".sem") return directive_sem(tokens);
     if (head == ".tensor") return directive_tensor(tokens);
-    if (head[0] == '.') fail(tokens[0].col, fmt::format("unknown directive '{}' (expected .queue, .equ, .sem, .tensor, .rept, .endr)", head));
+    if (head == ".image") return directive_image(tokens);
+    if (head[0] == '.') fail(tokens[0].col, fmt::format("unknown directive '{}' (expected .queue, .equ, .sem, .tensor, .image, .rept, .endr, .if)", head));
     if (head.back() == ':') {
       const std::string name = head.substr(0, head.size() - 1);
       if (name.empty() || !is_ident_start(name[0])) fail(tokens[0].col, fmt::format("bad label '{}'", head));
@@ -385,6 +390,20 @@ class Assembler {
   void directive_equ(const std::vector<Token>& t) {
     if (t.size() != 3) fail(t[0].col, "expected '.equ NAME EXPR'");
     define(t[1], eval(t[2].text, t[2].col));
+  }
+
+  // `.image ADDR`: the program image's HBM address (model/core/image.h); once per program.
+  void directive_image(const std::vector<Token>& t) {
+    if (t.size() != 2) fail(t[0].col, "expected '.image ADDR'");
+    if (prog_.image_addr) fail(t[0].col, fmt::format("the image is already placed at {}", prog_.image_loc.str()));
+    const int64_t addr = eval(t[1].text, t[1].col);
+    if (addr < 0 || static_cast<uint64_t>(addr) >= kCoreHbmBytes)
+      fail(t[1].col, fmt::format("expected an HBM address 0..0x{:x}, found {}", kCoreHbmBytes - 1, addr));
+    if (static_cast<uint64_t>(addr) % kImageAlign)
+      fail(t[1].col, fmt::format("expected a multiple of {} (a stream starts on a 4 KiB boundary), found 0x{:x}",
+                                 kImageAlign, addr));
+    prog_.image_addr = static_cast<uint64_t>(addr);
+    prog_.image_loc = loc(t[0].col);
   }
 
   void directive_sem(const std::vector<Token>& t) {
@@ -934,9 +953,6 @@ class Assembler {
 
   void push(CoreInstr in, int col) {
     auto& queue = prog_.queues[static_cast<int>(*queue_)];
-    if (queue.size() >= kQueueInstructions)
-      fail(col, fmt::format("queue {}: instruction {} does not fit: expected at most {}, the instruction memory of a queue",
-                            queue_name(*queue_), queue.size() + 1, kQueueInstructions));
     in.loc = loc(col);
     queue.push_back(std::move(in));
   }

@@ -147,6 +147,22 @@ struct CoreModel::Impl {
       std::string why;
     } fault;
   };
+  // Instruction fetch (rtl/core/README.md, "Instruction fetch"): a queue's instructions
+  // [pc, requested) hold slots of its buffer; a request for the next chunk goes out as soon as
+  // the chunk fits and one of the queue's fetch streams is free, and instructions become
+  // issuable in order, a chunk at a time, when the chunk has arrived.
+  struct FetchChunk {
+    size_t begin, end;  // instructions
+    int engine;         // its stream in the transfer model
+    bool arrived = false;
+  };
+  struct FetchState {
+    size_t requested = 0;  // instructions requested so far
+    size_t arrived = 0;    // instructions [0, arrived) have arrived (in order)
+    std::deque<FetchChunk> chunks;  // in flight or arrived out of order, oldest first
+    bool stalled = false;  // its next instruction has not arrived
+    uint64_t stalled_since = 0;
+  };
   // A dma_copy from the cycle sp fires it: queued in its engine, loaded (ready_at: its bursts
   // start), transferring, finished; then its completion tracker entry pops (one per cycle over
   // the core, lowest engine first, once its list has finished), applying its signal.
@@ -171,7 +187,7 @@ struct CoreModel::Impl {
         port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), open_list(c.dma_engines, 0), own_transfers(dma_config(c)),
         transfers(external ? external : &own_transfers),
         lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle, !c.timing_only),
-        cc(collectives ? collectives : &lone), te_timing(c.te) {
+        cc(collectives ? collectives : &lone), te_timing(c.te), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
   }
@@ -180,6 +196,7 @@ struct CoreModel::Impl {
     HbmDmaConfig d = c.dma_timing;
     d.engines = c.dma_engines;
     d.ports = c.dma_ports;
+    d.fetch_engines = c.fetch.engines();
     return d;
   }
 
@@ -372,6 +389,7 @@ struct CoreModel::Impl {
   bool try_issue(int q) {
     QueueState& s = qs[q];
     if (s.pc >= prog.queues[q].size() || s.fault.set) return false;
+    if (!fetched(q)) return false;
     const size_t i = s.pc;
     const CoreInstr& in = instr(q, i);
     // A built program has not been through the assembler: check its word as the sequencer's
@@ -650,6 +668,7 @@ struct CoreModel::Impl {
       any = true;
     }
     begin_due_transfers();
+    any |= fetch_arrivals();
     for (int e = 0; e < cfg.dma_engines; ++e) {
       const DmaEngine& eng = dma[e];
       if (!eng.queue.empty() && eng.queue.front().transferring && transfers->done(e)) dma_finished(e);
@@ -675,6 +694,84 @@ struct CoreModel::Impl {
       }
     }
     return any;
+  }
+
+  // ---- instruction fetch -------------------------------------------------------------------
+  // Whether queue q's next instruction is in its buffer; counts the cycles it is not.
+  bool fetched(int q) {
+    if (!cfg.fetch.enabled) return true;
+    FetchState& f = fetch[q];
+    if (qs[q].pc >= f.arrived) {
+      if (!f.stalled) f.stalled = true, f.stalled_since = now;
+      return false;
+    }
+    if (f.stalled) {
+      f.stalled = false;
+      result.queues[q].fetch_stall_cycles += now - f.stalled_since;
+      if (record && now > f.stalled_since) result.fetch_stalls.push_back({q, qs[q].pc, f.stalled_since, now});
+    }
+    return true;
+  }
+
+  // Requests every chunk that fits in its queue's buffer and has a free stream.
+  void request_fetches() {
+    if (!cfg.fetch.enabled) return;
+    const FetchConfig& fc = cfg.fetch;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      FetchState& f = fetch[q];
+      const size_t length = prog.queues[q].size();
+      while (f.requested < length && f.chunks.size() < static_cast<size_t>(fc.streams)) {
+        const size_t end = std::min(length, f.requested + static_cast<size_t>(fc.chunk));
+        if (end - qs[q].pc > static_cast<size_t>(fc.buffer)) break;
+        int engine = cfg.dma_engines + q * fc.streams;  // the first stream no chunk of the queue holds
+        while (std::any_of(f.chunks.begin(), f.chunks.end(), [&](const FetchChunk& c) { return c.engine == engine; }))
+          ++engine;
+        DmaDescriptor d;  // a read of the chunk's words (the transfer model times it like any)
+        d.engine = static_cast<uint64_t>(engine);
+        d.hbm_addr = image.instr_addr(q, f.requested);
+        d.bytes = (end - f.requested) * kInstrBytes;
+        transfers->begin(engine, d, now);
+        f.chunks.push_back({f.requested, end, engine});
+        f.requested = end;
+      }
+    }
+  }
+
+  // Retires the fetch transfers that have ended; true when a queue got instructions.
+  bool fetch_arrivals() {
+    bool any = false;
+    for (int q = 0; q < isa::kNumQueue && cfg.fetch.enabled; ++q) {
+      FetchState& f = fetch[q];
+      for (FetchChunk& c : f.chunks)
+        if (!c.arrived && transfers->done(c.engine)) {
+          transfers->retire(c.engine);
+          c.arrived = true;
+          const uint64_t bytes = (c.end - c.begin) * kInstrBytes;
+          result.queues[q].fetched_bytes += bytes;
+          result.fetch_bytes += bytes;
+        }
+      while (!f.chunks.empty() && f.chunks.front().arrived) {
+        f.arrived = f.chunks.front().end;
+        f.chunks.pop_front();
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  bool fetching() const {
+    for (const FetchState& f : fetch)
+      if (!f.chunks.empty()) return true;
+    return false;
+  }
+
+  // A DMA engine's transfer is moving (the sync queue's busy cycles; fetch streams excluded).
+  bool dma_transferring() const {
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      const auto& fifo = dma[static_cast<size_t>(e)].queue;
+      if (!fifo.empty() && fifo.front().transferring && !transfers->done(e)) return true;
+    }
+    return false;
   }
 
   // Hands every front descriptor its engine has loaded to the transfer model.
@@ -710,7 +807,7 @@ struct CoreModel::Impl {
 
   // A transfer or a collective is pending (an outside model may end it).
   bool waiting_outside() const {
-    if (cc_collectives) return true;
+    if (cc_collectives || fetching()) return true;
     for (const auto& f : dma)
       if (!f.queue.empty() && f.queue.front().transferring) return true;
     return false;
@@ -755,13 +852,14 @@ struct CoreModel::Impl {
       for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
         while (try_issue(q)) changed = true;
       if (raise_drained_faults()) break;
+      request_fetches();
     }
     begin_due_transfers();
     return result.status != CoreStatus::kDone || all_done();
   }
 
   void advance_to(uint64_t to) {
-    if (transfers->busy()) result.dma_busy_cycles += to - now;
+    if (dma_transferring()) result.dma_busy_cycles += to - now;
     transfers->advance(now, to);
     now = to;
     if (progress && now >= next_progress) {
@@ -834,6 +932,8 @@ struct CoreModel::Impl {
   size_t completed = 0;
   bool record = false;
   TensorEngineTiming te_timing;
+  const ImageLayout image;
+  std::array<FetchState, isa::kNumQueue> fetch{};
   std::array<uint32_t, kNumSemaphores> sem_before{};  // a semaphore's value before this cycle's signals
   std::array<uint64_t, kNumSemaphores> sem_changed_at{};
   uint32_t te_dirty_banks = 0;
@@ -901,8 +1001,15 @@ void CoreModel::write_tensor(const TensorDecl& t, const std::vector<uint8_t>& by
     sbuf().write_bytes(t.partition + static_cast<int>(p), static_cast<uint32_t>(t.addr), bytes.data() + p * per, per);
 }
 
+const ImageLayout& CoreModel::image() const { return impl_->image; }
+
 void CoreModel::load_tensors() {
   if (impl_->cfg.timing_only) return;
+  write_image(impl_->prog, impl_->image, [this](uint64_t addr, const isa::Word& w) {
+    uint8_t bytes[kInstrBytes];
+    for (size_t b = 0; b < kInstrBytes; ++b) bytes[b] = static_cast<uint8_t>(w[b / 8] >> (8 * (b % 8)));
+    hbm().write_block(addr, bytes, kInstrBytes);
+  });
   for (const auto& t : impl_->prog.tensors)
     if (t.init != TensorInit::kNone) write_tensor(t, tensor_init_bytes(t));
 }

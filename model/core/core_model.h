@@ -33,11 +33,26 @@
 #include "model/core/collective_engine.h"
 #include "model/core/dma_timing.h"
 #include "model/core/dma_transfer.h"
+#include "model/core/image.h"
 #include "model/core/program.h"
 #include "model/tensor/tensor_engine.h"
 #include "model/vector/vector_engine.h"
 
 namespace ncore::model {
+
+// Instruction fetch (rtl/core/README.md, "Instruction fetch"): each queue's sequencer runs from
+// a buffer that a fetch unit refills from the program image in HBM (model/core/image.h). These
+// are ncore's own choices (the public record gives no NeuronCore fetch figures); the README
+// explains each.
+struct FetchConfig {
+  // false: every instruction is in its queue's buffer from the start (no fetch traffic), as
+  // the RTL core's instruction memories are until it fetches too (issue 47).
+  bool enabled = true;
+  int buffer = 16;   // instructions a queue's buffer holds: 2 KiB
+  int chunk = 4;     // instructions per fetch request: 512 B, 16 bursts of one 1 KiB DRAM row
+  int streams = 2;   // requests a queue may have in flight: one arrives while the next reads
+  int engines() const { return enabled ? isa::kNumQueue * streams : 0; }
+};
 
 struct CoreConfig {
   TensorEngineConfig te;            // 128 x 128, 8 PSUM banks of 512 words
@@ -55,6 +70,11 @@ struct CoreConfig {
   uint64_t cc_latency_cycles = 2400;         // a lone core's collective: 1 us to start (ncore's choice)
   int cc_outstanding = 8;                    // collectives the cc queue may have in flight
   uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
+  FetchConfig fetch;
+  // The default image layout's top (model/core/image.h; 0: hbm_bytes). A system run gives each
+  // core of a chip its own.
+  uint64_t image_top = 0;
+  uint64_t image_window = 0;  // the default layout must fit in [image_top - this, image_top) (0: no limit)
   // Timing only (ncore run --no-data): no arithmetic and no data movement. Cycles, statistics
   // and every error a run can raise stay the same (none depends on data); memories keep what
   // they were given, tensors are not loaded and there are no effects to record.
@@ -72,12 +92,22 @@ struct QueueStats {
   uint64_t instructions = 0;
   uint64_t busy_cycles = 0;   // cycles its engine worked (pe: array streaming; sp: any DMA busy)
   uint64_t wait_cycles = 0;   // cycles its head waited on a semaphore
+  uint64_t fetch_stall_cycles = 0;  // cycles its next instruction had not arrived from HBM
+  uint64_t fetched_bytes = 0;       // instruction bytes read from the image
 };
 
 struct InstrTiming {
   int queue = 0;
   size_t index = 0;
   uint64_t issue = 0, start = 0, complete = 0;
+};
+
+// A stretch of cycles [begin, end) in which a queue's next instruction (index) had not arrived
+// from the program image.
+struct FetchStall {
+  int queue = 0;
+  size_t index = 0;
+  uint64_t begin = 0, end = 0;
 };
 
 struct CoreResult {
@@ -91,8 +121,10 @@ struct CoreResult {
   uint64_t te_macs = 0;
   uint64_t dma_bytes = 0;     // bytes moved by DMA (each byte once)
   uint64_t dma_busy_cycles = 0;
+  uint64_t fetch_bytes = 0;   // instruction bytes fetched, every queue
   std::array<uint32_t, kNumSemaphores> semaphores{};
   std::vector<InstrTiming> timeline;  // when CoreModel::record_timeline(true)
+  std::vector<FetchStall> fetch_stalls;  // likewise
   double te_utilization(const CoreConfig& c) const;  // MACs / (cycles * rows * cols)
   double hbm_gbps(const CoreConfig& c) const;         // DMA bytes per simulated second / 1e9
   double microseconds(const CoreConfig& c) const { return cycles / (c.clock_ghz * 1e3); }
@@ -140,8 +172,10 @@ class CoreModel {
   ~CoreModel();
 
   // Fills every tensor with an init= from its declaration (deterministic from its seed);
-  // nothing when timing only.
+  // nothing when timing only. Writes the program image into HBM either way (its words are
+  // what the fetch unit reads).
   void load_tensors();
+  const ImageLayout& image() const;
   void record_timeline(bool on) { record_ = on; }
   // Called as each instruction completes, in completion order, with what it wrote (not when
   // timing only: throws ncore::Error).

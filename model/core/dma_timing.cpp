@@ -11,7 +11,7 @@ constexpr double kEps = 1e-7;
 }  // namespace
 
 HbmDmaTransfers::HbmDmaTransfers(const HbmDmaConfig& c)
-    : cfg_(c), engines_(static_cast<size_t>(c.engines)), channels_(static_cast<size_t>(c.hbm.channels)),
+    : cfg_(c), engines_(static_cast<size_t>(c.engines + c.fetch_engines)), channels_(static_cast<size_t>(c.hbm.channels)),
       capacity_(hbm_capacity_bytes(c.hbm.channels)) {
   for (Channel& ch : channels_) {
     ch.banks.resize(kHbmBanks);
@@ -145,14 +145,15 @@ bool HbmDmaTransfers::busy() const {
 
 int HbmDmaTransfers::reading_on_port(int port) const {
   int sharing = 0;
-  for (size_t k = static_cast<size_t>(port); k < engines_.size(); k += static_cast<size_t>(cfg_.ports))
-    sharing += engines_[k].active && !engines_[k].write && engines_[k].end == kNoEvent;
+  for (size_t k = 0; k < engines_.size(); ++k)
+    sharing += port_of(static_cast<int>(k)) == port && engines_[k].active && !engines_[k].write &&
+               engines_[k].end == kNoEvent;
   return sharing;
 }
 
 uint64_t HbmDmaTransfers::arrival(int engine, size_t run, int sharing) const {
   // The port sends one burst a cycle, shared round-robin by its engines that are reading now.
-  if (sharing < 0) sharing = reading_on_port(engine % cfg_.ports);
+  if (sharing < 0) sharing = reading_on_port(port_of(engine));
   const Engine& e = engines_[static_cast<size_t>(engine)];
   return e.begin_at + e.runs[run].first * static_cast<uint64_t>(std::max(sharing, 1));
 }
@@ -219,8 +220,8 @@ bool HbmDmaTransfers::admit(int engine, uint64_t now) {
 void HbmDmaTransfers::open_rows(uint64_t now) {
   const HbmTiming& t = cfg_.hbm.timing;
   std::vector<int>& sharing = scratch_.sharing;  // per port: its engines reading now
-  sharing.resize(static_cast<size_t>(cfg_.ports));
-  for (int p = 0; p < cfg_.ports; ++p) sharing[static_cast<size_t>(p)] = reading_on_port(p);
+  sharing.resize(static_cast<size_t>(ports()));
+  for (int p = 0; p < ports(); ++p) sharing[static_cast<size_t>(p)] = reading_on_port(p);
   // The ports and the interconnect take requests round-robin, so every reading engine has a
   // request in its channel's read queue: an engine's first run enters whether or not the queue
   // is full, its later ones when there is room.
@@ -233,7 +234,7 @@ void HbmDmaTransfers::open_rows(uint64_t now) {
     if (f.kind == Kind::kRead) {
       if (f.arrive > now) {  // not there yet: engines joining its port since delay it
         f.arrive = f.ready =
-            std::max(now + 1, arrival(f.engine, f.run, sharing[static_cast<size_t>(f.engine % cfg_.ports)]));
+            std::max(now + 1, arrival(f.engine, f.run, sharing[static_cast<size_t>(port_of(f.engine))]));
         continue;
       }
       if (!f.entered) {  // into the channel's read queue, when it has room
@@ -317,7 +318,7 @@ void HbmDmaTransfers::share_reads_fairly(const std::vector<size_t>& reads, doubl
 
 void HbmDmaTransfers::allocate() {
   const double channel_rate = 1.0 / cfg_.hbm.timing.bl, group_rate = 1.0 / cfg_.hbm.timing.ccd_l;
-  const size_t nch = channels_.size(), nports = static_cast<size_t>(cfg_.ports);
+  const size_t nch = channels_.size(), nports = static_cast<size_t>(ports());
   // Resources: channel c (reads and writes to DRAM), bank group (c, g), read port, write port,
   // a channel's write queue taking one write a cycle, and none (a drain uses no port).
   const size_t r_channel = 0, r_group = nch, r_rport = r_group + nch * kHbmBankGroups, r_wport = r_rport + nports,
@@ -342,7 +343,7 @@ void HbmDmaTransfers::allocate() {
     f.rate = 0;
     const size_t c = static_cast<size_t>(f.channel);
     const size_t group = r_group + c * kHbmBankGroups + static_cast<size_t>(f.bank % kHbmBankGroups);
-    const size_t port = static_cast<size_t>(f.engine % cfg_.ports);
+    const size_t port = static_cast<size_t>(port_of(f.engine));
     switch (f.kind) {
       case Kind::kRead:
         if (f.left <= kEps || f.ready > now_ || !f.row_open || channels_[c].write_mode) continue;

@@ -53,6 +53,9 @@ inline HbmConfig core_hbm_config() {
 struct HbmDmaConfig {
   int engines = 16;
   int ports = 4;             // engine e is on port e % ports
+  // Instruction-fetch streams (CoreConfig::fetch): engines `engines` and up, all on one more
+  // port of their own (the core's fetch port), reading like any DMA engine.
+  int fetch_engines = 0;
   // The controllers' timing, address map, queue depths, write watermarks and refresh pull-in,
   // as the reference controller (model/hbm) has them.
   HbmConfig hbm = core_hbm_config();
@@ -132,6 +135,8 @@ class HbmDmaTransfers : public DmaTransferModel {
   // (reading_on_port(), counted when negative).
   uint64_t arrival(int engine, size_t run, int sharing = -1) const;
   int reading_on_port(int port) const;
+  int port_of(int engine) const { return engine < cfg_.engines ? engine % cfg_.ports : cfg_.ports; }
+  int ports() const { return cfg_.ports + (cfg_.fetch_engines > 0 ? 1 : 0); }
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
   void allocate();                  // rates
   // Each channel's read flows get max-min fair shares of it and its bank groups (as bounds).

@@ -4,6 +4,7 @@
 // ProgramBuilder (C++); both produce the same instruction words for the same program.
 
 #include <array>
+#include <optional>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -16,7 +17,6 @@ namespace ncore::model {
 
 inline constexpr uint64_t kSbufPartitionStride = 229376;  // DMA address of partition p: p * this
 inline constexpr uint64_t kCoreHbmBytes = uint64_t{1} << 32;  // one core's HBM window (4 GiB)
-inline constexpr size_t kQueueInstructions = 2048;             // instruction memory of one queue
 inline constexpr int kSbufPartitions = 128;
 
 // kData: the bytes given in TensorDecl::data (made in code, or read from init=file:PATH.npy).
@@ -47,6 +47,10 @@ struct Program {
   std::vector<TensorDecl> tensors;
   std::array<std::string, kNumSemaphores> sem_names;  // "" for unnamed
   std::array<uint32_t, kNumSemaphores> sem_init{};
+  // `.image ADDR`: the HBM address of the program image (model/core/image.h); none: the
+  // default layout.
+  std::optional<uint64_t> image_addr;
+  SourceLoc image_loc;
   size_t instructions() const;
   const TensorDecl* tensor(std::string_view name) const;
   std::string sem_name(int s) const;  // its name, or "s<N>"

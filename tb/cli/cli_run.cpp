@@ -9,12 +9,14 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "model/core/core_model.h"
+#include "model/core/image.h"
 #include "model/common/error.h"
 #include "model/core/program.h"
 #include "tb/cli/commands.h"
@@ -30,11 +32,13 @@ struct RunOptions {
   uint64_t seed = 0;
   bool json = false, timeline = false;
   bool no_data = false;  // golden: timing only (model::CoreConfig::timing_only)
+  bool no_fetch = false;  // golden: every instruction buffered from the start (FetchConfig::enabled)
   std::string hbm = "reference";  // rtl, cosim: the HBM controllers behind the DMA ports
   int size = 128;
   WavesOptions waves;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
   std::string outputs;  // folder for the output tensors as .npy
+  std::string program_out;  // the image map as JSON
   double timing_band = 0;  // cosim: fail unless |golden / RTL cycles - 1| <= this (0: no check)
 };
 
@@ -49,10 +53,35 @@ void write_outputs(const std::string& dir, const model::Program& prog,
     model::write_tensor_npy(*prog.tensor(name), bytes, (std::filesystem::path(dir) / (name + ".npy")).string());
 }
 
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
 std::string word_hex(const isa::Word& w) {
   std::string s;
   for (int i = isa::kWordU64 - 1; i >= 0; --i) s += fmt::format("{:016x}", w[i]);
   return s;
+}
+
+// Where the image went: its extent and each queue's stream.
+nlohmann::json image_json(const model::ImageLayout& l) {
+  nlohmann::json j = {{"base", l.base}, {"bytes", l.bytes}, {"placed", l.placed}, {"instruction_bytes", model::kInstrBytes}};
+  for (int q = 0; q < isa::kNumQueue; ++q)
+    j["streams"][isa::kQueueNames[q]] = {{"addr", l.stream[q]}, {"instructions", l.length[q]}};
+  return j;
+}
+
+// --program-out FILE: the image map as JSON (`ncore asm --image` lists every word's address).
+void write_image_map(const std::string& path, const model::Program& prog, const model::ImageLayout& l) {
+  std::ofstream out(path);
+  if (!out) throw Error(fmt::format("--program-out {}: cannot write the file", path));
+  nlohmann::json j = image_json(l);
+  j["program"] = prog.name;
+  out << j.dump(2) << "\n";
+  if (!out) throw Error(fmt::format("--program-out {}: the write failed", path));
 }
 
 // Prints a run's JSON, or as text: the fields both engines fill (program, status, cycles,
@@ -76,16 +105,23 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
   fmt::print("cycles        {} ({:.2f} us at {} GHz)", j["cycles"].get<uint64_t>(), j["microseconds"].get<double>(),
              j["clock_ghz"].get<double>());
   if (j.contains("wall_seconds")) fmt::print(", {:.3g} s wall", j["wall_seconds"].get<double>());
-  fmt::print("\n\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |\n|---|---|---|---|---|\n");
+  const bool fetch = j.contains("fetch_bytes");
+  fmt::print("\n\n| queue | instructions | busy cycles | utilization | semaphore-wait cycles |{}\n|---|---|---|---|---|{}\n",
+             fetch ? " fetch-stall cycles | fetched bytes |" : "", fetch ? "---|---|" : "");
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = j["queues"][isa::kQueueNames[q]];
-    fmt::print("| {}{} | {} | {} | {:.1f}% | {} |\n", isa::kQueueNames[q], q == 3 ? " (DMA)" : "",
+    fmt::print("| {}{} | {} | {} | {:.1f}% | {} |", isa::kQueueNames[q], q == 3 ? " (DMA)" : "",
                s["instructions"].get<uint64_t>(), s["busy_cycles"].get<uint64_t>(),
                100.0 * s["utilization"].get<double>(), s["wait_cycles"].get<uint64_t>());
+    if (fetch) fmt::print(" {} | {} |", s["fetch_stall_cycles"].get<uint64_t>(), s["fetched_bytes"].get<uint64_t>());
+    fmt::print("\n");
   }
   fmt::print("\ntensor engine {} MACs, {:.1f}% of PE-cycles\n", j["te_macs"].get<uint64_t>(),
              100.0 * j["te_utilization"].get<double>());
   fmt::print("HBM (DMA)     {} bytes, {:.1f} GB/s\n", j["hbm_bytes"].get<uint64_t>(), j["hbm_gbps"].get<double>());
+  if (fetch)
+    fmt::print("HBM (fetch)   {} bytes of instructions from the image at 0x{:x}\n", j["fetch_bytes"].get<uint64_t>(),
+               j["image"]["base"].get<uint64_t>());
   if (j.contains("outputs"))
     for (auto& [name, sum] : j["outputs"].items()) fmt::print("output        {} fnv1a {}\n", name, sum.get<std::string>());
   if (j.value("timing_only", false)) fmt::print("output        none: timing only (--no-data)\n");
@@ -117,6 +153,11 @@ int run_program(const RunOptions& o) {
     throw Error(fmt::format("--no-data: only the golden core runs without data; expected --engine golden, found '{}'", o.engine));
   if (o.hbm != "reference" && o.engine == "golden")
     throw Error(fmt::format("--hbm {}: the golden core times its own HBM; expected --engine rtl or cosim", o.hbm));
+  if (!o.program_out.empty() && o.engine != "golden")
+    throw Error(fmt::format("--program-out: the RTL core runs from instruction memories, not an image, until it "
+                            "fetches too (issue 47); expected --engine golden, found '{}'", o.engine));
+  if (o.no_fetch && o.engine != "golden")
+    throw Error(fmt::format("--no-fetch: only the golden core runs without instruction fetch; expected --engine golden, found '{}'", o.engine));
   if (o.no_data && !o.outputs.empty())
     throw Error("--outputs: a --no-data run computes no outputs");
   model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
@@ -125,8 +166,10 @@ int run_program(const RunOptions& o) {
   if (o.engine != "golden") return run_rtl(o, prog);
   model::CoreConfig cfg = tb::core_config_for_size(o.size);
   cfg.timing_only = o.no_data;
+  cfg.fetch.enabled = !o.no_fetch;
   model::CoreModel core(cfg, prog);
   core.load_tensors();
+  if (!o.program_out.empty()) write_image_map(o.program_out, prog, core.image());
   core.record_timeline(o.timeline);
   const bool tty = isatty(fileno(stderr)) && !o.json;
   if (tty)
@@ -154,13 +197,16 @@ int run_program(const RunOptions& o) {
   j["hbm_gbps"] = r.hbm_gbps(cfg);
   j["wall_seconds"] = wall;
   j["timing_only"] = o.no_data;
+  j["fetch_bytes"] = r.fetch_bytes;
+  j["image"] = image_json(core.image());
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
     const uint64_t busy = q == static_cast<int>(isa::Queue::kSp) ? r.dma_busy_cycles : s.busy_cycles;
     j["queues"][isa::kQueueNames[q]] = {
         {"instructions", s.instructions}, {"busy_cycles", busy},
         {"utilization", r.cycles ? static_cast<double>(busy) / r.cycles : 0.0},
-        {"wait_cycles", s.wait_cycles}};
+        {"wait_cycles", s.wait_cycles}, {"fetch_stall_cycles", s.fetch_stall_cycles},
+        {"fetched_bytes", s.fetched_bytes}};
   }
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
   for (const auto& t : prog.tensors)
@@ -170,9 +216,12 @@ int run_program(const RunOptions& o) {
     write_outputs(o.outputs, prog, outputs);
     j["outputs_dir"] = o.outputs;
   }
-  if (o.timeline)
+  if (o.timeline) {
     for (const auto& e : r.timeline)
       j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+    j["fetch_stalls"] = nlohmann::json::array();
+    for (const auto& s : r.fetch_stalls) j["fetch_stalls"].push_back({isa::kQueueNames[s.queue], s.index, s.begin, s.end});
+  }
 
   print_report(o, prog, j);
   if (r.status != model::CoreStatus::kDone) {
@@ -281,17 +330,25 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   return rc;
 }
 
-void list_program(const std::string& path, bool hex) {
+// The assembled program; with `image`, the image's layout first and every word's HBM address
+// (the default layout of a lone core, as `ncore run` loads it).
+void list_program(const std::string& path, bool hex, bool image) {
   const model::Program prog = model::assemble_file(path, model::spmd_symbols(0, 0, 1, 1));
+  model::ImageLayout layout;
+  if (image) {
+    layout = model::layout_image(prog, tb::core_config_for_size(128).hbm_bytes);
+    for (const auto& line : split_lines(model::describe_image(layout))) fmt::print("# {}\n", line);
+  }
   for (int q = 0; q < isa::kNumQueue; ++q) {
     if (prog.queues[q].empty()) continue;
     fmt::print(".queue {}\n", isa::kQueueNames[q]);
     for (size_t i = 0; i < prog.queues[q].size(); ++i) {
       const auto& in = prog.queues[q][i];
+      const std::string at = image ? fmt::format("0x{:010x} ", layout.instr_addr(q, i)) : "";
       if (hex)
         fmt::print("{}\n", word_hex(model::encode(in)));
       else
-        fmt::print("  {:<100} # {} [{}]\n", model::disassemble(in), in.loc.str(), i);
+        fmt::print("  {:<100} # {}{} [{}]\n", model::disassemble(in), at, in.loc.str(), i);
     }
   }
 }
@@ -352,11 +409,14 @@ void add_run_command(CLI::App& app) {
   run->add_option("--max-cycles", o->max_cycles, "RTL: the harness stops the run here");
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
   run->add_option("--outputs", o->outputs, "write each output tensor as DIR/NAME.npy (BF16 and FP8 as raw bits)");
+  run->add_option("--program-out", o->program_out, "golden: write where the program image went in HBM (JSON)");
   run->add_flag("--json", o->json, "print JSON");
   run->add_option("--hbm", o->hbm, "rtl, cosim: the HBM controllers behind the DMA ports, the reference "
                                   "scheduler or the Verilated nc_hbm_ctrl (cycle-exact with it)")
       ->check(CLI::IsMember({"reference", "rtl"}));
   run->add_flag("--no-data", o->no_data, "golden: timing only, no arithmetic or data movement (the same cycles)");
+  run->add_flag("--no-fetch", o->no_fetch, "golden: every instruction in its queue's buffer from the start (what "
+                                          "instruction fetch costs a program)");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
   run->add_option("--timing-band", o->timing_band,
                   "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")
@@ -368,10 +428,15 @@ void add_run_command(CLI::App& app) {
 
   auto path = std::make_shared<std::string>();
   auto hex = std::make_shared<bool>(false);
+  auto image = std::make_shared<bool>(false);
   auto* as = app.add_subcommand("asm", "assemble a program and list it (or its instruction words)");
   as->add_option("program", *path, "program file (.s)")->required();
   as->add_flag("--hex", *hex, "print the 1024-bit words, one per line (the disasm input)");
-  as->callback([path, hex] { list_program(*path, *hex); });
+  as->add_flag("--image", *image, "the program image's layout in HBM and each instruction's address");
+  as->callback([path, hex, image] {
+    if (*hex && *image) throw Error("--image and --hex: --hex prints bare words (the disasm input); choose one");
+    list_program(*path, *hex, *image);
+  });
 
   auto words = std::make_shared<std::string>();
   auto* dis = app.add_subcommand("disasm", "decode instruction words (ncore asm --hex output)");

@@ -97,7 +97,7 @@ class CoreBench : public RtlCore {
     const WallClock wall;
     V& t = *top_;
     if (opt_.cosim)  // the golden core runs first: the RTL is checked against it as it goes
-      lockstep_ = std::make_unique<Lockstep>(prog_, core_config_for_size(size_), opt_.raw_words, reproduce_);
+      lockstep_ = std::make_unique<Lockstep>(prog_, cosim_golden_config(size_), opt_.raw_words, reproduce_);
     begin(32);
     CoreSimResult r;
     const uint64_t total = prog_.instructions();
@@ -465,9 +465,10 @@ class CoreBench : public RtlCore {
   void load() {
     V& t = *top_;
     for (int q = 0; q < isa::kNumQueue; ++q) {
-      if (prog_.queues[q].size() > model::kQueueInstructions)  // nc_core's ImemDepth
-        throw Error(fmt::format("queue {} holds {} instructions; the RTL core's instruction memory holds {}",
-                                isa::kQueueNames[q], prog_.queues[q].size(), model::kQueueInstructions));
+      if (prog_.queues[q].size() > kRtlQueueInstructions)  // nc_core's ImemDepth
+        throw Error(fmt::format("queue {} holds {} instructions; the RTL core's instruction memory holds {} (the "
+                                "golden core fetches programs of any size from HBM; the RTL does not yet, issue 47)",
+                                isa::kQueueNames[q], prog_.queues[q].size(), kRtlQueueInstructions));
       for (size_t i = 0; i < prog_.queues[q].size(); ++i) {
         isa::Word w;
         try {
@@ -766,6 +767,12 @@ model::CoreConfig core_config_for_size(int size) {
   c.te.cols = size;
   c.lanes = size;
   c.hbm_bytes = model::hbm_capacity_bytes(kHbmChannels);
+  return c;
+}
+
+model::CoreConfig cosim_golden_config(int size) {
+  model::CoreConfig c = core_config_for_size(size);
+  c.fetch.enabled = false;
   return c;
 }
 

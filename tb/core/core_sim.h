@@ -110,6 +110,12 @@ CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& 
 
 // The golden core's configuration matching the RTL core of `size`.
 model::CoreConfig core_config_for_size(int size);
+// The same for the golden core a co-simulation runs beside the RTL: without instruction fetch,
+// since the RTL core still runs from instruction memories that the harness fills (issue 47
+// replaces them with a fetch unit; until then the golden core's fetch is its own).
+model::CoreConfig cosim_golden_config(int size);
+// Instructions one queue's instruction memory holds in the RTL core (nc_core's ImemDepth).
+inline constexpr size_t kRtlQueueInstructions = 2048;
 
 // ---- an RTL core inside something larger (a chip of a system run) -----------------------------
 

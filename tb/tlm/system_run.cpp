@@ -117,6 +117,18 @@ void write_trace(const std::string& path, System& system, const std::map<std::pa
                           {"ts", ts}, {"dur", end - ts},
                           {"args", {{"index", t.index}, {"line", in.loc.str()}, {"issue_cycle", t.issue}}}});
       }
+      // A queue waiting for its next instruction from the image: a span on the queue's track.
+      for (const model::FetchStall& f : core->result().fetch_stalls) {
+        const int tid = base + f.queue;
+        if (!named[static_cast<size_t>(f.queue)]) {
+          named[static_cast<size_t>(f.queue)] = true;
+          name_thread(c, tid, fmt::format("core {} {}", core->index(), model::queue_name(static_cast<isa::Queue>(f.queue))));
+        }
+        const double ts = static_cast<double>(core->ps_of_cycle(f.begin)) / 1e6;
+        const double end = static_cast<double>(core->ps_of_cycle(f.end)) / 1e6;
+        events.push_back({{"ph", "X"}, {"name", "fetch stall"}, {"pid", c}, {"tid", tid}, {"ts", ts}, {"dur", end - ts},
+                          {"args", {{"next_instruction", f.index}}}});
+      }
     }
     const auto& windows = chip.hbm.window_bytes();
     const double window_us = static_cast<double>(chip.hbm.tck_ps() * ChipHbm::kWindowCycles) / 1e6;
@@ -256,6 +268,12 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     } else {
       model::CoreConfig golden_config = core_config;
       golden_config.timing_only = timing_only.count(where) > 0;
+      // Each core of a chip lays its image out at the top of a window of its own (the RTL core
+      // holds its program in instruction memories until it fetches too, issue 47).
+      const uint64_t window = std::min(model::kCoreImageWindow,
+                                       core_config.hbm_bytes / static_cast<uint64_t>(std::max(config.chip.cores, 1)));
+      golden_config.image_top = core_config.hbm_bytes - static_cast<uint64_t>(where.second) * window;
+      golden_config.image_window = window;
       core.load(program, golden_config, system.chip(where.first).memory, &engine);
       core.record_timeline(!options.trace_json.empty());
     }
@@ -322,6 +340,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     for (const auto& q : cr.queues) rep.instructions += q.instructions;
     rep.te_utilization = cr.te_utilization(core.config());
     rep.hbm_bytes = cr.dma_bytes;
+    rep.fetch_bytes = cr.fetch_bytes;
     for (int q = 0; q < isa::kNumQueue; ++q) {
       rep.busy_cycles[q] = cr.queues[q].busy_cycles;
       rep.wait_cycles[q] = cr.queues[q].wait_cycles;
@@ -392,7 +411,7 @@ Json to_json(const SystemRunResult& r) {
     }
     j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"timing_only", c.timing_only}, {"status", c.status},
                           {"cycles", c.cycles}, {"instructions", c.instructions}, {"te_utilization", c.te_utilization},
-                          {"hbm_bytes", c.hbm_bytes}, {"busy_cycles", busy}, {"wait_cycles", wait}});
+                          {"hbm_bytes", c.hbm_bytes}, {"fetch_bytes", c.fetch_bytes}, {"busy_cycles", busy}, {"wait_cycles", wait}});
   }
   j["hbm"] = Json::array();
   for (const auto& s : r.hbm)

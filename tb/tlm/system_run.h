@@ -60,6 +60,7 @@ struct CoreReport {
   uint64_t instructions = 0;
   double te_utilization = 0;
   uint64_t hbm_bytes = 0;   // moved by its DMA
+  uint64_t fetch_bytes = 0; // instruction bytes it fetched from its image (the chip's HBM too)
   // Cycles each queue's engine was busy (pe: the array streaming; sp: any DMA engine busy; cc:
   // a collective in flight), and its instructions' waits on semaphores.
   std::array<uint64_t, isa::kNumQueue> busy_cycles{}, wait_cycles{};

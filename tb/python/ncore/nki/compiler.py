@@ -34,7 +34,7 @@ DMA_ENGINES = 16
 DMA_SPLIT = 16            # pieces a transfer's partitions are split in (up to one per engine) ...
 DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
 ENGINE_QUEUES = ("pe", "act", "dve")
-QUEUE_LIMIT = 2048        # instructions a queue holds
+SEMAPHORE_MAX = 65535     # a semaphore counts to this (16 bits); each instruction adds 1 to its own
 
 
 class Instr:
@@ -561,17 +561,20 @@ class Compiler:
             if not mine:
                 continue
             lines.append(f".queue {queue}")
-            used = 0
             for ins in mine:
                 for sem, value in ins.waits[:-1]:
                     lines.append(f"nop wait={sem}>={value}")
-                    used += 1
                 wait = f" wait={ins.waits[-1][0]}>={ins.waits[-1][1]}" if ins.waits else ""
                 lines.append(f"{ins.text}{wait} signal={ins.sem}+=1  # {ins.where}")
-                used += 2 if ins.text.startswith("nc_matmul") else 1  # a load_stationary and a multiply_moving
-            if used > QUEUE_LIMIT:
-                raise KernelError(f"the kernel needs {used} instructions on queue {queue}; a queue holds "
-                                  f"{QUEUE_LIMIT} (use fewer, larger tiles)")
+        # A program's size is bounded by HBM (the core fetches its streams from the image), but
+        # the count on a semaphore is not: every instruction adds 1 to its queue's semaphore.
+        signals = {}
+        for ins in self.instrs:
+            signals[ins.sem] = signals.get(ins.sem, 0) + 1
+        for sem, count in signals.items():
+            if count > SEMAPHORE_MAX:
+                raise KernelError(f"the kernel signals semaphore {sem} {count} times; a semaphore counts to "
+                                  f"{SEMAPHORE_MAX} (use fewer, larger tiles)")
         return lines
 
     def build(self):

@@ -1,0 +1,67 @@
+#include "model/core/image.h"
+
+#include <fmt/format.h>
+
+namespace ncore::model {
+
+namespace {
+uint64_t align_up(uint64_t v, uint64_t a) { return (v + a - 1) / a * a; }
+}  // namespace
+
+ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top, uint64_t window) {
+  ImageLayout l;
+  uint64_t offset = 0;  // from the base
+  for (int q = 0; q < isa::kNumQueue; ++q) {
+    l.length[q] = p.queues[q].size();
+    if (!l.length[q]) continue;
+    offset = align_up(offset, kImageAlign);
+    l.stream[q] = offset;
+    offset += l.length[q] * kInstrBytes;
+  }
+  l.bytes = offset;
+  const std::string where = p.image_addr ? p.image_loc.str() + ": .image" : p.name;
+  if (l.bytes > hbm_bytes)
+    throw Error(fmt::format("{}: the program image ({} instructions, {} bytes) is larger than HBM ({} bytes)", where,
+                            p.instructions(), l.bytes, hbm_bytes));
+  if (p.image_addr) {
+    l.placed = true;
+    l.base = *p.image_addr;
+    if (l.base % kImageAlign)
+      throw Error(fmt::format("{}: the image address: expected a multiple of {}, found 0x{:x}", where, kImageAlign, l.base));
+    if (l.base > hbm_bytes || hbm_bytes - l.base < l.bytes)
+      throw Error(fmt::format("{}: the image at 0x{:x} ({} bytes) ends past HBM (0x{:x} bytes)", where, l.base, l.bytes,
+                              hbm_bytes));
+  } else {
+    const uint64_t end = top ? std::min(top, hbm_bytes) : hbm_bytes;
+    if (end < l.bytes || (window && l.bytes + (end % kImageAlign) > window))
+      throw Error(fmt::format("{}: the program image ({} bytes) does not fit below 0x{:x}{}, its default place "
+                              "(place it with .image ADDR)", where, l.bytes, end,
+                              window ? fmt::format(" in a window of {} bytes", window) : ""));
+    l.base = (end - l.bytes) / kImageAlign * kImageAlign;
+  }
+  for (int q = 0; q < isa::kNumQueue; ++q) l.stream[q] += l.base;
+  for (const TensorDecl& t : p.tensors)
+    if (t.hbm && l.overlaps(t.addr, t.bytes()))
+      throw Error(fmt::format("{}: tensor '{}' [0x{:x}, 0x{:x}) overlaps the program image [0x{:x}, 0x{:x}){}",
+                              t.loc.str(), t.name, t.addr, t.addr + t.bytes(), l.base, l.base + l.bytes,
+                              p.image_addr ? " placed at " + p.image_loc.str() : " (default layout: place it with .image ADDR)"));
+  return l;
+}
+
+void write_image(const Program& p, const ImageLayout& layout,
+                 const std::function<void(uint64_t, const isa::Word&)>& write) {
+  for (int q = 0; q < isa::kNumQueue; ++q)
+    for (size_t i = 0; i < p.queues[q].size(); ++i) write(layout.instr_addr(q, i), encode(p.queues[q][i]));
+}
+
+std::string describe_image(const ImageLayout& l) {
+  std::string s = fmt::format("image [0x{:x}, 0x{:x}) {} bytes, {}\n", l.base, l.base + l.bytes, l.bytes,
+                              l.placed ? "placed by .image" : "default layout");
+  for (int q = 0; q < isa::kNumQueue; ++q)
+    if (l.length[q])
+      s += fmt::format("  {:<3} [0x{:x}, 0x{:x}) {} instructions\n", isa::kQueueNames[q], l.stream[q],
+                       l.stream[q] + l.length[q] * kInstrBytes, l.length[q]);
+  return s;
+}
+
+}  // namespace ncore::model

@@ -1,0 +1,50 @@
+#pragma once
+// The program image: where a program's instruction streams lie in HBM, from which the core's
+// fetch unit reads them (model::CoreModel, rtl/core). A queue's stream is its instructions'
+// 128-byte words one after another; each stream starts on a 4 KiB boundary.
+//
+// Placement: a program may place its image with `.image ADDR` (Program::image_addr); otherwise
+// the default layout puts it as high as it fits below `top` (the end of the core's HBM window
+// for a lone core; a system run gives each core of a chip its own window,
+// tb/tlm/system_run.h), so that the low addresses programs use for their tensors stay free.
+// Streams follow in queue order (pe, act, dve, sp, cc); an empty queue takes no space.
+//
+// An image that does not fit in HBM, or that overlaps an HBM tensor of the program, is refused
+// with the line of the `.image` directive or of the tensor.
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "model/core/program.h"
+
+namespace ncore::model {
+
+inline constexpr uint64_t kInstrBytes = isa::kWordBits / 8;  // one instruction word: 128 bytes
+inline constexpr uint64_t kImageAlign = 4096;                // each stream's first word
+// A system run's default layout: core K of a chip below top - K * this (tb/tlm/system_run.cpp).
+inline constexpr uint64_t kCoreImageWindow = uint64_t{1} << 30;
+
+struct ImageLayout {
+  uint64_t base = 0, bytes = 0;                   // the image is [base, base + bytes)
+  std::array<uint64_t, isa::kNumQueue> stream{};  // HBM address of each queue's first word
+  std::array<uint64_t, isa::kNumQueue> length{};  // instructions in each queue
+  bool placed = false;                            // by `.image` (else the default layout)
+  uint64_t instr_addr(int queue, uint64_t index) const { return stream[queue] + index * kInstrBytes; }
+  bool overlaps(uint64_t addr, uint64_t n) const { return n && bytes && addr < base + bytes && base < addr + n; }
+};
+
+// Lays out `p`'s image in an HBM of `hbm_bytes`, below `top` (0: hbm_bytes) and within `window`
+// bytes of it (0: anywhere below) unless the program placed it. Throws ncore::Error (the file,
+// line and field) when it does not fit or overlaps a tensor.
+ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top = 0, uint64_t window = 0);
+
+// Hands every instruction's word and its HBM address to `write`, in address order.
+void write_image(const Program& p, const ImageLayout& layout,
+                 const std::function<void(uint64_t addr, const isa::Word& word)>& write);
+
+// "pe 0x...-0x... (N instructions, B bytes)" per queue: where everything went.
+std::string describe_image(const ImageLayout& layout);
+
+}  // namespace ncore::model

@@ -1,0 +1,192 @@
+// Programs of any size (issue 47): the program image in HBM (layout, placement, bad input) and
+// the golden core's instruction fetch (streams many times its buffer, fetch stalls under DMA
+// load, the same results with fetch as without).
+
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "model/core/core_model.h"
+#include "model/core/image.h"
+#include "model/core/program.h"
+
+namespace ncore::model {
+namespace {
+
+const std::string kPrograms = NCORE_SOURCE_DIR "/tests/programs/";
+
+// `n` nops on dve, then one copy that signals: a stream of n + 1 instructions.
+std::string long_stream(int n, const std::string& extra = "") {
+  return fmt::format(
+      ".sem s\n{}.tensor a sbuf addr=0 dtype=fp32 shape=8x4 init=random seed=5\n"
+      ".tensor b sbuf addr=0x100 dtype=fp32 shape=8x4 output\n.queue dve\n.rept i {}\nnop\n.endr\n"
+      "tensor_copy partitions=8 src0=a src0_ap=[[1,4]] dst=b dst_ap=[[1,4]] signal=s+=1\n",
+      extra, n);
+}
+
+CoreResult run(const Program& p, CoreConfig cfg = {}) {
+  CoreModel core(cfg, p);
+  core.load_tensors();
+  return core.run();
+}
+
+TEST(ProgramImage, DefaultLayoutSitsAtTheTopOfHbmOneAlignedStreamPerQueue) {
+  const Program p = assemble(".queue pe\nnop\nnop\n.queue sp\nnop\n.queue cc\nnop\nnop\nnop\n", "layout.s");
+  const ImageLayout l = layout_image(p, kCoreHbmBytes);
+  EXPECT_FALSE(l.placed);
+  // Streams in queue order, each on a 4 KiB boundary; empty queues take no space.
+  EXPECT_EQ(l.stream[0], l.base);
+  EXPECT_EQ(l.stream[3], l.base + kImageAlign);
+  EXPECT_EQ(l.stream[4], l.base + 2 * kImageAlign);
+  EXPECT_EQ(l.bytes, 2 * kImageAlign + 3 * kInstrBytes);
+  EXPECT_EQ(l.base % kImageAlign, 0u);
+  EXPECT_LE(l.base + l.bytes, kCoreHbmBytes);
+  EXPECT_GT(l.base + l.bytes + kImageAlign, kCoreHbmBytes);  // as high as it fits
+  EXPECT_EQ(l.instr_addr(4, 2), l.stream[4] + 2 * kInstrBytes);
+  // Below a given top, and within a window of it.
+  const ImageLayout low = layout_image(p, kCoreHbmBytes, uint64_t{1} << 30);
+  EXPECT_LT(low.base + low.bytes, (uint64_t{1} << 30) + 1);
+  EXPECT_THROW(layout_image(p, kCoreHbmBytes, uint64_t{1} << 30, 4096), Error);
+}
+
+TEST(ProgramImage, ImageDirectivePlacesItAndTheImageHoldsTheEncodedWords) {
+  const Program p = assemble(".image 0x10000000\n.queue act\nnop\n.queue dve\nnop\nnop\n", "placed.s");
+  ASSERT_TRUE(p.image_addr);
+  const ImageLayout l = layout_image(p, kCoreHbmBytes);
+  EXPECT_TRUE(l.placed);
+  EXPECT_EQ(l.stream[1], 0x10000000u);
+  EXPECT_EQ(l.stream[2], 0x10000000u + kImageAlign);
+  CoreModel core(CoreConfig{}, p);
+  core.load_tensors();
+  for (int q : {1, 2})
+    for (size_t i = 0; i < p.queues[q].size(); ++i) {
+      const isa::Word w = encode(p.queues[q][i]);
+      uint8_t bytes[kInstrBytes];
+      core.hbm().read_block(l.instr_addr(q, i), bytes, kInstrBytes);
+      for (size_t b = 0; b < kInstrBytes; ++b)
+        ASSERT_EQ(bytes[b], static_cast<uint8_t>(w[b / 8] >> (8 * (b % 8)))) << "queue " << q << " word " << i << " byte " << b;
+    }
+}
+
+// Bad images, table-driven: each is refused with the file, the line and what was wrong.
+TEST(ProgramImage, BadImagesAreRefusedWithTheirLine) {
+  struct Case {
+    const char* name;
+    std::string text;
+    std::string expect;  // in the message
+  };
+  const std::vector<Case> cases = {
+      {"misaligned", ".image 0x1000100\n.queue pe\nnop\n", "bad.s:1:8: expected a multiple of 4096"},
+      {"outside HBM", ".image 0x100000000\n.queue pe\nnop\n", "bad.s:1:8: expected an HBM address"},
+      {"negative", ".image -4096\n.queue pe\nnop\n", "bad.s:1:8: expected an HBM address"},
+      {"twice", ".image 0x1000\n.image 0x2000\n.queue pe\nnop\n", "bad.s:2:1: the image is already placed at bad.s:1:1"},
+      {"no address", ".image\n", "bad.s:1:1: expected '.image ADDR'"},
+      {"past the end", ".image 0xFFFFF000\n.queue pe\n.rept i 40\nnop\n.endr\n", "ends past HBM"},
+      {"over a tensor", ".tensor t hbm addr=0x2000 dtype=fp32 shape=64x64\n.image 0x4000\n.queue pe\nnop\n",
+       "bad.s:1:1: tensor 't' [0x2000, 0x6000) overlaps the program image [0x4000, 0x4080) placed at bad.s:2:1"},
+  };
+  for (const Case& c : cases) {
+    try {
+      const Program p = assemble(c.text, "bad.s");
+      FAIL() << c.name << ": accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(c.expect), std::string::npos) << c.name << ": " << e.what();
+    }
+  }
+  // The default layout over a tensor at the top of HBM, and an image larger than HBM.
+  const Program top = assemble(".tensor t hbm addr=0xFFFFF000 dtype=fp32 shape=1024\n.queue pe\nnop\n", "top.s");
+  try {
+    CoreModel core(CoreConfig{}, top);
+    FAIL() << "the default layout over a tensor was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("top.s:1:1: tensor 't'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("default layout"), std::string::npos) << e.what();
+  }
+  const Program big = assemble(".queue pe\n.rept i 100\nnop\n.endr\n", "big.s");
+  try {
+    layout_image(big, 8192);
+    FAIL() << "an image larger than HBM was accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is larger than HBM (8192 bytes)"), std::string::npos) << e.what();
+  }
+}
+
+// A stream 100 times the buffer runs through it: every word fetched once, the run waiting on
+// fetch (nops issue faster than 32-byte bursts arrive), the result the same as without fetch.
+TEST(ProgramImage, AStreamManyTimesTheBufferRunsWithTheSameResult) {
+  CoreConfig cfg;
+  const int n = cfg.fetch.buffer * 100;
+  const Program p = assemble(long_stream(n), "long.s");
+  const CoreResult with = run(p, cfg);
+  ASSERT_EQ(with.status, CoreStatus::kDone) << with.message;
+  const auto dve = static_cast<size_t>(isa::Queue::kDve);
+  EXPECT_EQ(with.queues[dve].instructions, static_cast<uint64_t>(n + 1));
+  EXPECT_EQ(with.queues[dve].fetched_bytes, static_cast<uint64_t>(n + 1) * kInstrBytes);
+  EXPECT_EQ(with.fetch_bytes, static_cast<uint64_t>(n + 1) * kInstrBytes);
+  EXPECT_EQ(with.semaphores[0], 1u);
+  // The fetch port moves a 32-byte burst a cycle at best: 4 cycles an instruction.
+  EXPECT_GE(with.cycles, static_cast<uint64_t>(n + 1) * 4);
+  EXPECT_GT(with.queues[dve].fetch_stall_cycles, with.cycles / 2);
+
+  CoreConfig off = cfg;
+  off.fetch.enabled = false;
+  const CoreResult without = run(p, off);
+  ASSERT_EQ(without.status, CoreStatus::kDone) << without.message;
+  EXPECT_EQ(without.fetch_bytes, 0u);
+  EXPECT_EQ(without.queues[dve].fetch_stall_cycles, 0u);
+  EXPECT_LT(without.cycles, with.cycles);
+  // The same outputs either way.
+  CoreModel a(cfg, p), b(off, p);
+  a.load_tensors();
+  b.load_tensors();
+  ASSERT_EQ(a.run().status, CoreStatus::kDone);
+  ASSERT_EQ(b.run().status, CoreStatus::kDone);
+  EXPECT_EQ(a.tensor_bytes(*p.tensor("b")), b.tensor_bytes(*p.tensor("b")));
+}
+
+// Fetch contends with DMA for HBM: streams of DMA reads through the image's pseudo-channels
+// make the queue wait longer for its instructions.
+TEST(ProgramImage, DmaTrafficOnTheImagesChannelsLengthensFetchStalls) {
+  const int n = 400;
+  // 16 engines each reading 256 KiB right below the image (its pseudo-channels, all of them).
+  std::string dma = ".tensor src hbm addr=0xF0000000 dtype=bf16 shape=2048x1024 init=zero\n";
+  std::string sp = ".queue sp\n";
+  for (int e = 0; e < 16; ++e)
+    sp += fmt::format("dma_copy engine={} hbm_addr=0xF0000000+{}*0x40000 sbuf_addr={}*SBUF_PARTITION bytes=65536 "
+                      "count1=4 hbm_stride1=65536\n", e, e, e % 8);
+  const Program quiet = assemble(long_stream(n), "quiet.s");
+  const Program loaded = assemble(long_stream(n, dma) + sp, "loaded.s");
+  const CoreResult a = run(quiet), b = run(loaded);
+  ASSERT_EQ(a.status, CoreStatus::kDone) << a.message;
+  ASSERT_EQ(b.status, CoreStatus::kDone) << b.message;
+  const auto dve = static_cast<size_t>(isa::Queue::kDve);
+  EXPECT_GT(b.queues[dve].fetch_stall_cycles, a.queues[dve].fetch_stall_cycles + a.queues[dve].fetch_stall_cycles / 4)
+      << "quiet " << a.queues[dve].fetch_stall_cycles << ", under DMA " << b.queues[dve].fetch_stall_cycles;
+}
+
+// Every example program gives the same outputs with fetch as without; the fetch costs cycles.
+TEST(ProgramImage, ExamplesGiveTheSameOutputsWithFetch) {
+  for (const char* name : {"softmax.s", "attention_head.s", "rmsnorm.s", "small/gemm_8.s", "small/softmax_8.s"}) {
+    const Program p = assemble_file(kPrograms + name);
+    CoreConfig on, off;
+    if (std::string(name).rfind("small/", 0) == 0) {
+      on.te.rows = on.te.cols = on.lanes = 8;
+    }
+    off = on;
+    off.fetch.enabled = false;
+    CoreModel a(on, p), b(off, p);
+    a.load_tensors();
+    b.load_tensors();
+    const CoreResult ra = a.run(), rb = b.run();
+    ASSERT_EQ(ra.status, CoreStatus::kDone) << name << ": " << ra.message;
+    ASSERT_EQ(rb.status, CoreStatus::kDone) << name << ": " << rb.message;
+    EXPECT_GE(ra.cycles, rb.cycles) << name;
+    EXPECT_EQ(ra.fetch_bytes, p.instructions() * kInstrBytes) << name;
+    for (const TensorDecl& t : p.tensors)
+      if (t.output) EXPECT_EQ(a.tensor_bytes(t), b.tensor_bytes(t)) << name << " tensor " << t.name;
+  }
+}
+
+}  // namespace
+}  // namespace ncore::model
