@@ -2,6 +2,7 @@
 // the golden core's instruction fetch (streams many times its buffer, fetch stalls under DMA
 // load, the same results with fetch as without).
 
+#include <cstring>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -77,12 +78,12 @@ TEST(ProgramImage, BadImagesAreRefusedWithTheirLine) {
     std::string expect;  // in the message
   };
   const std::vector<Case> cases = {
-      {"misaligned", ".image 0x1000100\n.queue pe\nnop\n", "bad.s:1:8: expected a multiple of 4096"},
+      {"misaligned", ".image 0x1001000\n.queue pe\nnop\n", "bad.s:1:8: expected a multiple of 16384"},
       {"outside HBM", ".image 0x100000000\n.queue pe\nnop\n", "bad.s:1:8: expected an HBM address"},
       {"negative", ".image -4096\n.queue pe\nnop\n", "bad.s:1:8: expected an HBM address"},
-      {"twice", ".image 0x1000\n.image 0x2000\n.queue pe\nnop\n", "bad.s:2:1: the image is already placed at bad.s:1:1"},
+      {"twice", ".image 0x4000\n.image 0x8000\n.queue pe\nnop\n", "bad.s:2:1: the image is already placed at bad.s:1:1"},
       {"no address", ".image\n", "bad.s:1:1: expected '.image ADDR'"},
-      {"past the end", ".image 0xFFFFF000\n.queue pe\n.rept i 40\nnop\n.endr\n", "ends past HBM"},
+      {"past the end", ".image 0xFFFFC000\n.queue pe\n.rept i 200\nnop\n.endr\n", "ends past HBM"},
       {"over a tensor", ".tensor t hbm addr=0x2000 dtype=fp32 shape=64x64\n.image 0x4000\n.queue pe\nnop\n",
        "bad.s:1:1: tensor 't' [0x2000, 0x6000) overlaps the program image [0x4000, 0x4080) placed at bad.s:2:1"},
   };
@@ -95,7 +96,7 @@ TEST(ProgramImage, BadImagesAreRefusedWithTheirLine) {
     }
   }
   // The default layout over a tensor at the top of HBM, and an image larger than HBM.
-  const Program top = assemble(".tensor t hbm addr=0xFFFFF000 dtype=fp32 shape=1024\n.queue pe\nnop\n", "top.s");
+  const Program top = assemble(".tensor t hbm addr=0xFFFFC000 dtype=fp32 shape=1024\n.queue pe\nnop\n", "top.s");
   try {
     CoreModel core(CoreConfig{}, top);
     FAIL() << "the default layout over a tensor was accepted";
@@ -186,6 +187,55 @@ TEST(ProgramImage, ExamplesGiveTheSameOutputsWithFetch) {
     for (const TensorDecl& t : p.tensors)
       if (t.output) EXPECT_EQ(a.tensor_bytes(t), b.tensor_bytes(t)) << name << " tensor " << t.name;
   }
+}
+
+// A program far past any instruction memory: the 4096^3 BF16 GEMM tests/gen_gemm.py writes
+// (18,930 instructions), on the golden core, every element of C against a reference computed
+// here with the host's IEEE FP32 arithmetic in the tensor engine's order: per K tile the 128
+// products summed in row order from +0, K tiles added in order, rounded once to BF16.
+TEST(ProgramImage, Gemm4096FromTheGeneratorIsExactOnTheGoldenCore) {
+  const Program p = assemble_file(NCORE_GEMM_4096);
+  constexpr int K = 4096, M = 4096, N = 4096;
+  // The pe queue alone is over eight times what a queue's instruction memory held before.
+  EXPECT_EQ(p.queues[static_cast<int>(isa::Queue::kPe)].size(), 16958u);
+  CoreModel core(CoreConfig{}, p);
+  core.load_tensors();
+  const CoreResult r = core.run();
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  EXPECT_EQ(r.te_macs, uint64_t{K} * M * N);
+  EXPECT_EQ(r.fetch_bytes, p.instructions() * kInstrBytes);
+  const auto a = tensor_init_bytes(*p.tensor("A")), b = tensor_init_bytes(*p.tensor("B"));
+  const auto c = core.tensor_bytes(*p.tensor("C"));
+  const auto bf16 = [](const std::vector<uint8_t>& v, size_t i) {
+    const uint32_t bits = uint32_t{v[2 * i]} << 16 | uint32_t{v[2 * i + 1]} << 24;
+    float f;
+    std::memcpy(&f, &bits, 4);
+    return f;
+  };
+  std::vector<float> af(size_t{K} * M), bf(size_t{K} * N);
+  for (size_t i = 0; i < af.size(); ++i) af[i] = bf16(a, i);
+  for (size_t i = 0; i < bf.size(); ++i) bf[i] = bf16(b, i);
+  std::vector<float> acc(N), tile(N);
+  int mismatches = 0;
+  for (int m = 0; m < M; ++m) {
+    for (int kt = 0; kt < K / 128; ++kt) {
+      std::fill(tile.begin(), tile.end(), 0.0f);
+      for (int k = kt * 128; k < kt * 128 + 128; ++k) {
+        const float x = af[static_cast<size_t>(k) * M + m];
+        const float* row = &bf[static_cast<size_t>(k) * N];
+        for (int n = 0; n < N; ++n) tile[n] += x * row[n];  // each product exact, each add rounded
+      }
+      for (int n = 0; n < N; ++n) acc[n] = kt == 0 ? tile[n] : acc[n] + tile[n];
+    }
+    for (int n = 0; n < N; ++n) {
+      uint32_t bits;
+      std::memcpy(&bits, &acc[n], 4);
+      const uint32_t want = (bits + 0x7FFF + (bits >> 16 & 1)) >> 16;  // nearest even (finite values)
+      const uint32_t got = uint32_t{c[2 * (static_cast<size_t>(m) * N + n)]} | uint32_t{c[2 * (static_cast<size_t>(m) * N + n) + 1]} << 8;
+      if (want != got && mismatches++ < 5) ADD_FAILURE() << fmt::format("C[{}][{}]: expected {:04x}, found {:04x}", m, n, want, got);
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
 }
 
 }  // namespace

@@ -400,7 +400,7 @@ class Assembler {
     if (addr < 0 || static_cast<uint64_t>(addr) >= kCoreHbmBytes)
       fail(t[1].col, fmt::format("expected an HBM address 0..0x{:x}, found {}", kCoreHbmBytes - 1, addr));
     if (static_cast<uint64_t>(addr) % kImageAlign)
-      fail(t[1].col, fmt::format("expected a multiple of {} (a stream starts on a 4 KiB boundary), found 0x{:x}",
+      fail(t[1].col, fmt::format("expected a multiple of {} (each stream starts on such a boundary), found 0x{:x}",
                                  kImageAlign, addr));
     prog_.image_addr = static_cast<uint64_t>(addr);
     prog_.image_loc = loc(t[0].col);

@@ -1005,6 +1005,8 @@ const ImageLayout& CoreModel::image() const { return impl_->image; }
 
 void CoreModel::load_tensors() {
   if (impl_->cfg.timing_only) return;
+  // A built instruction whose fields do not fit their bits has no word: its place holds zeros
+  // (the core refuses it at issue as an illegal word all the same).
   write_image(impl_->prog, impl_->image, [this](uint64_t addr, const isa::Word& w) {
     uint8_t bytes[kInstrBytes];
     for (size_t b = 0; b < kInstrBytes; ++b) bytes[b] = static_cast<uint8_t>(w[b / 8] >> (8 * (b % 8)));

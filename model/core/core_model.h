@@ -48,9 +48,9 @@ struct FetchConfig {
   // false: every instruction is in its queue's buffer from the start (no fetch traffic), as
   // the RTL core's instruction memories are until it fetches too (issue 47).
   bool enabled = true;
-  int buffer = 16;   // instructions a queue's buffer holds: 2 KiB
-  int chunk = 4;     // instructions per fetch request: 512 B, 16 bursts of one 1 KiB DRAM row
-  int streams = 2;   // requests a queue may have in flight: one arrives while the next reads
+  int buffer = 32;   // instructions a queue's buffer holds: 4 KiB
+  int chunk = 8;     // instructions per fetch request: 1 KiB, one DRAM row of one bank
+  int streams = 4;   // requests a queue may have in flight: four banks read at once
   int engines() const { return enabled ? isa::kNumQueue * streams : 0; }
 };
 

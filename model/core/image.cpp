@@ -51,7 +51,15 @@ ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top, uin
 void write_image(const Program& p, const ImageLayout& layout,
                  const std::function<void(uint64_t, const isa::Word&)>& write) {
   for (int q = 0; q < isa::kNumQueue; ++q)
-    for (size_t i = 0; i < p.queues[q].size(); ++i) write(layout.instr_addr(q, i), encode(p.queues[q][i]));
+    for (size_t i = 0; i < p.queues[q].size(); ++i) {
+      isa::Word w{};
+      try {
+        w = encode(p.queues[q][i]);
+      } catch (const Error&) {
+        // fields too wide for their bits (a program built in C++): no word, zeros
+      }
+      write(layout.instr_addr(q, i), w);
+    }
 }
 
 std::string describe_image(const ImageLayout& l) {

@@ -1,7 +1,7 @@
 #pragma once
 // The program image: where a program's instruction streams lie in HBM, from which the core's
 // fetch unit reads them (model::CoreModel, rtl/core). A queue's stream is its instructions'
-// 128-byte words one after another; each stream starts on a 4 KiB boundary.
+// 128-byte words one after another; each stream starts on a 16 KiB boundary.
 //
 // Placement: a program may place its image with `.image ADDR` (Program::image_addr); otherwise
 // the default layout puts it as high as it fits below `top` (the end of the core's HBM window
@@ -22,7 +22,9 @@
 namespace ncore::model {
 
 inline constexpr uint64_t kInstrBytes = isa::kWordBits / 8;  // one instruction word: 128 bytes
-inline constexpr uint64_t kImageAlign = 4096;                // each stream's first word
+// Each stream's first word: one pseudo-channel's stretch of the address map (16 banks of 1 KiB
+// rows, model/hbm/hbm.h), so that the five streams start in different pseudo-channels.
+inline constexpr uint64_t kImageAlign = 16384;
 // A system run's default layout: core K of a chip below top - K * this (tb/tlm/system_run.cpp).
 inline constexpr uint64_t kCoreImageWindow = uint64_t{1} << 30;
 
@@ -40,7 +42,8 @@ struct ImageLayout {
 // line and field) when it does not fit or overlaps a tensor.
 ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top = 0, uint64_t window = 0);
 
-// Hands every instruction's word and its HBM address to `write`, in address order.
+// Hands every instruction's word and its HBM address to `write`, in address order (zeros for an
+// instruction whose fields do not fit their bits, which the core refuses at issue anyway).
 void write_image(const Program& p, const ImageLayout& layout,
                  const std::function<void(uint64_t addr, const isa::Word& word)>& write);
 

@@ -15,11 +15,18 @@ module nc_core
   parameter int unsigned Banks = 8,           // PSUM banks
   parameter int unsigned BankElems = 512,     // FP32 words per PSUM bank and partition
   parameter int unsigned SbufBytes = 229376,  // per partition (28 MiB at 128 partitions)
-  parameter int unsigned ImemDepth = 2048,    // instructions per queue
+  // Instruction fetch (README.md, "Instruction fetch"; model::FetchConfig): each queue's
+  // buffer, the instructions one request reads, the requests a queue has in flight
+  parameter int unsigned FetchDepth = 32,
+  parameter int unsigned FetchChunk = 8,
+  parameter int unsigned FetchStreams = 4,
   // HBM and SBUF ports of the DMA: engine e is served by port e % DmaPorts (1, 2, 4 or 8)
   parameter int unsigned DmaPorts = 4,
   parameter int unsigned DmaTags = 64,        // HBM reads in flight per DMA engine
-  localparam int unsigned PcW = $clog2(ImemDepth) + 1,
+  // HBM ports: the DMA's, then the fetch unit's (reads only)
+  localparam int unsigned HbmPorts = DmaPorts + 1,
+  localparam int unsigned FetchPort = DmaPorts,
+  localparam int unsigned PcW = 32,           // an instruction's index in its queue
   localparam int unsigned QueueW = $bits(isa_queue_e),
   localparam int unsigned HbmAddrW = nc_dma_pkg::HbmAddrW,
   localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW,
@@ -31,15 +38,13 @@ module nc_core
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
-  // program load and start (the testbench's or host's port)
-  input  logic                  imem_wr_valid_i,
-  input  logic [QueueW-1:0]     imem_wr_queue_i,
-  input  logic [PcW-2:0]        imem_wr_addr_i,
-  input  logic [InstrW-1:0]     imem_wr_data_i,
+  // start (the testbench's or host's port): where each queue's stream lies in the program
+  // image in HBM and its length, taken at start_i; initial semaphores before it
   input  logic                  sem_wr_valid_i,
   input  logic [4:0]            sem_wr_index_i,
   input  logic [15:0]           sem_wr_value_i,
   input  logic                  start_i,
+  input  logic [HbmAddrW-1:0]   queue_base_i [NumQueues],
   input  logic [PcW-1:0]        queue_length_i [NumQueues],
   input  logic [31:0]           watchdog_cycles_i,   // cycles without progress; 0: off
   input  logic [5:0]            hbm_bytes_log2_i,
@@ -55,20 +60,21 @@ module nc_core
   input  logic [$clog2(BankElems)-1:0] dbg_psum_elem_i,
   output logic                  dbg_psum_rd_rsp_valid_o,
   output logic [31:0]           dbg_psum_rd_data_o [Size],
-  // HBM, one port per DMA port (32-byte bursts; read responses in any order, by id, on the
-  // port that sent the read, never back-pressured)
-  output logic [DmaPorts-1:0]         hbm_rd_valid_o,
-  input  logic [DmaPorts-1:0]         hbm_rd_ready_i,
-  output logic [HbmAddrW-1:0]   hbm_rd_addr_o [DmaPorts],
-  output logic [DmaPorts-1:0][31:0]   hbm_rd_id_o,
-  output logic [DmaPorts-1:0]         hbm_wr_valid_o,
-  input  logic [DmaPorts-1:0]         hbm_wr_ready_i,
-  output logic [HbmAddrW-1:0]   hbm_wr_addr_o [DmaPorts],
-  output logic [DmaPorts-1:0][31:0]   hbm_wr_id_o,
-  output logic [DmaPorts-1:0][255:0]  hbm_wr_data_o,
-  input  logic [DmaPorts-1:0]         hbm_rsp_valid_i,
-  input  logic [DmaPorts-1:0][31:0]   hbm_rsp_id_i,
-  input  logic [DmaPorts-1:0][255:0]  hbm_rsp_data_i,
+  // HBM: one port per DMA port, then the fetch unit's (FetchPort, which never writes);
+  // 32-byte bursts; read responses in any order, by id, on the port that sent the read, never
+  // back-pressured
+  output logic [HbmPorts-1:0]         hbm_rd_valid_o,
+  input  logic [HbmPorts-1:0]         hbm_rd_ready_i,
+  output logic [HbmAddrW-1:0]   hbm_rd_addr_o [HbmPorts],
+  output logic [HbmPorts-1:0][31:0]   hbm_rd_id_o,
+  output logic [HbmPorts-1:0]         hbm_wr_valid_o,
+  input  logic [HbmPorts-1:0]         hbm_wr_ready_i,
+  output logic [HbmAddrW-1:0]   hbm_wr_addr_o [HbmPorts],
+  output logic [HbmPorts-1:0][31:0]   hbm_wr_id_o,
+  output logic [HbmPorts-1:0][255:0]  hbm_wr_data_o,
+  input  logic [HbmPorts-1:0]         hbm_rsp_valid_i,
+  input  logic [HbmPorts-1:0][31:0]   hbm_rsp_id_i,
+  input  logic [HbmPorts-1:0][255:0]  hbm_rsp_data_i,
   // Collectives (cc queue) to the chip's collective engine: one taken per handshake; each ends
   // with a done pulse, in issue order, echoing its tag, with the engine's refusal code if any
   output logic                  cc_req_valid_o,
@@ -93,6 +99,8 @@ module nc_core
   output logic [63:0]           cnt_cycles_o,
   output logic [31:0]           cnt_issued_o [NumQueues],
   output logic [31:0]           cnt_wait_o [NumQueues],    // cycles the queue's head waited
+  output logic [31:0]           cnt_fetch_stall_o [NumQueues],  // cycles its head had not arrived
+  output logic [31:0]           cnt_fetch_bursts_o [NumQueues], // 32-byte bursts fetched for it
   output logic [31:0]           cnt_busy_o [NumQueues],    // cycles the queue's engine was busy
   output logic [63:0]           cnt_te_macs_o,
   output logic [63:0]           cnt_te_stream_o,   // cycles the PE array streamed work
@@ -151,18 +159,46 @@ module nc_core
   isa_decode_error_e seq_decode_err [NumQ];
   logic              seq_waiting [NumQ], seq_finished [NumQ], seq_issued [NumQ];
 
+  // Instruction fetch: one more HBM read port, filling the sequencers' buffers.
+  logic                 fetch_fill_valid, fetch_idle;
+  logic [QueueW-1:0]    fetch_fill_queue;
+  logic [$clog2(FetchDepth)-1:0] fetch_fill_slot;
+  logic [$clog2(InstrW / 256)-1:0] fetch_fill_beat;
+  logic [255:0]         fetch_fill_data;
+  logic [PcW-1:0]       fetch_arrived [NumQ];
+  nc_core_fetch #(.Depth(FetchDepth), .Chunk(FetchChunk), .Streams(FetchStreams), .PcW(PcW),
+                  .AddrW(HbmAddrW)) u_fetch (
+    .clk_i, .rst_ni, .start_i, .base_i(queue_base_i), .length_i(queue_length_i), .pc_i(seq_pc),
+    .halt_i(halt),
+    .rd_valid_o(hbm_rd_valid_o[FetchPort]), .rd_ready_i(hbm_rd_ready_i[FetchPort]),
+    .rd_addr_o(hbm_rd_addr_o[FetchPort]), .rd_id_o(hbm_rd_id_o[FetchPort]),
+    .rsp_valid_i(hbm_rsp_valid_i[FetchPort]), .rsp_id_i(hbm_rsp_id_i[FetchPort]),
+    .rsp_data_i(hbm_rsp_data_i[FetchPort]),
+    .fill_valid_o(fetch_fill_valid), .fill_queue_o(fetch_fill_queue), .fill_slot_o(fetch_fill_slot),
+    .fill_beat_o(fetch_fill_beat), .fill_data_o(fetch_fill_data), .arrived_o(fetch_arrived),
+    .idle_o(fetch_idle), .cnt_bursts_o(cnt_fetch_bursts_o)
+  );
+  // The fetch port only reads.
+  assign hbm_wr_valid_o[FetchPort] = 1'b0;
+  assign hbm_wr_addr_o[FetchPort] = '0;
+  assign hbm_wr_id_o[FetchPort] = '0;
+  assign hbm_wr_data_o[FetchPort] = '0;
+
   for (genvar q = 0; q < NumQ; q++) begin : g_seq
-    nc_core_seq #(.Queue(isa_queue_e'(q)), .Fenced(q != int'(QueueSp)), .Depth(ImemDepth)) u_seq (
+    nc_core_seq #(.Queue(isa_queue_e'(q)), .Fenced(q != int'(QueueSp)), .Depth(FetchDepth),
+                  .PcW(PcW)) u_seq (
       .clk_i, .rst_ni,
-      .imem_wr_valid_i(imem_wr_valid_i && imem_wr_queue_i == QueueW'(q)),
-      .imem_wr_addr_i, .imem_wr_data_i, .start_i, .length_i(queue_length_i[q]),
+      .fill_valid_i(fetch_fill_valid && fetch_fill_queue == QueueW'(q)),
+      .fill_slot_i(fetch_fill_slot), .fill_beat_i(fetch_fill_beat), .fill_data_i(fetch_fill_data),
+      .arrived_i(fetch_arrived[q]), .start_i, .length_i(queue_length_i[q]),
       .halt_i(halt), .sems_i(sem_q),
       .issue_valid_o(seq_issue_valid[q]), .issue_ready_i(seq_issue_ready[q]),
       .issue_word_o(seq_word[q]), .pc_o(seq_pc[q]), .drained_i(seq_drained[q]),
       .sig_valid_o(seq_sig_valid[q]), .sig_header_o(seq_sig_header[q]),
       .decode_err_o(seq_decode_err[q]), .waiting_o(seq_waiting[q]),
       .finished_o(seq_finished[q]), .issued_o(seq_issued[q]),
-      .cnt_issued_o(cnt_issued_o[q]), .cnt_wait_o(cnt_wait_o[q])
+      .cnt_issued_o(cnt_issued_o[q]), .cnt_wait_o(cnt_wait_o[q]),
+      .cnt_fetch_stall_o(cnt_fetch_stall_o[q])
     );
     assign pc_o[q] = seq_pc[q];
     assign waiting_o[q] = seq_waiting[q];
@@ -856,7 +892,7 @@ module nc_core
   // Engine outputs the core does not use (their sticky errors are seen as they happen).
   logic unused_outputs;
   always_comb begin
-    unused_outputs = ^{te_err, te_err_code, ve_err[0], ve_err[1], ve_counters[0], ve_counters[1],
+    unused_outputs = ^{te_err, te_err_code, fetch_idle, hbm_wr_ready_i[FetchPort], ve_err[0], ve_err[1], ve_counters[0], ve_counters[1],
                        dma_err, te_cnt_unused[0], te_cnt_unused[1], te_cnt_unused[2],
                        te_cnt_unused[3], te_cnt_unused[4], te_cnt_unused[5], te_cnt_unused[6],
                        te_cnt_unused[7]};
@@ -938,7 +974,6 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   // An increment past 65535 always stops the core.
   `NC_ASSERT(SemaphoreNeverWrapsSilently, !(sem_overflow && !err_now))
-  `NC_ASSERT(ProgramLoadOnlyWhenIdle, !(imem_wr_valid_i && run_q == RunBusy))
   `NC_ASSERT(CcDoneOnlyForACollectiveInFlight, cc_done_valid_i |-> !cc_idle)
   `NC_ASSERT(PsumDebugReadOnlyWhenStopped, !(dbg_psum_rd_valid_i && run_q == RunBusy))
 endmodule

@@ -1,5 +1,7 @@
-// One instruction queue of the NeuronCore and its sequencer: an instruction memory and a
-// program counter that issues in order.
+// One instruction queue of the NeuronCore and its sequencer: an instruction buffer that the
+// fetch unit (nc_core_fetch) fills from the program image in HBM, and a program counter that
+// issues in order. Instruction pc sits in buffer slot pc % Depth once pc < arrived_i; before
+// that the queue waits on fetch (a fetch stall, counted in cnt_fetch_stall_o).
 //
 // Per instruction at pc: decode (nc_isa_decode; an illegal word stops the queue, and
 // decode_err_o rises once the engine has drained, so that an earlier instruction's own error
@@ -19,15 +21,19 @@ module nc_core_seq
 #(
   parameter isa_queue_e  Queue = QueuePe,
   parameter bit          Fenced = 1'b1,
-  parameter int unsigned Depth = 2048,      // instruction memory words
-  parameter int unsigned PcW = $clog2(Depth) + 1
+  parameter int unsigned Depth = 16,        // instruction buffer slots (a power of two)
+  parameter int unsigned PcW = 32,
+  localparam int unsigned SlotW = $clog2(Depth),
+  localparam int unsigned BeatW = $clog2(InstrW / 256)
 ) (
   input  logic               clk_i,
   input  logic               rst_ni,
-  // program load (before start)
-  input  logic               imem_wr_valid_i,
-  input  logic [PcW-2:0]     imem_wr_addr_i,
-  input  logic [InstrW-1:0]  imem_wr_data_i,
+  // the fetch unit: 32 bytes of one slot, and how many instructions have arrived
+  input  logic               fill_valid_i,
+  input  logic [SlotW-1:0]   fill_slot_i,
+  input  logic [BeatW-1:0]   fill_beat_i,
+  input  logic [255:0]       fill_data_i,
+  input  logic [PcW-1:0]     arrived_i,
   input  logic               start_i,
   input  logic [PcW-1:0]     length_i,      // instructions in the queue
   input  logic               halt_i,        // the core stopped on an error: issue nothing
@@ -48,27 +54,30 @@ module nc_core_seq
   output logic               finished_o,    // every instruction issued, no fence pending
   output logic               issued_o,      // pulse: an instruction issued
   output logic [31:0]        cnt_issued_o,
-  output logic [31:0]        cnt_wait_o     // cycles the head waited on a semaphore
+  output logic [31:0]        cnt_wait_o,    // cycles the head waited on a semaphore
+  output logic [31:0]        cnt_fetch_stall_o  // cycles the head had not arrived from HBM
 );
   typedef enum logic [1:0] { StIdle, StRun, StFence, StEnd } state_e;
 
-  logic [InstrW-1:0] imem_q [Depth];
+  logic [InstrW-1:0] buf_q [Depth];
   state_e            state_q, state_d;
   logic [PcW-1:0]    pc_q, pc_d, length_q;
   logic [InstrW-1:0] word;
   isa_header_t       header, fence_header_q;
   isa_decode_error_e decode_err;
-  logic              head_present, head_valid, wait_ok, is_nop, fire;
-  logic [31:0]       cnt_issued_q, cnt_wait_q;
+  logic              head_present, head_valid, wait_ok, is_nop, fire, fetch_stall;
+  logic [31:0]       cnt_issued_q, cnt_wait_q, cnt_fetch_stall_q;
 
   always_ff @(posedge clk_i) begin
-    if (imem_wr_valid_i) imem_q[imem_wr_addr_i] <= imem_wr_data_i;
+    if (fill_valid_i) buf_q[fill_slot_i][256 * fill_beat_i +: 256] <= fill_data_i;
   end
 
-  assign word = imem_q[pc_q[PcW-2:0]];
+  assign word = buf_q[pc_q[SlotW-1:0]];
   nc_isa_decode u_decode (.instr_i(word), .queue_i(Queue), .err_o(decode_err), .header_o(header));
 
-  assign head_present = state_q == StRun && pc_q != length_q;
+  // The instruction at pc is in the buffer (arrived_i never passes length_q).
+  assign head_present = state_q == StRun && pc_q != length_q && pc_q != arrived_i;
+  assign fetch_stall = state_q == StRun && pc_q != length_q && pc_q == arrived_i && !halt_i;
   assign head_valid = head_present && !halt_i;
   assign wait_ok = !header.wait_en || sems_i[header.wait_sem] >= header.wait_value;
   assign is_nop = header.opcode == 8'(IsaNop);
@@ -124,6 +133,7 @@ module nc_core_seq
       fence_header_q <= '0;
       cnt_issued_q <= '0;
       cnt_wait_q <= '0;
+      cnt_fetch_stall_q <= '0;
     end else begin
       state_q <= state_d;
       pc_q <= pc_d;
@@ -131,10 +141,12 @@ module nc_core_seq
       if (fire) fence_header_q <= header;
       if (fire) cnt_issued_q <= cnt_issued_q + 1'b1;
       if (waiting_o && !halt_i) cnt_wait_q <= cnt_wait_q + 1'b1;
+      if (fetch_stall) cnt_fetch_stall_q <= cnt_fetch_stall_q + 1'b1;
     end
   end
 
   assign finished_o = state_q == StEnd;
   assign cnt_issued_o = cnt_issued_q;
   assign cnt_wait_o = cnt_wait_q;
+  assign cnt_fetch_stall_o = cnt_fetch_stall_q;
 endmodule

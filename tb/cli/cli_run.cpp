@@ -153,9 +153,6 @@ int run_program(const RunOptions& o) {
     throw Error(fmt::format("--no-data: only the golden core runs without data; expected --engine golden, found '{}'", o.engine));
   if (o.hbm != "reference" && o.engine == "golden")
     throw Error(fmt::format("--hbm {}: the golden core times its own HBM; expected --engine rtl or cosim", o.hbm));
-  if (!o.program_out.empty() && o.engine != "golden")
-    throw Error(fmt::format("--program-out: the RTL core runs from instruction memories, not an image, until it "
-                            "fetches too (issue 47); expected --engine golden, found '{}'", o.engine));
   if (o.no_fetch && o.engine != "golden")
     throw Error(fmt::format("--no-fetch: only the golden core runs without instruction fetch; expected --engine golden, found '{}'", o.engine));
   if (o.no_data && !o.outputs.empty())
@@ -252,6 +249,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     };
   }
   const tb::CoreSimResult r = tb::run_core_rtl(prog, so);
+  const model::ImageLayout image = model::layout_image(prog, tb::core_config_for_size(o.size).hbm_bytes);
   if (tty) fmt::print(stderr, "\r{:70}\r", "");
   const model::CoreConfig cfg = tb::core_config_for_size(o.size);
   const double us = static_cast<double>(r.cycles) / (cfg.clock_ghz * 1e3);
@@ -274,13 +272,19 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   j["hbm_bytes"] = dma_bytes;
   j["hbm_gbps"] = us > 0 ? dma_bytes / (us * 1e3) : 0.0;
   j["wall_seconds"] = r.wall_seconds;
+  uint64_t fetch_bytes = 0;
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
     j["queues"][isa::kQueueNames[q]] = {
         {"instructions", s.issued}, {"busy_cycles", s.busy_cycles},
         {"utilization", r.cycles ? static_cast<double>(s.busy_cycles) / r.cycles : 0.0},
-        {"wait_cycles", s.wait_cycles}};
+        {"wait_cycles", s.wait_cycles}, {"fetch_stall_cycles", s.fetch_stall_cycles},
+        {"fetched_bytes", s.fetched_bytes}};
+    fetch_bytes += s.fetched_bytes;
   }
+  j["fetch_bytes"] = fetch_bytes;
+  j["image"] = image_json(image);
+  if (!o.program_out.empty()) write_image_map(o.program_out, prog, image);
   for (const auto& [name, bytes] : r.outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
   if (!o.outputs.empty()) {
     write_outputs(o.outputs, prog, r.outputs);
@@ -303,6 +307,8 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   if (o.timeline) {
     for (const auto& e : r.timeline)
       j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+    j["fetch_stalls"] = nlohmann::json::array();
+    for (const auto& s : r.fetch_stalls) j["fetch_stalls"].push_back({isa::kQueueNames[s.queue], s.index, s.begin, s.end});
     if (r.compared)
       for (const auto& e : r.golden.timeline)
         j["golden_timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
@@ -409,7 +415,7 @@ void add_run_command(CLI::App& app) {
   run->add_option("--max-cycles", o->max_cycles, "RTL: the harness stops the run here");
   run->add_option("--seed", o->seed, "re-seed every random tensor (0: the program's seeds)");
   run->add_option("--outputs", o->outputs, "write each output tensor as DIR/NAME.npy (BF16 and FP8 as raw bits)");
-  run->add_option("--program-out", o->program_out, "golden: write where the program image went in HBM (JSON)");
+  run->add_option("--program-out", o->program_out, "write where the program image went in HBM (JSON)");
   run->add_flag("--json", o->json, "print JSON");
   run->add_option("--hbm", o->hbm, "rtl, cosim: the HBM controllers behind the DMA ports, the reference "
                                   "scheduler or the Verilated nc_hbm_ctrl (cycle-exact with it)")

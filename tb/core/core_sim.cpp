@@ -31,6 +31,7 @@ using model::HbmData;
 // 16 x 256 MiB: the golden core's 4 GiB window (the golden core's DMA timing models the same)
 const int kHbmChannels = model::core_hbm_config().channels;
 constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
+constexpr int kFetchPort = kDmaPorts;  // nc_core's FetchPort: the fetch unit's, after the DMA's
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 
 std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
@@ -58,7 +59,7 @@ bool bit_of(const T& v, int i) {
 // checker (tb/hbm/hbm_fabric.h).
 class FabricPorts : public CoreMemoryPorts {
  public:
-  explicit FabricPorts(const HbmControllerFactory& controllers) : fabric_(config(), kDmaPorts, controllers) {}
+  explicit FabricPorts(const HbmControllerFactory& controllers) : fabric_(config(), kCoreHbmPorts, controllers) {}
   HbmFabric& fabric() { return fabric_; }
   uint64_t capacity() const override { return fabric_.capacity(); }
   void preload(uint64_t addr, const HbmData& data) override { fabric_.preload(addr, data); }
@@ -93,11 +94,19 @@ class CoreBench : public RtlCore {
                                         : opt_.reproduce;
   }
 
+  // The golden core beside this RTL core: the same size and image layout.
+  model::CoreConfig golden_config() const {
+    model::CoreConfig c = core_config_for_size(size_);
+    c.image_top = opt_.image_top;
+    c.image_window = opt_.image_window;
+    return c;
+  }
+
   CoreSimResult run() {
     const WallClock wall;
     V& t = *top_;
     if (opt_.cosim)  // the golden core runs first: the RTL is checked against it as it goes
-      lockstep_ = std::make_unique<Lockstep>(prog_, cosim_golden_config(size_), opt_.raw_words, reproduce_);
+      lockstep_ = std::make_unique<Lockstep>(prog_, golden_config(), opt_.raw_words, reproduce_);
     begin(32);
     CoreSimResult r;
     const uint64_t total = prog_.instructions();
@@ -135,12 +144,11 @@ class CoreBench : public RtlCore {
   // Reset, the program, its semaphores and tensors, start: run cycle 0 follows.
   void begin(int hbm_bytes_log2) {
     V& t = *top_;
-    t.imem_wr_valid_i = 0;
     t.sem_wr_valid_i = 0;
     t.start_i = 0;
     t.dbg_sbuf_wr_valid_i = 0;
     t.dbg_psum_rd_valid_i = 0;
-    static_assert(sizeof(t.hbm_rd_addr_o) == 8 * kDmaPorts, "kDmaPorts must match nc_core's DmaPorts");
+    static_assert(sizeof(t.hbm_rd_addr_o) == 8 * kCoreHbmPorts, "kCoreHbmPorts must match nc_core's HbmPorts");
     t.cc_req_ready_i = 1;  // the collective engine takes each collective at once
     t.cc_done_valid_i = 0;
     t.hbm_rsp_valid_i = 0;
@@ -154,7 +162,6 @@ class CoreBench : public RtlCore {
       tick();
     }
     load();
-    for (int q = 0; q < isa::kNumQueue; ++q) t.queue_length_i[q] = static_cast<uint16_t>(prog_.queues[q].size());
     t.start_i = 1;
     tick();
     t.start_i = 0;
@@ -195,6 +202,7 @@ class CoreBench : public RtlCore {
     return r;
   }
   const std::vector<model::InstrTiming>& timeline() const override { return timeline_; }
+  const std::vector<model::FetchStall>& fetch_stalls() const override { return fetch_stalls_; }
 
  private:
   // ---- clocking ----------------------------------------------------------------------------
@@ -203,13 +211,11 @@ class CoreBench : public RtlCore {
 
   void inject_fault(uint64_t cycle) {
     V& t = *top_;
-    t.imem_wr_valid_i = 0;
     t.dbg_psum_rd_valid_i = 0;
     if (cycle != 8) return;
-    if (opt_.fault == CoreFault::kProgramWriteWhileRunning) {
-      t.imem_wr_valid_i = 1;
-      t.imem_wr_queue_i = 0;
-      t.imem_wr_addr_i = 0;
+    if (opt_.fault == CoreFault::kFetchResponseWithoutRead) {  // a stream nothing was requested on
+      t.hbm_rsp_valid_i |= 1u << kFetchPort;
+      t.hbm_rsp_id_i[kFetchPort] = 0xFF;
     }
     if (opt_.fault == CoreFault::kPsumDebugReadWhileRunning) t.dbg_psum_rd_valid_i = 1;
     if (opt_.fault == CoreFault::kHbmResponseWithoutRead) {
@@ -221,8 +227,8 @@ class CoreBench : public RtlCore {
   // One clock cycle (run cycle `cycle`) with the HBM behind the DMA ports.
   void step_cycle(uint64_t cycle, bool collectives_may_end) {
     V& t = *top_;
-    std::array<uint64_t, kDmaPorts> rd_addr{}, wr_addr{};
-    for (int p = 0; p < kDmaPorts; ++p) {
+    std::array<uint64_t, kCoreHbmPorts> rd_addr{}, wr_addr{};
+    for (int p = 0; p < kCoreHbmPorts; ++p) {
       rd_addr[p] = t.hbm_rd_addr_o[p];
       wr_addr[p] = t.hbm_wr_addr_o[p];
     }
@@ -231,7 +237,7 @@ class CoreBench : public RtlCore {
     t.hbm_rd_ready_i = rd_ready;
     t.hbm_wr_ready_i = wr_ready;
     uint32_t rsp_valid = 0;
-    for (int p = 0; p < kDmaPorts; ++p) {
+    for (int p = 0; p < kCoreHbmPorts; ++p) {
       const auto rsp = hbm_->response(p);
       if (!rsp) continue;
       rsp_valid |= 1u << p;
@@ -250,7 +256,7 @@ class CoreBench : public RtlCore {
     if (t.cc_req_valid_o) collectives_ ? issue_outside(cycle) : take_collective(cycle);
     if (cc_done) collectives_ ? collectives_->retire() : cc_jobs_.pop_front();
     const bool quiet = !t.hbm_rd_valid_o && !t.hbm_wr_valid_o && !t.cc_req_valid_o && !rsp_valid && hbm_->idle();
-    for (int p = 0; p < kDmaPorts; ++p) {
+    for (int p = 0; p < kCoreHbmPorts; ++p) {
       if (rd_ready >> p & 1) {
         model::HbmRequest q;
         q.addr = t.hbm_rd_addr_o[p];
@@ -311,6 +317,20 @@ class CoreBench : public RtlCore {
     for (int q = 0; q < isa::kNumQueue; ++q)
       for (uint64_t pc = last_pc_[q]; pc < t.pc_o[q] && pc < issue_cycle_[q].size(); ++pc) issue_cycle_[q][pc] = cycle;
     for (int q = 0; q < isa::kNumQueue; ++q) last_pc_[q] = t.pc_o[q];
+    // A fetch stall is a stretch of cycles in which the queue's stall counter counts.
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const bool stalled = t.cnt_fetch_stall_o[q] != last_fetch_stall_[q];
+      last_fetch_stall_[q] = t.cnt_fetch_stall_o[q];
+      if (stalled && !stall_open_[q]) {
+        stall_open_[q] = true;
+        fetch_stalls_.push_back({q, t.pc_o[q], cycle - 1, cycle});
+        stall_index_[q] = fetch_stalls_.size() - 1;
+      } else if (stalled) {
+        fetch_stalls_[stall_index_[q]].end = cycle;
+      } else {
+        stall_open_[q] = false;
+      }
+    }
     for (size_t i = 0; i < std::size(t.commit_valid_o); ++i) {
       if (!t.commit_valid_o[i]) continue;
       const int q = t.commit_queue_o[i];
@@ -462,13 +482,18 @@ class CoreBench : public RtlCore {
   }
 
   // ---- program and tensors -----------------------------------------------------------------
+  // The program image into HBM (the fetch unit reads it from there), the queues' streams and
+  // lengths onto the start port, the semaphores, the tensors.
   void load() {
     V& t = *top_;
+    const model::ImageLayout image =
+        model::layout_image(prog_, hbm_->capacity(), opt_.image_top, opt_.image_window);
     for (int q = 0; q < isa::kNumQueue; ++q) {
-      if (prog_.queues[q].size() > kRtlQueueInstructions)  // nc_core's ImemDepth
-        throw Error(fmt::format("queue {} holds {} instructions; the RTL core's instruction memory holds {} (the "
-                                "golden core fetches programs of any size from HBM; the RTL does not yet, issue 47)",
-                                isa::kQueueNames[q], prog_.queues[q].size(), kRtlQueueInstructions));
+      t.queue_base_i[q] = image.stream[q];
+      t.queue_length_i[q] = static_cast<uint32_t>(prog_.queues[q].size());
+      if (prog_.queues[q].size() > UINT32_MAX)
+        throw Error(fmt::format("queue {} holds {} instructions; the core counts them in 32 bits",
+                                isa::kQueueNames[q], prog_.queues[q].size()));
       for (size_t i = 0; i < prog_.queues[q].size(); ++i) {
         isa::Word w;
         try {
@@ -477,17 +502,13 @@ class CoreBench : public RtlCore {
         } catch (const Error& e) {
           throw Error(fmt::format("{}: {}", describe_instruction(prog_, q, i), e.what()));
         }
-        t.imem_wr_valid_i = 1;
-        t.imem_wr_queue_i = static_cast<uint8_t>(q);
-        t.imem_wr_addr_i = static_cast<uint16_t>(i);
-        for (int k = 0; k < isa::kWordU64; ++k) {
-          t.imem_wr_data_i[2 * k] = static_cast<uint32_t>(w[k]);
-          t.imem_wr_data_i[2 * k + 1] = static_cast<uint32_t>(w[k] >> 32);
+        for (uint64_t b = 0; b < model::kInstrBytes / kLine; ++b) {  // four bursts a word
+          HbmData burst;
+          for (size_t k = 0; k < burst.size(); ++k) burst[k] = w[b * burst.size() + k];
+          hbm_->preload(image.instr_addr(q, i) + b * kLine, burst);
         }
-        tick();
       }
     }
-    t.imem_wr_valid_i = 0;
     for (int s = 0; s < model::kNumSemaphores; ++s) {
       if (!prog_.sem_init[s]) continue;
       t.sem_wr_valid_i = 1;
@@ -604,11 +625,13 @@ class CoreBench : public RtlCore {
     V& t = *top_;
     r.cycles = t.cnt_cycles_o;
     for (int q = 0; q < isa::kNumQueue; ++q)
-      r.queues[q] = {t.cnt_issued_o[q], t.cnt_wait_o[q], t.cnt_busy_o[q]};
+      r.queues[q] = {t.cnt_issued_o[q], t.cnt_wait_o[q], t.cnt_busy_o[q], t.cnt_fetch_stall_o[q],
+                     uint64_t{t.cnt_fetch_bursts_o[q]} * kLine};
     r.te_macs = t.cnt_te_macs_o;
     r.te_stream_cycles = t.cnt_te_stream_o;
     r.dma_bursts = t.cnt_dma_bursts_o;
     if (opt_.timeline) r.timeline = timeline_;
+    if (opt_.timeline) r.fetch_stalls = fetch_stalls_;
     for (int s = 0; s < model::kNumSemaphores; ++s) r.semaphores[s] = t.sems_o[s];
     if (!t.finished_o) return;
     r.status = static_cast<CoreStatus>(t.status_o);
@@ -744,6 +767,11 @@ class CoreBench : public RtlCore {
   std::array<std::vector<uint64_t>, isa::kNumQueue> issue_cycle_;
   std::array<uint64_t, isa::kNumQueue> last_pc_{};
   std::vector<model::InstrTiming> timeline_;
+  // Fetch stalls as they are seen (record()): each queue's counter a cycle ago, its open span.
+  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{};
+  std::array<bool, isa::kNumQueue> stall_open_{};
+  std::array<size_t, isa::kNumQueue> stall_index_{};
+  std::vector<model::FetchStall> fetch_stalls_;
   std::string reproduce_;  // the command that reruns this case
   std::unique_ptr<Lockstep> lockstep_;
   std::deque<CcJob> cc_jobs_;  // collectives taken, oldest first
@@ -767,12 +795,6 @@ model::CoreConfig core_config_for_size(int size) {
   c.te.cols = size;
   c.lanes = size;
   c.hbm_bytes = model::hbm_capacity_bytes(kHbmChannels);
-  return c;
-}
-
-model::CoreConfig cosim_golden_config(int size) {
-  model::CoreConfig c = core_config_for_size(size);
-  c.fetch.enabled = false;
   return c;
 }
 

@@ -37,7 +37,7 @@ std::vector<int> core_rtl_sizes();
 // assertion fire (the process stops naming it).
 enum class CoreFault {
   kNone,
-  kProgramWriteWhileRunning,   // an instruction-memory write while the queues run: ProgramLoadOnlyWhenIdle
+  kFetchResponseWithoutRead,   // a response on the fetch port with no fetch in flight: FetchRspMatchesARequest
   kHbmResponseWithoutRead,     // an HBM read response on port 0 with no read in flight: RspMatchesAReadInFlight
   kPsumDebugReadWhileRunning,  // a PSUM debug read while the queues run: PsumDebugReadOnlyWhenStopped
 };
@@ -70,10 +70,14 @@ struct CoreSimOptions : BenchOptions {
   // The HBM controllers behind the DMA ports: the reference's when empty, or the RTL's
   // (tb::rtl_hbm_controllers(), `ncore run --hbm rtl`); each has a timing checker either way.
   HbmControllerFactory hbm_controllers;
+  // Where the default image layout puts the program (model::CoreConfig::image_top and
+  // image_window; 0: the top of HBM): a system run gives each core of a chip its own.
+  uint64_t image_top = 0, image_window = 0;
 };
 
 struct CoreRtlQueue {
   uint64_t issued = 0, wait_cycles = 0, busy_cycles = 0;
+  uint64_t fetch_stall_cycles = 0, fetched_bytes = 0;  // its head not yet arrived; its words read
 };
 
 // ok and failure: the co-simulation and the HBM timing checker found nothing wrong (without
@@ -98,24 +102,23 @@ struct CoreSimResult : BenchResult {
   // semaphore signals checked.
   uint64_t lockstep_instructions = 0, lockstep_lines = 0, lockstep_signals = 0;
   model::CoreResult golden;
-  // With CoreSimOptions::timeline: each instruction's issue and commit cycle (RTL), in commit order.
+  // With CoreSimOptions::timeline: each instruction's issue and commit cycle (RTL), in commit order,
+  // and the fetch stalls (cycles in which a queue's next instruction had not arrived).
   std::vector<model::InstrTiming> timeline;
+  std::vector<model::FetchStall> fetch_stalls;
   // The output tensors' bytes (RTL), for checksums.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
 };
 
-// Runs `program` (its tensors loaded from their init= declarations). Throws ncore::Error for a
-// program the core cannot hold (a queue longer than its instruction memory, a size not built).
+// Runs `program` (its image and tensors loaded into HBM, from their init= declarations).
+// Throws ncore::Error for a program the core cannot hold (an image that does not fit in HBM,
+// a size not built).
 CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& options);
 
 // The golden core's configuration matching the RTL core of `size`.
 model::CoreConfig core_config_for_size(int size);
-// The same for the golden core a co-simulation runs beside the RTL: without instruction fetch,
-// since the RTL core still runs from instruction memories that the harness fills (issue 47
-// replaces them with a fetch unit; until then the golden core's fetch is its own).
-model::CoreConfig cosim_golden_config(int size);
-// Instructions one queue's instruction memory holds in the RTL core (nc_core's ImemDepth).
-inline constexpr size_t kRtlQueueInstructions = 2048;
+// HBM ports of the RTL core: its four DMA ports, then its fetch unit's (nc_core's HbmPorts).
+inline constexpr int kCoreHbmPorts = 5;
 
 // ---- an RTL core inside something larger (a chip of a system run) -----------------------------
 
@@ -169,6 +172,8 @@ class RtlCore {
   virtual CoreSimResult result() = 0;
   // What each instruction did and when: queue, index, issue cycle, commit cycle.
   virtual const std::vector<model::InstrTiming>& timeline() const = 0;
+  // The stretches in which a queue waited for its next instruction from the image.
+  virtual const std::vector<model::FetchStall>& fetch_stalls() const = 0;
   virtual std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) = 0;
 };
 

@@ -74,7 +74,7 @@ class NeuronCore::ChipTransfers : public model::DmaTransferModel {
 // transfer of one burst), at most kBurstsInFlight reads and as many writes unanswered per port.
 class NeuronCore::RtlPorts : public tb::CoreMemoryPorts {
  public:
-  static constexpr int kPorts = 4;  // nc_core's DmaPorts
+  static constexpr int kPorts = tb::kCoreHbmPorts;  // nc_core's DMA ports and its fetch port
   RtlPorts(NeuronCore& core, model::SparseMemory& memory, uint64_t capacity)
       : core_(core), memory_(memory), capacity_(capacity) {}
   ~RtlPorts() override {
@@ -222,6 +222,8 @@ void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig
   options.watchdog = config.watchdog_cycles;
   options.waves = waves;
   options.reproduce = fmt::format("ncore tlm run ... --rtl-cores {}.{}", chip_, index_);
+  options.image_top = config.image_top;
+  options.image_window = config.image_window;
   rtl_ = tb::make_rtl_core(program, options, {rtl_ports_.get(), collectives}, hbm_bytes_log2);
 }
 
@@ -279,12 +281,16 @@ void NeuronCore::run_rtl() {
     result_.queues[q].instructions = r.queues[q].issued;
     result_.queues[q].busy_cycles = r.queues[q].busy_cycles;
     result_.queues[q].wait_cycles = r.queues[q].wait_cycles;
+    result_.queues[q].fetch_stall_cycles = r.queues[q].fetch_stall_cycles;
+    result_.queues[q].fetched_bytes = r.queues[q].fetched_bytes;
+    result_.fetch_bytes += r.queues[q].fetched_bytes;
   }
   result_.te_macs = r.te_macs;
   result_.dma_bytes = r.dma_bursts * model::kHbmBurstBytes;
   result_.dma_busy_cycles = r.queues[model::kSpQueue].busy_cycles;
   result_.semaphores = r.semaphores;
   result_.timeline = rtl.timeline();
+  result_.fetch_stalls = rtl.fetch_stalls();
   finished_ = true;
 }
 

@@ -260,20 +260,20 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       return fmt::format("cc instruction {} at {}", i, in.loc.str());
     };
     model::CollectiveEngine& engine = collectives.port(where.first, where.second, core.wake(), describe);
+    // Each core of a chip lays its image out at the top of a window of its own.
+    model::CoreConfig placed = core_config;
+    const uint64_t window = std::min(model::kCoreImageWindow,
+                                     core_config.hbm_bytes / static_cast<uint64_t>(std::max(config.chip.cores, 1)));
+    placed.image_top = core_config.hbm_bytes - static_cast<uint64_t>(where.second) * window;
+    placed.image_window = window;
     if (rtl.count(where)) {
       const std::string waves = options.waves_dir.empty() ? std::string()
           : (fs::path(options.waves_dir) / fmt::format("chip{}.core{}.fst", where.first, where.second)).string();
-      core.load_rtl(program, core_config, system.chip(where.first).memory, &engine, config.rtl_slice_cycles, hbm_log2,
+      core.load_rtl(program, placed, system.chip(where.first).memory, &engine, config.rtl_slice_cycles, hbm_log2,
                     waves);
     } else {
-      model::CoreConfig golden_config = core_config;
+      model::CoreConfig golden_config = placed;
       golden_config.timing_only = timing_only.count(where) > 0;
-      // Each core of a chip lays its image out at the top of a window of its own (the RTL core
-      // holds its program in instruction memories until it fetches too, issue 47).
-      const uint64_t window = std::min(model::kCoreImageWindow,
-                                       core_config.hbm_bytes / static_cast<uint64_t>(std::max(config.chip.cores, 1)));
-      golden_config.image_top = core_config.hbm_bytes - static_cast<uint64_t>(where.second) * window;
-      golden_config.image_window = window;
       core.load(program, golden_config, system.chip(where.first).memory, &engine);
       core.record_timeline(!options.trace_json.empty());
     }
