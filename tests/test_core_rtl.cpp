@@ -405,6 +405,35 @@ TEST(CoreRtl, RandomSemaphoreGraphsCoSimulate) {
   }
 }
 
+// The same graphs with every queue's stream many times the fetch buffer: runs of up to 40 nops
+// (no wait, no signal) before each instruction, so the queues fetch, stall and refill while
+// their semaphores order them as before.
+TEST(CoreRtl, RandomSemaphoreGraphsWithStreamsLongerThanTheFetchBufferCoSimulate) {
+  const uint64_t seed = test::test_seed(71);
+  for (int trial = 0; trial < 4; ++trial) {
+    model::SplitMix64 rng(seed + trial);
+    model::Program p = random_program(rng, 24);
+    size_t longest = 0;
+    for (auto& queue : p.queues) {
+      std::vector<model::CoreInstr> padded;
+      for (const model::CoreInstr& in : queue) {
+        padded.insert(padded.end(), rng.below(41), model::CoreInstr{});
+        padded.push_back(in);
+      }
+      queue = std::move(padded);
+      longest = std::max(longest, queue.size());
+    }
+    ASSERT_GT(longest, 2u * model::CoreConfig{}.fetch.buffer) << "NCORE_SEED=" << seed + trial;
+    const CoreSimResult r = cosim(p);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << "trial " << trial << " (NCORE_SEED=" << seed + trial << "): " << r.message;
+    ASSERT_TRUE(r.ok) << "trial " << trial << " (NCORE_SEED=" << seed + trial << " reproduces it as trial 0): "
+                      << r.failure;
+    const double ratio = static_cast<double>(r.golden.cycles) / static_cast<double>(r.cycles);
+    fmt::print("trial {}: longest stream {}, RTL {} cycles, golden {} ({:.3f})\n", trial, longest, r.cycles,
+               r.golden.cycles, ratio);
+  }
+}
+
 // A few seeds in CI at size 8 (and one at 128 when that core is built); scripts/regress runs
 // thousands (families core-mix-8, core-mix-128).
 void run_engine_mix(int size, uint64_t seed, int trials) {
@@ -653,6 +682,41 @@ TEST(CoreRtl, StreamsManyTimesTheFetchBufferRunInLockstep) {
     const auto& g = r.golden.queues[static_cast<int>(q)];
     EXPECT_EQ(g.fetched_bytes, s.fetched_bytes);
   }
+}
+
+// Fetch against DMA for the same pseudo-channels, in lockstep: the dve queue's stream (400
+// instructions, 12.5 times its buffer) with and without 16 DMA engines reading 2 MiB over the
+// image's own first 128 KiB. The loaded run's queue waits longer for its instructions.
+void fetch_under_dma_load(int size) {
+  const std::string stream = ".image 0x80000000\n.sem s\n"
+                             ".tensor a sbuf addr=0 dtype=fp32 shape=8x4 init=random seed=5\n"
+                             ".tensor b sbuf addr=0x100 dtype=fp32 shape=8x4\n.queue dve\n.rept i 399\nnop\n.endr\n"
+                             "tensor_copy partitions=8 src0=a src0_ap=[[1,4]] dst=b dst_ap=[[1,4]] signal=s+=1\n";
+  std::string load = ".queue sp\n";
+  for (int e = 0; e < 16; ++e)
+    load += fmt::format("dma_copy engine={} dir=hbm_to_sbuf hbm_addr=0x80000000 sbuf_addr={}*SBUF_PARTITION+0x1000 "
+                        "bytes=4096 count1=32 hbm_stride1=4096\n", e, e % size);
+  CoreSimOptions o;
+  o.size = size;
+  o.watchdog = 50'000;
+  const CoreSimResult quiet = run_core_rtl(model::assemble(stream, "fetch_quiet.s"), o);
+  const CoreSimResult loaded = run_core_rtl(model::assemble(stream + load, "fetch_loaded.s"), o);
+  for (const CoreSimResult* r : {&quiet, &loaded}) expect_match(*r);
+  const auto dve = static_cast<int>(isa::Queue::kDve);
+  EXPECT_EQ(loaded.queues[dve].fetched_bytes, 400u * model::kInstrBytes);
+  EXPECT_GT(loaded.queues[dve].fetch_stall_cycles, quiet.queues[dve].fetch_stall_cycles + 200)
+      << "quiet " << quiet.queues[dve].fetch_stall_cycles << ", under DMA " << loaded.queues[dve].fetch_stall_cycles;
+  fmt::print("size {}: dve fetch stalls {} quiet, {} under DMA; RTL cycles {} / {}, golden {} / {}\n", size,
+             quiet.queues[dve].fetch_stall_cycles, loaded.queues[dve].fetch_stall_cycles, quiet.cycles, loaded.cycles,
+             quiet.golden.cycles, loaded.golden.cycles);
+}
+
+TEST(CoreRtl, FetchStallsUnderDmaLoadOnTheImagesChannels) { fetch_under_dma_load(kSize); }
+
+TEST(CoreRtl, FetchStallsUnderDmaLoadOnTheFullSizeCore) {
+  const auto sizes = core_rtl_sizes();
+  if (std::find(sizes.begin(), sizes.end(), 128) == sizes.end()) GTEST_SKIP() << "the 128 core is not built";
+  fetch_under_dma_load(128);
 }
 
 TEST(CoreRtl, SemaphoresCountToExactly65535) {

@@ -10,6 +10,8 @@
 //    gets the raw word, the golden core an instruction it refuses the same way;
 //  - everything else matches the golden core bit for bit: status, error code, queue and
 //    instruction, semaphores, every SBUF byte and every HBM burst written.
+// The words follow kLeadNops nops, more than the queue's fetch buffer holds, so that they are
+// fetched from the image into buffer slots already used once (issue 47).
 // Inputs whose DMA would move more than kMaxDmaBytes are skipped: the run would be long, not
 // interesting. The DMA engine field is set to 0 so that one engine runs the descriptors in order.
 
@@ -30,6 +32,7 @@ using namespace ncore;
 namespace {
 
 constexpr size_t kMaxWords = 6;
+constexpr size_t kLeadNops = 40;  // past the 32-instruction fetch buffer (model::FetchConfig)
 constexpr uint64_t kMaxDmaBytes = 256 * 1024;
 constexpr uint64_t kMaxCycles = 400'000;
 
@@ -77,8 +80,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   options.watchdog = 20'000;
   options.max_cycles = kMaxCycles;
 
-  std::string listing;
-  for (size_t at = 1, i = 0; at < size && i < kMaxWords; at += fuzz::kWordBytes, ++i) {
+  std::string listing = fmt::format("  ({} nops)\n", kLeadNops);
+  program.queues[q].assign(kLeadNops, model::default_instr(isa::Opcode::kNop));
+  for (size_t at = 1, i = kLeadNops; at < size && i < kLeadNops + kMaxWords; at += fuzz::kWordBytes, ++i) {
     const isa::Word w = fuzz::word_from_bytes(data + at, size - at);
     model::CoreInstr in;
     if (model::decode(w, queue, &in) != model::DecodeError::kNone) {
