@@ -719,6 +719,25 @@ TEST(CoreRtl, FetchStallsUnderDmaLoadOnTheFullSizeCore) {
   fetch_under_dma_load(128);
 }
 
+// The image is what the fetch unit reads: a DMA write into it is refused at issue by both
+// cores (dma_refused, detail image), after the reads of it and the store that ends at it.
+TEST(CoreRtl, ADmaWriteIntoTheProgramImageIsRefusedAtIssue) {
+  const model::Program p = model::assemble(".image 0x80000000\n.tensor s sbuf addr=0 dtype=fp32 shape=8x16 init=random seed=3\n.queue sp\n"
+      // reading the image is allowed; a store ending where the image begins too
+      "dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=0x80000000 sbuf_addr=0x1000 bytes=128\n"
+      "dma_copy engine=1 dir=sbuf_to_hbm hbm_addr=0x7FFFFFC0 sbuf_addr=0 bytes=64\n"
+      // 32 bytes before the image and 32 bytes of it
+      "dma_copy engine=2 dir=sbuf_to_hbm hbm_addr=0x7FFFFFE0 sbuf_addr=0 bytes=64\n", "image_write.s");
+  const CoreSimResult r = cosim(p);
+  EXPECT_EQ(r.status, CoreStatus::kError) << r.message;
+  EXPECT_EQ(r.error, CoreError::kDmaRefused);
+  EXPECT_EQ(r.error_queue, static_cast<int>(isa::Queue::kSp));
+  EXPECT_EQ(r.error_pc, 2u);
+  EXPECT_EQ(r.error_detail, static_cast<int>(model::DmaError::kImage));
+  EXPECT_NE(r.message.find("image"), std::string::npos) << r.message;
+  EXPECT_TRUE(r.ok) << r.failure;  // the golden core raised the same
+}
+
 TEST(CoreRtl, SemaphoresCountToExactly65535) {
   // Three queues add up to the largest value in one cycle and apart; the sp queue waits for it.
   const model::Program p = model::assemble(R"(.sem s 65000

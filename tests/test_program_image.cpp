@@ -113,6 +113,24 @@ TEST(ProgramImage, BadImagesAreRefusedWithTheirLine) {
   }
 }
 
+// The golden core refuses a DMA write into the image at issue (the RTL's test: CoreRtl.
+// ADmaWriteIntoTheProgramImageIsRefusedAtIssue).
+TEST(ProgramImage, ADmaWriteIntoTheImageIsRefused) {
+  const Program p = assemble(".image 0x80000000\n.tensor s sbuf addr=0 dtype=fp32 shape=8x16 init=random seed=3\n.queue sp\n"
+      // reading the image is allowed; a store ending where the image begins too
+      "dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=0x80000000 sbuf_addr=0x1000 bytes=128\n"
+      "dma_copy engine=1 dir=sbuf_to_hbm hbm_addr=0x7FFFFFC0 sbuf_addr=0 bytes=64\n"
+      // 32 bytes before the image and 32 bytes of it
+      "dma_copy engine=2 dir=sbuf_to_hbm hbm_addr=0x7FFFFFE0 sbuf_addr=0 bytes=64\n", "image_write.s");
+  const CoreResult r = run(p);
+  EXPECT_EQ(r.status, CoreStatus::kError);
+  EXPECT_EQ(r.error, CoreError::kDmaRefused);
+  EXPECT_EQ(r.error_queue, static_cast<int>(isa::Queue::kSp));
+  EXPECT_EQ(r.error_index, 2u);
+  EXPECT_NE(r.message.find("into the program image, which the core fetches its instructions from: [0x7fffffe0, 0x80000020) meets the image [0x80000000, 0x80000180)"), std::string::npos)
+      << r.message;
+}
+
 // A stream 100 times the buffer runs through it: every word fetched once, the run waiting on
 // fetch (nops issue faster than 32-byte bursts arrive), the result the same as without fetch.
 TEST(ProgramImage, AStreamManyTimesTheBufferRunsWithTheSameResult) {

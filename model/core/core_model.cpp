@@ -469,6 +469,15 @@ struct CoreModel::Impl {
           defer(CoreError::kDmaRefused, q, i, std::string(dma_error_name(DmaError::kListLength)));
           return false;
         }
+        // The program image is what the fetch unit reads: no DMA writes into it.
+        const DmaDescriptor& d = in.dma;
+        const uint64_t extent = (d.count2 - 1) * d.hbm_stride2 + (d.count1 - 1) * d.hbm_stride1 + d.bytes;
+        if (d.to_hbm && image.overlaps(d.hbm_addr, extent)) {
+          defer(CoreError::kDmaRefused, q, i,
+                fmt::format("{}: [0x{:x}, 0x{:x}) meets the image [0x{:x}, 0x{:x})", dma_error_name(DmaError::kImage),
+                            d.hbm_addr, d.hbm_addr + extent, image.base, image.base + image.bytes));
+          return false;
+        }
         DmaEngine& eng = dma[in.dma.engine];
         // Room in the engine's descriptor queue and in its completion tracker (the counts as
         // registered: what leaves this cycle makes room from the next).

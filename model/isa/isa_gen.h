@@ -291,11 +291,12 @@ enum class DmaError : uint8_t {
   kSbufRange = 4,  // past the end of SBUF
   kListLength = 5,  // a ninth descriptor in one list (an engine tracks 8)
   kTranspose = 6,  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
+  kImage = 7,  // SBUF to HBM into the program image, which the core fetches its instructions from
 };
-inline constexpr int kNumDmaError = 7;
+inline constexpr int kNumDmaError = 8;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 7> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length", "transpose"};
-inline constexpr std::array<std::string_view, 7> kDmaErrorDocs{
+inline constexpr std::array<std::string_view, 8> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length", "transpose", "image"};
+inline constexpr std::array<std::string_view, 8> kDmaErrorDocs{
     "none",
     "zero size",
     "misaligned",
@@ -303,6 +304,7 @@ inline constexpr std::array<std::string_view, 7> kDmaErrorDocs{
     "past the end of SBUF",
     "a ninth descriptor in one list (an engine tracks 8)",
     "transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition",
+    "SBUF to HBM into the program image, which the core fetches its instructions from",
 };
 
 // why the NeuronCore cannot execute a word, checked in this order

@@ -129,7 +129,8 @@ package nc_isa_pkg;
     DmaErrorHbmRange = 3'd3,  // past the end of HBM
     DmaErrorSbufRange = 3'd4,  // past the end of SBUF
     DmaErrorListLength = 3'd5,  // a ninth descriptor in one list (an engine tracks 8)
-    DmaErrorTranspose = 3'd6  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
+    DmaErrorTranspose = 3'd6,  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
+    DmaErrorImage = 3'd7  // SBUF to HBM into the program image, which the core fetches its instructions from
   } isa_dma_error_e;
 
   // why the NeuronCore cannot execute a word, checked in this order

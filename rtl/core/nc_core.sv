@@ -46,6 +46,9 @@ module nc_core
   input  logic                  start_i,
   input  logic [HbmAddrW-1:0]   queue_base_i [NumQueues],
   input  logic [PcW-1:0]        queue_length_i [NumQueues],
+  // the program image [image_base_i, + image_bytes_i): DMA may not write into it
+  input  logic [HbmAddrW-1:0]   image_base_i,
+  input  logic [HbmAddrW-1:0]   image_bytes_i,
   input  logic [31:0]           watchdog_cycles_i,   // cycles without progress; 0: off
   input  logic [5:0]            hbm_bytes_log2_i,
   // SBUF debug port: 32 bytes at partition * 229376 + offset (writes clocked, reads not)
@@ -493,6 +496,11 @@ module nc_core
     if (dma_refusal == DmaErrorNone &&
         trk_open_q[dma_payload.engine] == ($clog2(TrkDepth) + 1)'(TrkDepth))
       dma_refusal = DmaErrorListLength;
+    // The program image is what the fetch unit reads: no DMA writes into it.
+    if (dma_refusal == DmaErrorNone && dma_payload.to_hbm && image_bytes_i != '0 &&
+        48'(dma_payload.hbm_addr) < 48'(image_base_i) + 48'(image_bytes_i) &&
+        48'(image_base_i) < nc_dma_pkg::dma_hbm_end(dma_payload))
+      dma_refusal = DmaErrorImage;
   end
   assign dma_refused = seq_issue_valid[QueueSp] && dma_refusal != DmaErrorNone;
 

@@ -14,6 +14,14 @@ package nc_dma_pkg;
   // descriptors (scatter / gather) ends with `last`, and its completion is reported once. The
   // engines route by their own engine input: the descriptor's `engine` is the NeuronCore's.
 
+  // One past the last HBM byte a descriptor touches.
+  /* verilator lint_off UNUSEDSIGNAL */  // the SBUF side and the flags
+  function automatic logic [47:0] dma_hbm_end(input isa_dma_t d);
+  /* verilator lint_on UNUSEDSIGNAL */
+    return 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
+           (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
+  endfunction
+
   // What is wrong with a descriptor, if anything, in model::dma_check's order. HBM holds
   // 2^hbm_log2 bytes and the flat SBUF sbuf_limit. The NeuronCore checks each descriptor at
   // issue (so a refusal is precise); an engine checks it again when it loads it.
@@ -28,8 +36,7 @@ package nc_dma_pkg;
         d.hbm_stride1[4:0] != '0 || d.hbm_stride2[4:0] != '0 || d.sbuf_stride1[4:0] != '0 ||
         d.sbuf_stride2[4:0] != '0)
       return DmaErrorAlign;
-    hbm_end = 48'(d.hbm_addr) + (48'(d.count2) - 48'd1) * 48'(d.hbm_stride2) +
-              (48'(d.count1) - 48'd1) * 48'(d.hbm_stride1) + 48'(d.bytes);
+    hbm_end = dma_hbm_end(d);
     if (hbm_end > (48'd1 << hbm_log2)) return DmaErrorHbmRange;
     // A transpose: one plane of whole 16-row blocks from HBM; element column c of a row goes to
     // partition (sbuf_addr's) + c, 2 bytes per row.

@@ -488,6 +488,8 @@ class CoreBench : public RtlCore {
     V& t = *top_;
     const model::ImageLayout image =
         model::layout_image(prog_, hbm_->capacity(), opt_.image_top, opt_.image_window);
+    t.image_base_i = image.base;
+    t.image_bytes_i = image.bytes;
     for (int q = 0; q < isa::kNumQueue; ++q) {
       t.queue_base_i[q] = image.stream[q];
       t.queue_length_i[q] = static_cast<uint32_t>(prog_.queues[q].size());
