@@ -740,23 +740,37 @@ TEST(CoreRtl, ADmaWriteIntoTheProgramImageIsRefusedAtIssue) {
 
 TEST(CoreRtl, SemaphoresCountToExactly65535) {
   // Three queues add up to the largest value in one cycle and apart; the sp queue waits for it.
+  // pe and act wait for one semaphore (set once a long DMA load has landed, long after their
+  // instructions have arrived from the image), so both signal s in the same cycle.
   const model::Program p = model::assemble(R"(.sem s 65000
 .sem t 65530
+.sem go
+.tensor h hbm addr=0 dtype=bf16 shape=8x4096 init=zero
 .queue pe
-sem_increment s+=500
+nop wait=go>=1 signal=s+=500
 .queue act
-sem_increment s+=35
+nop wait=go>=1 signal=s+=35
 .queue dve
 sem_increment t+=5
 .queue sp
+dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=h sbuf_addr=0 bytes=8192 count1=8 hbm_stride1=8192 sbuf_stride1=SBUF_PARTITION signal=go+=1
 sem_wait s>=65535
 sem_wait t>=65535
 )", "max.s");
-  const CoreSimResult r = cosim(p);
+  CoreSimOptions o;
+  o.size = kSize;
+  o.timeline = true;
+  const CoreSimResult r = run_core_rtl(p, o);
   EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
   EXPECT_TRUE(r.ok) << r.failure;
   EXPECT_EQ(r.semaphores[0], 65535u);
   EXPECT_EQ(r.semaphores[1], 65535u);
+  uint64_t pe_commit = 0, act_commit = 1;
+  for (const auto& e : r.timeline) {
+    if (e.queue == static_cast<int>(isa::Queue::kPe)) pe_commit = e.complete;
+    if (e.queue == static_cast<int>(isa::Queue::kAct)) act_commit = e.complete;
+  }
+  EXPECT_EQ(pe_commit, act_commit) << "pe's and act's increments of s are meant to land in one cycle";
 }
 
 TEST(CoreRtl, MoreDescriptorsInFlightOnOneEngineThanItsTrackerHolds) {

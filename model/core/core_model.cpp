@@ -730,7 +730,9 @@ struct CoreModel::Impl {
       FetchState& f = fetch[q];
       const size_t length = prog.queues[q].size();
       while (f.requested < length && f.chunks.size() < static_cast<size_t>(fc.streams)) {
-        const size_t end = std::min(length, f.requested + static_cast<size_t>(fc.chunk));
+        // To the stream's next chunk boundary; the first request reads instruction 0 alone.
+        const size_t chunk = static_cast<size_t>(fc.chunk);
+        const size_t end = f.requested == 0 ? 1 : std::min(length, f.requested + chunk - f.requested % chunk);
         if (end - qs[q].pc > static_cast<size_t>(fc.buffer)) break;
         int engine = cfg.dma_engines + q * fc.streams;  // the first stream no chunk of the queue holds
         while (std::any_of(f.chunks.begin(), f.chunks.end(), [&](const FetchChunk& c) { return c.engine == engine; }))

@@ -49,7 +49,7 @@ struct FetchConfig {
   // the RTL core's instruction memories are until it fetches too (issue 47).
   bool enabled = true;
   int buffer = 32;   // instructions a queue's buffer holds: 4 KiB
-  int chunk = 8;     // instructions per fetch request: 1 KiB, one DRAM row of one bank
+  int chunk = 8;     // instructions per fetch request (to a chunk boundary; the first: 1): 1 KiB, one DRAM row
   int streams = 4;   // requests a queue may have in flight: four banks read at once
   int engines() const { return enabled ? isa::kNumQueue * streams : 0; }
 };

@@ -3,9 +3,10 @@
 //
 // Policy (rtl/core/README.md, "Instruction fetch"; model::CoreModel does the same):
 //   - A queue's instructions [pc, requested) hold slots of its Depth-entry buffer. A request for
-//     the queue's next chunk (Chunk instructions, fewer at the stream's end) is made as soon as
-//     the whole chunk fits (requested + n - pc <= Depth) and one of the queue's Streams request
-//     slots is free: at most one new request per queue and cycle.
+//     the queue's next n instructions is made as soon as they fit (requested + n - pc <= Depth)
+//     and one of the queue's Streams request slots is free: at most one new request per queue
+//     and cycle. n runs to the stream's next Chunk boundary (Chunk instructions once aligned),
+//     and to its end; the first request reads instruction 0 alone, so that it arrives first.
 //   - The read port sends one 32-byte burst a cycle, round-robin over the requests that still
 //     have bursts to send (queue by queue, stream by stream).
 //   - Responses come back in any order (by id: queue, stream, burst) and are written straight
@@ -81,8 +82,10 @@ module nc_core_fetch
   always_comb begin
     for (int q = 0; q < int'(NumQueues); q++) begin
       logic [PcW-1:0] left, end_pc;
+      logic [PcW-1:0] to_boundary;
       left = length_q[q] - requested_q[q];
-      alloc_n[q] = left < PcW'(Chunk) ? ReqW'(left) : ReqW'(Chunk);
+      to_boundary = PcW'(Chunk) - (requested_q[q] & PcW'(Chunk - 1));
+      alloc_n[q] = requested_q[q] == '0 ? ReqW'(1) : left < to_boundary ? ReqW'(left) : ReqW'(to_boundary);
       end_pc = requested_q[q] + PcW'(alloc_n[q]);
       alloc[q] = running_q && !halt_i && left != '0 && !req_q[q][alloc_q[q]].valid &&
                  end_pc - pc_i[q] <= PcW'(Depth);
@@ -210,7 +213,7 @@ module nc_core_fetch
   `NC_ASSERT(FetchRspMatchesARequest,
              rsp_valid_i |-> rsp_req.valid && rsp_req.got < rsp_req.sent && 32'(rsp_queue) < NumQueues)
   // A buffer slot is an instruction's index modulo Depth; a request must fit in the buffer.
-  if ((Depth & (Depth - 1)) != 0 || Depth < Chunk) begin : g_bad_depth
-    $fatal(1, "nc_core_fetch: Depth must be a power of two of at least Chunk");
+  if ((Depth & (Depth - 1)) != 0 || (Chunk & (Chunk - 1)) != 0 || Depth < Chunk) begin : g_bad_depth
+    $fatal(1, "nc_core_fetch: Depth and Chunk must be powers of two, Depth at least Chunk");
   end
 endmodule
