@@ -13,6 +13,7 @@
 
 #include "model/core/core_model.h"
 #include "model/common/numerics.h"
+#include "model/core/image.h"
 #include "model/core/program.h"
 #include "tb/core/core_sim.h"
 #include "tb/hbm/hbm_rtl_channel.h"
@@ -736,6 +737,45 @@ TEST(CoreRtl, ADmaWriteIntoTheProgramImageIsRefusedAtIssue) {
   EXPECT_EQ(r.error_detail, static_cast<int>(model::DmaError::kImage));
   EXPECT_NE(r.message.find("image"), std::string::npos) << r.message;
   EXPECT_TRUE(r.ok) << r.failure;  // the golden core raised the same
+}
+
+// A host that puts a stream the fetch unit cannot read on queue_base_i: both cores stop at
+// cycle 0 with fetch_refused at that queue's instruction 0 (the lowest queue's first), and the
+// fetch unit reads nothing of it. Table-driven.
+TEST(CoreRtl, AStreamMisalignedOrOutsideHbmIsRefusedByBothCores) {
+  const model::Program p = model::assemble(".queue pe\nnop\nnop\n.queue dve\nnop\nnop\nnop\n.queue sp\nnop\n",
+                                           "streams.s");
+  const model::ImageLayout image = model::layout_image(p, model::hbm_capacity_bytes(16));
+  const uint64_t top = model::hbm_capacity_bytes(16);
+  const int pe = static_cast<int>(isa::Queue::kPe), dve = static_cast<int>(isa::Queue::kDve),
+            sp = static_cast<int>(isa::Queue::kSp);
+  struct Case {
+    const char* name;
+    std::vector<std::pair<int, uint64_t>> moved;  // queue, its stream address
+    int queue, detail;
+  };
+  const std::vector<Case> cases = {
+      {"dve misaligned", {{dve, image.stream[dve] + 64}}, dve, 0},
+      {"dve past HBM by one instruction", {{dve, top - 2 * model::kInstrBytes}}, dve, 1},
+      {"dve entirely past HBM", {{dve, top + 0x10000}}, dve, 1},
+      {"sp past HBM and pe misaligned: pe first", {{sp, top}, {pe, image.stream[pe] + 32}}, pe, 0},
+  };
+  for (const Case& c : cases) {
+    CoreSimOptions o;
+    o.size = kSize;
+    o.stream_bases = image.stream;
+    for (const auto& [q, addr] : c.moved) (*o.stream_bases)[static_cast<size_t>(q)] = addr;
+    const CoreSimResult r = run_core_rtl(p, o);
+    EXPECT_EQ(r.status, CoreStatus::kError) << c.name << ": " << r.message;
+    EXPECT_EQ(r.error, CoreError::kFetchRefused) << c.name;
+    EXPECT_EQ(r.error_queue, c.queue) << c.name;
+    EXPECT_EQ(r.error_pc, 0u) << c.name;
+    EXPECT_EQ(r.error_detail, c.detail) << c.name;
+    EXPECT_TRUE(r.ok) << c.name << ": " << r.failure;  // the golden core stopped the same way
+    EXPECT_EQ(r.golden.error, CoreError::kFetchRefused) << c.name;
+    for (const auto& q : r.queues) EXPECT_EQ(q.fetched_bytes, 0u) << c.name;
+    fmt::print("{}: {}\n", c.name, r.message);
+  }
 }
 
 TEST(CoreRtl, SemaphoresCountToExactly65535) {

@@ -190,6 +190,7 @@ struct CoreModel::Impl {
         cc(collectives ? collectives : &lone), te_timing(c.te), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
+    if (c.stream_bases) image.stream = *c.stream_bases;
   }
 
   static HbmDmaConfig dma_config(const CoreConfig& c) {
@@ -855,8 +856,26 @@ struct CoreModel::Impl {
     return s;
   }
 
+  // The streams as the fetch unit takes them at start: each 128-byte aligned and inside HBM
+  // (nc_core's check; the lowest queue's error first).
+  void check_streams() {
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const uint64_t length = prog.queues[q].size(), base = image.stream[q];
+      if (!length) continue;
+      if (base % kInstrBytes)
+        raise(CoreError::kFetchRefused, q, 0, fmt::format("its stream at 0x{:x} is not {}-byte aligned", base, kInstrBytes));
+      else if (base > cfg.hbm_bytes || (cfg.hbm_bytes - base) / kInstrBytes < length)
+        raise(CoreError::kFetchRefused, q, 0,
+              fmt::format("its stream [0x{:x}, +{} instructions) leaves HBM (0x{:x} bytes)", base, length, cfg.hbm_bytes));
+    }
+  }
+
   // Completes and issues everything due at `now`; true when the run has ended (done or error).
   bool settle() {
+    if (!streams_checked) {
+      streams_checked = true;
+      check_streams();
+    }
     bool changed = true;
     while (changed && result.status == CoreStatus::kDone) {
       changed = complete_due();
@@ -943,7 +962,8 @@ struct CoreModel::Impl {
   size_t completed = 0;
   bool record = false;
   TensorEngineTiming te_timing;
-  const ImageLayout image;
+  ImageLayout image;
+  bool streams_checked = false;
   std::array<FetchState, isa::kNumQueue> fetch{};
   std::array<uint32_t, kNumSemaphores> sem_before{};  // a semaphore's value before this cycle's signals
   std::array<uint64_t, kNumSemaphores> sem_changed_at{};

@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -75,6 +76,9 @@ struct CoreConfig {
   // core of a chip its own.
   uint64_t image_top = 0;
   uint64_t image_window = 0;  // the default layout must fit in [image_top - this, image_top) (0: no limit)
+  // Test hook: each queue's stream address instead of the image's (a host that got it wrong).
+  // A stream not 128-byte aligned or leaving HBM stops the core at cycle 0 (fetch_refused).
+  std::optional<std::array<uint64_t, isa::kNumQueue>> stream_bases;
   // Timing only (ncore run --no-data): no arithmetic and no data movement. Cycles, statistics
   // and every error a run can raise stay the same (none depends on data); memories keep what
   // they were given, tensors are not loaded and there are no effects to record.

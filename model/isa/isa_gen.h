@@ -410,11 +410,12 @@ enum class CoreError : uint8_t {
   kDmaRefused = 5,  // a DMA descriptor was refused (dma_error)
   kSemOverflow = 6,  // a semaphore incremented past 65535
   kCcRefused = 7,  // the collective engine refused a collective (cc_error)
+  kFetchRefused = 8,  // a queue's instruction stream is not 128-byte aligned (detail 0) or leaves HBM (detail 1)
 };
-inline constexpr int kNumCoreError = 8;
+inline constexpr int kNumCoreError = 9;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 8> kCoreErrorNames{"none", "decode", "tensor_refused", "vector_refused", "scalar_refused", "dma_refused", "sem_overflow", "cc_refused"};
-inline constexpr std::array<std::string_view, 8> kCoreErrorDocs{
+inline constexpr std::array<std::string_view, 9> kCoreErrorNames{"none", "decode", "tensor_refused", "vector_refused", "scalar_refused", "dma_refused", "sem_overflow", "cc_refused", "fetch_refused"};
+inline constexpr std::array<std::string_view, 9> kCoreErrorDocs{
     "none",
     "an illegal word (decode_error)",
     "the tensor engine refused an instruction (te_error)",
@@ -423,6 +424,7 @@ inline constexpr std::array<std::string_view, 8> kCoreErrorDocs{
     "a DMA descriptor was refused (dma_error)",
     "a semaphore incremented past 65535",
     "the collective engine refused a collective (cc_error)",
+    "a queue's instruction stream is not 128-byte aligned (detail 0) or leaves HBM (detail 1)",
 };
 
 // HBM3 commands on a pseudo-channel's row and column buses

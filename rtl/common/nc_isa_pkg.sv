@@ -178,15 +178,16 @@ package nc_isa_pkg;
   } isa_cc_error_e;
 
   // the NeuronCore's error status
-  typedef enum logic [2:0] {
-    CoreErrorNone = 3'd0,  // none
-    CoreErrorDecode = 3'd1,  // an illegal word (decode_error)
-    CoreErrorTensorRefused = 3'd2,  // the tensor engine refused an instruction (te_error)
-    CoreErrorVectorRefused = 3'd3,  // the vector engine refused (ve_error)
-    CoreErrorScalarRefused = 3'd4,  // the scalar engine refused (ve_error)
-    CoreErrorDmaRefused = 3'd5,  // a DMA descriptor was refused (dma_error)
-    CoreErrorSemOverflow = 3'd6,  // a semaphore incremented past 65535
-    CoreErrorCcRefused = 3'd7  // the collective engine refused a collective (cc_error)
+  typedef enum logic [3:0] {
+    CoreErrorNone = 4'd0,  // none
+    CoreErrorDecode = 4'd1,  // an illegal word (decode_error)
+    CoreErrorTensorRefused = 4'd2,  // the tensor engine refused an instruction (te_error)
+    CoreErrorVectorRefused = 4'd3,  // the vector engine refused (ve_error)
+    CoreErrorScalarRefused = 4'd4,  // the scalar engine refused (ve_error)
+    CoreErrorDmaRefused = 4'd5,  // a DMA descriptor was refused (dma_error)
+    CoreErrorSemOverflow = 4'd6,  // a semaphore incremented past 65535
+    CoreErrorCcRefused = 4'd7,  // the collective engine refused a collective (cc_error)
+    CoreErrorFetchRefused = 4'd8  // a queue's instruction stream is not 128-byte aligned (detail 0) or leaves HBM (detail 1)
   } isa_core_error_e;
 
   // HBM3 commands on a pseudo-channel's row and column buses

@@ -27,6 +27,7 @@ module nc_core
   localparam int unsigned HbmPorts = DmaPorts + 1,
   localparam int unsigned FetchPort = DmaPorts,
   localparam int unsigned PcW = 32,           // an instruction's index in its queue
+  localparam int unsigned InstrBytes = InstrW / 8,
   localparam int unsigned QueueW = $bits(isa_queue_e),
   localparam int unsigned HbmAddrW = nc_dma_pkg::HbmAddrW,
   localparam int unsigned FlatW = nc_dma_pkg::SbufAddrW,
@@ -162,6 +163,23 @@ module nc_core
   isa_decode_error_e seq_decode_err [NumQ];
   logic              seq_waiting [NumQ], seq_finished [NumQ], seq_issued [NumQ];
 
+  // Each queue's stream, checked as it is taken at start: bit 0, not 128-byte aligned; bit 1,
+  // past the end of HBM. A bad stream stops the core (fetch_refused) before anything issues,
+  // and the fetch unit never reads it.
+  logic [1:0] stream_bad_q [NumQ];
+  logic [NumQ-1:0] stream_ok;
+  for (genvar q = 0; q < NumQ; q++) begin : g_stream_check
+    logic [47:0] stream_end;
+    assign stream_end = 48'(queue_base_i[q]) + 48'(queue_length_i[q]) * 48'(InstrBytes);
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) stream_bad_q[q] <= '0;
+      else if (start_i)
+        stream_bad_q[q] <= queue_length_i[q] == '0 ? 2'b00
+                         : {stream_end > (48'd1 << hbm_bytes_log2_i), queue_base_i[q][6:0] != '0};
+    end
+    assign stream_ok[q] = stream_bad_q[q] == 2'b00;
+  end
+
   // Instruction fetch: one more HBM read port, filling the sequencers' buffers.
   logic                 fetch_fill_valid, fetch_idle;
   logic [QueueW-1:0]    fetch_fill_queue;
@@ -172,7 +190,7 @@ module nc_core
   nc_core_fetch #(.Depth(FetchDepth), .Chunk(FetchChunk), .Streams(FetchStreams), .PcW(PcW),
                   .AddrW(HbmAddrW)) u_fetch (
     .clk_i, .rst_ni, .start_i, .base_i(queue_base_i), .length_i(queue_length_i), .pc_i(seq_pc),
-    .halt_i(halt),
+    .halt_i(halt), .stream_ok_i(stream_ok),
     .rd_valid_o(hbm_rd_valid_o[FetchPort]), .rd_ready_i(hbm_rd_ready_i[FetchPort]),
     .rd_addr_o(hbm_rd_addr_o[FetchPort]), .rd_id_o(hbm_rd_id_o[FetchPort]),
     .rsp_valid_i(hbm_rsp_valid_i[FetchPort]), .rsp_id_i(hbm_rsp_id_i[FetchPort]),
@@ -745,6 +763,16 @@ module nc_core
     err_now_dma = 1'b0;
     err_now_dma_pc = '0;
     err_now_dma_detail = '0;
+    // A stream the fetch unit cannot read stops the core before anything issues (lowest queue).
+    for (int q = NumQ - 1; q >= 0; q--) begin
+      if (stream_bad_q[q] != 2'b00) begin
+        err_now = 1'b1;
+        err_now_code = CoreErrorFetchRefused;
+        err_now_queue = QueueW'(q);
+        err_now_pc = '0;
+        err_now_detail = stream_bad_q[q][0] ? 8'd0 : 8'd1;
+      end
+    end
     // An engine's refusal comes before a refusal found at issue: the latter waits for its
     // queue to drain, so any refusal in the same cycle belongs to an earlier instruction.
     if (te_rej_valid) begin

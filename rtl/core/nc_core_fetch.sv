@@ -37,6 +37,7 @@ module nc_core_fetch
   input  logic [PcW-1:0]     length_i [NumQueues],  // instructions (at start_i)
   input  logic [PcW-1:0]     pc_i [NumQueues],      // each sequencer's next instruction
   input  logic               halt_i,
+  input  logic [NumQueues-1:0] stream_ok_i,        // the core's check of each stream (taken at start)
   // HBM read port (32-byte bursts; responses by id, in any order, never back-pressured)
   output logic               rd_valid_o,
   input  logic               rd_ready_i,
@@ -87,7 +88,7 @@ module nc_core_fetch
       to_boundary = PcW'(Chunk) - (requested_q[q] & PcW'(Chunk - 1));
       alloc_n[q] = requested_q[q] == '0 ? ReqW'(1) : left < to_boundary ? ReqW'(left) : ReqW'(to_boundary);
       end_pc = requested_q[q] + PcW'(alloc_n[q]);
-      alloc[q] = running_q && !halt_i && left != '0 && !req_q[q][alloc_q[q]].valid &&
+      alloc[q] = running_q && !halt_i && stream_ok_i[q] && left != '0 && !req_q[q][alloc_q[q]].valid &&
                  end_pc - pc_i[q] <= PcW'(Depth);
     end
   end

@@ -44,6 +44,7 @@ std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
       return detail == 8 ? std::string("an access outside this core's SBUF partitions")
                          : std::string(model::dma_error_name(static_cast<model::DmaError>(detail)));
     case CoreError::kSemOverflow: return fmt::format("semaphore {} passes {}", p.sem_name(detail), model::kMaxSemValue);
+    case CoreError::kFetchRefused: return detail == 0 ? "its stream is not 128-byte aligned" : "its stream leaves HBM";
     default: return "";
   }
 }
@@ -99,6 +100,7 @@ class CoreBench : public RtlCore {
     model::CoreConfig c = core_config_for_size(size_);
     c.image_top = opt_.image_top;
     c.image_window = opt_.image_window;
+    c.stream_bases = opt_.stream_bases;
     return c;
   }
 
@@ -491,7 +493,7 @@ class CoreBench : public RtlCore {
     t.image_base_i = image.base;
     t.image_bytes_i = image.bytes;
     for (int q = 0; q < isa::kNumQueue; ++q) {
-      t.queue_base_i[q] = image.stream[q];
+      t.queue_base_i[q] = opt_.stream_bases ? (*opt_.stream_bases)[q] : image.stream[q];
       t.queue_length_i[q] = static_cast<uint32_t>(prog_.queues[q].size());
       if (prog_.queues[q].size() > UINT32_MAX)
         throw Error(fmt::format("queue {} holds {} instructions; the core counts them in 32 bits",

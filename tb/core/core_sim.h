@@ -73,6 +73,8 @@ struct CoreSimOptions : BenchOptions {
   // Where the default image layout puts the program (model::CoreConfig::image_top and
   // image_window; 0: the top of HBM): a system run gives each core of a chip its own.
   uint64_t image_top = 0, image_window = 0;
+  // Test hook: the stream addresses put on queue_base_i instead of the image's (both cores).
+  std::optional<std::array<uint64_t, isa::kNumQueue>> stream_bases;
 };
 
 struct CoreRtlQueue {
