@@ -51,6 +51,17 @@ TEST(ProgramImage, DefaultLayoutSitsAtTheTopOfHbmOneAlignedStreamPerQueue) {
   EXPECT_THROW(layout_image(p, kCoreHbmBytes, uint64_t{1} << 30, 4096), Error);
 }
 
+// The default layout within a window: the image lies in [top - window, top), alignment padding
+// included, and one byte less is refused.
+TEST(ProgramImage, DefaultLayoutFitsItsWindowToTheByte) {
+  const Program p = assemble(".queue dve\nnop\nnop\nnop\n", "window.s");
+  const uint64_t top = (uint64_t{1} << 30) + 100;  // not aligned: the image ends below it
+  const ImageLayout l = layout_image(p, kCoreHbmBytes, top, top - ((uint64_t{1} << 30) - kImageAlign));
+  EXPECT_EQ(l.base, (uint64_t{1} << 30) - kImageAlign);
+  EXPECT_EQ(l.bytes, 3 * kInstrBytes);
+  EXPECT_THROW(layout_image(p, kCoreHbmBytes, top, top - l.base - 1), Error);
+}
+
 TEST(ProgramImage, ImageDirectivePlacesItAndTheImageHoldsTheEncodedWords) {
   const Program p = assemble(".image 0x10000000\n.queue act\nnop\n.queue dve\nnop\nnop\n", "placed.s");
   ASSERT_TRUE(p.image_addr);

@@ -472,11 +472,10 @@ struct CoreModel::Impl {
         }
         // The program image is what the fetch unit reads: no DMA writes into it.
         const DmaDescriptor& d = in.dma;
-        const uint64_t extent = (d.count2 - 1) * d.hbm_stride2 + (d.count1 - 1) * d.hbm_stride1 + d.bytes;
-        if (d.to_hbm && image.overlaps(d.hbm_addr, extent)) {
+        if (d.to_hbm && image.overlaps(d.hbm_addr, dma_hbm_end(d) - d.hbm_addr)) {
           defer(CoreError::kDmaRefused, q, i,
                 fmt::format("{}: [0x{:x}, 0x{:x}) meets the image [0x{:x}, 0x{:x})", dma_error_name(DmaError::kImage),
-                            d.hbm_addr, d.hbm_addr + extent, image.base, image.base + image.bytes));
+                            d.hbm_addr, dma_hbm_end(d), image.base, image.base + image.bytes));
           return false;
         }
         DmaEngine& eng = dma[in.dma.engine];
@@ -1039,9 +1038,8 @@ void CoreModel::load_tensors() {
   // A built instruction whose fields do not fit their bits has no word: its place holds zeros
   // (the core refuses it at issue as an illegal word all the same).
   write_image(impl_->prog, impl_->image, [this](uint64_t addr, const isa::Word& w) {
-    uint8_t bytes[kInstrBytes];
-    for (size_t b = 0; b < kInstrBytes; ++b) bytes[b] = static_cast<uint8_t>(w[b / 8] >> (8 * (b % 8)));
-    hbm().write_block(addr, bytes, kInstrBytes);
+    const auto bytes = word_bytes(w);
+    hbm().write_block(addr, bytes.data(), bytes.size());
   });
   for (const auto& t : impl_->prog.tensors)
     if (t.init != TensorInit::kNone) write_tensor(t, tensor_init_bytes(t));

@@ -46,8 +46,8 @@ namespace ncore::model {
 // are ncore's own choices (the public record gives no NeuronCore fetch figures); the README
 // explains each.
 struct FetchConfig {
-  // false: every instruction is in its queue's buffer from the start (no fetch traffic), as
-  // the RTL core's instruction memories are until it fetches too (issue 47).
+  // false: every instruction is in its queue's buffer from the start, no fetch traffic
+  // (`ncore run --no-fetch`: what fetch costs a program; the RTL core always fetches).
   bool enabled = true;
   int buffer = 32;   // instructions a queue's buffer holds: 4 KiB
   int chunk = 8;     // instructions per fetch request (to a chunk boundary; the first: 1): 1 KiB, one DRAM row
@@ -176,8 +176,8 @@ class CoreModel {
   ~CoreModel();
 
   // Fills every tensor with an init= from its declaration (deterministic from its seed);
-  // nothing when timing only. Writes the program image into HBM either way (its words are
-  // what the fetch unit reads).
+  // nothing when timing only. Writes the program image into HBM too (its words are what the
+  // fetch unit reads), except when timing only.
   void load_tensors();
   const ImageLayout& image() const;
   void record_timeline(bool on) { record_ = on; }

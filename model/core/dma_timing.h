@@ -76,7 +76,7 @@ class HbmDmaTransfers : public DmaTransferModel {
   void retire(int engine) override;
   uint64_t next_event(uint64_t now) const override;
   void advance(uint64_t now, uint64_t to) override;
-  bool busy() const override;
+  bool busy() const;  // some begun transfer has not finished
 
  private:
   struct Run {

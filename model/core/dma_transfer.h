@@ -37,8 +37,6 @@ class DmaTransferModel {
   virtual uint64_t next_event(uint64_t now) const = 0;
   // Time passes from `now` to `to` (no begin or retire in between).
   virtual void advance(uint64_t now, uint64_t to) = 0;
-  // Some begun transfer has not finished.
-  virtual bool busy() const = 0;
 };
 
 }  // namespace ncore::model

@@ -33,11 +33,11 @@ ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top, uin
                               hbm_bytes));
   } else {
     const uint64_t end = top ? std::min(top, hbm_bytes) : hbm_bytes;
-    if (end < l.bytes || (window && l.bytes + (end % kImageAlign) > window))
+    if (end >= l.bytes) l.base = (end - l.bytes) / kImageAlign * kImageAlign;
+    if (end < l.bytes || (window && end - l.base > window))
       throw Error(fmt::format("{}: the program image ({} bytes) does not fit below 0x{:x}{}, its default place "
                               "(place it with .image ADDR)", where, l.bytes, end,
                               window ? fmt::format(" in a window of {} bytes", window) : ""));
-    l.base = (end - l.bytes) / kImageAlign * kImageAlign;
   }
   for (int q = 0; q < isa::kNumQueue; ++q) l.stream[q] += l.base;
   for (const TensorDecl& t : p.tensors)
@@ -46,6 +46,12 @@ ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top, uin
                               t.loc.str(), t.name, t.addr, t.addr + t.bytes(), l.base, l.base + l.bytes,
                               p.image_addr ? " placed at " + p.image_loc.str() : " (default layout: place it with .image ADDR)"));
   return l;
+}
+
+std::array<uint8_t, kInstrBytes> word_bytes(const isa::Word& w) {
+  std::array<uint8_t, kInstrBytes> bytes{};
+  for (size_t b = 0; b < kInstrBytes; ++b) bytes[b] = static_cast<uint8_t>(w[b / 8] >> (8 * (b % 8)));
+  return bytes;
 }
 
 void write_image(const Program& p, const ImageLayout& layout,

@@ -42,6 +42,9 @@ struct ImageLayout {
 // line and field) when it does not fit or overlaps a tensor.
 ImageLayout layout_image(const Program& p, uint64_t hbm_bytes, uint64_t top = 0, uint64_t window = 0);
 
+// A word as it lies in memory: 128 bytes, little-endian (bit 0 of the word in byte 0).
+std::array<uint8_t, kInstrBytes> word_bytes(const isa::Word& w);
+
 // Hands every instruction's word and its HBM address to `write`, in address order (zeros for an
 // instruction whose fields do not fit their bits, which the core refuses at issue anyway).
 void write_image(const Program& p, const ImageLayout& layout,

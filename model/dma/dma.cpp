@@ -9,14 +9,16 @@ std::string_view dma_error_name(DmaError e) {
   return i < isa::kDmaErrorDocs.size() ? isa::kDmaErrorDocs[i] : "?";
 }
 
+uint64_t dma_hbm_end(const DmaDescriptor& d) {
+  return d.hbm_addr + (d.count2 - 1) * d.hbm_stride2 + (d.count1 - 1) * d.hbm_stride1 + d.bytes;
+}
+
 DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_bytes) {
   if (d.bytes == 0 || d.count1 == 0 || d.count2 == 0) return DmaError::kZero;
   for (uint64_t v : {d.hbm_addr, d.sbuf_addr, d.bytes, d.hbm_stride1, d.hbm_stride2,
                      d.sbuf_stride1, d.sbuf_stride2})
     if (v % kDmaBurstBytes != 0) return DmaError::kAlign;
-  const uint64_t hbm_end = d.hbm_addr + (d.count2 - 1) * d.hbm_stride2 +
-                           (d.count1 - 1) * d.hbm_stride1 + d.bytes;
-  if (hbm_end > hbm_bytes) return DmaError::kHbmRange;
+  if (dma_hbm_end(d) > hbm_bytes) return DmaError::kHbmRange;
   if (d.transpose) {
     // One plane of whole 16-row blocks from HBM, each element column into its own partition:
     // rows fill 2 bytes each of one partition, columns partitions from sbuf_addr's on.

@@ -29,6 +29,8 @@ std::string_view dma_error_name(DmaError e);
 // business: dma_fields_fit() says whether a descriptor can be encoded at all.
 // sbuf_bytes: the flat SBUF address space that exists (a core's partitions x 224 KiB).
 DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_bytes = kDmaSbufBytes);
+// One past the last HBM byte the descriptor touches (rtl/dma/nc_dma_pkg.sv: dma_hbm_end).
+uint64_t dma_hbm_end(const DmaDescriptor& d);
 bool dma_fields_fit(const DmaDescriptor& d, std::string* why = nullptr);
 
 // The bursts of a legal descriptor in the order an engine issues them: (HBM, SBUF) addresses.

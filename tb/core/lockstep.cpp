@@ -64,9 +64,8 @@ Lockstep::Lockstep(const model::Program& program, const model::CoreConfig& confi
   golden_.load_tensors();
   // The image holds the words the RTL fetches: the raw ones where a test gives them.
   for (const auto& [where, word] : raw_words_) {
-    uint8_t bytes[model::kInstrBytes];
-    for (size_t b = 0; b < model::kInstrBytes; ++b) bytes[b] = static_cast<uint8_t>(word[b / 8] >> (8 * (b % 8)));
-    golden_.hbm().write_block(golden_.image().instr_addr(where.first, where.second), bytes, model::kInstrBytes);
+    const auto bytes = model::word_bytes(word);
+    golden_.hbm().write_block(golden_.image().instr_addr(where.first, where.second), bytes.data(), bytes.size());
   }
   golden_.on_effects([this](const InstrEffects& e) {
     golden_effects_[{e.queue, e.index}] = {effects_digest(e), e.cycle};

@@ -49,11 +49,6 @@ class NeuronCore::ChipTransfers : public model::DmaTransferModel {
   void retire(int engine) override { engines_[static_cast<size_t>(engine)].active = false; }
   uint64_t next_event(uint64_t) const override { return model::kNoEvent; }
   void advance(uint64_t, uint64_t) override {}
-  bool busy() const override {
-    for (const auto& e : engines_)
-      if (e.active && !e.done) return true;
-    return false;
-  }
   // The chip answered: the transfer of this payload has ended.
   void finished(const ::tlm::tlm_generic_payload& t) {
     for (auto& e : engines_)
