@@ -175,13 +175,14 @@ module nc_core
       if (!rst_ni) stream_bad_q[q] <= '0;
       else if (start_i)
         stream_bad_q[q] <= queue_length_i[q] == '0 ? 2'b00
-                         : {stream_end > (48'd1 << hbm_bytes_log2_i), queue_base_i[q][6:0] != '0};
+                         : {stream_end > (48'd1 << hbm_bytes_log2_i),
+                            queue_base_i[q][$clog2(InstrBytes)-1:0] != '0};
     end
     assign stream_ok[q] = stream_bad_q[q] == 2'b00;
   end
 
   // Instruction fetch: one more HBM read port, filling the sequencers' buffers.
-  logic                 fetch_fill_valid, fetch_idle;
+  logic                 fetch_fill_valid;
   logic [QueueW-1:0]    fetch_fill_queue;
   logic [$clog2(FetchDepth)-1:0] fetch_fill_slot;
   logic [$clog2(InstrW / 256)-1:0] fetch_fill_beat;
@@ -197,7 +198,7 @@ module nc_core
     .rsp_data_i(hbm_rsp_data_i[FetchPort]),
     .fill_valid_o(fetch_fill_valid), .fill_queue_o(fetch_fill_queue), .fill_slot_o(fetch_fill_slot),
     .fill_beat_o(fetch_fill_beat), .fill_data_o(fetch_fill_data), .arrived_o(fetch_arrived),
-    .idle_o(fetch_idle), .cnt_bursts_o(cnt_fetch_bursts_o)
+    .cnt_bursts_o(cnt_fetch_bursts_o)
   );
   // The fetch port only reads.
   assign hbm_wr_valid_o[FetchPort] = 1'b0;
@@ -928,7 +929,7 @@ module nc_core
   // Engine outputs the core does not use (their sticky errors are seen as they happen).
   logic unused_outputs;
   always_comb begin
-    unused_outputs = ^{te_err, te_err_code, fetch_idle, hbm_wr_ready_i[FetchPort], ve_err[0], ve_err[1], ve_counters[0], ve_counters[1],
+    unused_outputs = ^{te_err, te_err_code, hbm_wr_ready_i[FetchPort], ve_err[0], ve_err[1], ve_counters[0], ve_counters[1],
                        dma_err, te_cnt_unused[0], te_cnt_unused[1], te_cnt_unused[2],
                        te_cnt_unused[3], te_cnt_unused[4], te_cnt_unused[5], te_cnt_unused[6],
                        te_cnt_unused[7]};

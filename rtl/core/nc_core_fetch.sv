@@ -18,9 +18,9 @@
 module nc_core_fetch
   import nc_isa_pkg::*;
 #(
-  parameter int unsigned Depth = 16,    // instructions per queue buffer (a power of two)
-  parameter int unsigned Chunk = 4,     // instructions per request
-  parameter int unsigned Streams = 2,   // requests in flight per queue
+  parameter int unsigned Depth = 32,    // instructions per queue buffer (a power of two)
+  parameter int unsigned Chunk = 8,     // instructions per request once aligned (a power of two)
+  parameter int unsigned Streams = 4,   // requests in flight per queue
   parameter int unsigned PcW = 32,
   parameter int unsigned AddrW = 40,
   localparam int unsigned QueueW = $bits(isa_queue_e),
@@ -53,7 +53,6 @@ module nc_core_fetch
   output logic [BeatW-1:0]   fill_beat_o,
   output logic [255:0]       fill_data_o,
   output logic [PcW-1:0]     arrived_o [NumQueues],  // instructions [0, arrived) are in the buffer or issued
-  output logic               idle_o,                 // nothing requested and not yet arrived
   output logic [31:0]        cnt_bursts_o [NumQueues]
 );
   localparam int unsigned NumSlots = NumQueues * Streams;
@@ -202,11 +201,6 @@ module nc_core_fetch
     end
   end
 
-  always_comb begin
-    idle_o = 1'b1;
-    for (int q = 0; q < int'(NumQueues); q++)
-      for (int s = 0; s < int'(Streams); s++) idle_o &= !req_q[q][s].valid;
-  end
   assign arrived_o = arrived_q;
   assign cnt_bursts_o = bursts_q;
 
