@@ -6,7 +6,8 @@ program (the default) has 18,930 instructions (16,958 on pe) and runs on the gol
 
   tests/gen_gemm.py [--k K] [--m M] [--n N] -o PROGRAM.s
 
-K and M are multiples of 512 (M in groups of 4 M tiles), N a multiple of 512.
+K is a multiple of 128, M of 512 (groups of 4 M tiles), N of 512; K at most 6,912 (SBUF).
+A bad size or an output that cannot be written: a message and exit status 1.
 
 The schedule, per block b = (group g of 4 M tiles, N tile nt), g outer:
   - sync queue: A's panel for group g (4 M tiles x every K tile, 1 KiB per K tile and
@@ -21,7 +22,11 @@ Every DMA engine completes its descriptors in order, so ld<e> >= n means engine 
 its first n loads.
 """
 import argparse
+import pathlib
 import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "tb" / "python"))
+from ncore.tool import ArgumentParser  # noqa: E402  (the project's parser: exit status 1 on a bad option)
 
 GROUP = 4                  # M tiles per group (PSUM banks per block; two blocks in flight)
 LOAD_ENGINES = 8           # engines 0-7 load, 8-15 store; 16 partitions each
@@ -34,7 +39,7 @@ def program(k, m, n):
     panel = kt_n * 1024                        # bytes per partition of an A panel or a B block
     a_sb, b_sb, c_sb = 0, 2 * panel, 4 * panel
     if c_sb + 2 * GROUP * 1024 > 229376:
-        raise SystemExit(f"gen_gemm: K {k} needs {c_sb + 2 * GROUP * 1024} bytes of SBUF a partition; it has 229376")
+        raise SystemExit(f"gen_gemm: --k {k}: needs {c_sb + 2 * GROUP * 1024} bytes of SBUF a partition; it has 229376")
     blocks = g_n * nt_n
     out = [f"# C[{m}, {n}] = A[{k}, {m}]^T @ B[{k}, {n}], BF16 in and out, FP32 accumulation: tests/gen_gemm.py",
            f".tensor A hbm addr=0 dtype=bf16 shape={k}x{m} init=random seed=11",
@@ -105,7 +110,7 @@ def program(k, m, n):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--k", type=int, default=4096)
     ap.add_argument("--m", type=int, default=4096)
     ap.add_argument("--n", type=int, default=4096)
@@ -114,8 +119,12 @@ def main():
     for name, v, mult in (("--k", a.k, 128), ("--m", a.m, 128 * GROUP), ("--n", a.n, 512)):
         if v <= 0 or v % mult:
             ap.error(f"{name}: expected a positive multiple of {mult}, found {v}")
-    with open(a.output, "w") as f:
-        f.write(program(a.k, a.m, a.n))
+    text = program(a.k, a.m, a.n)
+    try:
+        with open(a.output, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise SystemExit(f"gen_gemm: -o {a.output}: cannot write the program ({e.strerror})")
     return 0
 
 

@@ -296,6 +296,47 @@ TEST(Cli, RunPrintsCyclesUtilizationAndOutputChecksums) {
   EXPECT_NE(sum(a.out), sum(c.out));
 }
 
+// Issue 47's options: --program-out (the image map, the same for either core), ncore asm --image
+// (every word's address, from the same layout), --no-fetch (golden only: no fetch traffic), and
+// each refused cleanly when it cannot be honoured.
+TEST(Cli, RunProgramOutAsmImageAndNoFetch) {
+  const std::string prog = fmt::format("{}/../programs/small/gemm_8.s", NCORE_TEST_DATA);
+  const std::string map = ::testing::TempDir() + "ncore_image.json", rtl_map = ::testing::TempDir() + "ncore_image_rtl.json";
+  const Result golden = run(fmt::format("run {} --size 8 --json --timeline --program-out {}", prog, map));
+  ASSERT_EQ(golden.exit_code, 0) << golden.err;
+  const auto g = nlohmann::json::parse(golden.out);
+  const auto m = nlohmann::json::parse(std::ifstream(map));
+  EXPECT_EQ(m.at("streams"), g.at("image").at("streams"));
+  EXPECT_EQ(g.at("fetch_bytes").get<uint64_t>(), g.at("instructions").get<uint64_t>() * 128);
+  EXPECT_FALSE(g.at("fetch_stalls").empty());  // every queue waits for its first instructions
+  const Result rtl = run(fmt::format("run {} --size 8 --engine rtl --json --program-out {}", prog, rtl_map));
+  ASSERT_EQ(rtl.exit_code, 0) << rtl.err;
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(rtl_map)).at("streams"), m.at("streams"));
+  EXPECT_EQ(nlohmann::json::parse(rtl.out).at("fetch_bytes"), g.at("fetch_bytes"));
+  // ncore asm --image: the pe stream's first word at the map's address.
+  const Result listing = run("asm " + prog + " --image");
+  ASSERT_EQ(listing.exit_code, 0) << listing.err;
+  EXPECT_NE(listing.out.find(fmt::format("# 0x{:010x} ", m.at("streams").at("pe").at("addr").get<uint64_t>())),
+            std::string::npos) << listing.out;
+  const Result no_fetch = run(fmt::format("run {} --size 8 --json --no-fetch", prog));
+  ASSERT_EQ(no_fetch.exit_code, 0) << no_fetch.err;
+  const auto n = nlohmann::json::parse(no_fetch.out);
+  EXPECT_EQ(n.at("fetch_bytes"), 0u);
+  EXPECT_LT(n.at("cycles").get<uint64_t>(), g.at("cycles").get<uint64_t>());
+  // Refusals: a map that cannot be written, --no-fetch on the RTL, --image with --hex.
+  const Result unwritable = run(fmt::format("run {} --size 8 --program-out /nonexistent/ncore/image.json", prog));
+  EXPECT_EQ(unwritable.exit_code, 1);
+  EXPECT_NE(unwritable.err.find("--program-out /nonexistent/ncore/image.json: cannot write the file"), std::string::npos)
+      << unwritable.err;
+  const Result rtl_no_fetch = run(fmt::format("run {} --size 8 --engine rtl --no-fetch", prog));
+  EXPECT_EQ(rtl_no_fetch.exit_code, 1);
+  EXPECT_NE(rtl_no_fetch.err.find("--no-fetch: only the golden core runs without instruction fetch; expected --engine "
+                                  "golden, found 'rtl'"), std::string::npos) << rtl_no_fetch.err;
+  const Result both = run("asm " + prog + " --image --hex");
+  EXPECT_EQ(both.exit_code, 1);
+  EXPECT_NE(both.err.find("--image and --hex"), std::string::npos) << both.err;
+}
+
 // --no-data: the golden core's cycles and timeline without arithmetic or data, and no outputs.
 TEST(Cli, RunNoDataGivesTheSameCyclesAndNoOutputs) {
   const std::string prog = fmt::format("{}/../programs/softmax.s", NCORE_TEST_DATA);
