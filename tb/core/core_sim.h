@@ -56,9 +56,10 @@ struct CoreSimOptions : BenchOptions {
   uint64_t inject_sbuf_flip = UINT64_MAX;
   // Likewise for PSUM: flip bit 0 of this word as read back from the RTL (partition, bank, word).
   std::optional<std::array<int, 3>> inject_psum_flip;
-  // Words the RTL's instruction memory gets instead of the encoding of the program's instruction
-  // at (queue, index): how a fuzzer feeds the RTL words the encoder would never make. The golden
-  // core still runs the program's instruction there (for an illegal word: one it refuses).
+  // Words the program image holds (both cores' copies) instead of the encoding of the program's
+  // instruction at (queue, index): how a fuzzer feeds the RTL words the encoder would never
+  // make. The golden core still runs the program's instruction there (for an illegal word: one
+  // it refuses).
   std::map<std::pair<int, size_t>, isa::Word> raw_words;
   // Test of the lockstep checker: flip bit 0 of this SBUF byte (flat address) in the RTL through
   // the debug port at this run cycle (first), as a register upset would.

@@ -307,6 +307,30 @@ def expect_works(name, run, check):
 expect_works("names the program uses", lambda: nki.simulate_kernel(names_the_program_uses, a8, a8 + 1, size=8),
              lambda got: np.array_equal(got, 2 * a8 + 1))
 
+
+@nki.jit
+def many_tiles(a):
+    """1,100 column tiles, each loaded, incremented and stored: 2,200 instructions on the sync
+    queue, past the 2,048 a queue's instruction memory held before the core fetched (issue 47)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[1] // 32):
+        nl.store(out[:, i * 32:(i + 1) * 32], nl.add(nl.load(a[:, i * 32:(i + 1) * 32]), 1.0))  # MARK-many
+    return out
+
+
+wide = np.arange(8 * 32 * 1100, dtype=np.float32).reshape(8, 32 * 1100) % 97
+expect_works("more instructions on one queue than 2,048", lambda: nki.simulate_kernel(many_tiles, wide, size=8),
+             lambda got: np.array_equal(got, wide + 1))
+
+# A semaphore counts to 65,535 and every instruction adds 1 to its queue's: past that a kernel is
+# refused. Checked with the limit lowered to 1,000 (a kernel past the real one compiles for minutes).
+import ncore.nki.compiler as nki_compiler  # noqa: E402
+
+real_limit, nki_compiler.SEMAPHORE_MAX = nki_compiler.SEMAPHORE_MAX, 1000
+expect("more signals than a semaphore counts", many_tiles, [wide], nki.KernelError,
+       f"check_errors.py:{line_of('MARK-many')}", "signal 1001 of 1100 on semaphore", "a semaphore counts to 1000")
+nki_compiler.SEMAPHORE_MAX = real_limit
+
 sys.path.insert(0, os.path.dirname(HERE))
 nki.alias_neuronxcc()
 from tensor_add_out_arg import tensor_add_out_arg_kernel  # noqa: E402

@@ -571,10 +571,10 @@ class Compiler:
         signals = {}
         for ins in self.instrs:
             signals[ins.sem] = signals.get(ins.sem, 0) + 1
-        for sem, count in signals.items():
-            if count > SEMAPHORE_MAX:
-                raise KernelError(f"the kernel signals semaphore {sem} {count} times; a semaphore counts to "
-                                  f"{SEMAPHORE_MAX} (use fewer, larger tiles)")
+            if signals[ins.sem] > SEMAPHORE_MAX:
+                total = sum(1 for i in self.instrs if i.sem == ins.sem)
+                raise KernelError(f"{ins.where}: signal {signals[ins.sem]} of {total} on semaphore {ins.sem} "
+                                  f"({ins.queue}); a semaphore counts to {SEMAPHORE_MAX} (use fewer, larger tiles)")
         return lines
 
     def build(self):
