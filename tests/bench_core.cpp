@@ -22,6 +22,7 @@
 #include "model/core/core_model.h"
 #include "model/core/program.h"
 #include "tb/core/core_sim.h"
+#include "tests/bench_golden.h"
 #include "tests/core_random_programs.h"
 
 namespace {
@@ -33,25 +34,12 @@ struct Golden {
   double cycles_per_second = 0;
 };
 
-// The median of three runs' speed; the cycles are the same every time.
+// The median of three runs' speed (test::time_golden); the cycles are the same every time.
 Golden run_golden(const model::Program& p, int size, bool timing_only) {
   model::CoreConfig cfg = tb::core_config_for_size(size);
   cfg.timing_only = timing_only;
-  std::vector<double> speeds;
-  Golden g;
-  for (int i = 0; i < 3; ++i) {
-    model::CoreModel core(cfg, p);
-    core.load_tensors();
-    const auto t0 = std::chrono::steady_clock::now();
-    const model::CoreResult r = core.run();
-    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (r.status != model::CoreStatus::kDone) throw Error(fmt::format("{}: {}", p.name, r.message));
-    g.cycles = r.cycles;
-    speeds.push_back(static_cast<double>(r.cycles) / wall);
-  }
-  std::sort(speeds.begin(), speeds.end());
-  g.cycles_per_second = speeds[1];
-  return g;
+  const test::GoldenTimed t = test::time_golden(p, cfg);
+  return {t.result.cycles, t.cycles_per_second};
 }
 
 std::string grouped(double v) {

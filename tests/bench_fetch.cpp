@@ -21,6 +21,7 @@
 #include "model/core/core_model.h"
 #include "model/core/program.h"
 #include "tb/core/core_sim.h"
+#include "tests/bench_golden.h"
 
 namespace {
 
@@ -41,35 +42,15 @@ uint64_t fetch_stalls(const model::CoreResult& r) {
   return s;
 }
 
-struct Timed {
-  model::CoreResult result;
-  double cycles_per_second = 0;  // median of three
-};
-
-Timed run_timed(const model::Program& p, model::CoreConfig cfg, bool timing_only) {
-  cfg.timing_only = timing_only;
-  std::vector<double> speeds;
-  Timed t;
-  for (int i = 0; i < 3; ++i) {
-    model::CoreModel core(cfg, p);
-    core.load_tensors();
-    const auto t0 = Clock::now();
-    t.result = core.run();
-    speeds.push_back(static_cast<double>(t.result.cycles) / seconds_since(t0));
-    if (t.result.status != model::CoreStatus::kDone) throw Error(fmt::format("{}: {}", p.name, t.result.message));
-  }
-  std::sort(speeds.begin(), speeds.end());
-  t.cycles_per_second = speeds[1];
-  return t;
-}
-
 void gemm(const std::string& path) {
   auto t0 = Clock::now();
   const model::Program p = model::assemble_file(path);
   const double assemble = seconds_since(t0);
   const model::CoreConfig cfg = tb::core_config_for_size(128);
-  const Timed data = run_timed(p, cfg, false);
-  const Timed timing = run_timed(p, cfg, true);
+  model::CoreConfig timing_cfg = cfg;
+  timing_cfg.timing_only = true;
+  const test::GoldenTimed data = test::time_golden(p, cfg);
+  const test::GoldenTimed timing = test::time_golden(p, timing_cfg);
   const model::CoreResult& r = data.result;
   fmt::print("## 4096^3 BF16 GEMM (tests/gen_gemm.py) on the golden core, size 128\n\n");
   fmt::print("| instructions (pe / act / dve / sp) | assembly | cycles | PE utilization | fetch bytes | "
