@@ -220,8 +220,10 @@ bool HbmDmaTransfers::admit(int engine, uint64_t now) {
 void HbmDmaTransfers::open_rows(uint64_t now) {
   const HbmTiming& t = cfg_.hbm.timing;
   std::vector<int>& sharing = scratch_.sharing;  // per port: its engines reading now
-  sharing.resize(static_cast<size_t>(ports()));
-  for (int p = 0; p < ports(); ++p) sharing[static_cast<size_t>(p)] = reading_on_port(p);
+  sharing.assign(static_cast<size_t>(ports()), 0);  // one pass over the engines, not one per port
+  for (size_t k = 0; k < engines_.size(); ++k)
+    if (engines_[k].active && !engines_[k].write && engines_[k].end == kNoEvent)
+      ++sharing[static_cast<size_t>(port_of(static_cast<int>(k)))];
   // The ports and the interconnect take requests round-robin, so every reading engine has a
   // request in its channel's read queue: an engine's first run enters whether or not the queue
   // is full, its later ones when there is room.
