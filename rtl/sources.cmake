@@ -45,5 +45,6 @@ set(NC_RTL_CORE
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_sbuf.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_seq.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_fetch.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_lists.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core.sv
 )

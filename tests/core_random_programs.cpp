@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "model/core/core_isa.h"
 #include "model/tensor/tensor_isa.h"
 #include "tb/vector/ve_random.h"
@@ -128,7 +130,19 @@ model::Program random_engine_mix(model::SplitMix64& rng, int size) {
     load.hbm_stride1 = load.bytes;
     load.sbuf_addr = kDmaIn + 1024 * static_cast<uint64_t>(e);
     load.sbuf_stride1 = kSbufPartitionStride;
-    b.dma(load, e).signal(dma_done, 1);
+    if (rng.below(2)) {  // the same load as a descriptor list, a row an entry
+      std::vector<DmaDescriptor> rows;
+      for (uint64_t r = 0; r < load.count1; ++r) {
+        DmaDescriptor row = load;
+        row.count1 = 1;
+        row.hbm_addr = load.hbm_addr + r * load.hbm_stride1;
+        row.sbuf_addr = load.sbuf_addr + r * load.sbuf_stride1;
+        rows.push_back(row);
+      }
+      b.dma_list(e, b.list(fmt::format("load{}", e), std::move(rows))).signal(dma_done, 1);
+    } else {
+      b.dma(load, e).signal(dma_done, 1);
+    }
     DmaDescriptor store = load;
     store.to_hbm = true;
     store.sbuf_addr = kOperands + 32 * rng.below(256);

@@ -15,7 +15,8 @@ namespace ncore::test {
 //  - pe runs up to 8 steps of LS + MM in a random mode (dense FP32 or BF16, FP8 double-row,
 //    4:8 / 4:12 / 4:16 sparse, transpose, two MMs on the diagonal tiles of a 2x2 tiling), each
 //    into a PSUM bank of its own, evicted to SBUF by a dve copy that waits for it;
-//  - sp hands loads and stores to all 16 DMA engines, each on regions of its own.
+//  - sp hands loads and stores to all 16 DMA engines, each on regions of its own; half the
+//    loads go as descriptor lists in the image, a row an entry.
 // Nothing races, so any timing gives the same memory: the RTL must match the golden core.
 model::Program random_engine_mix(model::SplitMix64& rng, int size);
 

@@ -18,6 +18,7 @@
 #include "tb/core/core_sim.h"
 #include "tb/hbm/hbm_rtl_channel.h"
 #include "tests/core_random_programs.h"
+#include "tests/dma_list_programs.h"
 #include "tests/seed.h"
 
 namespace ncore::tb {
@@ -365,7 +366,20 @@ model::Program random_program(model::SplitMix64& rng, int n) {
           d.hbm_stride2 = d.count1 * d.hbm_stride1;
         }
       }
-      refs.push_back(b.dma(d, engine));
+      if (rng.below(3) == 0) {  // the same transfer as a descriptor list of its planes
+        std::vector<DmaDescriptor> planes;
+        for (uint64_t k = 0; k < d.count2; ++k) {
+          DmaDescriptor e = d;
+          e.count2 = 1;
+          e.hbm_stride2 = e.sbuf_stride2 = 0;
+          e.hbm_addr = d.hbm_addr + k * d.hbm_stride2;
+          e.sbuf_addr = d.sbuf_addr + k * d.sbuf_stride2;
+          planes.push_back(e);
+        }
+        refs.push_back(b.dma_list(engine, b.list(fmt::format("planes{}", i), std::move(planes))));
+      } else {
+        refs.push_back(b.dma(d, engine));
+      }
     } else {
       VeInstruction v;
       v.partitions = kSize;
@@ -775,6 +789,103 @@ TEST(CoreRtl, AStreamMisalignedOrOutsideHbmIsRefusedByBothCores) {
     EXPECT_EQ(r.golden.error, CoreError::kFetchRefused) << c.name;
     for (const auto& q : r.queues) EXPECT_EQ(q.fetched_bytes, 0u) << c.name;
     fmt::print("{}: {}\n", c.name, r.message);
+  }
+}
+
+// Descriptor lists of thousands of entries on five engines at once (ports 0, 1, 2 and two on
+// port 3), beside dma_copy's on other engines: gathers of 32-byte rows into permuted SBUF places,
+// a scatter of 64-byte rows back to HBM, and a list of 2-D entries. Every write is attributed to
+// its dma_list and compared with the golden core's, and the outputs bit for bit.
+std::string long_lists_program(int entries) {
+  return fmt::format(R"(
+.sem loaded
+.sem stored
+.tensor X hbm addr=0x100000 dtype=int8 shape={n}x32 init=random seed=11
+.tensor Z hbm addr=0x400000 dtype=int8 shape={n}x64 init=random seed=12
+.tensor Y hbm addr=0x800000 dtype=int8 shape=8x{row} output
+.tensor W hbm addr=0xC00000 dtype=int8 shape={n}x64 output
+.tensor V hbm addr=0x1000000 dtype=int8 shape=8x4096 output
+.list gather_a
+.rept r {half}
+  descriptor dir=hbm_to_sbuf hbm_addr=X+((r*37)%{half})*32 sbuf_addr=(((r*37)%{half})%8)*SBUF_PARTITION+(((r*37)%{half})/8)*32 bytes=32
+.endr
+.endlist
+.list gather_b
+.rept r {half}
+  descriptor dir=hbm_to_sbuf hbm_addr=X+({half}+(r*53)%{half})*32 sbuf_addr=((({half}+(r*53)%{half}))%8)*SBUF_PARTITION+((({half}+(r*53)%{half}))/8)*32 bytes=32
+.endr
+.endlist
+.list planes
+.rept r {n}
+  descriptor dir=hbm_to_sbuf hbm_addr=Z+r*64 sbuf_addr=(r%8)*SBUF_PARTITION+0x20000+(r/8)*64 bytes=64
+.endr
+.endlist
+.list scatter
+.rept r {n}
+  descriptor dir=sbuf_to_hbm hbm_addr=W+((r*29)%{n})*64 sbuf_addr=(((r*29)%{n})%8)*SBUF_PARTITION+0x20000+(((r*29)%{n})/8)*64 bytes=64
+.endr
+.endlist
+.list tiles
+.rept r 64
+  descriptor dir=hbm_to_sbuf hbm_addr=Z+r*512 sbuf_addr=0x30000+r*64 bytes=64 count1=8 hbm_stride1=64 sbuf_stride1=SBUF_PARTITION
+.endr
+.endlist
+.queue sp
+dma_list engine=0 list=gather_a signal=loaded+=1
+dma_list engine=5 list=gather_b signal=loaded+=1
+dma_list engine=10 list=planes signal=loaded+=1
+dma_list engine=3 list=tiles signal=loaded+=1
+dma_copy engine=7 dir=hbm_to_sbuf hbm_addr=Z sbuf_addr=0x34000 bytes=4096 count1=8 hbm_stride1=4096 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
+dma_list engine=15 list=scatter wait=loaded>=5 signal=stored+=1
+dma_copy engine=1 dir=sbuf_to_hbm hbm_addr=Y sbuf_addr=0 bytes={row} count1=8 hbm_stride1={row} sbuf_stride1=SBUF_PARTITION wait=loaded>=5 signal=stored+=1
+dma_copy engine=2 dir=sbuf_to_hbm hbm_addr=V sbuf_addr=0x30000 bytes=4096 count1=8 hbm_stride1=4096 sbuf_stride1=SBUF_PARTITION wait=loaded>=5 signal=stored+=1
+sem_wait stored>=3
+)", fmt::arg("n", entries), fmt::arg("half", entries / 2), fmt::arg("row", entries / 8 * 32));
+}
+
+TEST(CoreRtl, DescriptorListsOfThousandsOfEntriesOnSeveralEnginesCoSimulate) {
+  const model::Program p = model::assemble(long_lists_program(2048), "lists.s");
+  CoreSimOptions o;
+  o.size = kSize;
+  o.watchdog = 50'000;
+  o.max_cycles = 5'000'000;
+  const CoreSimResult r = run_core_rtl(p, o);
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  ASSERT_TRUE(r.compared);
+  EXPECT_TRUE(r.ok) << r.failure;
+  EXPECT_GE(r.lockstep_instructions, 8u);  // every DMA instruction
+  EXPECT_EQ(r.golden.list_entries, 2048u + 2048 + 2048 + 64);
+  EXPECT_EQ(r.list_entries, r.golden.list_entries);
+  // The gathers and the scatter are permutations: the outputs are X's and Z's rows rearranged.
+  const std::vector<uint8_t> x = model::tensor_init_bytes(*p.tensor("X")), z = model::tensor_init_bytes(*p.tensor("Z"));
+  std::vector<uint8_t> y(8 * 256 * 32);
+  for (int row = 0; row < 2048; ++row) std::copy_n(&x[row * 32], 32, &y[(row % 8) * 256 * 32 + (row / 8) * 32]);
+  EXPECT_EQ(r.outputs.at(0).second, y);
+  EXPECT_EQ(r.outputs.at(1).second, z);  // W: Z through SBUF and back, row for row
+  const double ratio = static_cast<double>(r.golden.cycles) / static_cast<double>(r.cycles);
+  fmt::print("lists of 2,048 entries on 5 engines: RTL {} cycles, golden {} ({:.3f}), {} entries fetched\n",
+             r.cycles, r.golden.cycles, ratio, r.list_entries);
+}
+
+// Each bad list is refused by both cores with the same code, naming the same instruction.
+TEST(CoreRtl, BadDescriptorListsAreRefusedByBothCoresAlike) {
+  std::vector<std::pair<std::string, model::Program>> cases = test::bad_entry_programs();
+  std::vector<model::DmaError> codes = {model::DmaError::kZero, model::DmaError::kHbmRange, model::DmaError::kImage,
+                                        model::DmaError::kDescriptor};
+  for (test::BadList& b : test::bad_list_programs()) {
+    cases.emplace_back(b.name, std::move(b.program));
+    codes.push_back(b.code);
+  }
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const auto& [name, p] = cases[k];
+    const CoreSimResult r = cosim(p);
+    EXPECT_EQ(r.status, CoreStatus::kError) << name << ": " << r.message;
+    EXPECT_EQ(r.error, CoreError::kDmaRefused) << name;
+    EXPECT_EQ(r.error_queue, 3) << name;
+    EXPECT_EQ(r.error_detail, static_cast<int>(codes[k])) << name << ": " << r.message;
+    EXPECT_TRUE(r.ok) << name << ": " << r.failure;  // the golden core stopped the same way
+    EXPECT_EQ(r.golden.error_index, r.error_pc) << name;
+    fmt::print("{}: {}\n", name, r.message);
   }
 }
 

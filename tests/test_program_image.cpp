@@ -138,7 +138,7 @@ TEST(ProgramImage, ADmaWriteIntoTheImageIsRefused) {
   EXPECT_EQ(r.error, CoreError::kDmaRefused);
   EXPECT_EQ(r.error_queue, static_cast<int>(isa::Queue::kSp));
   EXPECT_EQ(r.error_index, 2u);
-  EXPECT_NE(r.message.find("into the program image, which the core fetches its instructions from: [0x7fffffe0, 0x80000020) meets the image [0x80000000, 0x80000180)"), std::string::npos)
+  EXPECT_NE(r.message.find("into the program image, which the core fetches its instructions and lists from: [0x7fffffe0, 0x80000020) meets the image [0x80000000, 0x80000180)"), std::string::npos)
       << r.message;
 }
 

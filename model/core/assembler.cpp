@@ -79,6 +79,11 @@ class Assembler {
 
   Program run() {
     block(0, static_cast<int>(lines_.size()));
+    if (open_list_) {
+      line_ = prog_.lists[*open_list_].loc.line - 1;
+      fail(1, fmt::format("'.list {}' without a matching '.endlist'", prog_.lists[*open_list_].name));
+    }
+    resolve_list_refs();
     // A placed image is checked here, with its line: it must fit in HBM and miss every tensor.
     // The default layout depends on the core's window and is checked where the core is built.
     if (prog_.image_addr) layout_image(prog_, kCoreHbmBytes);
@@ -348,12 +353,24 @@ class Assembler {
 
   void statement(std::vector<Token> tokens) {
     const std::string& head = tokens[0].text;
+    if (head == ".list") return directive_list(tokens);
+    if (head == ".endlist") {
+      if (!open_list_) fail(tokens[0].col, "'.endlist' without '.list'");
+      if (prog_.lists[*open_list_].entries.empty())
+        fail(tokens[0].col, fmt::format("list '{}' has no descriptor (expected at least one)", prog_.lists[*open_list_].name));
+      open_list_.reset();
+      return;
+    }
+    if (open_list_ && head != "descriptor")
+      fail(tokens[0].col, fmt::format("expected 'descriptor ...' or '.endlist' inside '.list {}', found '{}'",
+                                      prog_.lists[*open_list_].name, head));
+    if (head == "descriptor") return descriptor(tokens);
     if (head == ".queue") return directive_queue(tokens);
     if (head == ".equ") return directive_equ(tokens);
     if (head == ".sem") return directive_sem(tokens);
     if (head == ".tensor") return directive_tensor(tokens);
     if (head == ".image") return directive_image(tokens);
-    if (head[0] == '.') fail(tokens[0].col, fmt::format("unknown directive '{}' (expected .queue, .equ, .sem, .tensor, .image, .rept, .endr, .if)", head));
+    if (head[0] == '.') fail(tokens[0].col, fmt::format("unknown directive '{}' (expected .queue, .equ, .sem, .tensor, .image, .list, .rept, .endr, .if)", head));
     if (head.back() == ':') {
       const std::string name = head.substr(0, head.size() - 1);
       if (name.empty() || !is_ident_start(name[0])) fail(tokens[0].col, fmt::format("bad label '{}'", head));
@@ -366,6 +383,64 @@ class Assembler {
       if (tokens.empty()) return;
     }
     instruction(tokens);
+  }
+
+  // `.list NAME`: the descriptor lines up to `.endlist` make list NAME of the program image
+  // (model/core/image.h); `dma_list engine=E list=NAME` runs it.
+  void directive_list(const std::vector<Token>& t) {
+    if (t.size() != 2) fail(t[0].col, "expected '.list NAME'");
+    if (open_list_) fail(t[0].col, fmt::format("'.list' inside '.list {}' (close it with .endlist)", prog_.lists[*open_list_].name));
+    const std::string& name = t[1].text;
+    if (name.empty() || !is_ident_start(name[0]) || !std::all_of(name.begin(), name.end(), is_ident))
+      fail(t[1].col, fmt::format("expected a list name, found '{}'", name));
+    if (list_names_.count(name))
+      fail(t[1].col, fmt::format("list '{}' is already defined at {}", name, prog_.lists[list_names_[name]].loc.str()));
+    list_names_[name] = prog_.lists.size();
+    open_list_ = prog_.lists.size();
+    DescriptorList l;
+    l.name = name;
+    l.loc = loc(t[0].col);
+    prog_.lists.push_back(std::move(l));
+  }
+
+  // `descriptor FIELD=VALUE ...` inside .list: dma_copy's fields but engine and last (the
+  // list's engine runs it; its count ends it) and no wait, signal or tag.
+  void descriptor(const std::vector<Token>& t) {
+    if (!open_list_) fail(t[0].col, "'descriptor' outside '.list NAME' ... '.endlist'");
+    DescriptorList& list = prog_.lists[*open_list_];
+    if (list.entries.size() >= kDmaListMaxEntries)
+      fail(t[0].col, fmt::format("list '{}': expected at most {} descriptors, found more", list.name, kDmaListMaxEntries));
+    const auto& info = *opcode_info(isa::Opcode::kDmaCopy);
+    CoreInstr in = default_instr(isa::Opcode::kDmaCopy);
+    isa::Word w = encode(in);
+    set_field(w, info, "last", 0, t[0].col);
+    Pending s[2];
+    PendingVe pv;
+    for (size_t i = 1; i < t.size(); ++i) {
+      const std::string key = split_kv(t[i]).first;
+      if (key == "engine" || key == "last" || key == "wait" || key == "signal" || key == "tag")
+        fail(t[i].col, fmt::format("a descriptor has no '{}' (the dma_list's engine runs it; its count ends the list)", key));
+      argument(t[i], info, w, in, s, pv);
+    }
+    const DmaDescriptor d = isa::unpack_dma(w);
+    const DmaError e = dma_check(d, kCoreHbmBytes);
+    if (e != DmaError::kNone) fail(t[0].col, fmt::format("the DMA engines would refuse this descriptor ({})", dma_error_name(e)));
+    list.entries.push_back(d);
+    list.lines.push_back(line_ + 1);
+  }
+
+  // Each dma_list with list=NAME gets its list (defined before or after it).
+  void resolve_list_refs() {
+    for (const ListRef& r : list_refs_) {
+      auto it = list_names_.find(r.name);
+      if (it == list_names_.end()) {
+        line_ = r.line;
+        fail(r.col, fmt::format("unknown list '{}' (define it with .list {} ... .endlist)", r.name, r.name));
+      }
+      CoreInstr& in = prog_.queues[r.queue][r.index];
+      in.list_ref = static_cast<int>(it->second);
+      in.list.count = prog_.lists[it->second].entries.size();
+    }
   }
 
   void directive_queue(const std::vector<Token>& t) {
@@ -591,7 +666,24 @@ class Assembler {
     Pending s[2];
     PendingVe pv;
     if (dma_transpose) set_field(w, *info, "transpose", 1, t[0].col);
-    for (size_t i = 1; i < t.size(); ++i) argument(t[i], *info, w, in, s, pv);
+    std::optional<ListRef> ref;
+    for (size_t i = 1; i < t.size(); ++i) {
+      if (info->format == isa::Format::kList && split_kv(t[i]).first == "list") {
+        const std::string name = split_kv(t[i]).second;
+        ref = ListRef{static_cast<int>(*queue_), prog_.queues[static_cast<int>(*queue_)].size(), name, line_,
+                      t[i].col + 5};
+        continue;
+      }
+      argument(t[i], *info, w, in, s, pv);
+    }
+    if (ref) {
+      for (size_t i = 1; i < t.size(); ++i) {
+        const std::string key = split_kv(t[i]).first;
+        if (key == "list_addr" || key == "count")
+          fail(t[i].col, fmt::format("'{}' with list=: the list's place and length come from the image layout", key));
+      }
+      list_refs_.push_back(*ref);
+    }
     if (info->format == isa::Format::kVe) {
       resolve_scalars(w, s);
       resolve_value_and_pattern(w, *info, pv);
@@ -947,6 +1039,11 @@ class Assembler {
         if (e != DmaError::kNone) fail(col, fmt::format("the DMA engines would refuse this descriptor ({})", dma_error_name(e)));
         break;
       }
+      case isa::Format::kList: {  // (list=NAME: count and place come from the layout later)
+        const DmaError e = dma_list_check(in.list, kCoreHbmBytes);
+        if (e != DmaError::kNone) fail(col, fmt::format("the core would refuse this list ({})", dma_error_name(e)));
+        break;
+      }
       default: break;
     }
   }
@@ -997,8 +1094,17 @@ class Assembler {
     finish(wm, mm, t[0].col);
   }
 
+  struct ListRef {
+    int queue;
+    size_t index;
+    std::string name;
+    int line, col;
+  };
   std::string file_;
   std::vector<std::string> lines_;
+  std::map<std::string, size_t> list_names_;  // -> Program::lists
+  std::optional<size_t> open_list_;           // the .list being written
+  std::vector<ListRef> list_refs_;
   int line_ = 0;
   Program prog_;
   std::vector<std::map<std::string, int64_t>> symbols_;

@@ -74,6 +74,7 @@ isa::Word encode(const CoreInstr& in) {
     case isa::Format::kTe: pack_checked(w, static_cast<const isa::TeFields&>(in.te)); break;
     case isa::Format::kVe: pack_checked(w, static_cast<const isa::VeFields&>(in.ve)); break;
     case isa::Format::kDma: pack_checked(w, in.dma); break;
+    case isa::Format::kList: pack_checked(w, in.list); break;
     case isa::Format::kCc: pack_checked(w, static_cast<const isa::CcFields&>(in.cc)); break;
     default: break;
   }
@@ -131,6 +132,7 @@ DecodeError decode(const isa::Word& w, isa::Queue q, CoreInstr* out, std::string
       in.ve.tag = in.tag;
       break;
     case isa::Format::kDma: in.dma = isa::unpack_dma(w); break;
+    case isa::Format::kList: in.list = isa::unpack_list(w); break;
     case isa::Format::kCc:
       static_cast<isa::CcFields&>(in.cc) = isa::unpack_cc(w);
       in.cc.opcode = op;

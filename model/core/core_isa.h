@@ -47,6 +47,10 @@ struct CoreInstr {
   TeInstruction te;
   VeInstruction ve;
   DmaDescriptor dma;  // dma.engine: the DMA engine 0..15 that runs it
+  isa::ListFields list;   // dma_list: a descriptor list in HBM (model/dma/dma.h)
+  // dma_list of a list of the program (Program::lists): the image layout gives list_addr and
+  // count (model/core/image.h: list_of()); -1: list_addr and count as written.
+  int list_ref = -1;
   isa::CcInstruction cc;  // a collective (queue cc)
   SourceLoc loc;
 };

@@ -163,27 +163,57 @@ struct CoreModel::Impl {
     bool stalled = false;  // its next instruction has not arrived
     uint64_t stalled_since = 0;
   };
-  // A dma_copy from the cycle sp fires it: queued in its engine, loaded (ready_at: its bursts
-  // start), transferring, finished; then its completion tracker entry pops (one per cycle over
-  // the core, lowest engine first, once its list has finished), applying its signal.
+  // A descriptor from the cycle it enters its engine's queue (sp fires a dma_copy, a list
+  // walker hands an entry): queued, loaded (ready_at: its bursts start) or refused,
+  // transferring, finished. A dma_copy, and a list's final entry, then become a completion
+  // tracker entry that pops (one per cycle over the core, lowest engine first, once its list
+  // has finished), applying its instruction's signal and moving its data.
   struct DmaJob {
-    size_t index;                // in the sp queue
+    size_t index;                // its instruction in the sp queue (dma_copy or dma_list)
     uint64_t issue;
+    DmaDescriptor d;
+    bool from_list = false;      // an entry of a dma_list
+    size_t entry = 0;            // its index in the list
+    DmaError malformed = DmaError::kNone;  // kDescriptor: the entry's reserved bits were set
+    std::string malformed_why;
     uint64_t ready_at = 0;       // loaded: its transfer begins
     bool started = false;        // at the front of its engine: ready_at is known
     bool transferring = false;   // handed to the transfer model
     uint64_t poppable = kNoEvent;  // its tracker entry may pop from here (its list reported)
+    std::vector<DmaDescriptor> ran;  // a list's entry: every entry of the list that ran, in order
   };
   struct DmaEngine {
     std::deque<DmaJob> queue;     // fired, not finished (the front is loaded)
     std::deque<DmaJob> finished;  // finished, tracker entry not popped
+    int tracked = 0;              // tracker entries: dma_copy and dma_list not yet popped
     uint64_t free_at = 0;         // may load its next descriptor from here
+    // The list being reported: its first refusal, and the entries that ran (with data).
+    DmaError list_error = DmaError::kNone;
+    std::string list_why;
+    std::vector<DmaDescriptor> list_ran;
+    uint64_t list_bursts = 0;
+  };
+  // A dma_list's walker (nc_core_lists): fetches the list's entries in chunks through the
+  // fetch port (transfers on streams of its own) and hands them, in order, to its engine's
+  // descriptor queue when it has room, one a cycle.
+  struct ListChunk {
+    size_t begin, end;  // entries
+    int engine;         // its stream in the transfer model
+    bool arrived = false;
+  };
+  struct ListWalk {
+    bool active = false;   // entries not yet handed
+    size_t index = 0;      // the dma_list in sp
+    isa::ListFields list;
+    size_t requested = 0, arrived = 0, handed = 0;
+    std::deque<ListChunk> chunks;  // in flight or arrived out of order, oldest first
+    uint64_t hand_at = 0;  // the next entry may be handed from this cycle
   };
 
   Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external,
        CollectiveEngine* collectives)
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
-        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines),
+        se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), walk(c.dma_engines),
         port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), open_list(c.dma_engines, 0), own_transfers(dma_config(c)),
         transfers(external ? external : &own_transfers),
         lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle, !c.timing_only),
@@ -197,7 +227,7 @@ struct CoreModel::Impl {
     HbmDmaConfig d = c.dma_timing;
     d.engines = c.dma_engines;
     d.ports = c.dma_ports;
-    d.fetch_engines = c.fetch.engines();
+    d.fetch_engines = c.transfer_engines() - c.dma_engines;
     return d;
   }
 
@@ -305,8 +335,7 @@ struct CoreModel::Impl {
     }
   }
 
-  void execute_dma(size_t i) {
-    const DmaDescriptor& d = instr(kSpQueue, i).dma;
+  void execute_dma(const DmaDescriptor& d) {
     result.dma_bytes += d.bytes * d.count1 * d.count2;
     if (cfg.timing_only) return;
     if (d.transpose) return execute_dma_transpose(d);
@@ -480,16 +509,51 @@ struct CoreModel::Impl {
         }
         DmaEngine& eng = dma[in.dma.engine];
         // Room in the engine's descriptor queue and in its completion tracker (the counts as
-        // registered: what leaves this cycle makes room from the next).
-        size_t unloaded = 0;
-        for (const DmaJob& j : eng.queue) unloaded += !j.started || j.ready_at >= now;
-        if (unloaded >= kDmaFifoDepth || eng.queue.size() + eng.finished.size() >= kDmaTrackerDepth) {
+        // registered: what leaves this cycle makes room from the next); no list walking on it.
+        if (!fifo_room(in.dma.engine) || eng.tracked >= kDmaTrackerDepth || walk[in.dma.engine].active) {
           s.ready = now + 1;
           return false;
         }
         open_list[in.dma.engine] = in.dma.last ? 0 : open_list[in.dma.engine] + 1;
-        eng.queue.push_back(DmaJob{i, now});
+        ++eng.tracked;
+        DmaJob job{i, now};
+        job.d = in.dma;
+        eng.queue.push_back(std::move(job));
         start_dma_front(in.dma.engine);
+        s.ready = now + 1;
+        ++s.pc;
+        ++result.queues[q].instructions;
+        return true;
+      }
+      case isa::Format::kList: {
+        const isa::ListFields l = list_of(prog, in, image);
+        if (l.engine >= static_cast<uint64_t>(cfg.dma_engines)) {
+          defer(CoreError::kDmaRefused, q, i, fmt::format("DMA engine {} does not exist (the core has {})", l.engine, cfg.dma_engines));
+          return false;
+        }
+        // The core's checks before it reads an entry (nc_core's order); a ninth list on an
+        // open list of dma_copy's could never be tracked either.
+        DmaError e = dma_list_check(l, cfg.hbm_bytes);
+        if (e == DmaError::kNone && image.over_streams(l.list_addr, l.count * kDmaListEntryBytes)) e = DmaError::kListImage;
+        if (e == DmaError::kNone && open_list[l.engine] >= kDmaListDescriptors) e = DmaError::kListLength;
+        if (e != DmaError::kNone) {
+          defer(CoreError::kDmaRefused, q, i,
+                fmt::format("{}: the list [0x{:x}, +{} entries)", dma_error_name(e), l.list_addr, l.count));
+          return false;
+        }
+        DmaEngine& eng = dma[l.engine];
+        ListWalk& w = walk[l.engine];
+        if (w.active || eng.tracked >= kDmaTrackerDepth) {
+          s.ready = now + 1;
+          return false;
+        }
+        open_list[l.engine] = 0;
+        ++eng.tracked;
+        w = ListWalk{};
+        w.active = true;
+        w.index = i;
+        w.list = l;
+        w.hand_at = now + 1;
         s.ready = now + 1;
         ++s.pc;
         ++result.queues[q].instructions;
@@ -604,23 +668,67 @@ struct CoreModel::Impl {
 
   // A DMA engine finished its front descriptor at `now`. Ending a list, the engine's port
   // reports it (one report per port and cycle) and the list's tracker entries may pop after.
-  void dma_finished(int e) {
+  // A refused entry (refused: its reason) finished without moving anything. A list's entries
+  // other than its final one leave no tracker entry; the final one becomes the dma_list's,
+  // carrying the entries that ran. A list with a refused entry raises dma_refused when it is
+  // reported, naming the engine's oldest tracker entry (nc_core's report).
+  void dma_finished(int e, DmaError refused = DmaError::kNone, const std::string& why = "") {
     DmaEngine& eng = dma[e];
-    DmaJob j = eng.queue.front();
+    DmaJob j = std::move(eng.queue.front());
     eng.queue.pop_front();
-    transfers->retire(e);
+    if (refused == DmaError::kNone) transfers->retire(e);
     eng.free_at = now + 1;
-    if (instr(kSpQueue, j.index).dma.last) {
+    if (j.from_list) {
+      if (refused != DmaError::kNone && eng.list_error == DmaError::kNone) {
+        eng.list_error = refused;
+        eng.list_why = fmt::format("{}: entry {} of the list ({}){}", dma_error_name(refused), j.entry,
+                                   list_entry_where(j), why.empty() ? "" : ": " + why);
+      }
+      if (refused == DmaError::kNone) {
+        eng.list_bursts += j.d.transpose ? dma_bursts(j.d).size() : j.d.bytes / kDmaBurstBytes * j.d.count1 * j.d.count2;
+        if (cfg.timing_only) result.dma_bytes += j.d.bytes * j.d.count1 * j.d.count2;
+        else eng.list_ran.push_back(j.d);
+      }
+    }
+    if (j.d.last) {
       uint64_t& port = port_report_free[static_cast<size_t>(e % std::max(cfg.dma_ports, 1))];
       const uint64_t report = std::max(now + 1, port);
       port = report + 1;
       eng.free_at = report + 1;
+      if (j.from_list) {
+        result.list_bursts.emplace_back(j.index, eng.list_bursts);
+        eng.list_bursts = 0;
+      }
+      if (eng.list_error != DmaError::kNone) {
+        const size_t named = eng.finished.empty() ? j.index : eng.finished.front().index;
+        raise(CoreError::kDmaRefused, kSpQueue, named, eng.list_why);
+        return;
+      }
       for (DmaJob& f : eng.finished)
         if (f.poppable == kNoEvent) f.poppable = report + 1;
       j.poppable = report + 1;
+      if (j.from_list) {
+        j.ran = std::move(eng.list_ran);
+        eng.list_ran.clear();
+      }
     }
-    eng.finished.push_back(j);
+    if (!j.from_list || j.d.last) eng.finished.push_back(std::move(j));
     start_dma_front(e);
+  }
+
+  std::string list_entry_where(const DmaJob& j) const {
+    const CoreInstr& in = instr(kSpQueue, j.index);
+    if (in.list_ref < 0) return fmt::format("HBM 0x{:x}", list_of(prog, in, image).list_addr + j.entry * kDmaListEntryBytes);
+    const DescriptorList& l = prog.lists[static_cast<size_t>(in.list_ref)];
+    return fmt::format("'{}' line {}", l.name, j.entry < l.lines.size() ? l.lines[j.entry] : 0);
+  }
+
+  // Room in engine e's descriptor queue (the count as registered: a descriptor loaded this
+  // cycle makes room from the next).
+  bool fifo_room(int e) const {
+    size_t unloaded = 0;
+    for (const DmaJob& j : dma[e].queue) unloaded += !j.started || j.ready_at >= now;
+    return unloaded < kDmaFifoDepth;
   }
 
   // The earliest cycle a tracker entry may pop (kNoEvent: none owed).
@@ -678,9 +786,11 @@ struct CoreModel::Impl {
     }
     begin_due_transfers();
     any |= fetch_arrivals();
+    any |= list_arrivals();
     for (int e = 0; e < cfg.dma_engines; ++e) {
       const DmaEngine& eng = dma[e];
-      if (!eng.queue.empty() && eng.queue.front().transferring && transfers->done(e)) dma_finished(e);
+      if (!eng.queue.empty() && eng.queue.front().transferring && transfers->done(e) && result.status == CoreStatus::kDone)
+        dma_finished(e);
     }
     // One tracker entry pops a cycle: the lowest engine's, applying the dma_copy's signal now
     // (a waiting queue sees it next cycle) and moving its data.
@@ -688,11 +798,15 @@ struct CoreModel::Impl {
       for (int e = 0; e < cfg.dma_engines; ++e) {
         DmaEngine& eng = dma[e];
         if (eng.finished.empty() || eng.finished.front().poppable > now) continue;
-        const DmaJob j = eng.finished.front();
+        const DmaJob j = std::move(eng.finished.front());
         eng.finished.pop_front();
+        --eng.tracked;
         pop_free = now + 1;
         begin_effects(kSpQueue, j.index);
-        execute_dma(j.index);
+        if (j.from_list)
+          for (const DmaDescriptor& d : j.ran) execute_dma(d);
+        else
+          execute_dma(j.d);
         signal(kSpQueue, j.index);
         end_effects();
         ++completed;
@@ -786,13 +900,127 @@ struct CoreModel::Impl {
   }
 
   // Hands every front descriptor its engine has loaded to the transfer model.
+  // A list entry is checked as its engine loads it (nc_dma's order): malformed, then the
+  // descriptor checks, then a write into the image; a refused one finishes at once.
   void begin_due_transfers() {
-    for (int e = 0; e < cfg.dma_engines; ++e) {
+    for (int e = 0; e < cfg.dma_engines && result.status == CoreStatus::kDone; ++e) {
       auto& fifo = dma[e].queue;
-      if (fifo.empty() || !fifo.front().started || fifo.front().transferring || fifo.front().ready_at > now) continue;
-      fifo.front().transferring = true;
-      transfers->begin(e, instr(kSpQueue, fifo.front().index).dma, now);
+      while (!fifo.empty() && fifo.front().started && !fifo.front().transferring && fifo.front().ready_at <= now &&
+             result.status == CoreStatus::kDone) {
+        DmaJob& j = fifo.front();
+        if (j.from_list) {
+          DmaError r = j.malformed;
+          std::string why = j.malformed_why;
+          if (r == DmaError::kNone)
+            r = dma_check(j.d, cfg.hbm_bytes, static_cast<uint64_t>(cfg.lanes) * kSbufPartitionStride);
+          if (r == DmaError::kNone && j.d.to_hbm && image.overlaps(j.d.hbm_addr, dma_hbm_end(j.d) - j.d.hbm_addr))
+            r = DmaError::kImage;
+          if (r != DmaError::kNone) {
+            dma_finished(e, r, why);
+            continue;
+          }
+        }
+        j.transferring = true;
+        transfers->begin(e, j.d, now);
+        break;
+      }
     }
+  }
+
+  // ---- descriptor lists ----------------------------------------------------------------------
+  int list_stream(int e, int k) const { return cfg.dma_engines + cfg.fetch.engines() + e * cfg.lists.streams + k; }
+
+  // Requests every chunk of every active list that fits in its walker's buffer and has a free
+  // stream (nc_core_fetch's policy, one beat an entry, no lone first request).
+  void request_list_entries() {
+    const ListFetchConfig& lc = cfg.lists;
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      ListWalk& w = walk[e];
+      if (!w.active) continue;
+      const size_t chunk = static_cast<size_t>(lc.chunk);
+      while (w.requested < w.list.count && w.chunks.size() < static_cast<size_t>(lc.streams)) {
+        const size_t end = std::min<size_t>(w.list.count, w.requested + chunk - w.requested % chunk);
+        if (end - w.handed > static_cast<size_t>(lc.buffer)) break;
+        int stream = 0;
+        while (std::any_of(w.chunks.begin(), w.chunks.end(), [&](const ListChunk& c) { return c.engine == list_stream(e, stream); }))
+          ++stream;
+        DmaDescriptor d;  // a read of the chunk's entries
+        d.engine = static_cast<uint64_t>(list_stream(e, stream));
+        d.hbm_addr = w.list.list_addr + w.requested * kDmaListEntryBytes;
+        d.bytes = (end - w.requested) * kDmaListEntryBytes;
+        transfers->begin(list_stream(e, stream), d, now);
+        w.chunks.push_back({w.requested, end, list_stream(e, stream)});
+        w.requested = end;
+      }
+    }
+  }
+
+  // Retires the list reads that have ended; entries become available in order.
+  bool list_arrivals() {
+    bool any = false;
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      ListWalk& w = walk[e];
+      for (ListChunk& c : w.chunks)
+        if (!c.arrived && transfers->done(c.engine)) {
+          transfers->retire(c.engine);
+          c.arrived = true;
+          result.list_entries += c.end - c.begin;
+        }
+      while (!w.chunks.empty() && w.chunks.front().arrived) {
+        w.arrived = w.chunks.front().end;
+        w.chunks.pop_front();
+        any = true;
+      }
+    }
+    return any;
+  }
+
+  // Each walker hands its next arrived entry to its engine's queue when it has room, one a
+  // cycle; the final entry carries `last`. Entries are read from HBM as they are handed.
+  bool hand_list_entries() {
+    bool any = false;
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      ListWalk& w = walk[e];
+      if (!w.active || w.handed >= w.arrived || now < w.hand_at || !fifo_room(e)) continue;
+      DmaJob job{w.index, now};
+      job.from_list = true;
+      job.entry = w.handed;
+      uint8_t bytes[kDmaListEntryBytes];
+      hbm.read_block(w.list.list_addr + w.handed * kDmaListEntryBytes, bytes, kDmaListEntryBytes);
+      job.malformed = dma_list_entry_decode(bytes, &job.d, &job.malformed_why);
+      if (job.malformed != DmaError::kNone) job.d = isa::unpack_dma(isa::Word{});  // what the engine loads: nothing
+      job.d.engine = static_cast<uint64_t>(e);
+      job.d.last = w.handed + 1 == w.list.count;
+      dma[e].queue.push_back(std::move(job));
+      start_dma_front(e);
+      ++w.handed;
+      w.hand_at = now + 1;
+      w.active = w.handed < w.list.count;
+      any = true;
+    }
+    return any;
+  }
+
+  bool listing() const {
+    for (const ListWalk& w : walk)
+      if (!w.chunks.empty()) return true;
+    return false;
+  }
+
+  // When a walker that has an entry to hand may next find room (kNever: none waits).
+  uint64_t next_hand() const {
+    uint64_t at = kNever;
+    for (int e = 0; e < cfg.dma_engines; ++e) {
+      const ListWalk& w = walk[e];
+      if (!w.active || w.handed >= w.arrived) continue;
+      uint64_t t = std::max(w.hand_at, now + 1);
+      if (!fifo_room(e)) {  // the front's load makes room the cycle after
+        const auto& fifo = dma[e].queue;
+        t = std::max(t, fifo.front().started ? fifo.front().ready_at + 1 : now + 1);
+      }
+      at = std::min(at, t);
+    }
+    return at;
   }
 
   uint64_t next_event() const {
@@ -811,6 +1039,7 @@ struct CoreModel::Impl {
       const auto& q = f.queue;
       if (!q.empty() && q.front().started && !q.front().transferring) next = std::min(next, std::max(q.front().ready_at, now + 1));
     }
+    next = std::min(next, next_hand());
     next = std::min(next, std::max(next_pop(), now + 1));
     if (cc_collectives) next = std::min(next, cc->next_event(now));
     return std::min(next, transfers->next_event(now));
@@ -818,7 +1047,7 @@ struct CoreModel::Impl {
 
   // A transfer or a collective is pending (an outside model may end it).
   bool waiting_outside() const {
-    if (cc_collectives || fetching()) return true;
+    if (cc_collectives || fetching() || listing()) return true;
     for (const auto& f : dma)
       if (!f.queue.empty() && f.queue.front().transferring) return true;
     return false;
@@ -827,6 +1056,8 @@ struct CoreModel::Impl {
   // A descriptor is in flight, or a finished list still owes its signals (a list left open by
   // a descriptor without `last` never finishes: it owes nothing).
   bool dma_owed() const {
+    for (const ListWalk& w : walk)
+      if (w.active) return true;
     for (const auto& f : dma) {
       if (!f.queue.empty()) return true;
       for (const DmaJob& j : f.finished)
@@ -881,7 +1112,9 @@ struct CoreModel::Impl {
       for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
         while (try_issue(q)) changed = true;
       if (raise_drained_faults()) break;
+      changed |= hand_list_entries();
       request_fetches();
+      request_list_entries();
     }
     begin_due_transfers();
     return result.status != CoreStatus::kDone || all_done();
@@ -942,6 +1175,7 @@ struct CoreModel::Impl {
   std::array<uint32_t, kNumSemaphores> sems{};
   std::array<QueueState, isa::kNumQueue> qs{};
   std::vector<DmaEngine> dma;
+  std::vector<ListWalk> walk;  // per DMA engine
   std::vector<uint64_t> port_report_free;  // per DMA port: the next cycle it may report a list
   uint64_t pop_free = 0;                   // the next cycle a tracker entry may pop
   uint64_t last_end = 0;                   // the latest completion so far
@@ -1034,6 +1268,11 @@ void CoreModel::write_tensor(const TensorDecl& t, const std::vector<uint8_t>& by
 const ImageLayout& CoreModel::image() const { return impl_->image; }
 
 void CoreModel::load_tensors() {
+  // The lists' entries are what the walkers read, so they are loaded even when timing only
+  // (a list a program writes at run time is data: timing only reads it as zeros).
+  write_lists(impl_->prog, impl_->image, [this](uint64_t addr, const std::array<uint8_t, kDmaListEntryBytes>& e) {
+    hbm().write_block(addr, e.data(), e.size());
+  });
   if (impl_->cfg.timing_only) return;
   // A built instruction whose fields do not fit their bits has no word: its place holds zeros
   // (the core refuses it at issue as an illegal word all the same).

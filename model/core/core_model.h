@@ -55,6 +55,15 @@ struct FetchConfig {
   int engines() const { return enabled ? isa::kNumQueue * streams : 0; }
 };
 
+// Descriptor lists (rtl/core/README.md, "Descriptor lists"): each DMA engine's list walker
+// fetches entries ahead through the fetch port into a buffer of its own. ncore's own choices,
+// like FetchConfig's.
+struct ListFetchConfig {
+  int buffer = 16;   // entries a walker buffers: 512 bytes
+  int chunk = 8;     // entries per request (to a chunk boundary from the list's start): 256 bytes
+  int streams = 2;   // requests a walker may have in flight
+};
+
 struct CoreConfig {
   TensorEngineConfig te;            // 128 x 128, 8 PSUM banks of 512 words
   int lanes = 128;                  // vector and scalar engine lanes
@@ -72,6 +81,9 @@ struct CoreConfig {
   int cc_outstanding = 8;                    // collectives the cc queue may have in flight
   uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
   FetchConfig fetch;
+  ListFetchConfig lists;
+  // Transfer-model engines: the DMA engines, the instruction fetch streams, the list walkers'.
+  int transfer_engines() const { return dma_engines + fetch.engines() + dma_engines * lists.streams; }
   // The default image layout's top (model/core/image.h; 0: hbm_bytes). A system run gives each
   // core of a chip its own.
   uint64_t image_top = 0;
@@ -126,6 +138,10 @@ struct CoreResult {
   uint64_t dma_bytes = 0;     // bytes moved by DMA (each byte once)
   uint64_t dma_busy_cycles = 0;
   uint64_t fetch_bytes = 0;   // instruction bytes fetched, every queue
+  uint64_t list_entries = 0;  // descriptor-list entries fetched
+  // Per dma_list walked to its end: its sp index and the bursts its entries moved (the
+  // lockstep checker counts the RTL's writes off against them).
+  std::vector<std::pair<size_t, uint64_t>> list_bursts;
   std::array<uint32_t, kNumSemaphores> semaphores{};
   std::vector<InstrTiming> timeline;  // when CoreModel::record_timeline(true)
   std::vector<FetchStall> fetch_stalls;  // likewise

@@ -127,6 +127,25 @@ ProgramBuilder::Ref ProgramBuilder::dma(const DmaDescriptor& d, int dma_queue) {
   return push(isa::Queue::kSp, in);
 }
 
+int ProgramBuilder::list(const std::string& name, std::vector<DmaDescriptor> entries) {
+  DescriptorList l;
+  l.name = name;
+  for (DmaDescriptor& d : entries) d.engine = d.last = 0;
+  l.entries = std::move(entries);
+  l.lines.assign(l.entries.size(), 0);
+  prog_.lists.push_back(std::move(l));
+  return static_cast<int>(prog_.lists.size()) - 1;
+}
+
+ProgramBuilder::Ref ProgramBuilder::dma_list(int engine, int list) {
+  CoreInstr in;
+  in.opcode = isa::Opcode::kDmaList;
+  in.list.engine = static_cast<uint64_t>(engine);
+  in.list.count = prog_.lists.at(static_cast<size_t>(list)).entries.size();
+  in.list_ref = list;
+  return push(isa::Queue::kSp, in);
+}
+
 std::string tensor_npy_descr(DType t) {
   switch (t) {
     case DType::kFp32:

@@ -41,10 +41,21 @@ struct TensorDecl {
   uint64_t bytes() const;  // HBM: elements * size; SBUF: per partition
 };
 
+// A descriptor list the program's image carries (`.list NAME` ... `.endlist`): entries as they
+// lie in HBM (engine and last 0), placed by the image layout (model/core/image.h). A dma_list
+// names it by CoreInstr::list_ref.
+struct DescriptorList {
+  std::string name;
+  SourceLoc loc;                      // its .list line
+  std::vector<DmaDescriptor> entries;
+  std::vector<int> lines;             // each entry's source line
+};
+
 struct Program {
   std::string name;
   std::array<std::vector<CoreInstr>, isa::kNumQueue> queues;
   std::vector<TensorDecl> tensors;
+  std::vector<DescriptorList> lists;
   std::array<std::string, kNumSemaphores> sem_names;  // "" for unnamed
   std::array<uint32_t, kNumSemaphores> sem_init{};
   // `.image ADDR`: the HBM address of the program image (model/core/image.h); none: the
@@ -109,6 +120,9 @@ class ProgramBuilder {
   Ref dve(const VeInstruction& v);  // opcode from v.opcode
   Ref act(const VeInstruction& v);
   Ref dma(const DmaDescriptor& d, int dma_queue);
+  // A list of the image (its entries' engine and last are cleared) and a dma_list of it.
+  int list(const std::string& name, std::vector<DmaDescriptor> entries);
+  Ref dma_list(int engine, int list);
   const Program& program() const { return prog_; }
   Program take() { return std::move(prog_); }
 

@@ -34,6 +34,44 @@ DmaError dma_check(const DmaDescriptor& d, uint64_t hbm_bytes, uint64_t sbuf_byt
   return DmaError::kNone;
 }
 
+std::array<uint8_t, kDmaListEntryBytes> dma_list_entry(const DmaDescriptor& d) {
+  DmaDescriptor entry = d;
+  entry.engine = entry.last = 0;
+  isa::Word w{};
+  isa::pack(w, entry);
+  std::array<uint8_t, kDmaListEntryBytes> bytes{};
+  for (size_t b = 0; b < kDmaListEntryBytes; ++b)  // bits [64, 320) of the word
+    bytes[b] = static_cast<uint8_t>(w[1 + b / 8] >> (8 * (b % 8)));
+  return bytes;
+}
+
+DmaError dma_list_entry_decode(const uint8_t* bytes, DmaDescriptor* out, std::string* why) {
+  isa::Word w{};
+  for (size_t b = 0; b < kDmaListEntryBytes; ++b) w[1 + b / 8] |= uint64_t{bytes[b]} << (8 * (b % 8));
+  const uint64_t lsb = isa::kFormats[static_cast<int>(isa::Format::kDma)].lsb;
+  const uint64_t bits = isa::kFormats[static_cast<int>(isa::Format::kDma)].bits;
+  for (uint64_t b = lsb + bits; b < lsb + 8 * kDmaListEntryBytes; ++b)
+    if (w[b / 64] >> (b % 64) & 1) {
+      if (why) *why = fmt::format("bit {} of the entry is set (an entry uses bits 0..{})", b - lsb, bits - 1);
+      return DmaError::kDescriptor;
+    }
+  const DmaDescriptor d = isa::unpack_dma(w);
+  if (d.engine || d.last) {
+    if (why) *why = fmt::format("its {} field is {} (the list's engine runs it; its end is its count)",
+                                d.engine ? "engine" : "last", d.engine ? d.engine : d.last);
+    return DmaError::kDescriptor;
+  }
+  *out = d;
+  return DmaError::kNone;
+}
+
+DmaError dma_list_check(const DmaList& l, uint64_t hbm_bytes) {
+  if (l.count == 0) return DmaError::kZero;
+  if (l.list_addr % kDmaListEntryBytes) return DmaError::kAlign;
+  if (l.list_addr > hbm_bytes || (hbm_bytes - l.list_addr) / kDmaListEntryBytes < l.count) return DmaError::kHbmRange;
+  return DmaError::kNone;
+}
+
 void dma_transpose_block(const uint8_t (&in)[kDmaTransposeRows][kDmaBurstBytes],
                          uint8_t (&out)[kDmaTransposeRows][kDmaBurstBytes]) {
   for (int i = 0; i < kDmaTransposeRows; ++i)

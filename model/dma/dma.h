@@ -2,6 +2,7 @@
 // DMA descriptors between HBM and SBUF: what one moves, and whether it is legal. The RTL
 // engines (rtl/dma) are checked against dma_bursts() applied in order, engine by engine.
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -39,6 +40,22 @@ bool dma_fields_fit(const DmaDescriptor& d, std::string* why = nullptr);
 // at one 32-byte column chunk, paired with the block's SBUF writes, one per element column
 // (partition), each holding that column's element of the 16 rows in order (dma_transpose_block).
 std::vector<std::pair<uint64_t, uint64_t>> dma_bursts(const DmaDescriptor& d);
+
+// Descriptor lists in HBM (dma_list, rtl/core/README.md "Descriptor lists"). An entry is 32
+// bytes, little-endian: the dma format's fields at bit 0 (field f at bit lsb(f) - 64), one HBM
+// burst. Its engine and last fields and bits 227..255 must be zero: the list's engine runs
+// it, and its last entry ends the list. Anything else is a malformed entry (kDescriptor).
+inline constexpr uint64_t kDmaListEntryBytes = 32;
+inline constexpr uint64_t kDmaListMaxEntries = (uint64_t{1} << 24) - 1;  // the count field
+using DmaList = isa::ListFields;
+// The entry of descriptor d: its fields, with engine and last zero.
+std::array<uint8_t, kDmaListEntryBytes> dma_list_entry(const DmaDescriptor& d);
+// Decodes an entry; kDescriptor (and `why`) when malformed, else kNone and *out.
+DmaError dma_list_entry_decode(const uint8_t* bytes, DmaDescriptor* out, std::string* why = nullptr);
+// Why a dma_list is refused at issue, before its entries are read: a zero count (kZero), an
+// address not 32-byte aligned (kAlign), entries past HBM (kHbmRange). (The NeuronCore also
+// refuses a list over an instruction stream, kListImage: model/core/image.h.)
+DmaError dma_list_check(const DmaList& l, uint64_t hbm_bytes);
 
 inline constexpr int kDmaTransposeRows = 16;  // rows of a transpose block (NKI's DMA transpose: 16)
 inline constexpr uint64_t kDmaPartitionBytes = 229376;

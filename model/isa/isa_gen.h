@@ -47,7 +47,7 @@ enum class Queue : uint8_t {
   kPe = 0,  // tensor engine (PE array): load_stationary, multiply_moving
   kAct = 1,  // scalar engine: activation
   kDve = 2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
-  kSp = 3,  // sync engine: dma_copy, and semaphore-only instructions
+  kSp = 3,  // sync engine: dma_copy, dma_list, and semaphore-only instructions
   kCc = 4,  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all
 };
 inline constexpr int kNumQueue = 5;
@@ -57,7 +57,7 @@ inline constexpr std::array<std::string_view, 5> kQueueDocs{
     "tensor engine (PE array): load_stationary, multiply_moving",
     "scalar engine: activation",
     "vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...",
-    "sync engine: dma_copy, and semaphore-only instructions",
+    "sync engine: dma_copy, dma_list, and semaphore-only instructions",
     "the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all",
 };
 
@@ -282,7 +282,7 @@ inline constexpr std::array<std::string_view, 8> kVeErrorDocs{
     "memset: value has bits above dtype out's width",
 };
 
-// why a DMA descriptor is refused (the doc is the message)
+// why a DMA descriptor or a descriptor list is refused (the doc is the message)
 enum class DmaError : uint8_t {
   kNone = 0,  // none
   kZero = 1,  // zero size
@@ -291,12 +291,15 @@ enum class DmaError : uint8_t {
   kSbufRange = 4,  // past the end of SBUF
   kListLength = 5,  // a ninth descriptor in one list (an engine tracks 8)
   kTranspose = 6,  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
-  kImage = 7,  // SBUF to HBM into the program image, which the core fetches its instructions from
+  kImage = 7,  // SBUF to HBM into the program image, which the core fetches its instructions and lists from
+  kDescriptor = 8,  // a list entry in HBM with its engine or last field, or a bit above 226, set
+  kListImage = 9,  // a descriptor list that overlaps an instruction stream of the program image
+  kOutsideSbuf = 10,  // an SBUF port access outside this core's partitions (the RTL core's own guard)
 };
-inline constexpr int kNumDmaError = 8;
+inline constexpr int kNumDmaError = 11;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 8> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length", "transpose", "image"};
-inline constexpr std::array<std::string_view, 8> kDmaErrorDocs{
+inline constexpr std::array<std::string_view, 11> kDmaErrorNames{"none", "zero", "align", "hbm_range", "sbuf_range", "list_length", "transpose", "image", "descriptor", "list_image", "outside_sbuf"};
+inline constexpr std::array<std::string_view, 11> kDmaErrorDocs{
     "none",
     "zero size",
     "misaligned",
@@ -304,7 +307,10 @@ inline constexpr std::array<std::string_view, 8> kDmaErrorDocs{
     "past the end of SBUF",
     "a ninth descriptor in one list (an engine tracks 8)",
     "transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition",
-    "SBUF to HBM into the program image, which the core fetches its instructions from",
+    "SBUF to HBM into the program image, which the core fetches its instructions and lists from",
+    "a list entry in HBM with its engine or last field, or a bit above 226, set",
+    "a descriptor list that overlaps an instruction stream of the program image",
+    "an SBUF port access outside this core's partitions (the RTL core's own guard)",
 };
 
 // why the NeuronCore cannot execute a word, checked in this order
@@ -470,6 +476,7 @@ enum class Format : uint8_t {
   kTe,
   kVe,
   kDma,
+  kList,
   kCc,
   kNone,
 };
@@ -494,6 +501,7 @@ enum class Opcode : uint8_t {
   kScalarTensorTensor = 0x2d,  // op1(op0(src0, s0), src1)
   kTensorScalarReduce = 0x2e,  // op0(src0, s0), and the op1-fold of the results at acc_addr
   kDmaCopy = 0x30,  // hand one descriptor to DMA engine `engine`; completes when the DMA does
+  kDmaList = 0x31,  // DMA engine `engine` fetches and runs `count` descriptors from HBM; completes when the last does
   kAllReduce = 0x40,  // every member receives the sum of every member's src
   kAllGather = 0x41,  // every member receives every member's src, in rank order
   kReduceScatter = 0x42,  // member r receives block r of the sum
@@ -645,6 +653,11 @@ inline constexpr FieldInfo kDmaFields[] = {
     {"sbuf_stride2", 265, 25, false, "bytes between planes in SBUF"},
     {"transpose", 290, 1, false, "HBM -> SBUF with 2-byte elements transposed: element c of row r lands in partition +c at byte 2r of the row"},
 };
+inline constexpr FieldInfo kListFields[] = {
+    {"engine", 64, 4, false, "DMA engine (0..15) that walks it"},
+    {"list_addr", 68, 40, false, "HBM byte address of its first entry (32-byte aligned)"},
+    {"count", 108, 24, false, "entries, 1..16777215 (32 bytes each)"},
+};
 inline constexpr FieldInfo kCcFields[] = {
     {"dtype", 64, 4, false, "element type: fp32 or bf16 (BF16 sums in FP32, rounded once)"},
     {"group", 68, 2, false, "who takes part"},
@@ -670,6 +683,7 @@ inline constexpr FormatInfo kFormats[] = {
     {"te", Format::kTe, 64, 111, kTeFields, 17},
     {"ve", Format::kVe, 64, 924, kVeFields, 89},
     {"dma", Format::kDma, 64, 227, kDmaFields, 13},
+    {"list", Format::kList, 64, 68, kListFields, 3},
     {"cc", Format::kCc, 64, 129, kCcFields, 6},
     {"none", Format::kNone, 64, 0, kNoneFields, 0},
 };
@@ -701,6 +715,7 @@ inline constexpr OpcodeInfo kOpcodes[] = {
     {"scalar_tensor_tensor", Opcode::kScalarTensorTensor, Format::kVe, 0x4, "op1(op0(src0, s0), src1)"},
     {"tensor_scalar_reduce", Opcode::kTensorScalarReduce, Format::kVe, 0x4, "op0(src0, s0), and the op1-fold of the results at acc_addr"},
     {"dma_copy", Opcode::kDmaCopy, Format::kDma, 0x8, "hand one descriptor to DMA engine `engine`; completes when the DMA does"},
+    {"dma_list", Opcode::kDmaList, Format::kList, 0x8, "DMA engine `engine` fetches and runs `count` descriptors from HBM; completes when the last does"},
     {"all_reduce", Opcode::kAllReduce, Format::kCc, 0x10, "every member receives the sum of every member's src"},
     {"all_gather", Opcode::kAllGather, Format::kCc, 0x10, "every member receives every member's src, in rank order"},
     {"reduce_scatter", Opcode::kReduceScatter, Format::kCc, 0x10, "member r receives block r of the sum"},
@@ -1155,6 +1170,66 @@ inline std::array<uint64_t, 4> pack_instr(const DmaInstruction& in) {
   for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i];
   set_bits(out, 227, 8, in.tag);
   set_bits(out, 235, 8, static_cast<uint64_t>(in.opcode));
+  return out;
+}
+
+// list: a list of DMA descriptors in HBM: see model/dma/dma.h
+struct ListFields {
+  uint64_t engine{};  // DMA engine (0..15) that walks it
+  uint64_t list_addr{};  // HBM byte address of its first entry (32-byte aligned)
+  uint64_t count{1};  // entries, 1..16777215 (32 bytes each)
+  bool operator==(const ListFields& o) const { return engine == o.engine && list_addr == o.list_addr && count == o.count; }
+  bool operator!=(const ListFields& o) const { return !(*this == o); }
+};
+inline ListFields unpack_list(const Word& w) {
+  ListFields f;
+  f.engine = static_cast<uint64_t>(get_bits(w, 64, 4));
+  f.list_addr = static_cast<uint64_t>(get_bits(w, 68, 40));
+  f.count = static_cast<uint64_t>(get_bits(w, 108, 24));
+  return f;
+}
+inline void pack(Word& w, const ListFields& f) {
+  set_bits(w, 64, 4, static_cast<uint64_t>(f.engine));
+  set_bits(w, 68, 40, static_cast<uint64_t>(f.list_addr));
+  set_bits(w, 108, 24, static_cast<uint64_t>(f.count));
+}
+// The first field of f whose value does not fit its bits (its flat name, and its value in
+// *value), or nullptr.
+inline const char* misfit(const ListFields& f, int64_t* value = nullptr) {
+  if (!fits_bits(static_cast<int64_t>(f.engine), 4, false)) { if (value) *value = static_cast<int64_t>(f.engine); return "engine"; }
+  if (!fits_bits(static_cast<int64_t>(f.list_addr), 40, false)) { if (value) *value = static_cast<int64_t>(f.list_addr); return "list_addr"; }
+  if (!fits_bits(static_cast<int64_t>(f.count), 24, false)) { if (value) *value = static_cast<int64_t>(f.count); return "count"; }
+  return nullptr;
+}
+// isa_list_t, bit for bit: the payload alone from bit 0.
+inline std::array<uint64_t, 2> pack_payload(const ListFields& f) {
+  Word w{};
+  pack(w, f);
+  std::array<uint64_t, 2> out{};
+  for (int b = 0; b < 68; b += 64) {
+    const int n = 68 - b < 64 ? 68 - b : 64;
+    set_bits(out, b, n, get_bits(w, 64 + b, n));
+  }
+  return out;
+}
+// A list instruction as its engine takes it: the payload with the header's opcode
+// and a tag that identifies it in the engine's reports.
+struct ListInstruction : ListFields {
+  Opcode opcode = Opcode::kNop;
+  uint8_t tag = 0;
+  bool operator==(const ListInstruction& o) const {
+    return static_cast<const ListFields&>(*this) == o && opcode == o.opcode && tag == o.tag;
+  }
+  bool operator!=(const ListInstruction& o) const { return !(*this == o); }
+};
+// isa_list_instr_t, bit for bit: the payload from bit 0, then the tag, then the opcode.
+inline constexpr int kListInstrBits = 84;
+inline std::array<uint64_t, 2> pack_instr(const ListInstruction& in) {
+  const auto payload = pack_payload(static_cast<const ListFields&>(in));
+  std::array<uint64_t, 2> out{};
+  for (size_t i = 0; i < payload.size(); ++i) out[i] = payload[i];
+  set_bits(out, 68, 8, in.tag);
+  set_bits(out, 76, 8, static_cast<uint64_t>(in.opcode));
   return out;
 }
 

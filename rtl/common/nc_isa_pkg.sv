@@ -11,7 +11,7 @@ package nc_isa_pkg;
     QueuePe = 3'd0,  // tensor engine (PE array): load_stationary, multiply_moving
     QueueAct = 3'd1,  // scalar engine: activation
     QueueDve = 3'd2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
-    QueueSp = 3'd3,  // sync engine: dma_copy, and semaphore-only instructions
+    QueueSp = 3'd3,  // sync engine: dma_copy, dma_list, and semaphore-only instructions
     QueueCc = 3'd4  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all
   } isa_queue_e;
 
@@ -121,16 +121,19 @@ package nc_isa_pkg;
     VeErrorValue = 3'd7  // memset: value has bits above dtype out's width
   } isa_ve_error_e;
 
-  // why a DMA descriptor is refused (the doc is the message)
-  typedef enum logic [2:0] {
-    DmaErrorNone = 3'd0,  // none
-    DmaErrorZero = 3'd1,  // zero size
-    DmaErrorAlign = 3'd2,  // misaligned
-    DmaErrorHbmRange = 3'd3,  // past the end of HBM
-    DmaErrorSbufRange = 3'd4,  // past the end of SBUF
-    DmaErrorListLength = 3'd5,  // a ninth descriptor in one list (an engine tracks 8)
-    DmaErrorTranspose = 3'd6,  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
-    DmaErrorImage = 3'd7  // SBUF to HBM into the program image, which the core fetches its instructions from
+  // why a DMA descriptor or a descriptor list is refused (the doc is the message)
+  typedef enum logic [3:0] {
+    DmaErrorNone = 4'd0,  // none
+    DmaErrorZero = 4'd1,  // zero size
+    DmaErrorAlign = 4'd2,  // misaligned
+    DmaErrorHbmRange = 4'd3,  // past the end of HBM
+    DmaErrorSbufRange = 4'd4,  // past the end of SBUF
+    DmaErrorListLength = 4'd5,  // a ninth descriptor in one list (an engine tracks 8)
+    DmaErrorTranspose = 4'd6,  // transpose: not HBM to SBUF, rows not a multiple of 16, or columns past the last partition
+    DmaErrorImage = 4'd7,  // SBUF to HBM into the program image, which the core fetches its instructions and lists from
+    DmaErrorDescriptor = 4'd8,  // a list entry in HBM with its engine or last field, or a bit above 226, set
+    DmaErrorListImage = 4'd9,  // a descriptor list that overlaps an instruction stream of the program image
+    DmaErrorOutsideSbuf = 4'd10  // an SBUF port access outside this core's partitions (the RTL core's own guard)
   } isa_dma_error_e;
 
   // why the NeuronCore cannot execute a word, checked in this order
@@ -228,6 +231,7 @@ package nc_isa_pkg;
     IsaScalarTensorTensor = 8'h2d,
     IsaTensorScalarReduce = 8'h2e,
     IsaDmaCopy = 8'h30,
+    IsaDmaList = 8'h31,
     IsaAllReduce = 8'h40,
     IsaAllGather = 8'h41,
     IsaReduceScatter = 8'h42,
@@ -417,6 +421,27 @@ package nc_isa_pkg;
     return {opcode, tag, payload};
   endfunction
 
+  // list: a list of DMA descriptors in HBM: see model/dma/dma.h; bits [131:64]
+  localparam int unsigned IsaListLsb = 64;
+  localparam int unsigned IsaListBits = 68;
+  typedef struct packed {
+    logic [23:0] count;  // entries, 1..16777215 (32 bytes each)
+    logic [39:0] list_addr;  // HBM byte address of its first entry (32-byte aligned)
+    logic [3:0] engine;  // DMA engine (0..15) that walks it
+  } isa_list_t;
+  // A list instruction as its engine takes it: the payload, the tag and the opcode.
+  typedef struct packed {
+    isa_opcode_e opcode;
+    logic [7:0] tag;  // identifies the instruction in the engine's reports
+    logic [23:0] count;  // entries, 1..16777215 (32 bytes each)
+    logic [39:0] list_addr;  // HBM byte address of its first entry (32-byte aligned)
+    logic [3:0] engine;  // DMA engine (0..15) that walks it
+  } isa_list_instr_t;
+  function automatic isa_list_instr_t isa_list_instr(
+      isa_opcode_e opcode, logic [7:0] tag, isa_list_t payload);
+    return {opcode, tag, payload};
+  endfunction
+
   // cc: one collective on the chip's collective engine: see tb/tlm/README.md; bits [192:64]
   localparam int unsigned IsaCcLsb = 64;
   localparam int unsigned IsaCcBits = 129;
@@ -454,8 +479,9 @@ package nc_isa_pkg;
     FormatTe = 3'd1,
     FormatVe = 3'd2,
     FormatDma = 3'd3,
-    FormatCc = 3'd4,
-    FormatNone = 3'd5
+    FormatList = 3'd4,
+    FormatCc = 3'd5,
+    FormatNone = 3'd6
   } isa_format_e;
 
   // The format of an opcode's payload; FormatNone for an unknown opcode too.
@@ -480,6 +506,7 @@ package nc_isa_pkg;
       IsaScalarTensorTensor: return FormatVe;
       IsaTensorScalarReduce: return FormatVe;
       IsaDmaCopy: return FormatDma;
+      IsaDmaList: return FormatList;
       IsaAllReduce: return FormatCc;
       IsaAllGather: return FormatCc;
       IsaReduceScatter: return FormatCc;
@@ -512,6 +539,7 @@ package nc_isa_pkg;
       IsaScalarTensorTensor: return 5'b00100;
       IsaTensorScalarReduce: return 5'b00100;
       IsaDmaCopy: return 5'b01000;
+      IsaDmaList: return 5'b01000;
       IsaAllReduce: return 5'b10000;
       IsaAllGather: return 5'b10000;
       IsaReduceScatter: return 5'b10000;
@@ -542,6 +570,7 @@ package nc_isa_pkg;
       IsaScalarTensorTensor: return 924;
       IsaTensorScalarReduce: return 924;
       IsaDmaCopy: return 227;
+      IsaDmaList: return 68;
       IsaAllReduce: return 129;
       IsaAllGather: return 129;
       IsaReduceScatter: return 129;

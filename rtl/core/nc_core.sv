@@ -20,10 +20,15 @@ module nc_core
   parameter int unsigned FetchDepth = 32,
   parameter int unsigned FetchChunk = 8,
   parameter int unsigned FetchStreams = 4,
+  // Descriptor lists (README.md, "Descriptor lists"; model::ListFetchConfig): entries buffered
+  // per DMA engine, entries one request reads, requests an engine has in flight
+  parameter int unsigned ListDepth = 16,
+  parameter int unsigned ListChunk = 8,
+  parameter int unsigned ListStreams = 2,
   // HBM and SBUF ports of the DMA: engine e is served by port e % DmaPorts (1, 2, 4 or 8)
   parameter int unsigned DmaPorts = 4,
   parameter int unsigned DmaTags = 64,        // HBM reads in flight per DMA engine
-  // HBM ports: the DMA's, then the fetch unit's (reads only)
+  // HBM ports: the DMA's, then the fetch unit's (reads only: instructions and list entries)
   localparam int unsigned HbmPorts = DmaPorts + 1,
   localparam int unsigned FetchPort = DmaPorts,
   localparam int unsigned PcW = 32,           // an instruction's index in its queue
@@ -109,6 +114,7 @@ module nc_core
   output logic [63:0]           cnt_te_macs_o,
   output logic [63:0]           cnt_te_stream_o,   // cycles the PE array streamed work
   output logic [31:0]           cnt_dma_bursts_o,
+  output logic [31:0]           cnt_list_entries_o,  // descriptor-list entries fetched
   // Lockstep observation (README.md, "Commit and write ports"): every instruction as it
   // completes, every semaphore signal as it applies, every SBUF and PSUM write as it happens
   // (HBM writes are the HBM port's). Tags are the low 8 bits of the instruction's index.
@@ -168,6 +174,7 @@ module nc_core
   // and the fetch unit never reads it.
   logic [1:0] stream_bad_q [NumQ];
   logic [NumQ-1:0] stream_ok;
+  logic [47:0] stream_lo_q [NumQ], stream_hi_q [NumQ];
   for (genvar q = 0; q < NumQ; q++) begin : g_stream_check
     logic [47:0] stream_end;
     assign stream_end = 48'(queue_base_i[q]) + 48'(queue_length_i[q]) * 48'(InstrBytes);
@@ -179,6 +186,16 @@ module nc_core
                             queue_base_i[q][$clog2(InstrBytes)-1:0] != '0};
     end
     assign stream_ok[q] = stream_bad_q[q] == 2'b00;
+    // Its extent, for the refusal of a descriptor list over it (DmaErrorListImage).
+    always_ff @(posedge clk_i or negedge rst_ni) begin
+      if (!rst_ni) begin
+        stream_lo_q[q] <= '0;
+        stream_hi_q[q] <= '0;
+      end else if (start_i) begin
+        stream_lo_q[q] <= 48'(queue_base_i[q]);
+        stream_hi_q[q] <= stream_end;
+      end
+    end
   end
 
   // Instruction fetch: one more HBM read port, filling the sequencers' buffers.
@@ -188,18 +205,34 @@ module nc_core
   logic [$clog2(InstrW / 256)-1:0] fetch_fill_beat;
   logic [255:0]         fetch_fill_data;
   logic [PcW-1:0]       fetch_arrived [NumQ];
+  logic                 ifetch_rd_valid, ifetch_rd_ready, lfetch_rd_valid, lfetch_rd_ready;
+  logic [HbmAddrW-1:0]  ifetch_rd_addr, lfetch_rd_addr;
+  logic [31:0]          ifetch_rd_id, lfetch_rd_id;
+  logic                 fetch_pick_list, fetch_list_turn_q;
   nc_core_fetch #(.Depth(FetchDepth), .Chunk(FetchChunk), .Streams(FetchStreams), .PcW(PcW),
                   .AddrW(HbmAddrW)) u_fetch (
-    .clk_i, .rst_ni, .start_i, .base_i(queue_base_i), .length_i(queue_length_i), .pc_i(seq_pc),
-    .halt_i(halt), .stream_ok_i(stream_ok),
-    .rd_valid_o(hbm_rd_valid_o[FetchPort]), .rd_ready_i(hbm_rd_ready_i[FetchPort]),
-    .rd_addr_o(hbm_rd_addr_o[FetchPort]), .rd_id_o(hbm_rd_id_o[FetchPort]),
-    .rsp_valid_i(hbm_rsp_valid_i[FetchPort]), .rsp_id_i(hbm_rsp_id_i[FetchPort]),
-    .rsp_data_i(hbm_rsp_data_i[FetchPort]),
+    .clk_i, .rst_ni, .load_i({NumQ{start_i}}), .base_i(queue_base_i), .length_i(queue_length_i),
+    .pc_i(seq_pc), .halt_i(halt), .stream_ok_i(stream_ok),
+    .rd_valid_o(ifetch_rd_valid), .rd_ready_i(ifetch_rd_ready),
+    .rd_addr_o(ifetch_rd_addr), .rd_id_o(ifetch_rd_id),
+    .rsp_valid_i(hbm_rsp_valid_i[FetchPort] && !hbm_rsp_id_i[FetchPort][16]),
+    .rsp_id_i(hbm_rsp_id_i[FetchPort]), .rsp_data_i(hbm_rsp_data_i[FetchPort]),
     .fill_valid_o(fetch_fill_valid), .fill_queue_o(fetch_fill_queue), .fill_slot_o(fetch_fill_slot),
     .fill_beat_o(fetch_fill_beat), .fill_data_o(fetch_fill_data), .arrived_o(fetch_arrived),
     .cnt_bursts_o(cnt_fetch_bursts_o)
   );
+  // The fetch port: instruction fetch and the list walkers take turns when both want it; read
+  // ids carry the unit in bit 16.
+  assign fetch_pick_list = lfetch_rd_valid && (!ifetch_rd_valid || fetch_list_turn_q);
+  assign hbm_rd_valid_o[FetchPort] = ifetch_rd_valid || lfetch_rd_valid;
+  assign hbm_rd_addr_o[FetchPort] = fetch_pick_list ? lfetch_rd_addr : ifetch_rd_addr;
+  assign hbm_rd_id_o[FetchPort] = fetch_pick_list ? lfetch_rd_id : ifetch_rd_id;
+  assign ifetch_rd_ready = hbm_rd_ready_i[FetchPort] && !fetch_pick_list;
+  assign lfetch_rd_ready = hbm_rd_ready_i[FetchPort] && fetch_pick_list;
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) fetch_list_turn_q <= 1'b0;
+    else if (hbm_rd_valid_o[FetchPort] && hbm_rd_ready_i[FetchPort]) fetch_list_turn_q <= !fetch_pick_list;
+  end
   // The fetch port only reads.
   assign hbm_wr_valid_o[FetchPort] = 1'b0;
   assign hbm_wr_addr_o[FetchPort] = '0;
@@ -477,10 +510,18 @@ module nc_core
   // DMA engines (sp queue) and the completions they owe the sp queue
   // ---------------------------------------------------------------------------------------
   isa_dma_t  dma_payload;
-  logic      dma_desc_valid, dma_desc_ready, dma_idle;
-  logic [DmaPorts-1:0] dma_port_desc_ready, dma_done_valid, dma_done_error, dma_err, dma_port_idle;
+  isa_list_t list_payload;
+  logic      sp_list;      // the sync queue's head is a dma_list (else a dma_copy)
+  logic [3:0] sp_engine;   // the DMA engine it is for
+  logic      dma_desc_valid, dma_idle;
+  logic [DmaPorts-1:0] dma_done_valid, dma_done_error, dma_err, dma_port_idle;
   logic [3:0] dma_done_engine [DmaPorts];  // the core's engine number
+  isa_dma_error_e dma_done_code [DmaPorts];
+  /* verilator lint_off UNUSEDSIGNAL */  // a port's first refusal: the core reports each list's own
   isa_dma_error_e dma_err_code [DmaPorts];
+  logic [DmaPorts-1:0] dma_desc_ready_unused;  // (the core looks at each engine's room)
+  /* verilator lint_on UNUSEDSIGNAL */
+  logic [PortEngines-1:0] dma_room [DmaPorts];  // each engine's descriptor queue has room
   logic [31:0] dma_port_bursts [DmaPorts];
   logic      sbuf_dma_wr_valid [DmaPorts], sbuf_dma_rd_valid [DmaPorts];
   logic [FlatW-1:0] sbuf_dma_wr_addr [DmaPorts], sbuf_dma_rd_addr [DmaPorts];
@@ -489,8 +530,21 @@ module nc_core
   logic      sbuf_dma_active;  // a DMA port reads or writes SBUF this cycle
 
   assign dma_payload = isa_dma_t'(seq_word[QueueSp][IsaDmaLsb +: IsaDmaBits]);
+  assign list_payload = isa_list_t'(seq_word[QueueSp][IsaListLsb +: IsaListBits]);
+  /* verilator lint_off UNUSEDSIGNAL */  // its opcode
+  isa_header_t sp_header;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign sp_header = isa_header_t'(seq_word[QueueSp][IsaHeaderBits-1:0]);
+  assign sp_list = sp_header.opcode == IsaDmaList;
+  assign sp_engine = sp_list ? list_payload.engine : dma_payload.engine;
 
-  // Per DMA engine, its dma_copy instructions not yet completed (their signals), in order.
+  // The descriptor-list walkers (nc_core_lists), on the fetch port.
+  logic [DmaEngines-1:0] list_active, list_desc_valid, list_take;
+  nc_dma_pkg::dma_entry_t list_desc [DmaEngines];
+  logic list_start;
+
+  // Per DMA engine, its dma_copy and dma_list instructions not yet completed (their signals),
+  // in order.
   typedef struct packed {
     isa_header_t    header;
     logic [PcW-1:0] pc;
@@ -505,36 +559,68 @@ module nc_core
   logic [3:0] trk_pop_engine;
   trk_entry_t trk_pop_entry;
 
-  // The DMA engines' checks at issue: a descriptor they would refuse is never issued, and its
-  // refusal is raised (precisely) once sp has drained. So is the ninth descriptor of one list:
-  // the list's entries leave the tracker only when it finishes, so it could never be issued.
+  // The checks at issue: a descriptor the engines would refuse, or a list the core cannot
+  // read, is never issued, and its refusal is raised (precisely) once sp has drained. So is the
+  // ninth descriptor of one list of dma_copy's: the list's entries leave the tracker only when
+  // it finishes, so it could never be issued. (A dma_list's entries are checked by their engine
+  // as it loads them.)
   isa_dma_error_e dma_refusal;
-  logic dma_refused, dma_lists_pending;
+  logic dma_refused, dma_lists_pending, sp_engine_free, list_over_streams;
+  logic [47:0] list_end;
   always_comb begin
-    dma_refusal = nc_dma_pkg::dma_check(dma_payload, hbm_bytes_log2_i, 48'(Size * SbufBytes));
+    list_end = 48'(list_payload.list_addr) + 48'(list_payload.count) * 48'd32;
+    list_over_streams = 1'b0;
+    for (int q = 0; q < int'(NumQ); q++)
+      list_over_streams |= stream_lo_q[q] != stream_hi_q[q] &&
+                           48'(list_payload.list_addr) < stream_hi_q[q] && stream_lo_q[q] < list_end;
+    if (sp_list) begin
+      dma_refusal = list_payload.count == '0 ? DmaErrorZero
+                  : list_payload.list_addr[4:0] != '0 ? DmaErrorAlign
+                  : list_end > (48'd1 << hbm_bytes_log2_i) ? DmaErrorHbmRange
+                  : list_over_streams ? DmaErrorListImage : DmaErrorNone;
+    end else begin
+      dma_refusal = nc_dma_pkg::dma_check(dma_payload, hbm_bytes_log2_i, 48'(Size * SbufBytes));
+      // The program image is what the fetch unit reads: no DMA writes into it.
+      if (dma_refusal == DmaErrorNone &&
+          nc_dma_pkg::dma_writes_image(dma_payload, image_base_i, image_bytes_i))
+        dma_refusal = DmaErrorImage;
+    end
     if (dma_refusal == DmaErrorNone &&
-        trk_open_q[dma_payload.engine] == ($clog2(TrkDepth) + 1)'(TrkDepth))
+        trk_open_q[sp_engine] == ($clog2(TrkDepth) + 1)'(TrkDepth))
       dma_refusal = DmaErrorListLength;
-    // The program image is what the fetch unit reads: no DMA writes into it.
-    if (dma_refusal == DmaErrorNone && dma_payload.to_hbm && image_bytes_i != '0 &&
-        48'(dma_payload.hbm_addr) < 48'(image_base_i) + 48'(image_bytes_i) &&
-        48'(image_base_i) < nc_dma_pkg::dma_hbm_end(dma_payload))
-      dma_refusal = DmaErrorImage;
   end
   assign dma_refused = seq_issue_valid[QueueSp] && dma_refusal != DmaErrorNone;
 
+  // sp holds a descriptor or a list for an engine whose tracker is full or that walks a list.
+  assign sp_engine_free = dma_refusal == DmaErrorNone && !list_active[sp_engine] &&
+                          trk_count_q[sp_engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
   assign trk_push = seq_issue_valid[QueueSp] && seq_issue_ready[QueueSp];
-  assign dma_desc_valid = seq_issue_valid[QueueSp] && dma_refusal == DmaErrorNone &&
-                          trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
-  assign seq_issue_ready[QueueSp] = dma_desc_ready && dma_refusal == DmaErrorNone &&
-                          trk_count_q[dma_payload.engine] != ($clog2(TrkDepth) + 1)'(TrkDepth);
-  // sp has drained when no descriptor is in flight and no finished list still owes its signals
-  // (a list left open by a descriptor without `last` can never finish: it does not count).
+  assign dma_desc_valid = seq_issue_valid[QueueSp] && !sp_list && sp_engine_free;
+  assign list_start = trk_push && sp_list;
+  assign seq_issue_ready[QueueSp] = sp_engine_free &&
+      (sp_list || dma_room[32'(sp_engine) % DmaPorts][32'(sp_engine) / DmaPorts]);
+  // sp has drained when no descriptor is in flight or listed and no finished list still owes
+  // its signals (a list left open by a descriptor without `last` can never finish: it does not
+  // count).
   always_comb begin
-    dma_lists_pending = |dma_done_valid;  // reported this cycle, counted from the next
+    dma_lists_pending = |dma_done_valid || |list_active;  // reported this cycle, counted from the next
     for (int e = 0; e < DmaEngines; e++) dma_lists_pending |= trk_lists_q[e] != '0;
   end
   assign seq_drained[QueueSp] = dma_idle && !dma_lists_pending;
+
+  nc_core_lists #(.Engines(DmaEngines), .Depth(ListDepth), .Chunk(ListChunk),
+                  .Streams(ListStreams), .AddrW(HbmAddrW)) u_lists (
+    .clk_i, .rst_ni, .halt_i(halt),
+    .start_i(list_start), .start_engine_i(list_payload.engine),
+    .start_addr_i(list_payload.list_addr), .start_count_i(list_payload.count),
+    .active_o(list_active),
+    .rd_valid_o(lfetch_rd_valid), .rd_ready_i(lfetch_rd_ready), .rd_addr_o(lfetch_rd_addr),
+    .rd_id_o(lfetch_rd_id),
+    .rsp_valid_i(hbm_rsp_valid_i[FetchPort] && hbm_rsp_id_i[FetchPort][16]),
+    .rsp_id_i(hbm_rsp_id_i[FetchPort]), .rsp_data_i(hbm_rsp_data_i[FetchPort]),
+    .desc_valid_o(list_desc_valid), .desc_o(list_desc), .desc_take_i(list_take),
+    .cnt_entries_o(cnt_list_entries_o)
+  );
 
   // One completion a cycle: the lowest engine with a finished list pops its oldest entry.
   always_comb begin
@@ -552,11 +638,11 @@ module nc_core
   end
 
   for (genvar e = 0; e < DmaEngines; e++) begin : g_trk
-    logic push, pop, done, list_end;
-    assign push = trk_push && dma_payload.engine == 4'(e);
+    logic push, pop, done, list_end_pop;
+    assign push = trk_push && sp_engine == 4'(e);
     assign pop = trk_pop && trk_pop_engine == 4'(e);
     assign done = dma_done_valid[e % DmaPorts] && dma_done_engine[e % DmaPorts] == 4'(e);
-    assign list_end = pop && trk_pop_entry.last;
+    assign list_end_pop = pop && trk_pop_entry.last;
     always_ff @(posedge clk_i or negedge rst_ni) begin
       if (!rst_ni) begin
         trk_head_q[e] <= '0;
@@ -565,36 +651,55 @@ module nc_core
         trk_lists_q[e] <= '0;
         trk_open_q[e] <= '0;
       end else begin
-        if (push) trk_open_q[e] <= dma_payload.last ? '0 : trk_open_q[e] + 1'b1;
+        // A dma_list ends any list open on its engine: its final entry carries `last`.
+        if (push) trk_open_q[e] <= sp_list || dma_payload.last ? '0 : trk_open_q[e] + 1'b1;
         if (push) trk_tail_q[e] <= trk_tail_q[e] + 1'b1;
         if (pop) trk_head_q[e] <= trk_head_q[e] + 1'b1;
         trk_count_q[e] <= trk_count_q[e] + ($clog2(TrkDepth) + 1)'(push) -
                           ($clog2(TrkDepth) + 1)'(pop);
         trk_lists_q[e] <= trk_lists_q[e] + ($clog2(TrkDepth) + 1)'(done) -
-                          ($clog2(TrkDepth) + 1)'(list_end);
+                          ($clog2(TrkDepth) + 1)'(list_end_pop);
       end
     end
     always_ff @(posedge clk_i) begin
       if (push) trk_q[e][trk_tail_q[e]] <= '{
           header: isa_header_t'(seq_word[QueueSp][IsaHeaderBits-1:0]),
-          pc: seq_pc[QueueSp], last: dma_payload.last};
+          pc: seq_pc[QueueSp], last: sp_list || dma_payload.last};
     end
   end
 
   // The DMA ports: engine e is engine e / DmaPorts of port e % DmaPorts, so that programs
-  // using consecutive engines spread over the ports. Each port has its own HBM and SBUF ports.
+  // using consecutive engines spread over the ports. Each port has its own HBM and SBUF ports
+  // and takes one descriptor a cycle: the sync queue's, else the lowest of its engines whose
+  // list walker offers an entry its queue has room for.
   logic [DmaPorts-1:0] dma_port_selected;
   for (genvar g = 0; g < DmaPorts; g++) begin : g_dma
-    logic [3:0] local_done_engine;
-    assign dma_port_selected[g] = 32'(dma_payload.engine) % DmaPorts == g;
+    logic [3:0] local_done_engine, port_engine;
+    logic port_list, port_sp;
+    assign dma_port_selected[g] = 32'(sp_engine) % DmaPorts == g;
     assign dma_done_engine[g] = 4'(32'(local_done_engine) * DmaPorts + g);
+    assign port_sp = dma_desc_valid && dma_port_selected[g];
+    always_comb begin
+      port_list = 1'b0;
+      port_engine = 4'(32'(sp_engine) / DmaPorts);
+      for (int k = PortEngines - 1; k >= 0; k--)
+        if (!port_sp && list_desc_valid[k * DmaPorts + g] && dma_room[g][k]) begin
+          port_list = 1'b1;
+          port_engine = 4'(k);
+        end
+      for (int k = 0; k < int'(PortEngines); k++)
+        list_take[k * DmaPorts + g] = port_list && port_engine == 4'(k);
+    end
     nc_dma #(.Engines(PortEngines), .Tags(DmaTags), .SbufLimit(Size * SbufBytes)) u_dma (
-      .clk_i, .rst_ni, .hbm_bytes_log2_i,
-      .desc_valid_i(dma_desc_valid && dma_port_selected[g]),
-      .desc_ready_o(dma_port_desc_ready[g]),
-      .desc_engine_i(4'(32'(dma_payload.engine) / DmaPorts)), .desc_i(dma_payload),
+      .clk_i, .rst_ni, .hbm_bytes_log2_i, .image_base_i, .image_bytes_i,
+      .desc_valid_i(port_sp || port_list),
+      .desc_ready_o(dma_desc_ready_unused[g]),
+      .desc_engine_i(port_engine),
+      .desc_i(port_list ? list_desc[32'(port_engine) * DmaPorts + g].desc : dma_payload),
+      .desc_malformed_i(port_list && list_desc[32'(port_engine) * DmaPorts + g].malformed),
+      .desc_room_o(dma_room[g]),
       .done_valid_o(dma_done_valid[g]), .done_engine_o(local_done_engine),
-      .done_error_o(dma_done_error[g]),
+      .done_error_o(dma_done_error[g]), .done_code_o(dma_done_code[g]),
       .hbm_rd_valid_o(hbm_rd_valid_o[g]), .hbm_rd_ready_i(hbm_rd_ready_i[g]),
       .hbm_rd_addr_o(hbm_rd_addr_o[g]), .hbm_rd_id_o(hbm_rd_id_o[g]),
       .hbm_wr_valid_o(hbm_wr_valid_o[g]), .hbm_wr_ready_i(hbm_wr_ready_i[g]),
@@ -614,7 +719,6 @@ module nc_core
     assign done_engine_empty = trk_count_q[dma_done_engine[g]] == '0;
     `NC_ASSERT(DmaDoneHasInstruction, !(dma_done_valid[g] && done_engine_empty))
   end
-  assign dma_desc_ready = |(dma_port_desc_ready & dma_port_selected);
   assign dma_idle = &dma_port_idle;
   always_comb begin
     cnt_dma_bursts_o = '0;
@@ -796,7 +900,7 @@ module nc_core
       if (!err_now_dma && dma_done_valid[g] && dma_done_error[g]) begin
         err_now_dma = 1'b1;
         err_now_dma_pc = trk_q[dma_done_engine[g]][trk_head_q[dma_done_engine[g]]].pc;
-        err_now_dma_detail = 8'(dma_err_code[g]);
+        err_now_dma_detail = 8'(dma_done_code[g]);
       end
     end
     if (!err_now && cc_done_valid_i && cc_done_error_i != CcErrorNone) begin
@@ -835,7 +939,7 @@ module nc_core
       err_now_code = CoreErrorDmaRefused;
       err_now_queue = QueueW'(QueueSp);
       err_now_pc = last_issued_pc_q[QueueSp];
-      err_now_detail = 8'd8;  // 8: an access outside this core's SBUF
+      err_now_detail = 8'(DmaErrorOutsideSbuf);
     end
     if (!err_now && sem_overflow) begin
       err_now = 1'b1;

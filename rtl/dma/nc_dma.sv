@@ -29,15 +29,21 @@ module nc_dma
   input  logic                   clk_i,
   input  logic                   rst_ni,
   input  logic [5:0]             hbm_bytes_log2_i,  // HBM capacity: 2^n bytes
+  // the program image: an SBUF -> HBM descriptor into it is refused (DmaErrorImage)
+  input  logic [HbmAddrW-1:0]    image_base_i,
+  input  logic [HbmAddrW-1:0]    image_bytes_i,
   // descriptors
   input  logic                   desc_valid_i,
   output logic                   desc_ready_o,
   input  logic [3:0]             desc_engine_i,
   input  isa_dma_t              desc_i,
+  input  logic                   desc_malformed_i,  // a list entry with bits it may not have
+  output logic [Engines-1:0]     desc_room_o,       // each engine's queue has room
   // a list finished (its last descriptor completed or was refused)
   output logic                   done_valid_o,
   output logic [3:0]             done_engine_o,
   output logic                   done_error_o,
+  output isa_dma_error_e         done_code_o,       // the list's first refusal
   // HBM request ports (nc_hbm_ctrl's) and read responses
   output logic                   hbm_rd_valid_o,
   input  logic                   hbm_rd_ready_i,
@@ -73,20 +79,21 @@ module nc_dma
   // Descriptor queues, one per engine
 
   logic [Engines-1:0] q_in_ready, q_out_valid, q_pop;
-  isa_dma_t          q_out [Engines];
+  dma_entry_t        q_out [Engines];
 
   for (genvar e = 0; e < Engines; e++) begin : g_queue
-    nc_fifo #(.T(isa_dma_t), .Depth(QueueDepth)) u_queue (
+    nc_fifo #(.T(dma_entry_t), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni,
       .in_valid_i (desc_valid_i && desc_engine_i == 4'(e)),
       .in_ready_o (q_in_ready[e]),
-      .in_data_i  (desc_i),
+      .in_data_i  ('{malformed: desc_malformed_i, desc: desc_i}),
       .out_valid_o(q_out_valid[e]),
       .out_ready_i(q_pop[e]),
       .out_data_o (q_out[e])
     );
   end
   assign desc_ready_o = q_in_ready[EngW'(desc_engine_i)];
+  assign desc_room_o = q_in_ready;
 
 
   // ------------------------------------------------------------------------------------------
@@ -96,7 +103,7 @@ module nc_dma
     logic                 busy;        // a descriptor is loaded
     logic                 issued;      // all its bursts have gone out
     logic                 report;      // a list's completion waits to be reported
-    logic                 list_err;    // a descriptor of the current list was refused
+    isa_dma_error_e       list_code;   // the first refusal of the current list
     isa_dma_t            desc;
     logic [16:0]          off;         // byte offset in the row
     logic [11:0]          i1, i2;
@@ -360,10 +367,13 @@ module nc_dma
       // The next descriptor: refused, or loaded.
       if (!eng_q[e].busy && !eng_q[e].report && q_out_valid[e]) begin
         q_pop[e] = 1'b1;
-        code = dma_check(q_out[e], hbm_bytes_log2_i, 48'(SbufLimit));
+        code = q_out[e].malformed ? DmaErrorDescriptor
+                                  : dma_check(q_out[e].desc, hbm_bytes_log2_i, 48'(SbufLimit));
+        if (code == DmaErrorNone && dma_writes_image(q_out[e].desc, image_base_i, image_bytes_i))
+          code = DmaErrorImage;
         if (code != DmaErrorNone) begin
-          eng_d[e].list_err = 1'b1;
-          eng_d[e].report = q_out[e].last;
+          if (eng_q[e].list_code == DmaErrorNone) eng_d[e].list_code = code;
+          eng_d[e].report = q_out[e].desc.last;
           if (!err_d) begin
             err_d = 1'b1;
             err_code_d = code;
@@ -371,14 +381,14 @@ module nc_dma
         end else begin
           eng_d[e].busy = 1'b1;
           eng_d[e].issued = 1'b0;
-          eng_d[e].desc = q_out[e];
+          eng_d[e].desc = q_out[e].desc;
           eng_d[e].off = '0;
           eng_d[e].i1 = '0;
           eng_d[e].i2 = '0;
-          eng_d[e].row_hbm = q_out[e].hbm_addr;
-          eng_d[e].plane_hbm = q_out[e].hbm_addr;
-          eng_d[e].row_sbuf = q_out[e].sbuf_addr;
-          eng_d[e].plane_sbuf = q_out[e].sbuf_addr;
+          eng_d[e].row_hbm = q_out[e].desc.hbm_addr;
+          eng_d[e].plane_hbm = q_out[e].desc.hbm_addr;
+          eng_d[e].row_sbuf = q_out[e].desc.sbuf_addr;
+          eng_d[e].plane_sbuf = q_out[e].desc.sbuf_addr;
           eng_d[e].tp_hold = 1'b0;
         end
       end
@@ -386,7 +396,7 @@ module nc_dma
     // One list completion reported per cycle; its error flag clears with it.
     if (done_found) begin
       eng_d[done_eng].report = 1'b0;
-      eng_d[done_eng].list_err = 1'b0;
+      eng_d[done_eng].list_code = DmaErrorNone;
     end
   end
 
@@ -423,7 +433,8 @@ module nc_dma
   assign sbuf_rd_addr_o = eng_q[grant_srd].row_sbuf + SbufAddrW'(eng_q[grant_srd].off);
   assign done_valid_o = done_found;
   assign done_engine_o = 4'(done_eng);
-  assign done_error_o = eng_q[done_eng].list_err;
+  assign done_error_o = eng_q[done_eng].list_code != DmaErrorNone;
+  assign done_code_o = eng_q[done_eng].list_code;
   assign err_o = err_q;
   assign err_code_o = err_code_q;
 

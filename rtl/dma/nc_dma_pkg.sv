@@ -53,4 +53,19 @@ package nc_dma_pkg;
     return DmaErrorNone;
   endfunction
 
+  // Whether an SBUF -> HBM descriptor writes into the program image [base, base + bytes), which
+  // the fetch unit reads instructions and descriptor lists from (DmaErrorImage).
+  function automatic logic dma_writes_image(input isa_dma_t d, input logic [HbmAddrW-1:0] base,
+                                           input logic [HbmAddrW-1:0] bytes);
+    return d.to_hbm && bytes != '0 && 48'(d.hbm_addr) < 48'(base) + 48'(bytes) &&
+           48'(base) < dma_hbm_end(d);
+  endfunction
+
+  // A descriptor on its way to an engine: from the sync queue, or an entry of a list in HBM
+  // (malformed: its engine, last or reserved bits were set; the engine refuses it).
+  typedef struct packed {
+    logic     malformed;
+    isa_dma_t desc;
+  } dma_entry_t;
+
 endpackage

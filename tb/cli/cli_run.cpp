@@ -67,10 +67,15 @@ std::string word_hex(const isa::Word& w) {
 }
 
 // Where the image went: its extent and each queue's stream.
-nlohmann::json image_json(const model::ImageLayout& l) {
-  nlohmann::json j = {{"base", l.base}, {"bytes", l.bytes}, {"placed", l.placed}, {"instruction_bytes", model::kInstrBytes}};
+nlohmann::json image_json(const model::Program& prog, const model::ImageLayout& l) {
+  nlohmann::json j = {{"base", l.base}, {"bytes", l.bytes}, {"placed", l.placed}, {"instruction_bytes", model::kInstrBytes},
+                      {"list_entry_bytes", model::kDmaListEntryBytes}};
   for (int q = 0; q < isa::kNumQueue; ++q)
     j["streams"][isa::kQueueNames[q]] = {{"addr", l.stream[q]}, {"instructions", l.length[q]}};
+  j["lists"] = nlohmann::json::array();
+  for (size_t k = 0; k < prog.lists.size() && k < l.list.size(); ++k)
+    j["lists"].push_back({{"name", prog.lists[k].name}, {"addr", l.list[k]}, {"entries", prog.lists[k].entries.size()},
+                          {"line", prog.lists[k].loc.str()}});
   return j;
 }
 
@@ -78,7 +83,7 @@ nlohmann::json image_json(const model::ImageLayout& l) {
 void write_image_map(const std::string& path, const model::Program& prog, const model::ImageLayout& l) {
   std::ofstream out(path);
   if (!out) throw Error(fmt::format("--program-out {}: cannot write the file", path));
-  nlohmann::json j = image_json(l);
+  nlohmann::json j = image_json(prog, l);
   j["program"] = prog.name;
   out << j.dump(2) << "\n";
   if (!out) throw Error(fmt::format("--program-out {}: the write failed", path));
@@ -195,7 +200,7 @@ int run_program(const RunOptions& o) {
   j["wall_seconds"] = wall;
   j["timing_only"] = o.no_data;
   j["fetch_bytes"] = r.fetch_bytes;
-  j["image"] = image_json(core.image());
+  j["image"] = image_json(prog, core.image());
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
     const uint64_t busy = q == static_cast<int>(isa::Queue::kSp) ? r.dma_busy_cycles : s.busy_cycles;
@@ -283,7 +288,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     fetch_bytes += s.fetched_bytes;
   }
   j["fetch_bytes"] = fetch_bytes;
-  j["image"] = image_json(image);
+  j["image"] = image_json(prog, image);
   if (!o.program_out.empty()) write_image_map(o.program_out, prog, image);
   for (const auto& [name, bytes] : r.outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
   if (!o.outputs.empty()) {
@@ -343,7 +348,7 @@ void list_program(const std::string& path, bool hex, bool image) {
   model::ImageLayout layout;
   if (image) {
     layout = model::layout_image(prog, tb::core_config_for_size(128).hbm_bytes);
-    for (const auto& line : split_lines(model::describe_image(layout))) fmt::print("# {}\n", line);
+    for (const auto& line : split_lines(model::describe_image(prog, layout))) fmt::print("# {}\n", line);
   }
   for (int q = 0; q < isa::kNumQueue; ++q) {
     if (prog.queues[q].empty()) continue;

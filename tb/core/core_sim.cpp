@@ -40,9 +40,7 @@ std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
     case CoreError::kTensorRefused: return std::string(model::te_error_name(static_cast<model::TeError>(detail)));
     case CoreError::kVectorRefused:
     case CoreError::kScalarRefused: return std::string(model::ve_error_name(static_cast<model::VeError>(detail)));
-    case CoreError::kDmaRefused:
-      return detail == 8 ? std::string("an access outside this core's SBUF partitions")
-                         : std::string(model::dma_error_name(static_cast<model::DmaError>(detail)));
+    case CoreError::kDmaRefused: return std::string(model::dma_error_name(static_cast<model::DmaError>(detail)));
     case CoreError::kSemOverflow: return fmt::format("semaphore {} passes {}", p.sem_name(detail), model::kMaxSemValue);
     case CoreError::kFetchRefused: return detail == 0 ? "its stream is not 128-byte aligned" : "its stream leaves HBM";
     default: return "";
@@ -502,7 +500,7 @@ class CoreBench : public RtlCore {
         isa::Word w;
         try {
           const auto raw = opt_.raw_words.find({q, i});
-          w = raw != opt_.raw_words.end() ? raw->second : model::encode(prog_.queues[q][i]);
+          w = raw != opt_.raw_words.end() ? raw->second : model::image_word(prog_, image, q, i);
         } catch (const Error& e) {
           throw Error(fmt::format("{}: {}", describe_instruction(prog_, q, i), e.what()));
         }
@@ -513,6 +511,11 @@ class CoreBench : public RtlCore {
         }
       }
     }
+    model::write_lists(prog_, image, [&](uint64_t addr, const std::array<uint8_t, model::kDmaListEntryBytes>& entry) {
+      HbmData burst{};
+      for (size_t b = 0; b < entry.size(); ++b) burst[b / 8] |= static_cast<uint64_t>(entry[b]) << (8 * (b % 8));
+      hbm_->preload(addr, burst);
+    });
     for (int s = 0; s < model::kNumSemaphores; ++s) {
       if (!prog_.sem_init[s]) continue;
       t.sem_wr_valid_i = 1;
@@ -634,6 +637,7 @@ class CoreBench : public RtlCore {
     r.te_macs = t.cnt_te_macs_o;
     r.te_stream_cycles = t.cnt_te_stream_o;
     r.dma_bursts = t.cnt_dma_bursts_o;
+    r.list_entries = t.cnt_list_entries_o;
     if (opt_.timeline) r.timeline = timeline_;
     if (opt_.timeline) r.fetch_stalls = fetch_stalls_;
     for (int s = 0; s < model::kNumSemaphores; ++s) r.semaphores[s] = t.sems_o[s];

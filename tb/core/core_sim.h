@@ -98,6 +98,7 @@ struct CoreSimResult : BenchResult {
   uint64_t te_macs = 0, te_stream_cycles = 0, dma_bursts = 0;
   std::array<uint32_t, model::kNumSemaphores> semaphores{};
   double te_utilization(int size) const;   // MACs / (cycles * size^2)
+  uint64_t list_entries = 0;               // descriptor-list entries the walkers fetched
   // Co-simulation.
   bool compared = false;
   uint64_t sbuf_bytes_compared = 0, hbm_bytes_compared = 0, psum_words_compared = 0;

@@ -79,12 +79,19 @@ Lockstep::Lockstep(const model::Program& program, const model::CoreConfig& confi
     signalled_.emplace_back(prog_.queues[q].size(), 0);
   }
   last_engine_commit_.assign(isa::kNumQueue, -1);
-  // The DMA engines' descriptors, in the order the sync queue issues them.
+  // The DMA engines' descriptors, in the order the sync queue issues them; a dma_list's, as
+  // the golden core walked it (its entries live in HBM: the program may have written them).
   dma_.resize(static_cast<size_t>(config_.dma_engines));
+  std::map<size_t, uint64_t> list_bursts(golden_result_.list_bursts.begin(), golden_result_.list_bursts.end());
   const auto& sp = prog_.queues[static_cast<int>(isa::Queue::kSp)];
-  for (size_t i = 0; i < sp.size(); ++i)
+  for (size_t i = 0; i < sp.size(); ++i) {
     if (sp[i].opcode == isa::Opcode::kDmaCopy && sp[i].dma.engine < static_cast<uint64_t>(config_.dma_engines))
       dma_[static_cast<size_t>(sp[i].dma.engine)].descriptors.emplace_back(i, model::dma_bursts(sp[i].dma).size());
+    const auto walked = list_bursts.find(i);
+    if (sp[i].opcode == isa::Opcode::kDmaList && walked != list_bursts.end() && walked->second &&
+        sp[i].list.engine < static_cast<uint64_t>(config_.dma_engines))
+      dma_[static_cast<size_t>(sp[i].list.engine)].descriptors.emplace_back(i, walked->second);
+  }
 }
 
 void Lockstep::fail(uint64_t cycle, int q, uint64_t index, const std::string& what) {

@@ -37,18 +37,23 @@ module nc_dma_tb
   output logic [SbufAddrW-1:0] sbuf_rd_addr_o,
   input  logic [255:0]         sbuf_rd_data_i,
   output logic                 err_o,
-  output logic [2:0]           err_code_o,
+  output logic [3:0]           err_code_o,
   output logic                 idle_o,
   output logic [31:0]          cnt_bursts_o,
   // Register upset to inject: the staging FIFO shown full as SBUF read data arrives for it.
   input  logic                 upset_stage_full_i
 );
   isa_dma_error_e err_code;
+  /* verilator lint_off UNUSEDSIGNAL */  // the NeuronCore's concerns: room per engine, the code
+  logic [15:0] desc_room_unused;
+  isa_dma_error_e done_code_unused;
+  /* verilator lint_on UNUSEDSIGNAL */
 
   nc_dma #(.Engines(16), .StageDepth(StageDepth)) u_dma (
-    .clk_i, .rst_ni, .hbm_bytes_log2_i,
-    .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i,
-    .done_valid_o, .done_engine_o, .done_error_o,
+    .clk_i, .rst_ni, .hbm_bytes_log2_i, .image_base_i('0), .image_bytes_i('0),
+    .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i, .desc_malformed_i(1'b0),
+    .desc_room_o(desc_room_unused),
+    .done_valid_o, .done_engine_o, .done_error_o, .done_code_o(done_code_unused),
     .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,
     .hbm_wr_valid_o, .hbm_wr_ready_i, .hbm_wr_addr_o, .hbm_wr_id_o, .hbm_wr_data_o,
     .hbm_rsp_valid_i, .hbm_rsp_id_i, .hbm_rsp_data_i,

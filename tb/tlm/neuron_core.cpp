@@ -199,7 +199,7 @@ void NeuronCore::load(const model::Program& program, const model::CoreConfig& co
                       model::CollectiveEngine* collectives) {
   config_ = config;
   config_.clock_ghz = clock_ghz_;
-  transfers_ = std::make_unique<ChipTransfers>(*this, config_.dma_engines + config_.fetch.engines());
+  transfers_ = std::make_unique<ChipTransfers>(*this, config_.transfer_engines());
   core_ = std::make_unique<model::CoreModel>(config_, program, &memory, transfers_.get(), collectives);
   core_->load_tensors();
 }
