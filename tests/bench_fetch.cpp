@@ -5,7 +5,9 @@
 //   - the assembler's rate on a program of a million instructions, written out line by line
 //     and as one .rept;
 //   - every example in tests/programs: golden cycles without and with instruction fetch, side by
-//     side, and each queue's fetch-stall cycles.
+//     side, and each queue's fetch-stall cycles;
+//   - descriptor lists: one engine gathering N rows as one dma_list against the same rows as N
+//     dma_copy's, side by side: cycles, image bytes, golden cycles per second.
 // Prints the README tables (rtl/core/README.md, "Programs of any size").
 //
 //   build/tests/bench_fetch [--gemm PROGRAM.s] [--skip-gemm]
@@ -109,6 +111,35 @@ void examples() {
   }
 }
 
+// N rows of `row` bytes from HBM into SBUF (row r to partition r % 128), on DMA engine 3.
+std::string gather(int n, int row, bool as_list) {
+  std::string body = fmt::format(".sem done\n.tensor X hbm addr=0 dtype=int8 shape={}x{} init=random seed=1\n", n, row);
+  const std::string entry = fmt::format("dir=hbm_to_sbuf hbm_addr=X+r*{0} sbuf_addr=(r%128)*SBUF_PARTITION+((r/128)*{0})%0x30000 bytes={0}", row);
+  if (as_list)
+    return body + fmt::format(".list rows\n.rept r {}\n  descriptor {}\n.endr\n.endlist\n.queue sp\n"
+                              "dma_list engine=3 list=rows signal=done+=1\n", n, entry);
+  return body + fmt::format(".queue sp\n.rept r {}\n  dma_copy engine=3 {}\n.endr\nnop signal=done+=1\n", n, entry);
+}
+
+void lists() {
+  fmt::print("## Descriptor lists on the golden core: one dma_list against the same descriptors as dma_copy's\n\n"
+             "| rows x bytes | as | sp instructions | image bytes | cycles | cycles a row | golden cycles/s |\n"
+             "|---|---|---|---|---|---|---|\n");
+  for (const auto& [n, row] : {std::pair{65536, 32}, {4096, 2048}}) {
+    for (bool as_list : {true, false}) {
+      const model::Program p = model::assemble(gather(n, row, as_list), "gather.s");
+      const model::CoreConfig cfg = tb::core_config_for_size(128);
+      const test::GoldenTimed t = test::time_golden(p, cfg);
+      model::CoreModel core(cfg, p);
+      fmt::print("| {} x {} | {} | {} | {} | {} | {:.1f} | {} |\n", grouped(n), row, as_list ? "dma_list" : "dma_copy",
+                 grouped(static_cast<double>(p.queues[3].size())), grouped(static_cast<double>(core.image().bytes)),
+                 grouped(static_cast<double>(t.result.cycles)), static_cast<double>(t.result.cycles) / n,
+                 grouped(t.cycles_per_second));
+    }
+  }
+  fmt::print("\n");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -122,6 +153,7 @@ int main(int argc, char** argv) {
     if (!skip_gemm) gemm(gemm_path);
     assembler_rate();
     examples();
+    lists();
   } catch (const Error& e) {
     fmt::print(stderr, "bench_fetch: {}\n", e.what());
     return 1;

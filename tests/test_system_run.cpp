@@ -534,6 +534,45 @@ void expect_rtl_equals_golden(const SystemConfig& config, const std::vector<std:
   EXPECT_EQ(mixed.collectives.size(), golden.collectives.size());
 }
 
+// Every core of a chip gathers its own rows with a descriptor list of its image (each image in
+// its core's window of the chip's HBM, the list entries read through ChipHbm), golden cores and
+// one RTL core alike: each output is the core's input rows rearranged.
+TEST(SystemRunLists, EveryCoreRunsItsOwnDescriptorListOverTheChipsHbm) {
+  const fs::path dir = temp_dir("lists");
+  const std::string program = write_file(dir / "gather.s", R"(
+.sem done
+.tensor X hbm addr=0x100000*(CORE+1) dtype=int8 shape=256x32 init=random seed=CORE+1
+.tensor Y hbm addr=0x100000*(CORE+1)+0x10000 dtype=int8 shape=8x1024 output
+.list g
+.rept r 256
+  descriptor dir=hbm_to_sbuf hbm_addr=X+((r*37)%256)*32 sbuf_addr=(((r*37)%256)%8)*SBUF_PARTITION+(((r*37)%256)/8)*32 bytes=32
+.endr
+.endlist
+.queue sp
+dma_list engine=CORE list=g signal=done+=1
+dma_copy engine=15 dir=sbuf_to_hbm hbm_addr=Y sbuf_addr=0 bytes=1024 count1=8 hbm_stride1=1024 sbuf_stride1=SBUF_PARTITION wait=done>=1
+)");
+  for (bool with_rtl : {false, true}) {
+    SystemRunOptions o;
+    o.program = program;
+    if (with_rtl) o.rtl_cores = {{0, 3}};
+    const SystemRunResult r = run_system(small_cores(default_system("chip")), o);
+    ASSERT_EQ(r.status, "done") << r.message;
+    ASSERT_EQ(r.outputs.size(), 8u);
+    for (const auto& out : r.outputs) {
+      model::TensorDecl x;
+      x.dtype = model::DType::kInt8;
+      x.shape = {256, 32};
+      x.init = model::TensorInit::kRandom;
+      x.seed = static_cast<uint64_t>(out.core + 1);
+      const std::vector<uint8_t> in = model::tensor_init_bytes(x);
+      std::vector<uint8_t> want(8 * 1024);
+      for (int row = 0; row < 256; ++row) std::copy_n(&in[row * 32], 32, &want[(row % 8) * 1024 + (row / 8) * 32]);
+      EXPECT_EQ(out.bytes, want) << "core " << out.core << (with_rtl ? " (core 3 on the RTL)" : "");
+    }
+  }
+}
+
 TEST(SystemRunRtl, RtlCoresOnAChipGiveTheAllGoldenOutputs) {
   expect_rtl_equals_golden(small_cores(default_system("chip")), {{0, 0}, {0, 5}});
 }

@@ -200,6 +200,7 @@ int run_program(const RunOptions& o) {
   j["wall_seconds"] = wall;
   j["timing_only"] = o.no_data;
   j["fetch_bytes"] = r.fetch_bytes;
+  j["list_entries"] = r.list_entries;
   j["image"] = image_json(prog, core.image());
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
@@ -288,6 +289,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     fetch_bytes += s.fetched_bytes;
   }
   j["fetch_bytes"] = fetch_bytes;
+  j["list_entries"] = r.list_entries;
   j["image"] = image_json(prog, image);
   if (!o.program_out.empty()) write_image_map(o.program_out, prog, image);
   for (const auto& [name, bytes] : r.outputs) j["outputs"][name] = fmt::format("{:016x}", model::fnv1a(bytes));
@@ -356,10 +358,15 @@ void list_program(const std::string& path, bool hex, bool image) {
     for (size_t i = 0; i < prog.queues[q].size(); ++i) {
       const auto& in = prog.queues[q][i];
       const std::string at = image ? fmt::format("0x{:010x} ", layout.instr_addr(q, i)) : "";
+      // A dma_list of a list of the program: its place comes from the layout (with --image).
+      model::CoreInstr shown = in;
+      if (image && in.list_ref >= 0) shown.list = model::list_of(prog, in, layout);
+      const std::string list =
+          in.list_ref >= 0 ? fmt::format(" list {}", prog.lists[static_cast<size_t>(in.list_ref)].name) : "";
       if (hex)
-        fmt::print("{}\n", word_hex(model::encode(in)));
+        fmt::print("{}\n", word_hex(model::encode(shown)));
       else
-        fmt::print("  {:<100} # {}{} [{}]\n", model::disassemble(in), at, in.loc.str(), i);
+        fmt::print("  {:<100} # {}{} [{}]{}\n", model::disassemble(shown), at, in.loc.str(), i, list);
     }
   }
 }

@@ -13,7 +13,8 @@
 // The words follow kLeadNops nops, more than the queue's fetch buffer holds, so that they are
 // fetched from the image into buffer slots already used once (issue 47).
 // Inputs whose DMA would move more than kMaxDmaBytes are skipped: the run would be long, not
-// interesting. The DMA engine field is set to 0 so that one engine runs the descriptors in order.
+// interesting. The DMA engine field is set to 0 so that one engine runs the descriptors in order;
+// a dma_list gets at most 64 entries, from the random HBM data.
 
 #include <cstdio>
 #include <string>
@@ -95,6 +96,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       const model::DmaDescriptor& d = in.dma;
       if (d.bytes * d.count1 * d.count2 > kMaxDmaBytes) return 0;
       in.dma.engine = 0;
+    }
+    if (in.opcode == isa::Opcode::kDmaList) {  // a short list over the random HBM data (entries
+      // mostly malformed or refused; its address keeps its low bits, so misaligned lists too)
+      in.list.engine = 0;
+      in.list.count = 1 + in.list.count % 64;
+      in.list.list_addr %= 65536 - 64 * model::kDmaListEntryBytes;
     }
     listing += "  " + model::disassemble(in) + "\n";
     program.queues[q].push_back(in);

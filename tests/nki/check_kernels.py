@@ -46,6 +46,7 @@ from rmsnorm import rmsnorm_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
 from tensor_add import tensor_add_kernel  # noqa: E402
 from tensor_add_masked import tensor_add_masked_kernel  # noqa: E402
+from strided_copy import strided_copy_kernel  # noqa: E402
 
 
 def rows_cols(size, small, full):
@@ -69,6 +70,13 @@ def case_tensor_add_masked(rng, size):
     b = rng.standard_normal((rows, cols)).astype(np.float16)
     ref = a.astype(np.float64) + b.astype(np.float64)
     return tensor_add_masked_kernel, (a, b), ref, 2 ** -11, 0.0
+
+
+def case_strided_copy(rng, size):
+    """A load walking three free dimensions in HBM: descriptor lists. A multiply by 2 is exact."""
+    shape = (size, 4, 2, 64) if size == 8 else (128, 8, 4, 128)
+    x = rng.standard_normal(shape).astype(np.float32)
+    return strided_copy_kernel, (x,), x[:, :, :, :shape[3] // 2].astype(np.float64) * 2, 0.0, 0.0
 
 
 def case_assign(rng, size):

@@ -11,7 +11,9 @@ The passes, in order:
      reused as late as possible (which leaves the engines the most overlap). A kernel whose live
      tiles do not fit gets an error naming the tile and the live ones.
   5. DMA: each load and store becomes descriptors (32-byte bursts: rows must be multiples of 32
-     bytes at 32-byte addresses). A transfer of at least 32 KiB is split by partitions in up to
+     bytes at 32-byte addresses). One that a descriptor cannot walk (more than two free
+     dimensions, rows over 64 KiB, more than 4095 planes) becomes a descriptor list in the
+     program image and one dma_list. A transfer of at least 32 KiB is split by partitions in up to
      16 pieces of at least 16 KiB on consecutive DMA engines (consecutive engines sit on
      different DMA ports); each piece goes to the next engine, round-robin over the 16. The split
      was chosen by measurement (tb/python/README.md, "Benchmark").
@@ -35,6 +37,8 @@ DMA_SPLIT = 16            # pieces a transfer's partitions are split in (up to o
 DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
 ENGINE_QUEUES = ("pe", "act", "dve")
 SEMAPHORE_MAX = 65535     # a semaphore counts to this (16 bits); each instruction adds 1 to its own
+MAX_ROW_BYTES = 65536     # a DMA descriptor's row (bytes field) ...
+MAX_PLANES = 4095         # ... and planes (count2): longer transfers become descriptor lists
 
 
 class Instr:
@@ -170,6 +174,7 @@ class Compiler:
         self.trace, self.kernel_name = trace, kernel_name
         self.policy = policy or DmaPolicy()
         self.instrs = []
+        self.lists = 0  # descriptor lists made so far (their names)
         self.next_engine = {False: 0, True: 0}  # per direction (to HBM or not): the next in its pool
         self.drop_dead_loads()
 
@@ -304,9 +309,6 @@ class Compiler:
                 inner *= n
             else:
                 outer.insert(0, (n, hstep * hst, tstep * tst))
-        if len(outer) > 1:
-            raise KernelError(f"{op.where}: the access {hbm.shape} walks HBM in {len(outer) + 1} non-contiguous "
-                              "free dimensions; ncore's DMA descriptors take two (rows and planes)")
         row_bytes = inner * size
         (p_start, pn, p_step), p_hst = tdims[0], hdims[0][2] * hkept[0]
         tile_offset = tile.array.addr + size * sum(s * st for (s, _, _), st in zip(tdims[1:], tstrides[1:]))
@@ -317,13 +319,22 @@ class Compiler:
         if tile_offset % 32:
             raise KernelError(f"{op.where}: the SBUF side starts at byte {tile_offset} of its partition, expected a "
                               "multiple of 32 (index the tile at a 32-byte boundary)")
-        planes, plane_h, plane_t = outer[0] if outer else (1, 0, 0)
-        if outer and ((plane_h * size) % 32 or (plane_t * size) % 32):
-            raise KernelError(f"{op.where}: ncore's DMA moves whole 32-byte bursts: planes {plane_h * size} bytes "
-                              f"apart in HBM and {plane_t * size} in SBUF, expected multiples of 32")
-        if row_bytes > 65536:
-            raise KernelError(f"{op.where}: a row of {row_bytes} bytes; a DMA descriptor moves at most 65536 per row")
-        total = pn * planes * row_bytes
+        for n, hstep, tstep in outer:
+            if (hstep * size) % 32 or (tstep * size) % 32:
+                raise KernelError(f"{op.where}: ncore's DMA moves whole 32-byte bursts: a free dimension steps "
+                                  f"{hstep * size} bytes in HBM and {tstep * size} in SBUF, expected multiples of 32")
+        # A descriptor walks rows (partitions) and planes (the innermost outer dimension), rows
+        # of up to 64 KiB and up to 4095 planes. Anything longer (more free dimensions, longer
+        # rows, more planes) becomes a descriptor list in the image: one entry per index of the
+        # other dimensions, per 64 KiB piece of a row and per 4095 planes.
+        planes, plane_h, plane_t = outer[-1] if outer else (1, 0, 0)
+        enumerated = [(n, h * size, t * size) for n, h, t in outer[:-1]]
+        cuts = [(k, min(MAX_ROW_BYTES, row_bytes - k)) for k in range(0, row_bytes, MAX_ROW_BYTES)]
+        plane_runs = [(k, min(MAX_PLANES, planes - k)) for k in range(0, planes, MAX_PLANES)]
+        offsets = [(0, 0)]
+        for n, h, t in enumerated:
+            offsets = [(ho + i * h, to + i * t) for ho, to in offsets for i in range(n)]
+        total = pn * planes * row_bytes * math.prod(n for n, _, _ in enumerated)
         pool = self.policy.pool(to_hbm)
         pieces = max(1, min(self.policy.split, len(pool), pn, total // DMA_PIECE_BYTES))
         for k in range(pieces):
@@ -332,17 +343,30 @@ class Compiler:
             self.next_engine[to_hbm] += 1
             hbm_addr = base + lo * p_hst * size
             sbuf_addr = (p_start + lo * p_step) * SBUF_PARTITION + tile_offset
-            fields = (f"engine={engine} dir={op.fields['dir']} hbm_addr={hbm_addr:#x} sbuf_addr={sbuf_addr:#x} "
-                      f"bytes={row_bytes} count1={hi - lo} hbm_stride1={p_hst * size} "
-                      f"sbuf_stride1={p_step * SBUF_PARTITION}")
-            if planes > 1:
-                fields += f" count2={planes} hbm_stride2={plane_h * size} sbuf_stride2={plane_t * size}"
+            entries = []
+            for ho, to in offsets:
+                for p0, pcount in plane_runs:
+                    for c0, cbytes in cuts:
+                        fields = (f"dir={op.fields['dir']} hbm_addr={hbm_addr + ho + p0 * plane_h * size + c0:#x} "
+                                  f"sbuf_addr={sbuf_addr + to + p0 * plane_t * size + c0:#x} bytes={cbytes} "
+                                  f"count1={hi - lo} hbm_stride1={p_hst * size} sbuf_stride1={p_step * SBUF_PARTITION}")
+                        if pcount > 1:
+                            fields += f" count2={pcount} hbm_stride2={plane_h * size} sbuf_stride2={plane_t * size}"
+                        entries.append(fields)
             p0 = p_start + lo * p_step
-            tbox = (tile.array.buffer, p0, p_start + (hi - 1) * p_step + 1, tile_offset,
-                    tile_offset + ((planes - 1) * plane_t) * size + row_bytes)
-            hbox = _hbm_box(hbm_addr, [(planes, plane_h * size), (hi - lo, p_hst * size)], row_bytes)
+            span = max(to for _, to in offsets) + ((planes - 1) * plane_t) * size + row_bytes
+            tbox = (tile.array.buffer, p0, p_start + (hi - 1) * p_step + 1, tile_offset, tile_offset + span)
+            walks = [(n, h) for n, h, _ in enumerated] + [(planes, plane_h * size), (hi - lo, p_hst * size)]
+            hbox = _hbm_box(hbm_addr, [(n, h) for n, h in walks if n > 1], row_bytes)
             reads, writes = ([tbox], [hbox]) if to_hbm else ([hbox], [tbox])
-            self.instrs.append(Instr("sp", "dma_copy " + fields, reads, writes, op.where, engine))
+            if len(entries) == 1:
+                text = f"dma_copy engine={engine} " + entries[0]
+            else:
+                self.lists += 1
+                name = f"list{self.lists}"
+                text = "\n".join([f".list {name}  # {op.where}"] + ["  descriptor " + e for e in entries] +
+                                  [".endlist", f"dma_list engine={engine} list={name}"])
+            self.instrs.append(Instr("sp", text, reads, writes, op.where, engine))
 
     def _operand(self, name, view, op, out_shape=None):
         space, p0, pn, addr, ap = _access_pattern(view, op.where)
