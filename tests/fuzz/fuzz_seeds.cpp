@@ -39,6 +39,19 @@ int main(int argc, char** argv) {
   write(out / "tlm_config" / "trn2u", R"({"system": "trn2u", "quantum_ns": 500, "chip": {"cores": 8,
     "hbm_stacks": 4, "link": {"gbps": 128, "hop_latency_us": 1.0}, "z_link": {"gbps": 64}}})");
   write(out / "tlm_config" / "torus", R"({"x": 2, "y": 8, "z": 1, "chip": {"reduce_gbps": 500.5}})");
+  // dma_list words (no example has one: their lists live in HBM): lists over the fuzzer's data.
+  {
+    std::string words;
+    for (const auto& [addr, count] : {std::pair<uint64_t, uint64_t>{0x100, 8}, {0x20, 3}, {0x1010, 2}}) {
+      model::CoreInstr in = model::default_instr(isa::Opcode::kDmaList);
+      in.list.list_addr = addr;
+      in.list.count = count;
+      words += fuzz::word_to_bytes(model::encode(in));
+    }
+    const std::string sp(1, static_cast<char>(isa::Queue::kSp));
+    write(out / "core" / "dma_list", sp + words);
+    write(out / "isa" / "dma_list", sp + words.substr(0, fuzz::kWordBytes));
+  }
   int files = 0;
   for (int a = 2; a < argc; ++a) {
     const fs::path src = argv[a];
