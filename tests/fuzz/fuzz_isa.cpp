@@ -44,6 +44,7 @@ bool engine_refuses(const model::CoreInstr& in) {
              e != model::TeError::kModeMismatch;
     }
     case isa::Format::kDma: return model::dma_check(in.dma, uint64_t{1} << 32) != model::DmaError::kNone;
+    case isa::Format::kList: return model::dma_list_check(in.list, uint64_t{1} << 32) != model::DmaError::kNone;
     case isa::Format::kCc: {
       std::string why;
       return model::cc_check(in.cc, 1, 32, uint64_t{1} << 40, &why) != isa::CcError::kNone;
