@@ -510,10 +510,9 @@ struct CoreModel::Impl {
         DmaEngine& eng = dma[in.dma.engine];
         // Room in the engine's descriptor queue and in its completion tracker (the counts as
         // registered: what leaves this cycle makes room from the next); no list walking on it.
-        if (!fifo_room(in.dma.engine) || eng.tracked >= kDmaTrackerDepth || walk[in.dma.engine].active) {
-          s.ready = now + 1;
-          return false;
-        }
+        if (!fifo_room(in.dma.engine) || eng.tracked >= kDmaTrackerDepth || walk[in.dma.engine].active)
+          return hold_sp(static_cast<int>(in.dma.engine));
+        sp_dma_hold = false;
         open_list[in.dma.engine] = in.dma.last ? 0 : open_list[in.dma.engine] + 1;
         ++eng.tracked;
         DmaJob job{i, now};
@@ -543,10 +542,8 @@ struct CoreModel::Impl {
         }
         DmaEngine& eng = dma[l.engine];
         ListWalk& w = walk[l.engine];
-        if (w.active || eng.tracked >= kDmaTrackerDepth) {
-          s.ready = now + 1;
-          return false;
-        }
+        if (w.active || eng.tracked >= kDmaTrackerDepth) return hold_sp(static_cast<int>(l.engine));
+        sp_dma_hold = false;
         open_list[l.engine] = 0;
         ++eng.tracked;
         w = ListWalk{};
@@ -664,6 +661,7 @@ struct CoreModel::Impl {
     DmaJob& j = eng.queue.front();
     j.started = true;
     j.ready_at = std::max({now, j.issue + 1, eng.free_at});
+    dma_changed();
   }
 
   // A DMA engine finished its front descriptor at `now`. Ending a list, the engine's port
@@ -676,6 +674,7 @@ struct CoreModel::Impl {
     DmaEngine& eng = dma[e];
     DmaJob j = std::move(eng.queue.front());
     eng.queue.pop_front();
+    dma_changed();
     if (refused == DmaError::kNone) transfers->retire(e);
     eng.free_at = now + 1;
     if (j.from_list) {
@@ -721,6 +720,27 @@ struct CoreModel::Impl {
     if (in.list_ref < 0) return fmt::format("HBM 0x{:x}", list_of(prog, in, image).list_addr + j.entry * kDmaListEntryBytes);
     const DescriptorList& l = prog.lists[static_cast<size_t>(in.list_ref)];
     return fmt::format("'{}' line {}", l.name, j.entry < l.lines.size() ? l.lines[j.entry] : 0);
+  }
+
+  // sp holds a DMA instruction for engine e (its queue, tracker or list walker is busy). It
+  // would try again every cycle; instead it tries again when a load makes room in the queue
+  // (the cycle after it), or as soon as the DMA state changes (dma_changed): the same cycles,
+  // without an event a cycle while the engine works.
+  bool hold_sp(int e) {
+    QueueState& s = qs[kSpQueue];
+    sp_dma_hold = true;
+    sp_tried = now;
+    s.ready = kNever;
+    for (const DmaJob& j : dma[e].queue)
+      if (j.started && j.ready_at >= now) s.ready = std::min(s.ready, j.ready_at + 1);
+    return false;
+  }
+  // A descriptor started, finished or popped, or a walk ended: a held sp tries again now (next
+  // cycle if it has tried this one).
+  void dma_changed() {
+    if (!sp_dma_hold) return;
+    QueueState& s = qs[kSpQueue];
+    s.ready = std::min(s.ready, sp_tried == now ? now + 1 : now);
   }
 
   // Room in engine e's descriptor queue (the count as registered: a descriptor loaded this
@@ -801,6 +821,7 @@ struct CoreModel::Impl {
         const DmaJob j = std::move(eng.finished.front());
         eng.finished.pop_front();
         --eng.tracked;
+        dma_changed();
         pop_free = now + 1;
         begin_effects(kSpQueue, j.index);
         if (j.from_list)
@@ -996,6 +1017,7 @@ struct CoreModel::Impl {
       ++w.handed;
       w.hand_at = now + 1;
       w.active = w.handed < w.list.count;
+      if (!w.active) dma_changed();
       any = true;
     }
     return any;
@@ -1014,9 +1036,14 @@ struct CoreModel::Impl {
       const ListWalk& w = walk[e];
       if (!w.active || w.handed >= w.arrived) continue;
       uint64_t t = std::max(w.hand_at, now + 1);
-      if (!fifo_room(e)) {  // the front's load makes room the cycle after
-        const auto& fifo = dma[e].queue;
-        t = std::max(t, fifo.front().started ? fifo.front().ready_at + 1 : now + 1);
+      if (!fifo_room(e)) {
+        // A descriptor's load makes room the cycle after; one not yet started starts when the
+        // one before it ends (a transfer's event), and this is asked again then.
+        uint64_t room = kNever;
+        for (const DmaJob& j : dma[e].queue)
+          if (j.started && j.ready_at >= now) room = std::min(room, j.ready_at + 1);
+        if (room == kNever) continue;
+        t = std::max(t, room);
       }
       at = std::min(at, t);
     }
@@ -1176,6 +1203,8 @@ struct CoreModel::Impl {
   std::array<QueueState, isa::kNumQueue> qs{};
   std::vector<DmaEngine> dma;
   std::vector<ListWalk> walk;  // per DMA engine
+  bool sp_dma_hold = false;    // sp holds a DMA instruction (hold_sp)
+  uint64_t sp_tried = 0;       // the cycle it last tried
   std::vector<uint64_t> port_report_free;  // per DMA port: the next cycle it may report a list
   uint64_t pop_free = 0;                   // the next cycle a tracker entry may pop
   uint64_t last_end = 0;                   // the latest completion so far
