@@ -7,11 +7,12 @@ them with what is not supported yet.
 """
 import builtins
 import math
+import sys
 
 from . import dtypes
 from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
                      tfloat32)
-from .tracer import HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, trace
+from .tracer import HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, register_language, trace
 
 
 
@@ -748,3 +749,6 @@ for _public in ("ndarray", "zeros", "full", "load", "store", "load_transpose2d",
               "relu", "sqrt", "rsqrt", "square", "reciprocal", "max", "min", "sum", "mean", "matmul", "transpose",
               "broadcast_to"):
     globals()[_public] = _checked(globals()[_public], f"nl.{_public}")
+
+
+register_language(sys.modules[__name__])  # the tracer's tile operators are these functions

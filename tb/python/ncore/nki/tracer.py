@@ -400,6 +400,24 @@ class Tile(Array):
         return f"{self.buffer} tile {self.name} {self.shape} {self.dtype.name}"
 
 
+# The tile operators (+ - * /, +=, tile[...] = ..., broadcast_to) are nki.language's functions.
+# language registers itself here when it is imported, so that the dependency runs one way
+# (language imports the tracer, never the reverse).
+_language = None
+
+
+def register_language(module):
+    global _language
+    _language = module
+
+
+def _nl():
+    if _language is None:
+        raise RuntimeError("ncore.nki.language is not imported: import ncore.nki (or neuronxcc.nki after "
+                           "alias_neuronxcc()) before tracing")
+    return _language
+
+
 class View:
     """An indexed HBM tensor or tile: what loads, stores and engine instructions take."""
 
@@ -423,8 +441,7 @@ class View:
 
     # Arithmetic on tiles is NKI's nl functions.
     def _nl(self, name, *args):
-        from . import language
-        return getattr(language, name)(*args)
+        return getattr(_nl(), name)(*args)
 
     def __add__(self, o): return self._nl("add", self, o)
     def __radd__(self, o): return self._nl("add", o, self)
@@ -437,8 +454,7 @@ class View:
     def __neg__(self): return self._nl("multiply", self, -1.0)
 
     def __iadd__(self, o):
-        from . import language
-        return language.accumulate_into(self, o)
+        return _nl().accumulate_into(self, o)
 
     # A tile's values are not known while the kernel is traced: Python decisions on them would
     # silently take one branch, so they are refused.
@@ -450,15 +466,13 @@ class View:
     __hash__ = object.__hash__
 
     def __setitem__(self, key, value):
-        from . import language
         target = self[key]
         if isinstance(target.array, HbmTensor):
             fail("hbm[...] = ...", "store to HBM with nl.store(dst, value)")
-        language.copy_into(target, value, "tile[...] = ...")
+        _nl().copy_into(target, value, "tile[...] = ...")
 
     def broadcast_to(self, shape):
-        from . import language
-        return language.broadcast_to(self, shape)
+        return _nl().broadcast_to(self, shape)
 
     def __repr__(self):
         return f"view {self.shape} of {self.array!r}"
