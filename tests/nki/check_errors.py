@@ -58,6 +58,18 @@ expect("unsupported call", unsupported_dma_transpose, [a8], nki.KernelError, "ni
 
 
 @nki.jit
+def grid_axis_it_lacks(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i = nl.mgrid[0:8, 0:64]
+    nl.store(out[i.p, i.y], nl.load(a[i.p, i.x]))  # MARK-grid-axis
+    return out
+
+
+expect("an index grid's axis it lacks", grid_axis_it_lacks, [a8], nki.KernelError, "nl.mgrid(...).y",
+       f"check_errors.py:{line_of('MARK-grid-axis')}", "2 axes")
+
+
+@nki.jit
 def joined_predicate(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     i_p, i_f = nl.mgrid[0:8, 0:64]

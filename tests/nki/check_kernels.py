@@ -47,6 +47,7 @@ from softmax import softmax_kernel  # noqa: E402
 from tensor_add import tensor_add_kernel  # noqa: E402
 from tensor_add_masked import tensor_add_masked_kernel  # noqa: E402
 from strided_copy import strided_copy_kernel  # noqa: E402
+from mgrid_scale import mgrid_scale_kernel  # noqa: E402
 
 
 def rows_cols(size, small, full):
@@ -77,6 +78,14 @@ def case_strided_copy(rng, size):
     shape = (size, 4, 2, 64) if size == 8 else (128, 8, 4, 128)
     x = rng.standard_normal(shape).astype(np.float32)
     return strided_copy_kernel, (x,), x[:, :, :, :shape[3] // 2].astype(np.float64) * 2, 0.0, 0.0
+
+
+def case_mgrid_scale(rng, size):
+    """An index grid's .p and .x, loop offsets and a masked last tile: one FP32 multiply."""
+    rows, cols = rows_cols(size, (20, 64), (300, 512))
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    scale = rng.standard_normal((1, cols)).astype(np.float32)
+    return mgrid_scale_kernel, (x, scale), x.astype(np.float64) * scale.astype(np.float64), 6e-8, 0.0
 
 
 def case_assign(rng, size):

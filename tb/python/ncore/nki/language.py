@@ -99,6 +99,22 @@ def arange(*args):
     return IndexExpr(r.start, r.step, len(r))
 
 
+class IndexGrid(tuple):
+    """What `nl.mgrid[...]` gives for two or more axes: one index expression per axis, which
+    unpacks (`i_p, i_f = nl.mgrid[0:128, 0:512]`) and names its axes as the legacy tutorials do
+    (`i.p` the partition axis, then `i.x`, `i.y`, `i.z` the free axes)."""
+
+    def _axis(self, k, name):
+        if k >= len(self):
+            fail(f"nl.mgrid(...).{name}", f"the grid has {len(self)} axes, so no .{name}")
+        return self[k]
+
+    p = property(lambda self: self._axis(0, "p"))
+    x = property(lambda self: self._axis(1, "x"))
+    y = property(lambda self: self._axis(2, "y"))
+    z = property(lambda self: self._axis(3, "z"))
+
+
 class _MGrid:
     def __getitem__(self, key):
         key = key if isinstance(key, tuple) else (key,)
@@ -108,7 +124,7 @@ class _MGrid:
                 fail("nl.mgrid", "expected slices with a stop, e.g. nl.mgrid[0:128, 0:512]")
             r = range(k.start or 0, k.stop, k.step or 1)
             exprs.append(IndexExpr(r.start, r.step, len(r), axis=axis, ndim=len(key)))
-        return tuple(exprs) if len(exprs) > 1 else exprs[0]
+        return IndexGrid(exprs) if len(exprs) > 1 else exprs[0]
 
 
 mgrid = _MGrid()
