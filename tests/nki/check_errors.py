@@ -215,14 +215,28 @@ expect("shape that does not tile", off_the_end, [a8], nki.KernelError, "leave 0.
 
 
 @nki.jit
-def masked_compute(a):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+def masked_matmul(a):
+    out = nl.ndarray((8, 8), dtype=a.dtype, buffer=nl.shared_hbm)
     i_p = nl.arange(8)[:, None]
-    nl.store(out, nl.exp(nl.load(a), mask=(i_p < 4)))
+    t = nl.load(a)
+    nl.store(out, nl.matmul(t, t, transpose_x=True, mask=(i_p < 4)))  # MARK-masked-matmul
     return out
 
 
-expect("mask on an engine operation", masked_compute, [a8], nki.KernelError, "nl.exp", "mask=")
+expect("mask on an operation that takes none", masked_matmul, [a8], nki.KernelError, "nl.matmul", "mask=",
+       f"check_errors.py:{line_of('MARK-masked-matmul')}")
+
+
+@nki.jit
+def mask_of_another_size(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(4)[:, None]
+    nl.store(out, nl.exp(nl.load(a), mask=(i_p < 2)))  # MARK-mask-size
+    return out
+
+
+expect("a mask whose index has another size", mask_of_another_size, [a8], nki.KernelError, "nl.exp",
+       "4 values", f"check_errors.py:{line_of('MARK-mask-size')}")
 
 
 @nki.jit

@@ -1,6 +1,6 @@
 """Row scaling in the legacy tutorials' style: an index grid from nl.mgrid named by its axes
 (`i.p`, `i.x`) and unpacked, loop offsets added to it, and masks on the last, partial tile's
-load and store."""
+load, multiply and store."""
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 
@@ -17,6 +17,6 @@ def mgrid_scale_kernel(x, scale):
     for t in nl.affine_range((rows + pmax - 1) // pmax):
         r = t * pmax + i.p
         tile = nl.load(x[r, i.x], mask=(r < rows))
-        out = nl.multiply(tile, s.broadcast_to((pmax, cols)))  # the masked-off rows are never stored
+        out = nl.multiply(tile, s.broadcast_to((pmax, cols)), mask=(r < rows))
         nl.store(y[r, i.x], value=out, mask=(r < rows))
     return y

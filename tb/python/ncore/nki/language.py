@@ -737,9 +737,69 @@ def accumulate_into(target, value, call="+="):
     return target
 
 
+# Engine operations that take mask= (the element-wise ones, activations and reductions): the
+# mask narrows every operand and the result to the indices where it holds (_apply_mask).
+_MASKABLE = {"nl.copy", "nl.add", "nl.subtract", "nl.multiply", "nl.maximum", "nl.minimum", "nl.divide", "nl.exp",
+             "nl.tanh", "nl.sigmoid", "nl.gelu", "nl.gelu_apprx_tanh", "nl.relu", "nl.sqrt", "nl.rsqrt",
+             "nl.square", "nl.reciprocal", "nl.max", "nl.min", "nl.sum", "nl.mean"}
+
+
+def _mask_axis_ranges(mask, call):
+    """{axis: (first, count, size)}: per axis of the operation that the mask constrains, the
+    indices [first, first + count) of the `size` where it holds (each term's index expression
+    says its axis: 0 the partitions, 1.. the free axes)."""
+    if not isinstance(mask, Mask):
+        fail(call, f"mask: expected a comparison of an index expression, found {type(mask).__name__}")
+    ranges = {}
+    for expr, op, bound in mask.terms:
+        if not isinstance(expr, IndexExpr) or expr.axis is None:
+            fail(call, "mask: expected an index expression placed on an axis (nl.mgrid, or nl.arange(n)[:, None] "
+                       "or [None, :])")
+        values = [expr.start + expr.step * i for i in range(expr.size)]
+        keep = [i for i, v in enumerate(values) if (v < bound if op == "<" else v >= bound)]
+        first, count, _ = ranges.get(expr.axis, (0, expr.size, expr.size))
+        lo = builtins.max(first, keep[0] if keep else 0)
+        hi = builtins.min(first + count, keep[-1] + 1 if keep else 0)
+        ranges[expr.axis] = (lo, builtins.max(0, hi - lo), expr.size)
+    return ranges
+
+
+def _apply_mask(ops, mask, call):
+    """Narrows the operations one masked call traced: each view's dimension `axis` (of the
+    mask's size) to the indices where the mask holds. A dimension of 1 (a broadcast operand) or
+    one the view lacks (a reduction's result) is left whole; an operation masked off entirely
+    is dropped. Returns the operations that remain."""
+    ranges = _mask_axis_ranges(mask, call)
+    narrowed = {}
+
+    def narrow(v):
+        if not isinstance(v, View):
+            return v
+        if id(v) not in narrowed:
+            dims = [(0, n) for n in v.shape]
+            for axis, (first, count, size) in ranges.items():
+                if axis >= len(v.shape) or v.shape[axis] == 1:
+                    continue
+                if v.shape[axis] != size:
+                    fail(call, f"mask: its index expression on axis {axis} has {size} values, the operand "
+                               f"{v.shape} {v.shape[axis]}")
+                dims[axis] = (first, count)
+            narrowed[id(v)] = _restrict(v, dims)
+        return narrowed[id(v)]
+
+    kept = []
+    for op in ops:
+        op.reads = [narrow(v) for v in op.reads]
+        op.writes = [narrow(v) for v in op.writes]
+        op.fields = {k: narrow(v) for k, v in op.fields.items()}
+        if not any(0 in v.shape for v in op.writes):
+            kept.append(op)
+    return kept
+
+
 def _checked(f, call):
     """f, refusing what ncore does not implement with a KernelError naming the call and the
-    kernel's line: an unknown keyword, or a mask on an operation that takes none yet."""
+    kernel's line: an unknown keyword, or a mask on an operation that takes none."""
     import functools
     import inspect
     params = inspect.signature(f).parameters
@@ -747,14 +807,20 @@ def _checked(f, call):
     @functools.wraps(f)
     def wrapper(*args, **kwargs):
         for k in kwargs:
-            if k not in params:
+            if k not in params and not (k == "mask" and call in _MASKABLE):
                 fail(call, f"keyword {k}= is not supported by ncore yet")
-        if kwargs.get("mask") is not None and call not in ("nl.load", "nl.store"):
-            fail(call, "mask= on an engine operation is not supported by ncore yet: mask the nl.load and "
-                       "nl.store around it")
+        mask = kwargs.pop("mask", None) if "mask" not in params else None
         _calls.append(call)
         try:
-            return f(*args, **kwargs)
+            if mask is None:
+                return f(*args, **kwargs)
+            t = trace(call)
+            first = len(t.ops)
+            result = f(*args, **kwargs)
+            t.ops[first:] = _apply_mask(t.ops[first:], mask, call)
+            for i in range(first, len(t.ops)):
+                t.ops[i].index = i
+            return result
         finally:
             _calls.pop()
     return wrapper
