@@ -70,6 +70,17 @@ expect("an index grid's axis it lacks", grid_axis_it_lacks, [a8], nki.KernelErro
 
 
 @nki.jit
+def takes_a_list(arrays):
+    out = nl.ndarray((8, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, nl.load(arrays[0]))
+    return out
+
+
+expect("a list of arrays as one argument", takes_a_list, [[a8, a8]], nki.KernelError, "arrays",
+       "give each array as its own argument")
+
+
+@nki.jit
 def joined_predicate(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     i_p, i_f = nl.mgrid[0:8, 0:64]

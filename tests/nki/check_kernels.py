@@ -48,6 +48,7 @@ from tensor_add import tensor_add_kernel  # noqa: E402
 from tensor_add_masked import tensor_add_masked_kernel  # noqa: E402
 from strided_copy import strided_copy_kernel  # noqa: E402
 from mgrid_scale import mgrid_scale_kernel  # noqa: E402
+from tiled_copy import tiled_copy_kernel  # noqa: E402
 
 
 def rows_cols(size, small, full):
@@ -86,6 +87,13 @@ def case_mgrid_scale(rng, size):
     x = rng.standard_normal((rows, cols)).astype(np.float32)
     scale = rng.standard_normal((1, cols)).astype(np.float32)
     return mgrid_scale_kernel, (x, scale), x.astype(np.float64) * scale.astype(np.float64), 6e-8, 0.0
+
+
+def case_tiled_copy(rng, size):
+    """A tuple and a bool among the arguments; a negation is exact."""
+    rows, cols = rows_cols(size, (16, 128), (512, 1024))
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    return tiled_copy_kernel, (x, (size, 64), True), -x.astype(np.float64), 0.0, 0.0
 
 
 def case_assign(rng, size):

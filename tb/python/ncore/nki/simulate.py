@@ -42,6 +42,17 @@ def jit(func=None, **options):
     return func if isinstance(func, Kernel) else Kernel(func)
 
 
+def _is_tensor_argument(a, name):
+    """Whether a kernel argument becomes an HBM tensor: a NumPy array or a typed(...) one. Any
+    other Python value reaches the kernel unchanged; a list or tuple holding arrays is refused
+    (it would be neither)."""
+    if isinstance(a, (np.ndarray, TypedArray)):
+        return True
+    if isinstance(a, (list, tuple)) and any(isinstance(x, (np.ndarray, TypedArray)) for x in a):
+        raise KernelError(f"{name}: a {type(a).__name__} holding arrays: give each array as its own argument")
+    return False
+
+
 def _typed_input(array):
     """(storage array, dtype) of an input: a NumPy array (its dtype) or ncore.nki.typed(...)."""
     if isinstance(array, TypedArray):
@@ -75,8 +86,10 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
     t.cores = cores
     args = []
     for i, a in enumerate(arrays):
-        if isinstance(a, (bool, int, float)):  # a number goes to the kernel as it is (eps=1e-6, say)
-            args.append(a)
+        if not _is_tensor_argument(a, params[i] if i < len(params) else f"argument {i}"):
+            # a Python value goes to the kernel as it is: a number (eps=1e-6), a shape tuple, a
+            # flag, a string
+            args.append(a.item() if isinstance(a, np.generic) else a)
             continue
         storage, dtype = _typed_input(a)
         name = params[i] if i < len(params) else f"in{i}"
