@@ -81,6 +81,44 @@ expect("a list of arrays as one argument", takes_a_list, [[a8, a8]], nki.KernelE
 
 
 @nki.jit
+def block_sliced(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(8), 64), dtype=a.dtype, buffer=nl.sbuf)
+    t[0] = nl.load(a)
+    nl.store(out, nl.exp(t[0:1]))  # MARK-block-slice
+    return out
+
+
+expect("a block tile's block dimension sliced", block_sliced, [a8], nki.KernelError,
+       f"check_errors.py:{line_of('MARK-block-slice')}", "index the block dimensions with integers")
+
+
+@nki.jit
+def block_whole(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(8), 64), dtype=a.dtype, buffer=nl.sbuf)
+    t[1] = nl.load(a)
+    nl.store(out, nl.exp(t))  # MARK-block-whole
+    return out
+
+
+expect("a block tile as one operand", block_whole, [a8], nki.KernelError, "nl.exp",
+       f"check_errors.py:{line_of('MARK-block-whole')}", "index its block dimensions")
+
+
+@nki.jit
+def block_psum(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(8), 64), dtype=nl.float32, buffer=nl.psum)  # MARK-block-psum
+    nl.store(out, nl.load(a))
+    return out
+
+
+expect("block dimensions on a PSUM tile", block_psum, [a8], nki.KernelError, "nl.ndarray",
+       f"check_errors.py:{line_of('MARK-block-psum')}", "PSUM")
+
+
+@nki.jit
 def joined_predicate(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     i_p, i_f = nl.mgrid[0:8, 0:64]

@@ -59,6 +59,30 @@ def matmul_hoisted(lhsT, rhs):
 
 
 @nki.jit
+def matmul_block_tiles(lhsT, rhs):
+    """matmul_hoisted as the legacy tutorials write it: each operand's K tiles in one tile with a
+    block dimension in front of its partitions (nl.par_dim), filled and read block by block."""
+    K, M = lhsT.shape
+    N = rhs.shape[1]
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    tile_k, tile_m = nl.tile_size.pmax, nl.tile_size.gemm_stationary_fmax
+    tile_n = min(nl.tile_size.gemm_moving_fmax, N)
+    for m in nl.affine_range(M // tile_m):
+        lhsT_tiles = nl.ndarray((K // tile_k, nl.par_dim(tile_k), tile_m), dtype=lhsT.dtype, buffer=nl.sbuf)
+        for k in nl.affine_range(K // tile_k):
+            lhsT_tiles[k] = nl.load(lhsT[k * tile_k:(k + 1) * tile_k, m * tile_m:(m + 1) * tile_m])
+        for n in nl.affine_range(N // tile_n):
+            rhs_tiles = nl.ndarray((K // tile_k, nl.par_dim(tile_k), tile_n), dtype=rhs.dtype, buffer=nl.sbuf)
+            for k in nl.affine_range(K // tile_k):
+                rhs_tiles[k, :, :] = nl.load(rhs[k * tile_k:(k + 1) * tile_k, n * tile_n:(n + 1) * tile_n])
+            acc = nl.zeros((tile_m, tile_n), nl.float32, buffer=nl.psum)
+            for k in nl.affine_range(K // tile_k):
+                acc += nl.matmul(lhsT_tiles[k], rhs_tiles[k, :, :], transpose_x=True)
+            nl.store(result[m * tile_m:(m + 1) * tile_m, n * tile_n:(n + 1) * tile_n], value=nl.copy(acc))
+    return result
+
+
+@nki.jit
 def matmul_blocked(lhsT, rhs, tiles_in_block_n=2):
     """The free dimension N in blocks of several PSUM banks: each K tile of rhs is loaded once per
     block as one wide tile, and every M tile accumulates its block's banks in PSUM."""

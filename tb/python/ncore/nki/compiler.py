@@ -300,7 +300,9 @@ class Compiler:
         # Per partition of the tile: the free elements. Rows (innermost, contiguous on both sides)
         # and planes (the next free dimension) make one descriptor per partition range.
         tstrides = [math.prod(tile.array.shape[d + 1:]) for d in range(len(tile.array.shape))]
-        free = list(zip(hdims[1:], hkept[1:], tdims[1:], tstrides[1:]))
+        # The tile's free dimensions the view keeps (a block tile's block index is one it drops).
+        tfree = [(d, st) for d, st, k in zip(tdims[1:], tstrides[1:], tile.region.kept[1:]) if k]
+        free = list(zip(hdims[1:], hkept[1:], [d for d, _ in tfree], [st for _, st in tfree]))
         rows = []  # (elements per row, [(count, hbm stride elements, tile stride elements)] outer dims)
         inner = 1
         outer = []

@@ -12,7 +12,8 @@ import sys
 from . import dtypes
 from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
                      tfloat32)
-from .tracer import HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, register_language, trace
+from .tracer import (BlockTile, HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, register_language,
+                     trace)
 
 
 
@@ -31,9 +32,13 @@ hbm = _Buffer("hbm")
 private_hbm = _Buffer("private_hbm")
 
 
+class _ParDim(int):
+    """nl.par_dim(n): the partition dimension of a tile's shape. Dimensions in front of it are
+    block dimensions (BlockTile)."""
+
+
 def par_dim(n):
-    """Marks the partition dimension of a shape; ncore's tiles always have it first."""
-    return int(n)
+    return _ParDim(n)
 
 
 class _TileSize:
@@ -174,6 +179,13 @@ def ndarray(shape, dtype, buffer=None, name=""):
         return out
     if buffer not in (sbuf, psum):
         fail("nl.ndarray", f"buffer {buffer!r}: expected nl.sbuf, nl.psum or nl.shared_hbm")
+    at = next((i for i, n in enumerate(shape) if isinstance(n, _ParDim)), 0)
+    if at > 0:  # block dimensions in front of the partitions: [P, blocks..., free...] inside
+        if buffer is psum:
+            fail("nl.ndarray", f"shape {tuple(shape)}: block dimensions on a PSUM tile are not supported by ncore "
+                               "yet (a matmul writes one bank): make one PSUM tile per block")
+        inner = (shape[at],) + tuple(shape[:at]) + tuple(shape[at + 1:])
+        return BlockTile(_new_tile(inner, dtype, buffer, name, call="nl.ndarray"), shape[:at])
     return _new_tile(shape, dtype, buffer, name, call="nl.ndarray")
 
 
@@ -183,17 +195,18 @@ def zeros(shape, dtype, buffer=None, name=""):
     tile = ndarray(shape, dtype, buffer, name)
     if isinstance(tile, HbmTensor):
         fail("nl.zeros", "ncore clears SBUF and PSUM tiles only")
-    v = tile.view()
+    inner = tile.tile if isinstance(tile, BlockTile) else tile  # every block at once
+    v = inner.view()
     word = {1: int8, 2: int16, 4: int32}[dtype.size]
-    tile.clear_op = trace("nl.zeros").add(Op("dve", "tensor_scalar", [v], [v], op0="and", s0=0, in0=word,
-                                              out=word, src0=v, dst=v))
+    inner.clear_op = trace("nl.zeros").add(Op("dve", "tensor_scalar", [v], [v], op0="and", s0=0, in0=word,
+                                               out=word, src0=v, dst=v))
     return tile
 
 
 def full(shape, fill_value, dtype, buffer=None, name=""):
     tile = zeros(shape, dtype, buffer, name)
     if fill_value != 0:
-        v = tile.view()
+        v = (tile.tile if isinstance(tile, BlockTile) else tile).view()
         trace("nl.full").add(Op("dve", "tensor_scalar", [v], [v], op0="add", s0=float(fill_value),
                                 in0=dtype, out=dtype, src0=v, dst=v))
     return tile

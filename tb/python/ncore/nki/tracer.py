@@ -400,6 +400,49 @@ class Tile(Array):
         return f"{self.buffer} tile {self.name} {self.shape} {self.dtype.name}"
 
 
+class BlockTile:
+    """A tile with block dimensions in front of its partition dimension, as NKI writes
+    `nl.ndarray((B, nl.par_dim(P), F), ...)`: B tiles of [P, F]. ncore keeps them side by side
+    in each partition, as one tile of [P, B, F] (`tile`); indexing the block dimensions with
+    integers gives one of them, a view of [P, F]."""
+
+    def __init__(self, tile, blocks):
+        self.tile, self.blocks = tile, tuple(blocks)
+
+    @property
+    def shape(self):
+        return self.blocks + self.tile.shape[:1] + self.tile.shape[1 + len(self.blocks):]
+
+    @property
+    def dtype(self):
+        return self.tile.dtype
+
+    def _key(self, key):
+        """The user's key (blocks, partition, free...) as the tile's (partition, blocks, free...)."""
+        key = key if isinstance(key, tuple) else (key,)
+        n = len(self.blocks)
+        if len(key) < n or not all(isinstance(k, int) and not isinstance(k, bool) for k in key[:n]):
+            fail(f"{self.tile.name}[...]", f"a tile of {n} block dimension(s) in front of its partitions, shape "
+                                           f"{self.shape}: index the block dimensions with integers first (found "
+                                           f"{key[:n]!r})")
+        for k, size in zip(key[:n], self.blocks):
+            if not 0 <= k < size:
+                fail(f"{self.tile.name}[...]", f"block {k} of {size}")
+        rest = key[n:]
+        if not rest or rest[0] is Ellipsis:
+            return (slice(None),) + tuple(key[:n]) + tuple(rest)
+        return (rest[0],) + tuple(key[:n]) + tuple(rest[1:])
+
+    def __getitem__(self, key):
+        return self.tile[self._key(key)]
+
+    def __setitem__(self, key, value):
+        self.tile[self._key(key)] = value
+
+    def __repr__(self):
+        return f"{self.tile.buffer} tile {self.tile.name} of blocks {self.shape} {self.dtype.name}"
+
+
 # The tile operators (+ - * /, +=, tile[...] = ..., broadcast_to) are nki.language's functions.
 # language registers itself here when it is imported, so that the dependency runs one way
 # (language imports the tracer, never the reverse).
@@ -482,6 +525,8 @@ def as_view(x, call, what="operand", masked=False):
     """x as a View; unless a mask will still narrow it (masked), every index must be inside."""
     if isinstance(x, Array):
         return x.view()
+    if isinstance(x, BlockTile):
+        fail(call, f"{what}: {x!r}: index its block dimensions to take one of its tiles")
     if not isinstance(x, View):
         fail(call, f"{what}: expected a tile or tensor, found {type(x).__name__}")
     if not masked:
