@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """CTest Nki.BadKernelsNameTheCallAndLine: kernels ncore cannot run get a clear error naming the
 call and the kernel's file:line, and never a wrong answer; the user's own exceptions come back
-unchanged. Two near misses must work instead: tensors named like the program's own names, and
-NKI's older output arguments."""
+unchanged. Near misses must work instead: tensors named like the program's own names, NumPy's
+dtypes in a kernel, and NKI's older output arguments."""
 import os
 import sys
 import traceback
@@ -381,6 +381,21 @@ def expect_works(name, run, check):
 # Tensors named like the program's semaphores or the assembler's symbols are renamed.
 expect_works("names the program uses", lambda: nki.simulate_kernel(names_the_program_uses, a8, a8 + 1, size=8),
              lambda got: np.array_equal(got, 2 * a8 + 1))
+
+
+@nki.jit
+def numpy_dtypes(a):
+    """Tensor dtypes used as the tutorials use NumPy's: compared with np.float32, np.dtype(),
+    .itemsize, and np.float32 given as a dtype."""
+    assert a.dtype == np.float32 and np.dtype(np.float32) == a.dtype and a.dtype.itemsize == 4
+    assert a.dtype != nl.bfloat16 and np.dtype(a.dtype) == np.float32
+    out = nl.ndarray(a.shape, dtype=np.float32, buffer=nl.shared_hbm)
+    nl.store(out, nl.copy(nl.load(a), dtype=np.dtype(np.float32)))
+    return out
+
+
+expect_works("NumPy's dtypes as a kernel's", lambda: nki.simulate_kernel(numpy_dtypes, a8, size=8),
+             lambda got: np.array_equal(got, a8))
 
 
 @nki.jit

@@ -15,6 +15,33 @@ class DType:
     def __repr__(self):
         return f"nl.{self.name}"
 
+    # Kernels compare and use tensor dtypes as NumPy's (`q.dtype == np.float32`, `.itemsize`,
+    # `np.dtype(q.dtype)`): a type equals every spelling lookup() takes for it.
+    @property
+    def itemsize(self):
+        return self.size
+
+    @property
+    def dtype(self):
+        """The NumPy dtype of the same values (np.dtype(t) uses it); none for BF16, TF32 and FP8."""
+        if self.name not in ("float32", "float16", "int8", "int16", "int32"):
+            raise AttributeError(f"NumPy has no {self.name}")
+        return np.dtype(self.name)
+
+    def __eq__(self, other):
+        if isinstance(other, DType):
+            return self is other
+        try:
+            return lookup(other) is self
+        except TypeError:
+            return NotImplemented
+
+    def __hash__(self):
+        try:
+            return hash(self.dtype)
+        except AttributeError:
+            return hash(self.name)
+
 
 float32 = DType("float32", "fp32", 4, "<f4", True)
 tfloat32 = DType("tfloat32", "tf32", 4, "<f4", True)
