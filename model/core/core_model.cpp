@@ -147,19 +147,29 @@ struct CoreModel::Impl {
       std::string why;
     } fault;
   };
-  // Instruction fetch (rtl/core/README.md, "Instruction fetch"): a queue's instructions
-  // [pc, requested) hold slots of its buffer; a request for the next chunk goes out as soon as
-  // the chunk fits and one of the queue's fetch streams is free, and instructions become
-  // issuable in order, a chunk at a time, when the chunk has arrived.
-  struct FetchChunk {
-    size_t begin, end;  // instructions
+  // Reads of a run of items from HBM ahead of their consumer, nc_core_fetch's policy
+  // (rtl/core/README.md, "Instruction fetch"): items [consumed, requested) hold slots of a
+  // buffer; a request for the next chunk goes out as soon as the chunk fits and one of the
+  // streams is free, each request a transfer on a stream of its own, and items become
+  // available in order, a chunk at a time, when the chunk has arrived. Instruction fetch (an
+  // item an instruction) and the list walkers (an item a list entry) both read this way.
+  struct ReadChunk {
+    size_t begin, end;  // items
     int engine;         // its stream in the transfer model
     bool arrived = false;
   };
+  struct StreamReads {
+    size_t requested = 0;  // items requested so far
+    size_t arrived = 0;    // items [0, arrived) have arrived (in order)
+    std::deque<ReadChunk> chunks;  // in flight or arrived out of order, oldest first
+  };
+  struct ReadPolicy {
+    size_t buffer, chunk, streams;  // items buffered, items a request (to a chunk boundary), requests in flight
+    bool first_alone;               // the first request reads item 0 alone
+    uint64_t item_bytes;
+  };
   struct FetchState {
-    size_t requested = 0;  // instructions requested so far
-    size_t arrived = 0;    // instructions [0, arrived) have arrived (in order)
-    std::deque<FetchChunk> chunks;  // in flight or arrived out of order, oldest first
+    StreamReads reads;     // the queue's instructions
     bool stalled = false;  // its next instruction has not arrived
     uint64_t stalled_since = 0;
   };
@@ -193,20 +203,14 @@ struct CoreModel::Impl {
     std::vector<DmaDescriptor> list_ran;
     uint64_t list_bursts = 0;
   };
-  // A dma_list's walker (nc_core_lists): fetches the list's entries in chunks through the
-  // fetch port (transfers on streams of its own) and hands them, in order, to its engine's
-  // descriptor queue when it has room, one a cycle.
-  struct ListChunk {
-    size_t begin, end;  // entries
-    int engine;         // its stream in the transfer model
-    bool arrived = false;
-  };
+  // A dma_list's walker (nc_core_lists): reads the list's entries through the fetch port and
+  // hands them, in order, to its engine's descriptor queue when it has room, one a cycle.
   struct ListWalk {
     bool active = false;   // entries not yet handed
     size_t index = 0;      // the dma_list in sp
     isa::ListFields list;
-    size_t requested = 0, arrived = 0, handed = 0;
-    std::deque<ListChunk> chunks;  // in flight or arrived out of order, oldest first
+    StreamReads reads;     // its entries
+    size_t handed = 0;
     uint64_t hand_at = 0;  // the next entry may be handed from this cycle
   };
 
@@ -684,7 +688,7 @@ struct CoreModel::Impl {
                                    list_entry_where(j), why.empty() ? "" : ": " + why);
       }
       if (refused == DmaError::kNone) {
-        eng.list_bursts += j.d.transpose ? dma_bursts(j.d).size() : j.d.bytes / kDmaBurstBytes * j.d.count1 * j.d.count2;
+        eng.list_bursts += dma_burst_count(j.d);
         if (cfg.timing_only) result.dma_bytes += j.d.bytes * j.d.count1 * j.d.count2;
         else eng.list_ran.push_back(j.d);
       }
@@ -730,10 +734,17 @@ struct CoreModel::Impl {
     QueueState& s = qs[kSpQueue];
     sp_dma_hold = true;
     sp_tried = now;
-    s.ready = kNever;
-    for (const DmaJob& j : dma[e].queue)
-      if (j.started && j.ready_at >= now) s.ready = std::min(s.ready, j.ready_at + 1);
+    s.ready = room_at(e);
     return false;
+  }
+  // When engine e's full descriptor queue may next have room by time alone: a descriptor's load
+  // makes room the cycle after it (kNever: none is due to load; one starts when the descriptor
+  // before it ends, a transfer's event, and dma_changed() follows).
+  uint64_t room_at(int e) const {
+    uint64_t at = kNever;
+    for (const DmaJob& j : dma[e].queue)
+      if (j.started && j.ready_at >= now) at = std::min(at, j.ready_at + 1);
+    return at;
   }
   // A descriptor started, finished or popped, or a walk ended: a held sp tries again now (next
   // cycle if it has tried this one).
@@ -845,7 +856,7 @@ struct CoreModel::Impl {
   bool fetched(int q) {
     if (!cfg.fetch.enabled) return true;
     FetchState& f = fetch[q];
-    if (qs[q].pc >= f.arrived) {
+    if (qs[q].pc >= f.reads.arrived) {
       if (!f.stalled) f.stalled = true, f.stalled_since = now;
       return false;
     }
@@ -857,57 +868,74 @@ struct CoreModel::Impl {
     return true;
   }
 
-  // Requests every chunk that fits in its queue's buffer and has a free stream.
+  // Requests every chunk of `r` (items [0, length) from `base`, `consumed` taken by their
+  // consumer) that fits in the buffer and has a free stream, on engines first_engine and up.
+  void request_reads(StreamReads& r, const ReadPolicy& p, uint64_t base, size_t length, size_t consumed,
+                     int first_engine) {
+    while (r.requested < length && r.chunks.size() < p.streams) {
+      // To the next chunk boundary (from item 0), and to the end.
+      const size_t end = r.requested == 0 && p.first_alone
+                             ? 1
+                             : std::min(length, r.requested + p.chunk - r.requested % p.chunk);
+      if (end - consumed > p.buffer) break;
+      int engine = first_engine;  // the first stream no chunk holds
+      while (std::any_of(r.chunks.begin(), r.chunks.end(), [&](const ReadChunk& c) { return c.engine == engine; }))
+        ++engine;
+      DmaDescriptor d;  // a read of the chunk's items (the transfer model times it like any)
+      d.engine = static_cast<uint64_t>(engine);
+      d.hbm_addr = base + r.requested * p.item_bytes;
+      d.bytes = (end - r.requested) * p.item_bytes;
+      transfers->begin(engine, d, now);
+      r.chunks.push_back({r.requested, end, engine});
+      r.requested = end;
+    }
+  }
+
+  // Retires the reads of `r` that have ended and returns the items they brought; *advanced says
+  // whether items became available (in order).
+  size_t collect_reads(StreamReads& r, bool* advanced) {
+    size_t items = 0;
+    for (ReadChunk& c : r.chunks)
+      if (!c.arrived && transfers->done(c.engine)) {
+        transfers->retire(c.engine);
+        c.arrived = true;
+        items += c.end - c.begin;
+      }
+    while (!r.chunks.empty() && r.chunks.front().arrived) {
+      r.arrived = r.chunks.front().end;
+      r.chunks.pop_front();
+      *advanced = true;
+    }
+    return items;
+  }
+
+  ReadPolicy fetch_policy() const {
+    const FetchConfig& fc = cfg.fetch;
+    return {static_cast<size_t>(fc.buffer), static_cast<size_t>(fc.chunk), static_cast<size_t>(fc.streams), true,
+            kInstrBytes};
+  }
+
   void request_fetches() {
     if (!cfg.fetch.enabled) return;
-    const FetchConfig& fc = cfg.fetch;
-    for (int q = 0; q < isa::kNumQueue; ++q) {
-      FetchState& f = fetch[q];
-      const size_t length = prog.queues[q].size();
-      while (f.requested < length && f.chunks.size() < static_cast<size_t>(fc.streams)) {
-        // To the stream's next chunk boundary; the first request reads instruction 0 alone.
-        const size_t chunk = static_cast<size_t>(fc.chunk);
-        const size_t end = f.requested == 0 ? 1 : std::min(length, f.requested + chunk - f.requested % chunk);
-        if (end - qs[q].pc > static_cast<size_t>(fc.buffer)) break;
-        int engine = cfg.dma_engines + q * fc.streams;  // the first stream no chunk of the queue holds
-        while (std::any_of(f.chunks.begin(), f.chunks.end(), [&](const FetchChunk& c) { return c.engine == engine; }))
-          ++engine;
-        DmaDescriptor d;  // a read of the chunk's words (the transfer model times it like any)
-        d.engine = static_cast<uint64_t>(engine);
-        d.hbm_addr = image.instr_addr(q, f.requested);
-        d.bytes = (end - f.requested) * kInstrBytes;
-        transfers->begin(engine, d, now);
-        f.chunks.push_back({f.requested, end, engine});
-        f.requested = end;
-      }
-    }
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      request_reads(fetch[q].reads, fetch_policy(), image.stream[q], prog.queues[q].size(), qs[q].pc,
+                    cfg.dma_engines + q * cfg.fetch.streams);
   }
 
   // Retires the fetch transfers that have ended; true when a queue got instructions.
   bool fetch_arrivals() {
     bool any = false;
     for (int q = 0; q < isa::kNumQueue && cfg.fetch.enabled; ++q) {
-      FetchState& f = fetch[q];
-      for (FetchChunk& c : f.chunks)
-        if (!c.arrived && transfers->done(c.engine)) {
-          transfers->retire(c.engine);
-          c.arrived = true;
-          const uint64_t bytes = (c.end - c.begin) * kInstrBytes;
-          result.queues[q].fetched_bytes += bytes;
-          result.fetch_bytes += bytes;
-        }
-      while (!f.chunks.empty() && f.chunks.front().arrived) {
-        f.arrived = f.chunks.front().end;
-        f.chunks.pop_front();
-        any = true;
-      }
+      const uint64_t bytes = collect_reads(fetch[q].reads, &any) * kInstrBytes;
+      result.queues[q].fetched_bytes += bytes;
+      result.fetch_bytes += bytes;
     }
     return any;
   }
 
   bool fetching() const {
     for (const FetchState& f : fetch)
-      if (!f.chunks.empty()) return true;
+      if (!f.reads.chunks.empty()) return true;
     return false;
   }
 
@@ -954,45 +982,17 @@ struct CoreModel::Impl {
   // Requests every chunk of every active list that fits in its walker's buffer and has a free
   // stream (nc_core_fetch's policy, one beat an entry, no lone first request).
   void request_list_entries() {
-    const ListFetchConfig& lc = cfg.lists;
-    for (int e = 0; e < cfg.dma_engines; ++e) {
-      ListWalk& w = walk[e];
-      if (!w.active) continue;
-      const size_t chunk = static_cast<size_t>(lc.chunk);
-      while (w.requested < w.list.count && w.chunks.size() < static_cast<size_t>(lc.streams)) {
-        const size_t end = std::min<size_t>(w.list.count, w.requested + chunk - w.requested % chunk);
-        if (end - w.handed > static_cast<size_t>(lc.buffer)) break;
-        int stream = 0;
-        while (std::any_of(w.chunks.begin(), w.chunks.end(), [&](const ListChunk& c) { return c.engine == list_stream(e, stream); }))
-          ++stream;
-        DmaDescriptor d;  // a read of the chunk's entries
-        d.engine = static_cast<uint64_t>(list_stream(e, stream));
-        d.hbm_addr = w.list.list_addr + w.requested * kDmaListEntryBytes;
-        d.bytes = (end - w.requested) * kDmaListEntryBytes;
-        transfers->begin(list_stream(e, stream), d, now);
-        w.chunks.push_back({w.requested, end, list_stream(e, stream)});
-        w.requested = end;
-      }
-    }
+    const ReadPolicy p{static_cast<size_t>(cfg.lists.buffer), static_cast<size_t>(cfg.lists.chunk),
+                       static_cast<size_t>(cfg.lists.streams), false, kDmaListEntryBytes};
+    for (int e = 0; e < cfg.dma_engines; ++e)
+      if (walk[e].active)
+        request_reads(walk[e].reads, p, walk[e].list.list_addr, walk[e].list.count, walk[e].handed, list_stream(e, 0));
   }
 
   // Retires the list reads that have ended; entries become available in order.
   bool list_arrivals() {
     bool any = false;
-    for (int e = 0; e < cfg.dma_engines; ++e) {
-      ListWalk& w = walk[e];
-      for (ListChunk& c : w.chunks)
-        if (!c.arrived && transfers->done(c.engine)) {
-          transfers->retire(c.engine);
-          c.arrived = true;
-          result.list_entries += c.end - c.begin;
-        }
-      while (!w.chunks.empty() && w.chunks.front().arrived) {
-        w.arrived = w.chunks.front().end;
-        w.chunks.pop_front();
-        any = true;
-      }
-    }
+    for (ListWalk& w : walk) result.list_entries += collect_reads(w.reads, &any);
     return any;
   }
 
@@ -1002,7 +1002,7 @@ struct CoreModel::Impl {
     bool any = false;
     for (int e = 0; e < cfg.dma_engines; ++e) {
       ListWalk& w = walk[e];
-      if (!w.active || w.handed >= w.arrived || now < w.hand_at || !fifo_room(e)) continue;
+      if (!w.active || w.handed >= w.reads.arrived || now < w.hand_at || !fifo_room(e)) continue;
       DmaJob job{w.index, now};
       job.from_list = true;
       job.entry = w.handed;
@@ -1025,7 +1025,7 @@ struct CoreModel::Impl {
 
   bool listing() const {
     for (const ListWalk& w : walk)
-      if (!w.chunks.empty()) return true;
+      if (!w.reads.chunks.empty()) return true;
     return false;
   }
 
@@ -1034,14 +1034,10 @@ struct CoreModel::Impl {
     uint64_t at = kNever;
     for (int e = 0; e < cfg.dma_engines; ++e) {
       const ListWalk& w = walk[e];
-      if (!w.active || w.handed >= w.arrived) continue;
+      if (!w.active || w.handed >= w.reads.arrived) continue;
       uint64_t t = std::max(w.hand_at, now + 1);
       if (!fifo_room(e)) {
-        // A descriptor's load makes room the cycle after; one not yet started starts when the
-        // one before it ends (a transfer's event), and this is asked again then.
-        uint64_t room = kNever;
-        for (const DmaJob& j : dma[e].queue)
-          if (j.started && j.ready_at >= now) room = std::min(room, j.ready_at + 1);
+        const uint64_t room = room_at(e);
         if (room == kNever) continue;
         t = std::max(t, room);
       }

@@ -41,6 +41,7 @@ bool dma_fields_fit(const DmaDescriptor& d, std::string* why = nullptr);
 // (partition), each holding that column's element of the 16 rows in order (dma_transpose_block).
 std::vector<std::pair<uint64_t, uint64_t>> dma_bursts(const DmaDescriptor& d);
 
+
 // Descriptor lists in HBM (dma_list, rtl/core/README.md "Descriptor lists"). An entry is 32
 // bytes, little-endian: the dma format's fields at bit 0 (field f at bit lsb(f) - 64), one HBM
 // burst. Its engine and last fields and bits 227..255 must be zero: the list's engine runs
@@ -58,6 +59,8 @@ DmaError dma_list_entry_decode(const uint8_t* bytes, DmaDescriptor* out, std::st
 DmaError dma_list_check(const DmaList& l, uint64_t hbm_bytes);
 
 inline constexpr int kDmaTransposeRows = 16;  // rows of a transpose block (NKI's DMA transpose: 16)
+// How many bursts dma_bursts(d) gives (a transpose's count2 is 1), without making them.
+inline uint64_t dma_burst_count(const DmaDescriptor& d) { return d.bytes / kDmaBurstBytes * d.count1 * d.count2; }
 inline constexpr uint64_t kDmaPartitionBytes = 229376;
 // One block: in[i] is row i's 32-byte chunk (16 elements), out[j] element j of every row.
 void dma_transpose_block(const uint8_t (&in)[kDmaTransposeRows][kDmaBurstBytes],

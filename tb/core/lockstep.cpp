@@ -86,7 +86,7 @@ Lockstep::Lockstep(const model::Program& program, const model::CoreConfig& confi
   const auto& sp = prog_.queues[static_cast<int>(isa::Queue::kSp)];
   for (size_t i = 0; i < sp.size(); ++i) {
     if (sp[i].opcode == isa::Opcode::kDmaCopy && sp[i].dma.engine < static_cast<uint64_t>(config_.dma_engines))
-      dma_[static_cast<size_t>(sp[i].dma.engine)].descriptors.emplace_back(i, model::dma_bursts(sp[i].dma).size());
+      dma_[static_cast<size_t>(sp[i].dma.engine)].descriptors.emplace_back(i, model::dma_burst_count(sp[i].dma));
     const auto walked = list_bursts.find(i);
     if (sp[i].opcode == isa::Opcode::kDmaList && walked != list_bursts.end() && walked->second &&
         sp[i].list.engine < static_cast<uint64_t>(config_.dma_engines))
