@@ -2,7 +2,8 @@
 """CTest Nki.BadKernelsNameTheCallAndLine: kernels ncore cannot run get a clear error naming the
 call and the kernel's file:line, and never a wrong answer; the user's own exceptions come back
 unchanged. Near misses must work instead: tensors named like the program's own names, NumPy's
-dtypes in a kernel, and NKI's older output arguments."""
+dtypes in a kernel, and NKI's older output arguments. And the compiled programs of some kernels
+take the paths those kernels exist for (descriptor lists, a masked operation's partitions)."""
 import os
 import sys
 import traceback
@@ -424,6 +425,33 @@ nki_compiler.SEMAPHORE_MAX = real_limit
 sys.path.insert(0, os.path.dirname(HERE))
 nki.alias_neuronxcc()
 from tensor_add_out_arg import tensor_add_out_arg_kernel  # noqa: E402
+from mgrid_scale import mgrid_scale_kernel  # noqa: E402
+from strided_copy import long_rows_kernel, many_planes_kernel, strided_copy_kernel  # noqa: E402
+
+
+def program_of(kernel, *inputs):
+    """The assembly the compiler writes for the kernel (the run's outputs are check_kernels')."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "kernel.s")
+        nki.simulate_kernel(kernel, *inputs, size=8, program_out=path)
+        with open(path) as f:
+            return f.read()
+
+
+# The programs take the paths their kernels exist for (the outputs alone would not show it: a
+# masked multiply's extra rows are never stored; a transfer may be right without a list).
+rng = np.random.default_rng(5)
+expect_works("a transfer of three free dimensions, rows over 64 KiB, planes over 4,095: dma_list",
+             lambda: [program_of(strided_copy_kernel, rng.standard_normal((8, 4, 2, 64)).astype(np.float32)),
+                      program_of(long_rows_kernel, rng.standard_normal((8, 20000)).astype(np.float32)),
+                      program_of(many_planes_kernel, np.zeros((8, 5000, 64), np.int8))],
+             lambda texts: all("dma_list engine=" in t and ".list " in t for t in texts))
+expect_works("a masked multiply on the last, partial tile runs on its rows alone",
+             lambda: program_of(mgrid_scale_kernel, rng.standard_normal((20, 64)).astype(np.float32),
+                                rng.standard_normal((1, 64)).astype(np.float32)),
+             lambda text: [line.split("partitions=")[1].split()[0] for line in text.splitlines()
+                           if line.startswith("tensor_tensor")] == ["8", "8", "4"])
 
 # NKI's older style: the output argument is filled in place, and nothing is returned.
 a_in, b_in, c_out = a8 + 1, a8 * 3, np.zeros_like(a8)

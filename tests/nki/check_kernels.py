@@ -46,7 +46,7 @@ from rmsnorm import rmsnorm_kernel  # noqa: E402
 from softmax import softmax_kernel  # noqa: E402
 from tensor_add import tensor_add_kernel  # noqa: E402
 from tensor_add_masked import tensor_add_masked_kernel  # noqa: E402
-from strided_copy import strided_copy_kernel  # noqa: E402
+from strided_copy import long_rows_kernel, many_planes_kernel, strided_copy_kernel  # noqa: E402
 from mgrid_scale import mgrid_scale_kernel  # noqa: E402
 from tiled_copy import tiled_copy_kernel  # noqa: E402
 
@@ -79,6 +79,19 @@ def case_strided_copy(rng, size):
     shape = (size, 4, 2, 64) if size == 8 else (128, 8, 4, 128)
     x = rng.standard_normal(shape).astype(np.float32)
     return strided_copy_kernel, (x,), x[:, :, :, :shape[3] // 2].astype(np.float64) * 2, 0.0, 0.0
+
+
+def case_long_rows(rng, size):
+    """Rows of 80,000 bytes, past a descriptor's 64 KiB: lists of row pieces. A copy is exact."""
+    x = rng.standard_normal((size, 20000)).astype(np.float32)
+    return long_rows_kernel, (x,), x.astype(np.float64), 0.0, 0.0
+
+
+def case_many_planes(rng, size):
+    """5,000 planes, past a descriptor's 4,095: lists of plane runs. A copy is exact. (8 rows at
+    either size: 5,000 planes of 32-byte bursts on 128 rows take the golden core 45 s.)"""
+    x = rng.integers(-128, 128, (8, 5000, 64)).astype(np.int8)
+    return many_planes_kernel, (x,), x[:, :, :32].astype(np.float64), 0.0, 0.0
 
 
 def case_mgrid_scale(rng, size):

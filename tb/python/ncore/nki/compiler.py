@@ -303,7 +303,6 @@ class Compiler:
         # The tile's free dimensions the view keeps (a block tile's block index is one it drops).
         tfree = [(d, st) for d, st, k in zip(tdims[1:], tstrides[1:], tile.region.kept[1:]) if k]
         free = list(zip(hdims[1:], hkept[1:], [d for d, _ in tfree], [st for _, st in tfree]))
-        rows = []  # (elements per row, [(count, hbm stride elements, tile stride elements)] outer dims)
         inner = 1
         outer = []
         for (hs, n, hstep), hst, (ts, tn, tstep), tst in reversed(free):
