@@ -50,6 +50,14 @@ from strided_copy import long_rows_kernel, many_planes_kernel, strided_copy_kern
 from mgrid_scale import mgrid_scale_kernel  # noqa: E402
 from tiled_copy import tiled_copy_kernel  # noqa: E402
 
+# The current dialect (`import nki`, Neuron 2.27 and later): tests/nki/current.
+nki.alias_nki()
+from current import attention_causal as current_attention_causal  # noqa: E402
+from current import matmul as current_matmul  # noqa: E402
+from current import rmsnorm as current_rmsnorm  # noqa: E402
+from current import softmax as current_softmax  # noqa: E402
+from current import tensor_add as current_tensor_add  # noqa: E402
+
 
 def rows_cols(size, small, full):
     return small if size == 8 else full
@@ -366,14 +374,52 @@ def case_row_stats(rng, size):
     return row_stats_kernel, (x,), (x64.max(axis=1, keepdims=True), x64.mean(axis=1, keepdims=True)), 0.0, (0.0, 1e-6)
 
 
+# The same cases written in the current dialect: the same inputs, references and tolerances.
+def case_current_tensor_add(rng, size):
+    return (current_tensor_add.tensor_add_kernel[2],) + case_tensor_add(rng, size)[1:]
+
+
+def case_current_softmax(rng, size):
+    return (current_softmax.softmax_kernel,) + case_softmax(rng, size)[1:]
+
+
+def case_current_rmsnorm(rng, size):
+    return (current_rmsnorm.rmsnorm_kernel,) + case_rmsnorm(rng, size)[1:]
+
+
+def case_current_rmsnorm_bf16(rng, size):
+    return (current_rmsnorm.rmsnorm_kernel,) + case_rmsnorm_bf16(rng, size)[1:]
+
+
+def case_current_attention_causal(rng, size):
+    return (current_attention_causal.attention_causal_kernel,) + case_attention_causal(rng, size)[1:]
+
+
+def case_current_matmul_tiled(rng, size):
+    """nc_matmul's default accumulation (first write overwrites, then accumulate)."""
+    return _matmul_case(rng, size, current_matmul.matmul_tiled, rows_cols(size, (32, 16, 64), (512, 256, 1024)),
+                        np.float32)
+
+
+def case_current_matmul_into(rng, size):
+    """The result written in place into an argument, accumulate= given, one PSUM tile reused."""
+    kernel, (lhsT, rhs), ref, rtol, atol = _matmul_case(rng, size, current_matmul.matmul_into,
+                                                        rows_cols(size, (32, 16, 64), (512, 256, 1024)), np.float32)
+    result = np.full(ref.shape, np.nan, np.float32)  # every element must be written
+    return kernel, (lhsT, rhs, result), ref, rtol, atol, (2,)
+
+
 CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
 
 
 def check(name, engine, size, seed, cores=1):
     rng = np.random.default_rng(seed)
-    kernel, inputs, refs, rtol, atols = CASES[name](rng, size)
+    kernel, inputs, refs, rtol, atols, *written = CASES[name](rng, size)
     r = nki.benchmark_kernel(kernel, *inputs, engine=engine, size=size, cores=cores)
-    outs = r["outputs"] if isinstance(r["outputs"], tuple) else (r["outputs"],)
+    if written:  # the kernel writes output arguments in place (NKI's older style, or the current one's)
+        outs = tuple(inputs[i] for i in written[0])
+    else:
+        outs = r["outputs"] if isinstance(r["outputs"], tuple) else (r["outputs"],)
     refs = refs if isinstance(refs, tuple) else (refs,)
     atols = atols if isinstance(atols, tuple) else (atols,) * len(refs)
     ok = len(outs) == len(refs)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # CTest Nki.RunsAKernelFileFromTheShell: scripts/nki-run runs an unmodified kernel file (its
-# neuronxcc imports aliased) on .npy inputs, writes the output, keeps a program `ncore run`
+# imports of either dialect aliased) on .npy inputs, writes the output, keeps a program `ncore run`
 # re-runs to the same output, and refuses a missing kernel and a bad input file (exit 1).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,6 +22,14 @@ out, rerun = np.load('$tmp/out/out0.npy'), np.load('$tmp/rerun/out0.npy')
 assert np.array_equal(out, a + b), 'nki-run output differs from numpy'
 assert np.array_equal(out, rerun), 'ncore run of the kept program differs'
 print('outputs equal numpy and the rerun')"
+# A kernel file of the current dialect (import nki) runs unchanged too.
+"$root/scripts/nki-run" "$root/tests/nki/current/tensor_add.py" tensor_add_kernel --inputs "$tmp/a.npy" "$tmp/b.npy" \
+  --size 8 --grid 2 --outputs "$tmp/current"
+/usr/bin/python3 -c "
+import numpy as np
+a, b = np.load('$tmp/a.npy'), np.load('$tmp/b.npy')
+assert np.array_equal(np.load('$tmp/current/out0.npy'), a + b), 'the current dialect kernel differs from numpy'
+print('the current dialect kernel equals numpy')"
 for bad in "tensor_add_kernel --inputs $tmp/missing.npy" "no_such_kernel --inputs $tmp/a.npy $tmp/b.npy" \
            "tensor_add_kernel --engine verilog"; do
   # shellcheck disable=SC2086

@@ -32,3 +32,13 @@ def alias_neuronxcc():
     sys.modules["neuronxcc.nki.language"] = language
     sys.modules["neuronxcc.nki.isa"] = isa
     sys.modules["neuronxcc.nki.typing"] = typing
+
+
+def alias_nki():
+    """Registers nki, nki.language, nki.isa and nki.typing (the current dialect, Neuron 2.27 and
+    later) as ncore's, so that a kernel file written for it imports ncore's implementation."""
+    from . import current
+    sys.modules["nki"] = current
+    sys.modules["nki.language"] = current.language
+    sys.modules["nki.isa"] = current.isa
+    sys.modules["nki.typing"] = typing
