@@ -22,6 +22,8 @@ packages=(
   slurm-wlm munge                     # scripts/regress --backend slurm, its test (scripts/slurm_local)
   lcov                                # coverage report (scripts/coverage: genhtml)
   ccache                              # -DNCORE_CCACHE=ON: a developer's rebuilds from the cache
+  chromium python3-websocket          # scripts/trace-screenshot: a trace opened in Chromium's own
+                                      # trace viewer (DevTools' Performance panel), headless
 )
 
 missing=()

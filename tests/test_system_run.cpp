@@ -210,13 +210,16 @@ TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
   const nlohmann::json j = nlohmann::json::parse(in);
   ASSERT_TRUE(j["traceEvents"].is_array());
   std::set<std::string> tracks;
-  size_t spans = 0, counters = 0, fetch_stalls = 0;
+  size_t spans = 0, counters = 0, fetch_stalls = 0, waits = 0;
   for (const auto& e : j["traceEvents"]) {
     const std::string ph = e.at("ph");
     ASSERT_TRUE(e.at("pid").is_number_integer());
     if (ph == "M" && e.at("name") == "thread_name") tracks.insert(e.at("args").at("name").get<std::string>());
     if (ph == "X" && e.at("name") == "fetch stall") {
       ++fetch_stalls;  // a queue waiting for its next instruction from the image
+      EXPECT_GT(e.at("dur").get<double>(), 0.0);
+    } else if (ph == "X" && e.at("name").get<std::string>().rfind("wait ", 0) == 0) {
+      ++waits;  // a queue's head waiting for its semaphore
       EXPECT_GT(e.at("dur").get<double>(), 0.0);
     } else if (ph == "X") {
       ++spans;
@@ -227,6 +230,7 @@ TEST(SystemRunTrace, TraceIsTraceEventJsonWithATrackPerQueueEngineAndStack) {
   }
   EXPECT_EQ(spans, 2u * 2 * 20);  // every dma_copy of both cores
   EXPECT_GE(fetch_stalls, 2u);    // at least each core's first instructions
+  EXPECT_GE(waits, 2u);           // each core's final wait for its DMA
   EXPECT_TRUE(tracks.count("core 1 dma 9")) << "a track per DMA engine";
   EXPECT_GT(counters, 0u);
 }
@@ -520,7 +524,7 @@ void expect_rtl_equals_golden(const SystemConfig& config, const std::vector<std:
     for (const auto& [chip, core] : rtl_cores)
       for (const auto& e : j["traceEvents"])
         if (e.at("ph") == "X" && e.at("name") != "fetch stall" && e.at("pid") == chip &&
-            e.at("tid") == core * 32 + static_cast<int>(isa::Queue::kCc))
+            e.at("tid") == core * 64 + static_cast<int>(isa::Queue::kCc))
           first_commit_us = std::min(first_commit_us, e.at("ts").get<double>() + e.at("dur").get<double>());
     ASSERT_LT(first_commit_us, 1e30) << "the RTL cores' collectives are in the timeline";
     EXPECT_GE(first_commit_us, first_end_us - 1e-6);

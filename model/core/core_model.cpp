@@ -440,6 +440,7 @@ struct CoreModel::Impl {
       if (s.blocked) {
         s.blocked = false;
         result.queues[q].wait_cycles += now - s.blocked_since;
+        if (record && now > s.blocked_since) result.sem_waits.push_back({q, i, s.blocked_since, now});
         s.wake = now + cfg.dependency_cycles;
       }
     }

@@ -126,6 +126,10 @@ struct FetchStall {
   uint64_t begin = 0, end = 0;
 };
 
+// A stretch of cycles [begin, end) in which a queue's next instruction (index) waited at the
+// head of its queue for its semaphore: the same record as a fetch stall.
+using SemaphoreWait = FetchStall;
+
 struct CoreResult {
   CoreStatus status = CoreStatus::kDone;
   CoreError error = CoreError::kNone;
@@ -145,6 +149,7 @@ struct CoreResult {
   std::array<uint32_t, kNumSemaphores> semaphores{};
   std::vector<InstrTiming> timeline;  // when CoreModel::record_timeline(true)
   std::vector<FetchStall> fetch_stalls;  // likewise
+  std::vector<SemaphoreWait> sem_waits;  // likewise
   double te_utilization(const CoreConfig& c) const;  // MACs / (cycles * rows * cols)
   double hbm_gbps(const CoreConfig& c) const;         // DMA bytes per simulated second / 1e9
   double microseconds(const CoreConfig& c) const { return cycles / (c.clock_ghz * 1e3); }

@@ -23,6 +23,7 @@
 #include "tb/cli/waves_options.h"
 #include "tb/core/core_sim.h"
 #include "tb/hbm/hbm_rtl_channel.h"
+#include "tb/trace/trace_events.h"
 
 namespace ncore::cli {
 namespace {
@@ -39,6 +40,7 @@ struct RunOptions {
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
   std::string outputs;  // folder for the output tensors as .npy
   std::string program_out;  // the image map as JSON
+  std::string trace_json;  // a Chrome/Perfetto trace-event timeline (tb/trace/README.md)
   double timing_band = 0;  // cosim: fail unless |golden / RTL cycles - 1| <= this (0: no check)
 };
 
@@ -87,6 +89,16 @@ void write_image_map(const std::string& path, const model::Program& prog, const 
   j["program"] = prog.name;
   out << j.dump(2) << "\n";
   if (!out) throw Error(fmt::format("--program-out {}: the write failed", path));
+}
+
+// --trace-json FILE: the run's timeline as Chrome/Perfetto trace events (one core, pid 0).
+void write_core_trace(const RunOptions& o, const model::Program& prog, const model::CoreConfig& cfg,
+                      const model::CoreResult& run) {
+  tb::TraceEvents trace;
+  trace.process(0, fmt::format("{} ({} core, size {})", o.program, o.engine == "golden" ? "golden" : "RTL", o.size));
+  trace.add_core(0, 0, "core", prog, run,
+                 [&cfg](uint64_t cycle) { return static_cast<double>(cycle) / (cfg.clock_ghz * 1e3); });
+  trace.write(o.trace_json, "--trace-json");
 }
 
 // Prints a run's JSON, or as text: the fields both engines fill (program, status, cycles,
@@ -172,7 +184,7 @@ int run_program(const RunOptions& o) {
   model::CoreModel core(cfg, prog);
   core.load_tensors();
   if (!o.program_out.empty()) write_image_map(o.program_out, prog, core.image());
-  core.record_timeline(o.timeline);
+  core.record_timeline(o.timeline || !o.trace_json.empty());
   const bool tty = isatty(fileno(stderr)) && !o.json;
   if (tty)
     core.on_progress(1'000'000, [](uint64_t cycle, size_t done, size_t total) {
@@ -225,6 +237,10 @@ int run_program(const RunOptions& o) {
     j["fetch_stalls"] = nlohmann::json::array();
     for (const auto& s : r.fetch_stalls) j["fetch_stalls"].push_back({isa::kQueueNames[s.queue], s.index, s.begin, s.end});
   }
+  if (!o.trace_json.empty()) {
+    write_core_trace(o, prog, cfg, r);
+    j["trace_json"] = o.trace_json;
+  }
 
   print_report(o, prog, j);
   if (r.status != model::CoreStatus::kDone) {
@@ -242,7 +258,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   so.cosim = o.engine == "cosim";
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
-  so.timeline = o.timeline;
+  so.timeline = o.timeline || !o.trace_json.empty();
   if (o.hbm == "rtl") so.hbm_controllers = tb::rtl_hbm_controllers();
   o.waves.apply(so);
   so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}{}", o.program, o.size,
@@ -319,6 +335,14 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
     if (r.compared)
       for (const auto& e : r.golden.timeline)
         j["golden_timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+  }
+  if (!o.trace_json.empty()) {
+    model::CoreResult rtl;  // the RTL's timeline in the golden core's terms
+    rtl.timeline = r.timeline;
+    rtl.fetch_stalls = r.fetch_stalls;
+    rtl.sem_waits = r.sem_waits;
+    write_core_trace(o, prog, cfg, rtl);
+    j["trace_json"] = o.trace_json;
   }
 
   print_report(o, prog, j);
@@ -436,6 +460,8 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--no-fetch", o->no_fetch, "golden: every instruction in its queue's buffer from the start (what "
                                           "instruction fetch costs a program)");
   run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
+  run->add_option("--trace-json", o->trace_json, "write a Chrome/Perfetto trace-event timeline: a track per queue, "
+                                                 "DMA engine, semaphore waits and instruction fetch");
   run->add_option("--timing-band", o->timing_band,
                   "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")
       ->check(CLI::Range(0.0, 1.0));

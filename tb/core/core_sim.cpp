@@ -202,7 +202,8 @@ class CoreBench : public RtlCore {
     return r;
   }
   const std::vector<model::InstrTiming>& timeline() const override { return timeline_; }
-  const std::vector<model::FetchStall>& fetch_stalls() const override { return fetch_stalls_; }
+  const std::vector<model::FetchStall>& fetch_stalls() const override { return fetch_stalls_.spans; }
+  const std::vector<model::SemaphoreWait>& sem_waits() const override { return sem_waits_.spans; }
 
  private:
   // ---- clocking ----------------------------------------------------------------------------
@@ -317,19 +318,13 @@ class CoreBench : public RtlCore {
     for (int q = 0; q < isa::kNumQueue; ++q)
       for (uint64_t pc = last_pc_[q]; pc < t.pc_o[q] && pc < issue_cycle_[q].size(); ++pc) issue_cycle_[q][pc] = cycle;
     for (int q = 0; q < isa::kNumQueue; ++q) last_pc_[q] = t.pc_o[q];
-    // A fetch stall is a stretch of cycles in which the queue's stall counter counts.
+    // A fetch stall is a stretch of cycles in which the queue's stall counter counts; a
+    // semaphore wait one in which the queue's waiting bit is set.
     for (int q = 0; q < isa::kNumQueue; ++q) {
       const bool stalled = t.cnt_fetch_stall_o[q] != last_fetch_stall_[q];
       last_fetch_stall_[q] = t.cnt_fetch_stall_o[q];
-      if (stalled && !stall_open_[q]) {
-        stall_open_[q] = true;
-        fetch_stalls_.push_back({q, t.pc_o[q], cycle - 1, cycle});
-        stall_index_[q] = fetch_stalls_.size() - 1;
-      } else if (stalled) {
-        fetch_stalls_[stall_index_[q]].end = cycle;
-      } else {
-        stall_open_[q] = false;
-      }
+      fetch_stalls_.see(q, stalled, t.pc_o[q], cycle);
+      sem_waits_.see(q, (t.waiting_o >> q & 1) != 0, t.pc_o[q], cycle);
     }
     for (size_t i = 0; i < std::size(t.commit_valid_o); ++i) {
       if (!t.commit_valid_o[i]) continue;
@@ -639,7 +634,8 @@ class CoreBench : public RtlCore {
     r.dma_bursts = t.cnt_dma_bursts_o;
     r.list_entries = t.cnt_list_entries_o;
     if (opt_.timeline) r.timeline = timeline_;
-    if (opt_.timeline) r.fetch_stalls = fetch_stalls_;
+    if (opt_.timeline) r.fetch_stalls = fetch_stalls_.spans;
+    if (opt_.timeline) r.sem_waits = sem_waits_.spans;
     for (int s = 0; s < model::kNumSemaphores; ++s) r.semaphores[s] = t.sems_o[s];
     if (!t.finished_o) return;
     r.status = static_cast<CoreStatus>(t.status_o);
@@ -775,11 +771,25 @@ class CoreBench : public RtlCore {
   std::array<std::vector<uint64_t>, isa::kNumQueue> issue_cycle_;
   std::array<uint64_t, isa::kNumQueue> last_pc_{};
   std::vector<model::InstrTiming> timeline_;
-  // Fetch stalls as they are seen (record()): each queue's counter a cycle ago, its open span.
-  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{};
-  std::array<bool, isa::kNumQueue> stall_open_{};
-  std::array<size_t, isa::kNumQueue> stall_index_{};
-  std::vector<model::FetchStall> fetch_stalls_;
+  // Per queue, the stretches of cycles a condition held, as record() sees them cycle by cycle.
+  struct QueueSpans {
+    std::array<bool, isa::kNumQueue> open{};
+    std::array<size_t, isa::kNumQueue> at{};
+    std::vector<model::FetchStall> spans;
+    void see(int q, bool holds, uint64_t pc, uint64_t cycle) {
+      if (holds && !open[q]) {
+        open[q] = true;
+        spans.push_back({q, pc, cycle - 1, cycle});
+        at[q] = spans.size() - 1;
+      } else if (holds) {
+        spans[at[q]].end = cycle;
+      } else {
+        open[q] = false;
+      }
+    }
+  };
+  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{};  // each queue's counter a cycle ago
+  QueueSpans fetch_stalls_, sem_waits_;
   std::string reproduce_;  // the command that reruns this case
   std::unique_ptr<Lockstep> lockstep_;
   std::deque<CcJob> cc_jobs_;  // collectives taken, oldest first

@@ -110,6 +110,7 @@ struct CoreSimResult : BenchResult {
   // and the fetch stalls (cycles in which a queue's next instruction had not arrived).
   std::vector<model::InstrTiming> timeline;
   std::vector<model::FetchStall> fetch_stalls;
+  std::vector<model::SemaphoreWait> sem_waits;  // stretches a queue's head waited for its semaphore
   // The output tensors' bytes (RTL), for checksums.
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
 };
@@ -178,6 +179,8 @@ class RtlCore {
   virtual const std::vector<model::InstrTiming>& timeline() const = 0;
   // The stretches in which a queue waited for its next instruction from the image.
   virtual const std::vector<model::FetchStall>& fetch_stalls() const = 0;
+  // The stretches in which a queue's next instruction waited for its semaphore.
+  virtual const std::vector<model::SemaphoreWait>& sem_waits() const = 0;
   virtual std::vector<uint8_t> tensor_bytes(const model::TensorDecl& d) = 0;
 };
 

@@ -286,6 +286,7 @@ void NeuronCore::run_rtl() {
   result_.semaphores = r.semaphores;
   result_.timeline = rtl.timeline();
   result_.fetch_stalls = rtl.fetch_stalls();
+  result_.sem_waits = rtl.sem_waits();
   finished_ = true;
 }
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -19,6 +20,7 @@
 #include "model/core/program.h"
 #include "tb/tlm/cc_engine.h"
 #include "tb/tlm/system.h"
+#include "tb/trace/trace_events.h"
 
 namespace ncore::tlmsys {
 
@@ -89,87 +91,53 @@ int floor_log2(uint64_t bytes) {
 // direction and per collective group kind.
 void write_trace(const std::string& path, System& system, const std::map<std::pair<int, int>, model::Program>& programs,
                  const std::vector<CollectiveRecord>& collectives) {
-  Json events = Json::array();
-  const auto name_thread = [&](int pid, int tid, const std::string& name) {
-    events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid}, {"tid", tid}, {"args", {{"name", name}}}});
-    events.push_back({{"ph", "M"}, {"name", "thread_sort_index"}, {"pid", pid}, {"tid", tid}, {"args", {{"sort_index", tid}}}});
-  };
+  tb::TraceEvents trace;
   for (int c = 0; c < system.chips(); ++c) {
     Chip& chip = system.chip(c);
-    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", c}, {"args", {{"name", fmt::format("chip {}", c)}}}});
+    trace.process(c, fmt::format("chip {}", c));
     for (auto& core : chip.cores) {
       if (!core->loaded()) continue;
-      const model::Program& prog = programs.at({c, core->index()});
-      const int base = core->index() * 32;
-      std::vector<bool> named(32, false);
-      for (const model::InstrTiming& t : core->result().timeline) {
-        const model::CoreInstr& in = prog.queues[static_cast<size_t>(t.queue)][t.index];
-        const bool dma = t.queue == model::kSpQueue && in.opcode == isa::Opcode::kDmaCopy;
-        const int tid = base + (dma ? 8 + static_cast<int>(in.dma.engine) : t.queue);
-        if (!named[static_cast<size_t>(tid - base)]) {
-          named[static_cast<size_t>(tid - base)] = true;
-          name_thread(c, tid, dma ? fmt::format("core {} dma {}", core->index(), in.dma.engine)
-                                  : fmt::format("core {} {}", core->index(), model::queue_name(static_cast<isa::Queue>(t.queue))));
-        }
-        const double ts = static_cast<double>(core->ps_of_cycle(t.start)) / 1e6;
-        const double end = static_cast<double>(core->ps_of_cycle(std::max(t.complete, t.start))) / 1e6;
-        events.push_back({{"ph", "X"}, {"name", std::string(isa::opcode_info(in.opcode)->name)}, {"pid", c}, {"tid", tid},
-                          {"ts", ts}, {"dur", end - ts},
-                          {"args", {{"index", t.index}, {"line", in.loc.str()}, {"issue_cycle", t.issue}}}});
-      }
-      // A queue waiting for its next instruction from the image: a span on the queue's track.
-      for (const model::FetchStall& f : core->result().fetch_stalls) {
-        const int tid = base + f.queue;
-        if (!named[static_cast<size_t>(f.queue)]) {
-          named[static_cast<size_t>(f.queue)] = true;
-          name_thread(c, tid, fmt::format("core {} {}", core->index(), model::queue_name(static_cast<isa::Queue>(f.queue))));
-        }
-        const double ts = static_cast<double>(core->ps_of_cycle(f.begin)) / 1e6;
-        const double end = static_cast<double>(core->ps_of_cycle(f.end)) / 1e6;
-        events.push_back({{"ph", "X"}, {"name", "fetch stall"}, {"pid", c}, {"tid", tid}, {"ts", ts}, {"dur", end - ts},
-                          {"args", {{"next_instruction", f.index}}}});
-      }
+      const auto us_of_cycle = [&core](uint64_t cycle) { return static_cast<double>(core->ps_of_cycle(cycle)) / 1e6; };
+      trace.add_core(c, core->index() * 64, fmt::format("core {}", core->index()), programs.at({c, core->index()}),
+                     core->result(), us_of_cycle);
     }
     const auto& windows = chip.hbm.window_bytes();
     const double window_us = static_cast<double>(chip.hbm.tck_ps() * ChipHbm::kWindowCycles) / 1e6;
     for (size_t s = 0; s < windows.size(); ++s)
       for (size_t w = 0; w < windows[s].size(); ++w)
-        events.push_back({{"ph", "C"}, {"name", fmt::format("hbm stack {} GB/s", s)}, {"pid", c},
-                          {"ts", static_cast<double>(w) * window_us},
-                          {"args", {{"GB/s", static_cast<double>(windows[s][w]) / (window_us * 1e3)}}}});
+        trace.counter(c, fmt::format("hbm stack {} GB/s", s), static_cast<double>(w) * window_us,
+                      {{"GB/s", static_cast<double>(windows[s][w]) / (window_us * 1e3)}});
   }
   // A process for the fabric: a track per link direction that carried traffic, a span per busy
   // stretch of its calendar.
   const int fabric = system.chips();
-  bool any_link = false;
+  bool named = false;
+  const auto name_fabric = [&] {
+    if (!named) trace.process(fabric, "NeuronLink");
+    named = true;
+  };
   for (int c = 0; c < system.chips(); ++c)
     for (int p = 0; p < kNumPorts; ++p) {
       const Link* l = system.link(c, p);
       if (!l || l->messages() == 0) continue;
-      if (!any_link)
-        events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", fabric}, {"args", {{"name", "NeuronLink"}}}});
-      any_link = true;
+      name_fabric();
       const int tid = c * kNumPorts + p;
-      name_thread(fabric, tid, fmt::format("link {} {} -> {}", c, port_name(p), system.topology().neighbor(c, p)));
+      trace.thread(fabric, tid, fmt::format("link {} {} -> {}", c, port_name(p), system.topology().neighbor(c, p)));
       for (const auto& [start, end] : l->busy())
-        events.push_back({{"ph", "X"}, {"name", "busy"}, {"pid", fabric}, {"tid", tid},
-                          {"ts", static_cast<double>(start) / 1e6}, {"dur", static_cast<double>(end - start) / 1e6}});
+        trace.slice(fabric, tid, "busy", static_cast<double>(start) / 1e6, static_cast<double>(end - start) / 1e6);
     }
   // Collectives: a track per group kind on the same process, a span per collective.
   std::map<std::string, int> group_tracks;
-  for (const CollectiveRecord& rec : collectives) {
-    if (!any_link && group_tracks.empty())
-      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", fabric}, {"args", {{"name", "NeuronLink"}}}});
+  std::vector<CollectiveRecord> by_start = collectives;
+  std::stable_sort(by_start.begin(), by_start.end(), [](const auto& a, const auto& b) { return a.start_us < b.start_us; });
+  for (const CollectiveRecord& rec : by_start) {
+    name_fabric();
     auto [it, added] = group_tracks.emplace(rec.group, system.chips() * kNumPorts + static_cast<int>(group_tracks.size()));
-    if (added) name_thread(fabric, it->second, fmt::format("collectives group {}", rec.group));
-    events.push_back({{"ph", "X"}, {"name", rec.op}, {"pid", fabric}, {"tid", it->second}, {"ts", rec.start_us},
-                      {"dur", std::max(0.0, rec.end_us - rec.start_us)},
-                      {"args", {{"algo", rec.algo}, {"bytes", rec.bytes}, {"members", rec.members}}}});
+    if (added) trace.thread(fabric, it->second, fmt::format("collectives group {}", rec.group));
+    trace.slice(fabric, it->second, rec.op, rec.start_us, std::max(0.0, rec.end_us - rec.start_us),
+                {{"algo", rec.algo}, {"bytes", rec.bytes}, {"members", rec.members}});
   }
-  std::ofstream out(path);
-  if (!out) throw Error(fmt::format("--trace-json: cannot write {}", path));
-  out << Json{{"traceEvents", events}, {"displayTimeUnit", "ns"}}.dump() << "\n";
-  if (!out) throw Error(fmt::format("--trace-json: writing {} failed", path));
+  trace.write(path, "--trace-json");
 }
 
 }  // namespace

@@ -44,11 +44,12 @@ def run_program(program, engine="golden", size=128, outputs=None, extra=()):
     return _run(cmd + list(extra), f"ncore run {program} --engine {engine}")
 
 
-def run_system(program, engine="golden", outputs=None, system="chip"):
+def run_system(program, engine="golden", outputs=None, system="chip", extra=()):
     """`ncore tlm run PROGRAM --system chip --json`: the programs on every core of a chip."""
     cmd = [ncore_binary(), "tlm", "run", program, "--system", system, "--json", "--core-engine", engine]
     if outputs:
         cmd += ["--outputs", outputs]
+    cmd += list(extra)
     return _run(cmd, f"ncore tlm run {program} --system {system}", lambda r: r.get("status") == "done")
 
 

@@ -15,7 +15,7 @@ import sys
 
 from . import isa, language, typing  # noqa: F401
 from .compiler import DmaPolicy  # noqa: F401
-from .simulate import Kernel, benchmark_kernel, jit, simulate_kernel, typed  # noqa: F401
+from .simulate import Kernel, benchmark, benchmark_kernel, jit, profile, simulate_kernel, typed  # noqa: F401
 from .tracer import KernelError  # noqa: F401
 from ..tool import RunError  # noqa: F401
 

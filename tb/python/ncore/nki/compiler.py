@@ -587,8 +587,8 @@ class Compiler:
                 continue
             lines.append(f".queue {queue}")
             for ins in mine:
-                for sem, value in ins.waits[:-1]:
-                    lines.append(f"nop wait={sem}>={value}")
+                for sem, value in ins.waits[:-1]:  # the waits an instruction has no room for
+                    lines.append(f"nop wait={sem}>={value}  # {ins.where}")
                 wait = f" wait={ins.waits[-1][0]}>={ins.waits[-1][1]}" if ins.waits else ""
                 lines.append(f"{ins.text}{wait} signal={ins.sem}+=1  # {ins.where}")
         # A program's size is bounded by HBM (the core fetches its streams from the image), but

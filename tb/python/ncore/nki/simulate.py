@@ -149,7 +149,7 @@ RESERVED_NAMES = {"pe_done", "act_done", "dve_done", *(f"dma{e}" for e in range(
 CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
 
 
-def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=None, cores=1):
+def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=None, cores=1, trace_json=None):
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
     if size not in (8, 128):
@@ -176,11 +176,14 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
                 np.save(os.path.join(folder, f"{tensor.name}.npy"), np.ascontiguousarray(tensor.data))
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
+        extra = ["--trace-json", os.path.abspath(trace_json)] if trace_json else []
+        if trace_json:
+            os.makedirs(os.path.dirname(os.path.abspath(trace_json)), exist_ok=True)
         if cores == 1:
-            report = tool.run_program(path, engine=engine, size=size, outputs=out_dir)
+            report = tool.run_program(path, engine=engine, size=size, outputs=out_dir, extra=extra)
             prefix = ""
         else:
-            report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir), cores)
+            report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, extra=extra), cores)
             prefix = "chip0.core0."  # every core's outputs hold the chip's shared HBM after the run
         run_seconds = time.perf_counter() - t1
         results = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
@@ -216,29 +219,32 @@ def _chip_report(system, cores):
             "hbm_bytes": sum(c["hbm_bytes"] for c in used), "cores": system["cores"]}
 
 
-def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, **kwargs):
+def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, trace=None, **kwargs):
     """Runs the kernel on ncore and returns its outputs as NumPy arrays, as NKI's simulate_kernel
     does. engine: golden (the golden core), rtl (the Verilated core) or cosim (the RTL in lockstep
     with the golden core, bit for bit); size: 128, or 8 for the small RTL core. program_out: where
     to keep the generated assembly (its .npy inputs go beside it), which `ncore run` re-runs.
     cores: 2 to 8 spreads a launch grid over the cores of a chip sharing its HBM (program p on
-    core p % cores; `ncore tlm run --system chip`)."""
-    outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores)
+    core p % cores; `ncore tlm run --system chip`). trace: a file for the run's Chrome/Perfetto
+    trace-event timeline (a track per queue, DMA engine, semaphore waits and instruction fetch;
+    each slice an instruction named with its kernel file:line)."""
+    outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores, trace_json=trace)
     return outputs
 
 
 def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
-                     **kwargs):
+                     trace=None, **kwargs):
     """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), each
     queue's utilization, tensor-engine MACs and utilization, HBM bytes, and the wall time of the
     compile and of the run; `outputs` holds the kernel's outputs. dma_policy (compiler.DmaPolicy)
     changes how DMA work is spread, for comparisons."""
-    outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores)
+    outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace)
     return {
         "cycles": r["cycles"],
         "golden_cycles": r.get("golden_cycles", r["cycles"] if engine == "golden" else None),
         "microseconds": r.get("microseconds"),
         "utilization": {q: v["utilization"] for q, v in r["queues"].items()},
+        "wait_cycles": {q: v.get("wait_cycles", 0) for q, v in r["queues"].items()},
         "instructions": r.get("instructions"),
         "te_macs": r.get("te_macs", 0),
         "te_utilization": r.get("te_utilization", 0.0),
@@ -248,3 +254,72 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
         "cores": r.get("cores"),
         "outputs": outputs,
     }
+
+
+# ---------------------------------------------------------------------------------------------
+# nki.benchmark and nki.profile, as NKI offers them (decorators that run the kernel and report)
+
+class Latency:
+    """benchmark_result.nc_latency: the kernel's latency in microseconds. ncore's run is
+    deterministic, so every iteration takes the same time and every percentile is that time."""
+
+    def __init__(self, microseconds, iterations):
+        self.microseconds, self.iterations = microseconds, iterations
+
+    def get_latency_percentile(self, percentile):
+        if not 0 <= percentile <= 100:
+            raise ValueError(f"percentile {percentile!r}: expected 0 to 100")
+        return self.microseconds
+
+
+class BenchmarkResult:
+    def __init__(self, report, iterations):
+        self.nc_latency = Latency(report["microseconds"], iterations)
+        self.report = report  # benchmark_kernel's figures: cycles, utilization, ...
+
+
+class _Measured:
+    """A kernel wrapped by nki.benchmark or nki.profile: calling it runs the kernel on ncore."""
+
+    def __init__(self, kernel, what, warmup=0, iters=1, trace=None, options=None):
+        self.kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+        self.what, self.warmup, self.iters, self.trace, self.options = what, warmup, iters, trace, options or {}
+        self.benchmark_result = None
+
+    def __getitem__(self, grid):
+        return _Measured(self.kernel[grid], self.what, self.warmup, self.iters, self.trace, self.options)
+
+    def __call__(self, *args, **kwargs):
+        r = benchmark_kernel(self.kernel, *args, trace=self.trace, **self.options, **kwargs)
+        self.benchmark_result = BenchmarkResult(r, self.iters)
+        us = r["microseconds"]
+        print(f"{self.what} {self.kernel.__name__} on ncore ({self.options.get('engine', 'golden')} core): "
+              f"{r['cycles']} cycles, {us:.3f} us (every iteration of a deterministic run: p50 = p99 = {us:.3f} us)"
+              + (f"; trace {self.trace}" if self.trace else ""))
+        return r["outputs"]
+
+
+def _decorator(kernel, make):
+    """Both spellings: `nki.benchmark(kernel, ...)` and `nki.benchmark(...)(kernel)`."""
+    return make if kernel is None else make(kernel)
+
+
+def benchmark(kernel=None, warmup=5, iters=10, save_neff_name=None, save_trace_name=None, additional_compile_opt=None,
+              engine="golden", size=128, cores=1):
+    """`nki.benchmark(warmup=, iters=)(kernel)`: calling the result runs the kernel and sets
+    `.benchmark_result.nc_latency.get_latency_percentile(p)` (microseconds). save_trace_name
+    writes the Chrome/Perfetto trace (ncore writes no NEFF; save_neff_name is ignored)."""
+    options = dict(engine=engine, size=size, cores=cores)
+    return _decorator(kernel, lambda k: _Measured(k, "nki.benchmark", warmup, iters, save_trace_name, options))
+
+
+def profile(kernel=None, working_directory=".", save_neff_name=None, save_trace_name=None, overwrite=False,
+            profile_nth=1, additional_compile_opt=None, engine="golden", size=128, cores=1):
+    """`nki.profile(working_directory=, save_trace_name=)(kernel)`: calling the result runs the
+    kernel and writes its Chrome/Perfetto trace (default `profile.json`) in working_directory,
+    where neuron-profile would write its NTFF."""
+    path = os.path.join(working_directory, save_trace_name or "profile.json")
+    if os.path.exists(path) and not overwrite:
+        raise KernelError(f"nki.profile: {path} exists: pass overwrite=True to replace it")
+    options = dict(engine=engine, size=size, cores=cores)
+    return _decorator(kernel, lambda k: _Measured(k, "nki.profile", trace=path, options=options))

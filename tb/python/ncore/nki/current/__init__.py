@@ -23,7 +23,7 @@ It shares the tracer, the compiler and the runner with the legacy dialect (../):
 calls differ (language.py, isa.py).
 """
 from .. import typing  # noqa: F401
-from ..simulate import Kernel, benchmark_kernel, simulate_kernel  # noqa: F401
+from ..simulate import Kernel, benchmark, benchmark_kernel, profile, simulate_kernel  # noqa: F401
 from ..tracer import KernelError  # noqa: F401
 from . import isa, language  # noqa: F401
 
