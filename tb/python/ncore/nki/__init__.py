@@ -15,7 +15,7 @@ import sys
 
 from . import isa, language, typing  # noqa: F401
 from .compiler import DmaPolicy  # noqa: F401
-from .simulate import Kernel, benchmark, benchmark_kernel, jit, profile, simulate_kernel, typed  # noqa: F401
+from .simulate import Kernel, benchmark, benchmark_kernel, jit, per_rank, profile, simulate_kernel, typed  # noqa: F401
 from .tracer import KernelError  # noqa: F401
 from ..tool import RunError  # noqa: F401
 
@@ -35,10 +35,11 @@ def alias_neuronxcc():
 
 
 def alias_nki():
-    """Registers nki, nki.language, nki.isa and nki.typing (the current dialect, Neuron 2.27 and
+    """Registers nki, nki.language, nki.isa, nki.collectives and nki.typing (the current dialect, Neuron 2.27 and
     later) as ncore's, so that a kernel file written for it imports ncore's implementation."""
     from . import current
     sys.modules["nki"] = current
     sys.modules["nki.language"] = current.language
     sys.modules["nki.isa"] = current.isa
+    sys.modules["nki.collectives"] = current.collectives
     sys.modules["nki.typing"] = typing

@@ -176,6 +176,7 @@ class Compiler:
         self.instrs = []
         self.lists = 0  # descriptor lists made so far (their names)
         self.next_engine = {False: 0, True: 0}  # per direction (to HBM or not): the next in its pool
+        self.input_suffix = ""  # the inputs' .npy files: NAME{suffix}.npy (a rank's: ".rR")
         self.drop_dead_loads()
 
     def hoist_loads(self, depth=2):
@@ -223,13 +224,16 @@ class Compiler:
             op.index = i
 
     # -- 1. HBM ---------------------------------------------------------------------------------
-    def place_hbm(self):
-        addr = 0
+    def place_hbm(self, base=0, window=1 << 32):
+        """Every HBM tensor at a 4 KiB boundary from `base`, inside `window` bytes (a rank of a
+        system run has its own window of its chip's HBM)."""
+        addr = base
         for t in self.trace.hbm:
             t.addr = addr
             addr += -(-math.prod(t.shape) * t.dtype.size // 4096) * 4096
-        if addr > 1 << 32:
-            raise KernelError(f"the kernel's HBM tensors need {addr} bytes, the core's HBM window is 4 GiB")
+        if addr - base > window:
+            raise KernelError(f"the kernel's HBM tensors need {addr - base} bytes, the window of HBM it has is "
+                              f"{window} bytes")
 
     # -- 2. tiles -------------------------------------------------------------------------------
     def place_tiles(self):
@@ -281,6 +285,13 @@ class Compiler:
         for op in self.trace.ops:
             if op.queue == "sp":
                 self._lower_dma(op)
+            elif op.queue == "cc":
+                f = op.fields
+                addr = {k: _box(f[k])[3] for k in ("src", "dst")}  # the runs' first bytes
+                text = (f"{op.opcode} dtype={f['dtype'].isa} src={addr['src']:#x} dst={addr['dst']:#x} "
+                        f"bytes={f['bytes']} group={f['group']}")
+                self.instrs.append(Instr("cc", text, [_box(v) for v in op.reads], [_box(v) for v in op.writes],
+                                         op.where))
             else:
                 text = getattr(self, "_text_" + op.opcode)(op)
                 self.instrs.append(Instr(op.queue, text, [_box(v) for v in op.reads], [_box(v) for v in op.writes],
@@ -535,7 +546,7 @@ class Compiler:
     # -- 4. synchronisation ---------------------------------------------------------------------
     def synchronise(self):
         counts = {}
-        queue_vc = {q: {} for q in ("pe", "act", "dve", "sp")}
+        queue_vc = {q: {} for q in ("pe", "act", "dve", "sp", "cc")}
         history = []  # instructions so far
         for ins in self.instrs:
             ins.sem = f"dma{ins.engine}" if ins.queue == "sp" else f"{ins.queue}_done"
@@ -572,16 +583,16 @@ class Compiler:
                  "# read/write hazards between queues. The comment on each line is the kernel's line."]
         for t in self.trace.hbm:
             shape = "x".join(str(n) for n in t.shape)
-            init = f"init=file:{t.name}.npy" if t.role == "input" else "output"
+            init = {"input": f" init=file:{t.name}{self.input_suffix}.npy", "scratch": ""}.get(t.role, " output")
             if t.output_arg:
                 init += " output"
-            lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape} {init}")
-        sems = [f"{q}_done" for q in ENGINE_QUEUES] + [f"dma{e}" for e in range(DMA_ENGINES)]
+            lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape}{init}")
+        sems = [f"{q}_done" for q in ENGINE_QUEUES + ("cc",)] + [f"dma{e}" for e in range(DMA_ENGINES)]
         return lines + [f".sem {s}" for s in sems]
 
     def queues(self):
         lines = []
-        for queue in ("sp", "pe", "act", "dve"):
+        for queue in ("sp", "pe", "act", "dve", "cc"):
             mine = [i for i in self.instrs if i.queue == queue]
             if not mine:
                 continue

@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import tool
 from . import dtypes
-from .compiler import compile_trace
+from .compiler import Compiler, compile_trace
 from .tracer import HbmTensor, KernelError, Trace
 
 ENGINES = ("golden", "rtl", "cosim")
@@ -77,13 +77,15 @@ def typed(array, dtype):
     return TypedArray(array, dtype)
 
 
-def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1):
-    """The kernel traced over its launch grid: (trace, output tensors, whether it returned one)."""
+def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1, rank=0, system_shape=(1, 1)):
+    """The kernel traced over its launch grid: (trace, output tensors, whether it returned one).
+    rank and system_shape: which rank of a system run this trace is (nki.collectives)."""
     if not isinstance(kernel, Kernel):
         kernel = Kernel(kernel)
     params = list(inspect.signature(kernel.func).parameters)
     t = Trace(size)
     t.cores = cores
+    t.rank, t.system_shape = rank, system_shape
     args = []
     for i, a in enumerate(arrays):
         if not _is_tensor_argument(a, params[i] if i < len(params) else f"argument {i}"):
@@ -142,8 +144,8 @@ def _name_tensors(t):
 
 
 # Names the generated program defines itself (compiler.py's semaphores) or the assembler does.
-RESERVED_NAMES = {"pe_done", "act_done", "dve_done", *(f"dma{e}" for e in range(16)), "CHIP", "CORE", "CHIPS",
-                  "CORES", "SBUF_PARTITION", "PSUM_BANK"}
+RESERVED_NAMES = {"pe_done", "act_done", "dve_done", "cc_done", *(f"dma{e}" for e in range(16)), "CHIP", "CORE",
+                  "CHIPS", "CORES", "SBUF_PARTITION", "PSUM_BANK"}
 
 
 CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
@@ -166,14 +168,7 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
     program = compile_trace(trace, kernel.__name__, os.path.basename(source), policy, cores)
     compile_seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="ncore_nki_") as tmp:
-        path = program_out or os.path.join(tmp, f"{kernel.__name__}.s")
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
-        with open(path, "w") as f:
-            f.write(program)
-        for tensor in trace.hbm:  # the kernel's inputs and the constants the compiler added
-            if tensor.role == "input":
-                np.save(os.path.join(folder, f"{tensor.name}.npy"), np.ascontiguousarray(tensor.data))
+        path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), program, [("", trace)])
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
         extra = ["--trace-json", os.path.abspath(trace_json)] if trace_json else []
@@ -196,6 +191,20 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
     return (results[0] if single else tuple(results)), report
 
 
+def _write_program(path, program, traces):
+    """The program at path, and beside it each trace's inputs (the kernel's and the constants
+    the compiler added) as NAME{suffix}.npy, for (suffix, trace) in traces."""
+    folder = os.path.dirname(os.path.abspath(path))
+    os.makedirs(folder, exist_ok=True)
+    with open(path, "w") as f:
+        f.write(program)
+    for suffix, trace in traces:
+        for tensor in trace.hbm:
+            if tensor.role == "input":
+                np.save(os.path.join(folder, f"{tensor.name}{suffix}.npy"), np.ascontiguousarray(tensor.data))
+    return path
+
+
 def _fill(array, result, tensor):
     if isinstance(array, TypedArray):
         array.storage[...] = dtypes.to_storage(result, tensor.dtype)
@@ -216,10 +225,104 @@ def _chip_report(system, cores):
     macs = sum(c["te_utilization"] * c["cycles"] for c in used) * 128 * 128
     return {"cycles": cycles, "queues": queues, "instructions": sum(c["instructions"] for c in used),
             "te_macs": round(macs), "te_utilization": macs / (cycles * len(used) * 128 * 128),
-            "hbm_bytes": sum(c["hbm_bytes"] for c in used), "cores": system["cores"]}
+            "hbm_bytes": sum(c["hbm_bytes"] for c in used), "cores": system["cores"],
+            "microseconds": system["sim_time_us"], "collectives": system.get("collectives", [])}
 
 
-def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, trace=None, **kwargs):
+# ---------------------------------------------------------------------------------------------
+# A kernel on every core of a system, one rank per core (nki.collectives)
+
+SYSTEMS = {"chip": 1, "trn2": 16, "trn2u": 64}  # chips of `ncore tlm run --system`, CHIP_CORES each
+# Each rank's HBM tensors lie in a window of its chip's HBM of its own, core k's from k x this:
+# ncore's choice (8 x 512 MiB is the bottom 4 GiB of the chip's 96 GiB, far below the cores'
+# program images at its top).
+RANK_WINDOW = 1 << 29
+
+
+class PerRank(list):
+    """`per_rank([a0, a1, ...])`: an argument that differs per rank, rank r getting the r-th."""
+
+
+def per_rank(arrays):
+    return PerRank(arrays)
+
+
+def _check_collectives_match(traces, chips):
+    """The members of each group must issue the same collectives in the same order (the engine
+    matches a core's n-th collective of a group kind with the others' n-th): else a KernelError
+    naming the ranks, before anything runs."""
+    ranks = len(traces)
+    members = {"all": [list(range(ranks))],
+               "cores": [list(range(c * CHIP_CORES, (c + 1) * CHIP_CORES)) for c in range(chips)],
+               "chips": [list(range(k, ranks, CHIP_CORES)) for k in range(CHIP_CORES)]}
+    for kind, lists in members.items():
+        for group in lists:
+            seqs = {r: [(op, n, d) for op, g, n, d in traces[r].collectives if g == kind] for r in group}
+            first = group[0]
+            for r in group[1:]:
+                if seqs[r] != seqs[first]:
+                    k = next((i for i, (a, b) in enumerate(zip(seqs[first], seqs[r])) if a != b),
+                             min(len(seqs[first]), len(seqs[r])))
+                    show = lambda q: (f"{seqs[q][k][0]} of {seqs[q][k][1]} bytes {seqs[q][k][2]}"  # noqa: E731
+                                      if k < len(seqs[q]) else "nothing")
+                    raise KernelError(f"collective {k} of group '{kind}' {group[:8]}{'...' if len(group) > 8 else ''}: "
+                                      f"rank {first} issues {show(first)}, rank {r} {show(r)}; every member of a "
+                                      "group must issue the same collectives")
+
+
+def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace_json, policy):
+    if system not in SYSTEMS:
+        raise ValueError(f"system={system!r}: expected one of {', '.join(SYSTEMS)}")
+    if engine not in ("golden", "rtl"):
+        raise ValueError(f"engine={engine!r}: a system run has golden or RTL cores (co-simulation is per core)")
+    chips = SYSTEMS[system]
+    ranks = chips * CHIP_CORES
+    for a in arrays:
+        if isinstance(a, PerRank) and len(a) != ranks:
+            raise KernelError(f"per_rank(...) of {len(a)} arrays: the {system} system runs {ranks} ranks")
+    kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    source = os.path.basename(inspect.getsourcefile(kernel.func) or "?")
+    t0 = time.perf_counter()
+    traces, lines, results = [], [f"# {kernel.__name__}, traced from {source} by ncore.nki for {ranks} ranks "
+                                  f"(one per core of a {system}; rank = CHIP * CORES + CORE)."], []
+    for r in range(ranks):
+        rank_args = [a[r] if isinstance(a, PerRank) else a for a in arrays]
+        t, outs, single = trace_kernel(kernel, rank_args, 128, kwargs, 1, r, (chips, CHIP_CORES))
+        c = Compiler(t, kernel.__name__, policy)
+        c.input_suffix = f".r{r}"
+        c.place_hbm(base=(r % CHIP_CORES) * RANK_WINDOW, window=RANK_WINDOW)
+        c.build()
+        lines += [f".if CHIP*CORES+CORE=={r}"] + c.header(source)[3:] + c.queues() + [".endif"]
+        traces.append(t)
+        results.append((t, outs, single, rank_args))
+    _check_collectives_match(traces, chips)
+    compile_seconds = time.perf_counter() - t0
+    with tempfile.TemporaryDirectory(prefix="ncore_nki_") as tmp:
+        path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), "\n".join(lines) + "\n",
+                              [(f".r{r}", t) for r, t in enumerate(traces)])
+        out_dir = os.path.join(tmp, "out")
+        extra = ["--trace-json", os.path.abspath(trace_json)] if trace_json else []
+        t1 = time.perf_counter()
+        report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, system=system, extra=extra),
+                              CHIP_CORES)
+        run_seconds = time.perf_counter() - t1
+        per_rank_out = []
+        for r, (t, outs, single, rank_args) in enumerate(results):
+            prefix = f"chip{r // CHIP_CORES}.core{r % CHIP_CORES}."
+            got = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
+                   for o in outs]
+            if single is None:
+                for tensor, result in zip(outs, got):
+                    _fill(tensor.caller_array, result, tensor)
+                per_rank_out.append(None)
+            else:
+                per_rank_out.append(got[0] if single else tuple(got))
+    report["compile_seconds"], report["run_seconds"] = compile_seconds, run_seconds
+    return per_rank_out, report
+
+
+def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, trace=None, system=None,
+                    **kwargs):
     """Runs the kernel on ncore and returns its outputs as NumPy arrays, as NKI's simulate_kernel
     does. engine: golden (the golden core), rtl (the Verilated core) or cosim (the RTL in lockstep
     with the golden core, bit for bit); size: 128, or 8 for the small RTL core. program_out: where
@@ -227,18 +330,25 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
     cores: 2 to 8 spreads a launch grid over the cores of a chip sharing its HBM (program p on
     core p % cores; `ncore tlm run --system chip`). trace: a file for the run's Chrome/Perfetto
     trace-event timeline (a track per queue, DMA engine, semaphore waits and instruction fetch;
-    each slice an instruction named with its kernel file:line)."""
+    each slice an instruction named with its kernel file:line). system: "chip", "trn2" or "trn2u"
+    runs the kernel once per core of that system, one rank per core (nki.collectives; arguments
+    given as per_rank([...]) differ per rank), and returns a list of each rank's outputs."""
+    if system is not None:
+        return _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, None)[0]
     outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores, trace_json=trace)
     return outputs
 
 
 def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
-                     trace=None, **kwargs):
+                     trace=None, system=None, **kwargs):
     """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), each
     queue's utilization, tensor-engine MACs and utilization, HBM bytes, and the wall time of the
     compile and of the run; `outputs` holds the kernel's outputs. dma_policy (compiler.DmaPolicy)
     changes how DMA work is spread, for comparisons."""
-    outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace)
+    if system is not None:
+        outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy)
+    else:
+        outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace)
     return {
         "cycles": r["cycles"],
         "golden_cycles": r.get("golden_cycles", r["cycles"] if engine == "golden" else None),

@@ -52,6 +52,9 @@ class Trace:
         self.cores = 1                   # the cores the launch is spread over
         self.constant_tensors = {}       # (kind, rows, cols, type) -> the HBM constant (identity, ones)
         self.constant_tiles = {}         # ... + (core,) -> its tile in that core's SBUF
+        self.rank = 0                    # nki.collectives.rank_id(): chip * cores + core of a system run
+        self.system_shape = (1, 1)       # (chips, cores per chip) of the system the ranks run on
+        self.collectives = []            # (opcode, group, bytes, dtype) of each collective, in order
 
     def __enter__(self):
         if Trace.current is not None:

@@ -23,9 +23,9 @@ It shares the tracer, the compiler and the runner with the legacy dialect (../):
 calls differ (language.py, isa.py).
 """
 from .. import typing  # noqa: F401
-from ..simulate import Kernel, benchmark, benchmark_kernel, profile, simulate_kernel  # noqa: F401
+from ..simulate import Kernel, benchmark, benchmark_kernel, per_rank, profile, simulate_kernel  # noqa: F401
 from ..tracer import KernelError  # noqa: F401
-from . import isa, language  # noqa: F401
+from . import collectives, isa, language  # noqa: F401
 
 PLATFORMS = ("trn2",)  # ncore models a NeuronCore-v3, Trainium2's core
 
