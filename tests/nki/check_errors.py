@@ -328,7 +328,7 @@ def transposing_index(a):
     return out
 
 
-expect("an index that transposes", transposing_index, [a8], nki.KernelError, "reorders dimensions",
+expect("an index that transposes, into an engine", transposing_index, [a8], nki.KernelError, "swap its dimensions",
        f"check_errors.py:{line_of('MARK-transposing')}")
 
 @nki.jit

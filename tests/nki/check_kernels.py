@@ -49,6 +49,9 @@ from tensor_add_masked import tensor_add_masked_kernel  # noqa: E402
 from strided_copy import long_rows_kernel, many_planes_kernel, strided_copy_kernel  # noqa: E402
 from mgrid_scale import mgrid_scale_kernel  # noqa: E402
 from tiled_copy import tiled_copy_kernel  # noqa: E402
+from transposed_access import transposed_access_kernel  # noqa: E402
+from sd_attention import sd_attention_kernel  # noqa: E402
+from mamba import mamba_kernel  # noqa: E402
 
 # The current dialect (`import nki`, Neuron 2.27 and later): tests/nki/current.
 nki.alias_nki()
@@ -372,6 +375,62 @@ def case_row_stats(rng, size):
     x = rng.standard_normal((rows, cols)).astype(np.float32)
     x64 = x.astype(np.float64)
     return row_stats_kernel, (x,), (x64.max(axis=1, keepdims=True), x64.mean(axis=1, keepdims=True)), 0.0, (0.0, 1e-6)
+
+
+def case_transposed_access(rng, size):
+    """Loads and stores through swapped index expressions (tensor-engine transposes keep the bits;
+    doubling is exact): exact."""
+    x = rng.standard_normal(rows_cols(size, (16, 4), (512, 64))).astype(np.float32)
+    return transposed_access_kernel, (x,), 2 * x.T.astype(np.float64), 0.0, 0.0
+
+
+def _sd_attention_case(rng, size, causal):
+    """Both matmuls take BF16 operands (q scaled, k, v and the probabilities each rounded, 2^-9
+    relative): a row's scores are within eps = 2^-8 x 0.125 x max_j sum |q k_j| of the exact
+    ones, so its probabilities within a factor e^(2 eps), and each output within
+    (e^(2 eps) - 1 + 2^-8) x (p @ |v|) of the float64 reference."""
+    seq, d = rows_cols(size, (32, 8), (512, 64))
+    q, k, v = (rng.random((seq, d)).astype(np.float32) for _ in range(3))
+    q64, k64, v64 = (a.astype(np.float64) for a in (q, k, v))
+    s = 0.125 * q64 @ k64.T
+    if causal:
+        s[np.triu_indices(seq, 1)] = -np.inf
+    p = np.exp(s - s.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    eps = 2.0 ** -8 * 0.125 * (np.abs(q64) @ np.abs(k64).T).max(axis=1, keepdims=True)
+    return sd_attention_kernel, (q, k, v, causal), p @ v64, 0.0, (np.exp(2 * eps) - 1 + 2.0 ** -8) * (p @ v64)
+
+
+def case_sd_attention(rng, size):
+    return _sd_attention_case(rng, size, False)
+
+
+def case_sd_attention_causal(rng, size):
+    return _sd_attention_case(rng, size, True)
+
+
+def case_mamba(rng, size):
+    """FP32 throughout: each of the seq steps of the recurrence rounds a few times in FP32 and
+    the scalar engine's exp is within 2^-20 relative (rtl/scalar/README.md), so each output is
+    within (seq + 2) x 2^-20 x the same recurrence run on absolute values."""
+    batch, channels, seq, states = (1, 16, 64, 2) if size == 8 else (1, 256, 2048, 4)
+    delta = rng.uniform(0.0, 0.2, (batch, channels, seq)).astype(np.float32)
+    u = rng.standard_normal((batch, channels, seq)).astype(np.float32)
+    A = -rng.uniform(0.5, 1.0, (channels, states)).astype(np.float32)
+    B = rng.standard_normal((batch, states, seq)).astype(np.float32)
+    C = rng.standard_normal((batch, states, seq)).astype(np.float32)
+    d, u64, B64, C64 = (x.astype(np.float64) for x in (delta, u, B, C))
+    ref, mag = np.zeros(delta.shape), np.zeros(delta.shape)
+    for s in range(states):
+        decay = np.exp(d * A[None, :, s, None])
+        drive = d * u64 * B64[:, s:s + 1, :]
+        h, h_abs = np.zeros((batch, channels)), np.zeros((batch, channels))
+        for t in range(seq):
+            h = decay[:, :, t] * h + drive[:, :, t]
+            h_abs = decay[:, :, t] * h_abs + np.abs(drive[:, :, t])
+            ref[:, :, t] += h * C64[:, s, t][:, None]
+            mag[:, :, t] += h_abs * np.abs(C64[:, s, t])[:, None]
+    return mamba_kernel, (delta, u, A, B, C), ref, 0.0, (seq + 2) * 2.0 ** -20 * mag
 
 
 # The same cases written in the current dialect: the same inputs, references and tolerances.

@@ -438,7 +438,8 @@ class Compiler:
                 f"{self._types(op, 'in0', 'in1', 'out')} {self._partitions(op, a, b, d)} {a[3]} {b[3]} {d[3]}")
 
     def _text_tensor_copy(self, op):
-        a, d = self._operand("src0", op.fields["src0"], op), self._operand("dst", op.fields["dst"], op)
+        a = self._operand("src0", op.fields["src0"], op, op.fields["dst"].shape)  # size-1 dimensions repeat
+        d = self._operand("dst", op.fields["dst"], op)
         return f"tensor_copy {self._types(op, 'in0', 'out')} {self._partitions(op, a, d)} {a[3]} {d[3]}"
 
     def _text_tensor_reduce(self, op):

@@ -72,10 +72,10 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
 
 
 def tensor_reduce(op, data, axis, dtype=None, negate=False, keepdims=False, mask=None):
-    if negate:
-        fail("nisa.tensor_reduce", "negate=True is not supported by ncore's vector engine")
-    return nl._reduce(_name(_REDUCE, op, "nisa.tensor_reduce", "op"), data, axis, dtype, keepdims,
-                      "nisa.tensor_reduce")
+    """The reduction; negate=True multiplies it by -1 (a second vector instruction: ncore's
+    tensor_reduce has no negate, and negation is exact)."""
+    r = nl._reduce(_name(_REDUCE, op, "nisa.tensor_reduce", "op"), data, axis, dtype, keepdims, "nisa.tensor_reduce")
+    return nl._binary("multiply", r, -1.0, r.dtype, "nisa.tensor_reduce") if negate else r
 
 
 def tensor_copy(src, dtype=None, mask=None):

@@ -12,8 +12,8 @@ import sys
 from . import dtypes
 from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
                      tfloat32)
-from .tracer import (BlockTile, HbmTensor, IndexExpr, Mask, Op, Tile, View, as_view, fail, register_language,
-                     trace)
+from .tracer import (BlockTile, HbmTensor, IndexExpr, Mask, Op, Region, Tile, View, as_view, fail,
+                     register_language, squeeze_to, trace, untransposed)
 
 
 
@@ -192,6 +192,7 @@ def ndarray(shape, dtype, buffer=None, name=""):
 def zeros(shape, dtype, buffer=None, name=""):
     """ncore has no memset yet (the next issue adds it): the tile is cleared by ANDing its own
     bits with 0 as integers on the vector engine."""
+    dtype = dtypes.lookup(dtype, "nl.zeros dtype")  # np.float32 as well as nl.float32
     tile = ndarray(shape, dtype, buffer, name)
     if isinstance(tile, HbmTensor):
         fail("nl.zeros", "ncore clears SBUF and PSUM tiles only")
@@ -204,6 +205,7 @@ def zeros(shape, dtype, buffer=None, name=""):
 
 
 def full(shape, fill_value, dtype, buffer=None, name=""):
+    dtype = dtypes.lookup(dtype, "nl.full dtype")
     tile = zeros(shape, dtype, buffer, name)
     if fill_value != 0:
         v = (tile.tile if isinstance(tile, BlockTile) else tile).view()
@@ -261,12 +263,20 @@ def _dma(direction, hbm_view, tile_view, call):
 
 
 def load(src, mask=None, dtype=None):
-    """HBM -> a new SBUF tile of the view's shape (masked: only the indices the mask keeps)."""
-    src = as_view(src, "nl.load", "src", masked=mask is not None)
+    """HBM -> a new SBUF tile of the view's shape (masked: only the indices the mask keeps). An
+    access whose index expressions swap its dimensions loads in the array's order and is then
+    transposed on the tensor engine."""
+    src = as_view(src, "nl.load", "src", masked=mask is not None, transposed_ok=mask is None)
+    if src.region.transposed:
+        return _transposed(load(untransposed(src), dtype=dtype), "nl.load")
     if not isinstance(src.array, HbmTensor):
         fail("nl.load", f"src: expected an HBM tensor, found {src.array!r} (use nl.copy between tiles)")
     if mask is None and _narrow_rows(src):
         return _load_narrow(src)
+    if mask is None and not _dma_fits(src):
+        widened = _load_widened(src, dtype)
+        if widened is not None:
+            return widened
     tile = _new_tile(src.shape, src.dtype, sbuf)
     dst = tile.view()
     if mask is not None:
@@ -285,8 +295,11 @@ def load(src, mask=None, dtype=None):
 
 def store(dst, value, mask=None):
     """An SBUF tile -> HBM. A value of another type is first cast on the vector engine (the DMA
-    moves bytes)."""
-    dst = as_view(dst, "nl.store", "dst", masked=mask is not None)
+    moves bytes). An access whose index expressions swap its dimensions stores the value
+    transposed on the tensor engine."""
+    dst = as_view(dst, "nl.store", "dst", masked=mask is not None, transposed_ok=mask is None)
+    if dst.region.transposed:
+        return store(untransposed(dst), _transposed(as_view(value, "nl.store", "value"), "nl.store"))
     if not isinstance(dst.array, HbmTensor):
         fail("nl.store", f"dst: expected an HBM tensor, found {dst.array!r}")
     value = as_view(value, "nl.store", "value")
@@ -303,6 +316,40 @@ def store(dst, value, mask=None):
             return
         as_view(dst, "nl.store", "dst (masked)")
     _dma("sbuf_to_hbm", dst, value, "nl.store")
+
+
+def _dma_fits(view):
+    """Whether the DMA can move this HBM access as it is: whole 32-byte bursts from a 32-byte
+    boundary (the compiler's rule, checked here where the tensor's 4 KiB-aligned base makes the
+    addresses known modulo 32)."""
+    arr, size = view.array, view.dtype.size
+    strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+    first = builtins.sum(start * st for (start, _, _), st in zip(view.region.dims, strides)) * size
+    walks = [(n, step * st * size) for (_, n, step), st, k in zip(view.region.dims, strides, view.region.kept) if k]
+    partition, free = walks[0], walks[1:]
+    row = size
+    while free and free[-1][1] == row:
+        row *= free.pop()[0]
+    return (first % 32 == 0 and row % 32 == 0 and (partition[0] == 1 or partition[1] % 32 == 0) and
+            all(stride % 32 == 0 for _, stride in free))
+
+
+def _load_widened(src, dtype):
+    """A [P] or [P, w] access the DMA cannot move as it is (a column of a row-major matrix,
+    A[c0:c0 + P, s]): its rows whole, [P, n] loaded, and the columns taken in SBUF. None when the
+    rows are more than 64 KiB or the whole rows do not load either."""
+    arr = src.array
+    dims, kept = list(src.region.dims), list(src.region.kept)
+    last = len(dims) - 1
+    start, count, step = dims[last]
+    if builtins.sum(kept[:last]) != 1 or arr.shape[last] * arr.dtype.size > 65536:
+        return None
+    dims[last], was_kept, kept[last] = (0, arr.shape[last], 1), kept[last], True
+    whole = View(arr, Region(dims, kept))
+    if not (_dma_fits(whole) or _narrow_rows(whole)):
+        return None
+    rows = load(whole, dtype=dtype)
+    return rows[:, slice(start, start + (count - 1) * step + 1, step)] if was_kept else rows[:, start]
 
 
 def _narrow_rows(view):
@@ -390,8 +437,11 @@ def copy_into(target, value, call):
     value = as_view(value, call, "value")
     if value.array is target.array and value.region.dims == target.region.dims:
         return  # tile[...] += ...: already written in place
-    if value.shape != target.shape:
-        fail(call, f"value has shape {value.shape}, the target {target.shape}")
+    if value.shape != target.shape:  # equal up to dimensions of size 1 ([P] into [P, 1])
+        if len(value.shape) < len(target.shape):
+            target = squeeze_to(target, value.shape, call, "the target")
+        else:
+            value = squeeze_to(value, target.shape, call, "the value")
     last = t.ops[-1] if t.ops else None
     fresh = (last is not None and len(last.writes) == 1 and last.writes[0].array is value.array and
              getattr(value.array, "anonymous", False) and value.shape == value.array.shape and
@@ -424,7 +474,8 @@ def _dma_aligned(view):
 
 
 def broadcast_to(x, shape):
-    """A one-partition tile repeated over `shape[0]` partitions. Engines work lane by lane, so
+    """A one-partition tile repeated over `shape[0]` partitions, or a tile of one element per
+    partition repeated along the free dimensions (a copy reading it with stride 0). Engines work lane by lane, so
     ncore does it on the tensor engine: ones [1, P] as the stationary and the row as the moving
     tile give every partition the row (x * 1.0 in FP32, exact), 512 elements per matmul, copied
     back to SBUF in the row's type. A row the tensor engine cannot take (an integer type, or not
@@ -434,6 +485,11 @@ def broadcast_to(x, shape):
     x = as_view(x, call)
     t = trace(call)
     shape = tuple(int(n) for n in shape)
+    if x.shape[0] == shape[0] and len(x.shape) <= len(shape) and all(n == 1 for n in x.shape[1:]):
+        # along the free dimensions ([P] or [P, 1] to [P, F]): one copy reading x with stride 0
+        out = _new_tile(shape, x.dtype, sbuf, call=call).view()
+        t.add(Op("dve", "tensor_copy", [x], [out], in0=x.dtype, out=x.dtype, src0=x, dst=out))
+        return out
     if shape[1:] != x.shape[1:] or x.shape[0] != 1:
         fail(call, f"{x.shape} to {shape}: ncore broadcasts one partition to many here; free dimensions of "
                    "size 1 broadcast in the operations themselves")
@@ -690,6 +746,14 @@ def _nc_transpose(x, call="nisa.nc_transpose"):
     out = _new_tile((f, p), x.dtype, psum, call=call).view()
     return t.add(Op("pe", "nc_matmul", [x, eye], [out], stationary=x, moving=eye, dst=out, accumulate=0,
                     transpose=1)).fields["dst"]
+
+
+def _transposed(x, call):
+    """x [P, F] transposed into a new SBUF tile [F, P] (the tensor engine's transpose, bits kept)."""
+    if not x.dtype.is_float:
+        fail(call, f"a {x.dtype.name} access whose index expressions swap its dimensions: ncore transposes on the "
+                   "tensor engine, which moves float types")
+    return _to_sbuf(_nc_transpose(x, call), call)
 
 
 def transpose(x, dtype=None):

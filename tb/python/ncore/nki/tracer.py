@@ -257,6 +257,10 @@ class Region:
     def __init__(self, dims, kept):
         self.dims, self.kept = dims, kept
         self.exprs = [None] * sum(kept)
+        # Two index expressions in the other order (`out[i_f, i_p]`): the view's partitions walk
+        # the array's second visible dimension. Only loads and stores take such a view (they
+        # transpose on the tensor engine); its shape is the visible dimensions reversed.
+        self.transposed = False
 
     @staticmethod
     def whole(shape):
@@ -264,11 +268,15 @@ class Region:
 
     @property
     def shape(self):
-        return tuple(size for (_, size, _), k in zip(self.dims, self.kept) if k)
+        sizes = tuple(size for (_, size, _), k in zip(self.dims, self.kept) if k)
+        return sizes[::-1] if self.transposed else sizes
 
     def index(self, key, array_shape, what):
         """The region of this view indexed by `key` (ints, slices, index expressions)."""
         key = key if isinstance(key, tuple) else (key,)
+        if self.transposed:
+            fail(f"{what}[...]", "indexing a view whose index expressions reorder its dimensions: index the tensor "
+                                 "once")
         if any(k is Ellipsis for k in key):
             i = key.index(Ellipsis)
             key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
@@ -302,11 +310,13 @@ class Region:
             if kept[d]:
                 exprs.append(k if isinstance(k, IndexExpr) else None)
         axes = [e.axis for e in exprs if e is not None and e.axis is not None]
-        if any(b <= a for a, b in zip(axes, axes[1:])):
-            fail(f"{what}[...]", f"index expressions on axes {axes}: an access that reorders dimensions (a "
-                                 "transpose through indexing) is not supported by ncore; use nl.transpose")
+        swapped = len(exprs) == 2 and axes == [1, 0]
+        if any(b <= a for a, b in zip(axes, axes[1:])) and not swapped:
+            fail(f"{what}[...]", f"index expressions on axes {axes}: an access that reorders dimensions beyond "
+                                 "swapping two is not supported by ncore; use nl.transpose")
         region = Region(dims, kept)
-        region.exprs = exprs
+        region.exprs = exprs[::-1] if swapped else exprs
+        region.transposed = swapped
         return region
 
 
@@ -524,17 +534,48 @@ class View:
         return f"view {self.shape} of {self.array!r}"
 
 
-def as_view(x, call, what="operand", masked=False):
-    """x as a View; unless a mask will still narrow it (masked), every index must be inside."""
+def as_view(x, call, what="operand", masked=False, transposed_ok=False):
+    """x as a View; unless a mask will still narrow it (masked), every index must be inside. A
+    view whose index expressions swap its dimensions only where transposed_ok (loads, stores)."""
     if isinstance(x, Array):
         return x.view()
     if isinstance(x, BlockTile):
         fail(call, f"{what}: {x!r}: index its block dimensions to take one of its tiles")
     if not isinstance(x, View):
         fail(call, f"{what}: expected a tile or tensor, found {type(x).__name__}")
+    if x.region.transposed and not transposed_ok:
+        fail(call, f"{what}: its index expressions swap its dimensions (a transpose through indexing), which ncore "
+                   "takes in nl.load and nl.store only; use nl.transpose")
     if not masked:
         check_bounds(x, call, what)
     return x
+
+
+def squeeze_to(view, shape, call, what):
+    """The view with extra dimensions of size 1 dropped so that its shape is `shape` (a [P, 1]
+    dst for a [P] result); a tile keeps its partition dimension."""
+    if view.shape == tuple(shape):
+        return view
+    kept = list(view.region.kept)
+    want = list(shape)
+    for n, d in enumerate([d for d, k in enumerate(kept) if k]):
+        size = view.region.dims[d][1]
+        if want and size == want[0]:
+            want.pop(0)
+        elif size == 1 and (n > 0 or isinstance(view.array, HbmTensor)):
+            kept[d] = False
+        else:
+            break
+    result = View(view.array, Region(list(view.region.dims), kept))
+    if result.shape != tuple(shape):
+        fail(call, f"{what} has shape {view.shape}, the result {tuple(shape)}: expected the same shape (up to "
+                   "dimensions of size 1)")
+    return result
+
+
+def untransposed(view):
+    """A view whose index expressions swap its dimensions, in the array's order."""
+    return View(view.array, Region(list(view.region.dims), list(view.region.kept)))
 
 
 def check_bounds(view, call, what="operand"):

@@ -15,7 +15,7 @@ earlier write accumulates, and one that overlaps an earlier write only in part i
 import enum
 
 from .. import isa as _legacy_isa, language as _legacy
-from ..tracer import HbmTensor, Op, Region, View, as_view, fail, trace
+from ..tracer import HbmTensor, Op, Region, View, as_view, fail, squeeze_to, trace
 from . import language as nl
 
 
@@ -101,28 +101,6 @@ def _dst(dst, call, buffers=("sbuf", "psum")):
     return d
 
 
-def _squeezed(view, shape, call, what):
-    """The view with extra dimensions of size 1 dropped so that its shape is `shape` (a [P, 1]
-    dst for a [P] result); a tile keeps its partition dimension."""
-    if view.shape == tuple(shape):
-        return view
-    kept = list(view.region.kept)
-    want = list(shape)
-    for n, d in enumerate([d for d, k in enumerate(kept) if k]):
-        size = view.region.dims[d][1]
-        if want and size == want[0]:
-            want.pop(0)
-        elif size == 1 and (n > 0 or isinstance(view.array, HbmTensor)):
-            kept[d] = False
-        else:
-            break
-    result = View(view.array, Region(list(view.region.dims), kept))
-    if result.shape != tuple(shape):
-        fail(call, f"{what} has shape {view.shape}, the result {tuple(shape)}: expected the same shape (up to "
-                   "dimensions of size 1)")
-    return result
-
-
 def _touches(a, b):
     """How region b relates to region a of the same array: 'disjoint', 'inside' or 'partly'."""
     inside = True
@@ -151,7 +129,7 @@ def _into(dst, call, build, buffers=("sbuf", "psum")):
     result = as_view(build(d), call, "result")
     new = t.ops[first:]
     writer = next((op for op in reversed(new) if any(w.array is result.array for w in op.writes)), None)
-    target = _squeezed(d, result.shape, call, "dst")
+    target = squeeze_to(d, result.shape, call, "dst")
     whole = result.region.dims == Region.whole(result.array.shape).dims
     retarget = (writer is not None and getattr(result.array, "anonymous", False) and whole and
                 result.dtype is target.dtype and
@@ -185,13 +163,13 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     if isinstance(d.array, HbmTensor):
         if s_hbm:
             fail(call, "HBM to HBM: ncore's DMA engines move between HBM and SBUF (copy through an SBUF tile)")
-        _legacy.store(_squeezed(d, s.shape, call, "dst") if len(d.shape) > len(s.shape) else d,
-                      _squeezed(s, d.shape, call, "src") if len(s.shape) > len(d.shape) else s)
+        _legacy.store(squeeze_to(d, s.shape, call, "dst") if len(d.shape) > len(s.shape) else d,
+                      squeeze_to(s, d.shape, call, "src") if len(s.shape) > len(d.shape) else s)
         return
     if s_hbm:
         if d.array.buffer != "sbuf":
             fail(call, f"dst is {d.array!r}: the DMA engines write SBUF, not PSUM")
-        _into(d, call, lambda t: _legacy.load(_squeezed(s, t.shape, call, "src") if len(s.shape) > len(t.shape)
+        _into(d, call, lambda t: _legacy.load(squeeze_to(s, t.shape, call, "src") if len(s.shape) > len(t.shape)
                                               else s, dtype=t.dtype), buffers=("sbuf",))
         return
     _into(d, call, lambda t: _legacy.copy(s, dtype=t.dtype))
