@@ -102,6 +102,28 @@ def _overlap(a, b):
     return False
 
 
+def _hazard(prev, ins):
+    """A read or write of ins on bytes prev wrote, or a write of ins on bytes prev read."""
+    return (any(_overlap(w, x) for w in prev.writes for x in ins.reads + ins.writes) or
+            any(_overlap(r, w) for r in prev.reads for w in ins.writes))
+
+
+BUCKET_BYTES = {"hbm": 65536, "sbuf": 2048, "psum": 2048}  # the granules of synchronise's index ...
+BUCKET_PARTITIONS = 16                                  # ... (SBUF and PSUM: per 16 partitions too)
+
+
+def _buckets(box):
+    """The index keys of the bytes a box touches: (space, byte // granule) over its runs (HBM),
+    or (space, partition // 16, byte // granule) over its partitions and bytes (SBUF, PSUM)."""
+    space = box[0]
+    size = BUCKET_BYTES[space]
+    if space == "hbm":
+        runs = box[5] if len(box) > 5 else ((box[3], box[4]),)
+        return {(space, k) for b0, b1 in runs for k in range(b0 // size, (b1 - 1) // size + 1)}
+    return {(space, p, k) for p in range(box[1] // BUCKET_PARTITIONS, (box[2] - 1) // BUCKET_PARTITIONS + 1)
+            for k in range(box[3] // size, (box[4] - 1) // size + 1)}
+
+
 def _access_pattern(view, call_where):
     """(space, start partition, partitions, byte address, [[stride, count], ...] outermost first)."""
     arr, dims, kept = view.array, view.region.dims, view.region.kept
@@ -546,35 +568,44 @@ class Compiler:
 
     # -- 4. synchronisation ---------------------------------------------------------------------
     def synchronise(self):
+        """Each instruction waits for the newest earlier instruction of every other semaphore it
+        has a read/write hazard with, unless its queue already knows that one completed (vector
+        clocks). Earlier instructions are found through an index of the bytes they touched
+        (_buckets), per semaphore, so the work grows with the program, not its square."""
         counts = {}
         queue_vc = {q: {} for q in ("pe", "act", "dve", "sp", "cc")}
-        history = []  # instructions so far
-        for ins in self.instrs:
+        touched = {}  # bucket -> {semaphore: [instructions that touched it, oldest first]}
+        for seq, ins in enumerate(self.instrs):
+            ins.seq = seq
             ins.sem = f"dma{ins.engine}" if ins.queue == "sp" else f"{ins.queue}_done"
             counts[ins.sem] = counts.get(ins.sem, 0) + 1
             ins.count = counts[ins.sem]
             vc = queue_vc[ins.queue]
-            needs = {}
-            resolved = set()
-            for prev in reversed(history):
-                if prev.sem in resolved or prev.sem == ins.sem or (prev.queue == ins.queue and ins.queue != "sp"):
-                    continue
+            mine = {key for box in ins.reads + ins.writes for key in _buckets(box)}
+            newest = {}  # semaphore -> its newest earlier instruction with a hazard
+            for key in mine:
+                for sem, earlier in touched.get(key, {}).items():
+                    if sem == ins.sem:
+                        continue
+                    known, best = vc.get(sem, 0), newest.get(sem)
+                    for prev in reversed(earlier):
+                        if prev.count <= known or (best is not None and prev.count <= best.count):
+                            break
+                        if prev.queue == ins.queue and ins.queue != "sp":
+                            break  # one engine queue runs in order
+                        if _hazard(prev, ins):
+                            newest[sem] = best = prev
+                            break
+            for prev in sorted(newest.values(), key=lambda p: -p.seq):  # the newest first
                 if vc.get(prev.sem, 0) >= prev.count:
-                    resolved.add(prev.sem)
                     continue
-                if any(_overlap(w, x) for w in prev.writes for x in ins.reads + ins.writes) or \
-                        any(_overlap(r, w) for r in prev.reads for w in ins.writes):
-                    needs[prev.sem] = prev
-                    resolved.add(prev.sem)
-            for sem, prev in needs.items():
-                if vc.get(sem, 0) >= prev.count:
-                    continue
-                ins.waits.append((sem, prev.count))
+                ins.waits.append((prev.sem, prev.count))
                 for s, v in prev.issue_vc.items():
                     vc[s] = max(vc.get(s, 0), v)
-                vc[sem] = max(vc.get(sem, 0), prev.count)
+                vc[prev.sem] = max(vc.get(prev.sem, 0), prev.count)
             ins.issue_vc = dict(vc)
-            history.append(ins)
+            for key in mine:
+                touched.setdefault(key, {}).setdefault(ins.sem, []).append(ins)
 
     # -- 5. the program -------------------------------------------------------------------------
     def header(self, source, cores=1):
@@ -632,6 +663,7 @@ class _CoreTrace:
 def compile_trace(trace, kernel_name, source, policy=None, cores=1):
     """The program text. With cores > 1, program p of the launch grid runs on core p % cores of a
     chip (`ncore tlm run --system chip`): each core's queues sit under `.if CORE==k`."""
+    trace.live_ops()
     if cores == 1:
         c = Compiler(trace, kernel_name, policy)
         c.place_hbm()

@@ -447,7 +447,7 @@ def copy_into(target, value, call):
              getattr(value.array, "anonymous", False) and value.shape == value.array.shape and
              last.queue != "sp" and value.dtype is target.dtype and
              (last.queue != "pe" or target.array.buffer == "psum") and
-             not any(value.array is r.array for op in t.ops for r in op.reads))
+             not value.array.read_by_ops)
     if fresh:
         last.writes = [target]
         last.fields["dst"] = target
@@ -456,7 +456,7 @@ def copy_into(target, value, call):
             last.fields["tile"].array is value.array and getattr(value.array, "anonymous", False) and
             value.shape == value.array.shape and value.dtype is target.dtype and
             target.array.buffer == "sbuf" and _dma_aligned(target) and
-            not any(value.array is r.array for op in t.ops for r in op.reads)):
+            not value.array.read_by_ops):
         last.writes = [target]  # tile[...] = nl.load(...): the load writes the tile itself
         last.fields["tile"] = target
         return
@@ -799,11 +799,10 @@ def accumulate_into(target, value, call="+="):
             last.writes[0].array is value.array and target.array.buffer == "psum" and
             target.dtype is float32 and target.shape == value.shape):
         clear = getattr(target.array, "clear_op", None)
-        written = [op for op in t.ops if any(w.array is target.array for w in op.writes)]
-        if clear is not None and written == [clear] and target.region.dims == target.array.view().region.dims:
-            t.ops.remove(clear)
-            for i, op in enumerate(t.ops):
-                op.index = i
+        # Nothing since the clear wrote the tile (nothing before it could: nl.zeros made it).
+        if (clear is not None and not clear.removed and target.region.dims == target.array.view().region.dims and
+                not any(w.array is target.array for op in t.ops[clear.index + 1:-1] for w in op.writes)):
+            clear.removed = True  # the compiler drops it (the ops keep their indices while tracing)
             target.array.clear_op = None
         else:
             last.fields["accumulate"] = 1

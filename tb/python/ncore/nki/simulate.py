@@ -288,6 +288,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
     for r in range(ranks):
         rank_args = [a[r] if isinstance(a, PerRank) else a for a in arrays]
         t, outs, single = trace_kernel(kernel, rank_args, 128, kwargs, 1, r, (chips, CHIP_CORES))
+        t.live_ops()
         c = Compiler(t, kernel.__name__, policy)
         c.input_suffix = f".r{r}"
         c.place_hbm(base=(r % CHIP_CORES) * RANK_WINDOW, window=RANK_WINDOW)

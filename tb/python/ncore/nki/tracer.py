@@ -11,7 +11,7 @@ Vocabulary:
 """
 import math
 import os
-import traceback
+import sys
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -21,11 +21,20 @@ class KernelError(Exception):
     file:line."""
 
 
+_outside = {}  # file name -> whether it lies outside the ncore package
+
+
 def user_location():
     """file:line of the innermost frame outside the ncore package (the kernel's line)."""
-    for frame in reversed(traceback.extract_stack()):
-        if not os.path.abspath(frame.filename).startswith(_PACKAGE_DIR):
-            return f"{frame.filename}:{frame.lineno}"
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        outside = _outside.get(name)
+        if outside is None:
+            outside = _outside[name] = not os.path.abspath(name).startswith(_PACKAGE_DIR)
+        if outside:
+            return f"{name}:{frame.f_lineno}"
+        frame = frame.f_back
     return "?"
 
 
@@ -70,8 +79,19 @@ class Trace:
         op.where = user_location()
         op.program = self.program
         op.index = len(self.ops)
+        for v in op.reads:
+            v.array.read_by_ops = True
         self.ops.append(op)
         return op
+
+    def live_ops(self):
+        """The operations the compiler takes: those not removed (a clear a matmul made
+        unnecessary), indexed again in order."""
+        if any(op.removed for op in self.ops):
+            self.ops = [op for op in self.ops if not op.removed]
+        for i, op in enumerate(self.ops):
+            op.index = i
+        return self.ops
 
 
 def trace(call):
@@ -370,6 +390,7 @@ class HbmTensor(Array):
         self.data = None  # an input's .npy storage
         self.caller_array = None  # the argument it came from
         self.output_arg = False   # an input the kernel stores into (NKI's older output arguments)
+        self.read_by_ops = False  # some operation reads it (Trace.add keeps this)
 
     @property
     def addr(self):
@@ -401,6 +422,7 @@ class Tile(Array):
         self.load_op = None
         self.clear_op = None     # the instruction nl.zeros cleared it with
         self.anonymous = False   # an operation's result (not made by nl.ndarray)
+        self.read_by_ops = False  # some operation reads it (Trace.add keeps this)
 
     @property
     def free_bytes(self):
@@ -594,6 +616,7 @@ class Op:
         self.where = "?"
         self.index = -1
         self.program = 0
+        self.removed = False  # dropped by a later call (Trace.live_ops)
 
     def __repr__(self):
         return f"{self.opcode} ({self.where})"
