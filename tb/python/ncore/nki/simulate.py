@@ -1,4 +1,5 @@
 """simulate_kernel and benchmark_kernel: trace, compile, run with `ncore run`, numpy out."""
+import collections
 import inspect
 import os
 import re
@@ -97,6 +98,7 @@ def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1, rank=0, system_
         name = params[i] if i < len(params) else f"in{i}"
         tensor = HbmTensor(name, storage.shape, dtype, "input")
         tensor.data, tensor.caller_array = storage, a
+        tensor.argument = i
         t.hbm.append(tensor)
         args.append(tensor)
     grid = kernel.grid + (1,) * (3 - len(kernel.grid))
@@ -163,9 +165,21 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
                          "size=128); co-simulation is per core (cores=1)")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
-    trace, outs, single = trace_kernel(kernel, arrays, size, kwargs, cores)
-    source = inspect.getsourcefile(kernel.func) or "?"
-    program = compile_trace(trace, kernel.__name__, os.path.basename(source), policy, cores)
+    key = _specialization(kernel, arrays, size, kwargs, cores, policy)
+    if key is not None and key in _traced:
+        _traced.move_to_end(key)
+        trace, outs, single, program = _traced[key]
+        _rebind(trace, arrays)
+        CACHE_STATS["hits"] += 1
+    else:
+        trace, outs, single = trace_kernel(kernel, arrays, size, kwargs, cores)
+        source = inspect.getsourcefile(kernel.func) or "?"
+        program = compile_trace(trace, kernel.__name__, os.path.basename(source), policy, cores)
+        CACHE_STATS["misses"] += 1
+        if key is not None:
+            _traced[key] = (trace, outs, single, program)
+            while len(_traced) > CACHE_ENTRIES:
+                _traced.popitem(last=False)
     compile_seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="ncore_nki_") as tmp:
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), program, [("", trace)])
@@ -189,6 +203,48 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
             _fill(tensor.caller_array, result, tensor)
         return None, report
     return (results[0] if single else tuple(results)), report
+
+
+# Traced and compiled kernels, one per distinct specialization (the kernel, its launch grid, the
+# core's size, the cores, the DMA policy, each tensor argument's shape and type and every other
+# argument's value): a call with new data for the same shapes reuses the program. The most
+# recently used CACHE_ENTRIES are kept.
+CACHE_ENTRIES = 32
+CACHE_STATS = {"hits": 0, "misses": 0}
+_traced = collections.OrderedDict()
+
+
+def _specialization(kernel, arrays, size, kwargs, cores, policy):
+    """The cache key of a call, or None when an argument is not hashable (traced every time)."""
+    parts = []
+    for a in list(arrays) + sorted((kwargs or {}).items()):
+        if isinstance(a, (np.ndarray, TypedArray)):
+            storage, dtype = _typed_input(a)
+            parts.append(("tensor", storage.shape, dtype.name))
+        else:
+            parts.append(("value", type(a).__name__, a))
+    key = (kernel.func, kernel.grid, size, cores, None if policy is None else tuple(vars(policy).items()),
+           tuple(parts))
+    try:
+        hash(key)
+    except TypeError:
+        return None
+    return key
+
+
+def _rebind(trace, arrays):
+    """A cached trace's input tensors take this call's arrays (their data and, for output
+    arguments, where the results go)."""
+    for tensor in trace.hbm:
+        i = getattr(tensor, "argument", None)
+        if i is not None:
+            tensor.data, _ = _typed_input(arrays[i])
+            tensor.caller_array = arrays[i]
+
+
+def trace_cache_info():
+    """{'hits', 'misses', 'entries'}: how often a call reused a traced kernel."""
+    return dict(CACHE_STATS, entries=len(_traced))
 
 
 def _write_program(path, program, traces):
