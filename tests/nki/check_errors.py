@@ -418,6 +418,7 @@ expect_works("more instructions on one queue than 2,048", lambda: nki.simulate_k
 import ncore.nki.compiler as nki_compiler  # noqa: E402
 
 real_limit, nki_compiler.SEMAPHORE_MAX = nki_compiler.SEMAPHORE_MAX, 1000
+nki.clear_trace_cache()  # the kernel above was compiled with the real limit
 expect("more signals than a semaphore counts", many_tiles, [wide], nki.KernelError,
        f"check_errors.py:{line_of('MARK-many')}", "signal 1001 of 1100 on semaphore", "a semaphore counts to 1000")
 nki_compiler.SEMAPHORE_MAX = real_limit

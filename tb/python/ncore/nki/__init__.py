@@ -15,8 +15,8 @@ import sys
 
 from . import isa, language, typing  # noqa: F401
 from .compiler import DmaPolicy  # noqa: F401
-from .simulate import (Kernel, benchmark, benchmark_kernel, jit, per_rank, profile, simulate_kernel,  # noqa: F401
-                       trace_cache_info, typed)
+from .simulate import (Kernel, benchmark, benchmark_kernel, clear_trace_cache, jit, per_rank, profile,  # noqa: F401
+                       simulate_kernel, trace_cache_info, typed)
 from .tracer import KernelError  # noqa: F401
 from ..tool import RunError  # noqa: F401
 

@@ -242,6 +242,11 @@ def _rebind(trace, arrays):
             tensor.caller_array = arrays[i]
 
 
+def clear_trace_cache():
+    """Forgets every traced kernel (after changing the compiler's settings, say)."""
+    _traced.clear()
+
+
 def trace_cache_info():
     """{'hits', 'misses', 'entries'}: how often a call reused a traced kernel."""
     return dict(CACHE_STATS, entries=len(_traced))
