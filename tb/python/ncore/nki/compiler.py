@@ -25,6 +25,7 @@ The passes, in order:
   7. Text: one line per instruction, commented with the kernel's line; on a chip, each core's
      queues under `.if CORE==k` (compile_trace).
 """
+import functools
 import math
 
 from .tracer import HbmTensor, KernelError
@@ -77,12 +78,23 @@ def _box(view):
 
 
 def _hbm_box(base, walks, row, end=None):
-    """An HBM access of rows of `row` bytes from `base`, walked by [(count, stride bytes), ...]."""
+    """An HBM access of rows of `row` bytes from `base`, walked by [(count, stride bytes), ...]:
+    its first and end byte, and the walk itself (_runs lists the byte runs only when an overlap
+    test needs them, so a box takes the same memory whatever its rows)."""
+    walks = tuple((count, stride) for count, stride in walks)
+    first = base + sum(min(0, (count - 1) * stride) for count, stride in walks)
+    last = base + sum(max(0, (count - 1) * stride) for count, stride in walks) + row
+    return ("hbm", 0, 1, first, end if end is not None else last, (base, walks, row))
+
+
+@functools.lru_cache(maxsize=4096)
+def _runs(walk):
+    """The sorted byte runs [(first, end), ...] of an HBM box's walk (base, walks, row)."""
+    base, walks, row = walk
     starts = [base]
     for count, stride in walks:
         starts = [s + i * stride for s in starts for i in range(count)]
-    runs = tuple(sorted((s, s + row) for s in starts))
-    return ("hbm", 0, 1, runs[0][0], end if end is not None else max(e for _, e in runs), runs)
+    return tuple(sorted((s, s + row) for s in starts))
 
 
 def _overlap(a, b):
@@ -90,8 +102,10 @@ def _overlap(a, b):
         return False
     if len(a) < 6 or len(b) < 6:
         return True
+    if not a[5][1] and not b[5][1]:
+        return True  # two contiguous runs whose extents meet
     i = j = 0  # two sorted lists of byte runs: does any pair intersect?
-    ra, rb = a[5], b[5]
+    ra, rb = _runs(a[5]), _runs(b[5])
     while i < len(ra) and j < len(rb):
         if ra[i][0] < rb[j][1] and rb[j][0] < ra[i][1]:
             return True
@@ -113,13 +127,12 @@ BUCKET_PARTITIONS = 16                                  # ... (SBUF and PSUM: pe
 
 
 def _buckets(box):
-    """The index keys of the bytes a box touches: (space, byte // granule) over its runs (HBM),
+    """The index keys of the bytes a box touches: (space, byte // granule) over its extent (HBM),
     or (space, partition // 16, byte // granule) over its partitions and bytes (SBUF, PSUM)."""
     space = box[0]
     size = BUCKET_BYTES[space]
     if space == "hbm":
-        runs = box[5] if len(box) > 5 else ((box[3], box[4]),)
-        return {(space, k) for b0, b1 in runs for k in range(b0 // size, (b1 - 1) // size + 1)}
+        return {(space, k) for k in range(box[3] // size, (box[4] - 1) // size + 1)}
     return {(space, p, k) for p in range(box[1] // BUCKET_PARTITIONS, (box[2] - 1) // BUCKET_PARTITIONS + 1)
             for k in range(box[3] // size, (box[4] - 1) // size + 1)}
 
@@ -206,15 +219,32 @@ class Compiler:
         most `depth` stores and never past another load: the loads of the next iterations of a
         loop then issue before this one's store waits for its results (multiple buffering). Runs
         before tiles are placed, so its hazards are on tiles (by identity) and HBM bytes."""
+        touched = {}  # id(op) -> ([(view, written)], ids of the arrays it touches)
+
         def touches(op):
-            return [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
+            t = touched.get(id(op))
+            if t is None:
+                views = [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
+                t = touched[id(op)] = (views, {id(v.array) for v, _ in views})
+            return t
+
+        hbm_boxes = {}  # id(view) -> its box (HBM is placed already; tiles compare by identity)
+
+        def hbm_box(v):
+            box = hbm_boxes.get(id(v))
+            if box is None:
+                box = hbm_boxes[id(v)] = _box(v)
+            return box
 
         def conflict(a, b):
-            for va, wa in touches(a):
-                for vb, wb in touches(b):
+            (ta, arrays_a), (tb, arrays_b) = touches(a), touches(b)
+            if arrays_a.isdisjoint(arrays_b):
+                return False
+            for va, wa in ta:
+                for vb, wb in tb:
                     if not (wa or wb) or va.array is not vb.array:
                         continue
-                    if not isinstance(va.array, HbmTensor) or _overlap(_box(va), _box(vb)):
+                    if not isinstance(va.array, HbmTensor) or _overlap(hbm_box(va), hbm_box(vb)):
                         return True
             return False
 

@@ -153,7 +153,8 @@ RESERVED_NAMES = {"pe_done", "act_done", "dve_done", "cc_done", *(f"dma{e}" for 
 CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
 
 
-def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=None, cores=1, trace_json=None):
+def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=None, cores=1, trace_json=None,
+                     timing_only=False):
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
     if size not in (8, 128):
@@ -188,6 +189,10 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
         extra = ["--trace-json", os.path.abspath(trace_json)] if trace_json else []
         if trace_json:
             os.makedirs(os.path.dirname(os.path.abspath(trace_json)), exist_ok=True)
+        if timing_only:
+            if engine != "golden" or cores != 1:
+                raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
+            extra.append("--no-data")
         if cores == 1:
             report = tool.run_program(path, engine=engine, size=size, outputs=out_dir, extra=extra)
             prefix = ""
@@ -195,10 +200,11 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
             report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, extra=extra), cores)
             prefix = "chip0.core0."  # every core's outputs hold the chip's shared HBM after the run
         run_seconds = time.perf_counter() - t1
-        results = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
+        results = [None if timing_only else
+                   dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
                    for o in outs]
     report["compile_seconds"], report["run_seconds"] = compile_seconds, run_seconds
-    if single is None:  # output arguments: filled in place, as NKI's simulator does
+    if single is None and not timing_only:  # output arguments: filled in place, as NKI's simulator does
         for tensor, result in zip(outs, results):
             _fill(tensor.caller_array, result, tensor)
         return None, report
@@ -402,7 +408,7 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
 
 
 def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
-                     trace=None, system=None, **kwargs):
+                     trace=None, system=None, timing_only=False, **kwargs):
     """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), each
     queue's utilization, tensor-engine MACs and utilization, HBM bytes, and the wall time of the
     compile and of the run; `outputs` holds the kernel's outputs. dma_policy (compiler.DmaPolicy)
@@ -410,7 +416,8 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
     if system is not None:
         outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy)
     else:
-        outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace)
+        outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace,
+                                      timing_only)
     return {
         "cycles": r["cycles"],
         "golden_cycles": r.get("golden_cycles", r["cycles"] if engine == "golden" else None),
