@@ -56,6 +56,7 @@ from mamba import mamba_kernel  # noqa: E402
 # The current dialect (`import nki`, Neuron 2.27 and later): tests/nki/current.
 nki.alias_nki()
 from current import attention_causal as current_attention_causal  # noqa: E402
+from current import layernorm as current_layernorm  # noqa: E402
 from current import matmul as current_matmul  # noqa: E402
 from current import rmsnorm as current_rmsnorm  # noqa: E402
 from current import softmax as current_softmax  # noqa: E402
@@ -440,6 +441,10 @@ def case_current_tensor_add(rng, size):
 
 def case_current_softmax(rng, size):
     return (current_softmax.softmax_kernel,) + case_softmax(rng, size)[1:]
+
+
+def case_current_layernorm(rng, size):
+    return (current_layernorm.layernorm_kernel,) + case_layernorm_bn(rng, size)[1:]
 
 
 def case_current_rmsnorm(rng, size):

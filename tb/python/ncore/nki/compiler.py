@@ -37,9 +37,14 @@ DMA_ENGINES = 16
 DMA_SPLIT = 16            # pieces a transfer's partitions are split in (up to one per engine) ...
 DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
 ENGINE_QUEUES = ("pe", "act", "dve")
-SEMAPHORE_MAX = 65535     # a semaphore counts to this (16 bits); each instruction adds 1 to its own
+SEMAPHORE_MAX = 65535     # a semaphore counts to this (16 bits); each instruction adds 1 to its own:
+                          # past it the program starts a new epoch (Compiler.synchronise)
 MAX_ROW_BYTES = 65536     # a DMA descriptor's row (bytes field) ...
 MAX_PLANES = 4095         # ... and planes (count2): longer transfers become descriptor lists
+
+
+class TilesDoNotFit(KernelError):
+    """The live tiles need more SBUF or PSUM than a partition has."""
 
 
 class Instr:
@@ -310,7 +315,7 @@ class Compiler:
                 if addr is None:
                     used = ", ".join(f"{x[2].name} {x[2].shape} {x[2].dtype.name} ({x[2].created})"
                                      for x in sorted(live)[:8])
-                    raise KernelError(f"{tile.created}: {buffer} tile {tile.name} {tile.shape} {tile.dtype.name} "
+                    raise TilesDoNotFit(f"{tile.created}: {buffer} tile {tile.name} {tile.shape} {tile.dtype.name} "
                                       f"needs {size} bytes per partition; {capacity} bytes per partition hold "
                                       f"{len(live)} live tiles: {used}{' ...' if len(live) > 8 else ''}")
                 tile.addr = addr
@@ -605,9 +610,17 @@ class Compiler:
         counts = {}
         queue_vc = {q: {} for q in ("pe", "act", "dve", "sp", "cc")}
         touched = {}  # bucket -> {semaphore: [instructions that touched it, oldest first]}
+        self.epochs = []  # (position in self.instrs, each semaphore's final count) of each epoch's end
         for seq, ins in enumerate(self.instrs):
             ins.seq = seq
             ins.sem = f"dma{ins.engine}" if ins.queue == "sp" else f"{ins.queue}_done"
+            if counts.get(ins.sem, 0) == SEMAPHORE_MAX:
+                # The semaphore would pass what it counts to: every queue finishes what came
+                # before, the semaphores start again from 0 (queues() writes the barrier), and
+                # nothing after waits for anything before.
+                self.epochs.append((seq, dict(counts)))
+                counts, touched = {}, {}
+                queue_vc = {q: {} for q in queue_vc}
             counts[ins.sem] = counts.get(ins.sem, 0) + 1
             ins.count = counts[ins.sem]
             vc = queue_vc[ins.queue]
@@ -649,36 +662,63 @@ class Compiler:
             if t.output_arg:
                 init += " output"
             lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape}{init}")
-        sems = [f"{q}_done" for q in ENGINE_QUEUES + ("cc",)] + [f"dma{e}" for e in range(DMA_ENGINES)]
+        sems = [f"{q}_done" for q in ENGINE_QUEUES + ("cc",)] + [f"dma{e}" for e in range(DMA_ENGINES)] + ["epoch"]
         return lines + [f".sem {s}" for s in sems]
 
     def queues(self):
         lines = []
-        for queue in ("sp", "pe", "act", "dve", "cc"):
-            mine = [i for i in self.instrs if i.queue == queue]
-            if not mine:
-                continue
+        used = [q for q in ("sp", "pe", "act", "dve", "cc") if any(i.queue == q for i in self.instrs)]
+        if len(self.epochs) * 2 * len(used) > SEMAPHORE_MAX:
+            raise KernelError(f"{len(self.epochs)} epochs of {SEMAPHORE_MAX} signals: the epoch semaphore counts to "
+                              f"{SEMAPHORE_MAX} too (use fewer, larger tiles)")
+        for queue in used:
             lines.append(f".queue {queue}")
-            for ins in mine:
+            epoch = 0
+            for ins in self.instrs:
+                while epoch < len(self.epochs) and ins.seq >= self.epochs[epoch][0]:
+                    epoch += 1
+                    lines += self._barrier(queue, epoch, self.epochs[epoch - 1][1], len(used))
+                if ins.queue != queue:
+                    continue
                 for sem, value in ins.waits[:-1]:  # the waits an instruction has no room for
                     lines.append(f"nop wait={sem}>={value}  # {ins.where}")
                 wait = f" wait={ins.waits[-1][0]}>={ins.waits[-1][1]}" if ins.waits else ""
                 lines.append(f"{ins.text}{wait} signal={ins.sem}+=1  # {ins.where}")
-        # A program's size is bounded by HBM (the core fetches its streams from the image), but
-        # the count on a semaphore is not: every instruction adds 1 to its queue's semaphore.
-        signals = {}
-        for ins in self.instrs:
-            signals[ins.sem] = signals.get(ins.sem, 0) + 1
-            if signals[ins.sem] > SEMAPHORE_MAX:
-                total = sum(1 for i in self.instrs if i.sem == ins.sem)
-                raise KernelError(f"{ins.where}: signal {signals[ins.sem]} of {total} on semaphore {ins.sem} "
-                                  f"({ins.queue}); a semaphore counts to {SEMAPHORE_MAX} (use fewer, larger tiles)")
+        return lines
+
+    @staticmethod
+    def _barrier(queue, epoch, final, queues):
+        """The end of epoch `epoch` on one queue: it waits for every semaphore's final count (all
+        earlier work done), meets the other queues on the `epoch` semaphore, sets its own
+        semaphores (its engine's, or sp's DMA engines') back to 0, and meets them again, so that
+        no queue sees a semaphore of the new epoch before it was reset."""
+        note = f"  # end of epoch {epoch}: a semaphore reached {SEMAPHORE_MAX}"
+        lines = [f"nop wait={sem}>={count}{note}" for sem, count in sorted(final.items())]
+        lines.append(f"nop wait=epoch>={queues * (2 * epoch - 2)} signal=epoch+=1{note}")
+        lines.append(f"nop wait=epoch>={queues * (2 * epoch - 1)}{note}")
+        own = sorted(sem for sem in final if (sem.startswith("dma") if queue == "sp" else sem == f"{queue}_done"))
+        lines += [f"nop signal={sem}=0{note}" for sem in own]
+        lines.append(f"nop signal=epoch+=1{note}")
+        lines.append(f"nop wait=epoch>={queues * 2 * epoch}{note}")
         return lines
 
     def build(self):
-        if self.policy.hoist_depth:
-            self.hoist_loads(self.policy.hoist_depth)
-        self.place_tiles()
+        """Hoists loads (multiple buffering), places the tiles, lowers and synchronises. When the
+        tiles the hoisting keeps alive do not fit, it hoists less (depth 2, 1, then none) before
+        giving up: SBUF space comes before overlap."""
+        original = list(self.trace.ops)
+        for depth in range(self.policy.hoist_depth, -1, -1):
+            self.trace.ops = list(original)
+            for i, op in enumerate(self.trace.ops):
+                op.index = i
+            if depth:
+                self.hoist_loads(depth)
+            try:
+                self.place_tiles()
+                break
+            except TilesDoNotFit:
+                if depth == 0:
+                    raise
         self.lower()
         self.synchronise()
 

@@ -146,8 +146,8 @@ def _name_tensors(t):
 
 
 # Names the generated program defines itself (compiler.py's semaphores) or the assembler does.
-RESERVED_NAMES = {"pe_done", "act_done", "dve_done", "cc_done", *(f"dma{e}" for e in range(16)), "CHIP", "CORE",
-                  "CHIPS", "CORES", "SBUF_PARTITION", "PSUM_BANK"}
+RESERVED_NAMES = {"pe_done", "act_done", "dve_done", "cc_done", "epoch", *(f"dma{e}" for e in range(16)), "CHIP",
+                  "CORE", "CHIPS", "CORES", "SBUF_PARTITION", "PSUM_BANK"}
 
 
 CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
@@ -194,7 +194,8 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
                 raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
             extra.append("--no-data")
         if cores == 1:
-            report = tool.run_program(path, engine=engine, size=size, outputs=out_dir, extra=extra)
+            report = tool.run_program(path, engine=engine, size=size, outputs=None if timing_only else out_dir,
+                                      extra=extra)
             prefix = ""
         else:
             report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, extra=extra), cores)
