@@ -39,6 +39,8 @@ DMA_PIECE_BYTES = 16384   # ... when it moves at least this much per piece
 ENGINE_QUEUES = ("pe", "act", "dve")
 SEMAPHORE_MAX = 65535     # a semaphore counts to this (16 bits); each instruction adds 1 to its own:
                           # past it the program starts a new epoch (Compiler.synchronise)
+HOIST_WINDOW = 64         # a load moves past at most this many operations (ncore's choice: bounds the
+                          # compile's work and the tiles a hoisted load keeps alive)
 MAX_ROW_BYTES = 65536     # a DMA descriptor's row (bytes field) ...
 MAX_PLANES = 4095         # ... and planes (count2): longer transfers become descriptor lists
 
@@ -258,7 +260,7 @@ class Compiler:
             at = len(ops)
             if op.opcode == "dma_copy" and op.fields["dir"] == "hbm_to_sbuf":
                 stores = 0
-                while at > 0:
+                while at > 0 and len(ops) - at < HOIST_WINDOW:
                     prev = ops[at - 1]
                     is_load = prev.opcode == "dma_copy" and prev.fields["dir"] == "hbm_to_sbuf"
                     is_store = prev.opcode == "dma_copy" and not is_load
