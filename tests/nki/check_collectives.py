@@ -26,7 +26,6 @@ from ncore.tool import ArgumentParser  # noqa: E402
 ncore_nki.alias_nki()
 import nki  # noqa: E402
 import nki.collectives as ncc  # noqa: E402
-import nki.isa as nisa  # noqa: E402
 import nki.language as nl  # noqa: E402
 from current import collectives as kernels  # noqa: E402
 
