@@ -59,7 +59,7 @@ def block_dimension(a):
 
 
 def hbm_to_hbm(a):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray((8, 64), dtype=nl.float16, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=a)  # MARK-hbm-hbm
     return out
 
@@ -117,7 +117,7 @@ CASES = [
      "MARK-partly"),
     ("manual placement", placed_by_hand, "nl.ndarray", "address=", "MARK-address"),
     ("a block dimension", block_dimension, "nl.par_dim", "block dimensions were removed", "MARK-block"),
-    ("HBM to HBM", hbm_to_hbm, "nisa.dma_copy", "HBM to HBM", "MARK-hbm-hbm"),
+    ("HBM to HBM with a cast", hbm_to_hbm, "nisa.dma_copy", "float32 to float16", "MARK-hbm-hbm"),
     ("a dst of another shape", wrong_dst_shape, "nisa.tensor_tensor", "(8, 32)", "(8, 64)", "MARK-shape"),
     ("reduction registers kept between instructions", registers_across_instructions, "nisa.activation",
      "reduce_cmd", "MARK-reduce-cmd"),
@@ -150,6 +150,29 @@ try:
     failures.append("platform_target='trn1': accepted")
 except ncore_nki.KernelError as e:
     print(f"ok   a target other than Trainium2: {e}")
+
+# HBM to HBM goes through SBUF: views of one shape, and contiguous runs of one length in other
+# shapes (a flat copy of a [16, 64] tensor into a [4, 256] one, and into the middle of a longer one).
+@nki.jit
+def copies(a):
+    same = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    flat = nl.ndarray((4, 256), dtype=a.dtype, buffer=nl.shared_hbm)
+    inner = nl.ndarray((3 * 1024,), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=same[0:8, :], src=a[0:8, :])
+    nisa.dma_copy(dst=same[8:16, :], src=a[8:16, :])
+    nisa.dma_copy(dst=flat, src=a)
+    nisa.dma_copy(dst=inner[1024:2048], src=a)
+    return same, flat, inner
+
+
+a16 = np.arange(16 * 64, dtype=np.float32).reshape(16, 64)
+for engine in ("golden", "cosim"):
+    same, flat, inner = ncore_nki.simulate_kernel(nki.jit(copies), a16, size=8, engine=engine)
+    good = (np.array_equal(same, a16) and np.array_equal(flat, a16.reshape(4, 256)) and
+            np.array_equal(inner[1024:2048], a16.reshape(-1)))
+    print(f"{'ok  ' if good else 'FAIL'} HBM to HBM through SBUF ({engine}): exact")
+    if not good:
+        failures.append(f"HBM to HBM ({engine})")
 
 # nc_matmul's accumulation in the programs: accumulate=None overwrites on a PSUM tile's first
 # write and accumulates after (matmul_tiled: K/128 = 4 matmuls per output tile); accumulate=k > 0

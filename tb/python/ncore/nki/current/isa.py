@@ -13,6 +13,7 @@ earlier write accumulates, and one that overlaps an earlier write only in part i
 (pass accumulate= to say which).
 """
 import enum
+import math
 
 from .. import isa as _legacy_isa, language as _legacy
 from ..tracer import HbmTensor, Op, Region, View, as_view, fail, squeeze_to, trace
@@ -162,7 +163,7 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
     d = as_view(dst, call, "dst")
     if isinstance(d.array, HbmTensor):
         if s_hbm:
-            fail(call, "HBM to HBM: ncore's DMA engines move between HBM and SBUF (copy through an SBUF tile)")
+            return _hbm_to_hbm(d, s, call)
         _legacy.store(squeeze_to(d, s.shape, call, "dst") if len(d.shape) > len(s.shape) else d,
                       squeeze_to(s, d.shape, call, "src") if len(s.shape) > len(d.shape) else s)
         return
@@ -173,6 +174,51 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
                                               else s, dtype=t.dtype), buffers=("sbuf",))
         return
     _into(d, call, lambda t: _legacy.copy(s, dtype=t.dtype))
+
+
+def _hbm_to_hbm(d, s, call):
+    """HBM to HBM through SBUF (ncore's DMA engines move between HBM and SBUF): views of one
+    shape with at most the core's partitions in their first dimension go through one tile of
+    that shape; contiguous runs of one element count go through tiles of rows of w elements,
+    w the largest that divides both runs' offsets and length with rows of whole 32-byte bursts
+    up to 16 KiB."""
+    if s.dtype is not d.dtype:
+        fail(call, f"HBM to HBM from {s.dtype.name} to {d.dtype.name}: copy through an SBUF tile to cast")
+    pmax = trace(call).size
+    if s.shape == d.shape and len(s.shape) >= 2 and s.shape[0] <= pmax:
+        _legacy.store(d, _legacy.load(s))
+        return
+    n = math.prod(s.shape)
+    if n != math.prod(d.shape):
+        fail(call, f"src {s.shape} and dst {d.shape}: expected the same number of elements")
+    runs = [(v, _contiguous_offset(v)) for v in (s, d)]
+    if any(off is None for _, off in runs):
+        fail(call, f"HBM to HBM between {s.shape} and {d.shape}: ncore copies views of one shape (first dimension "
+                   f"at most {pmax}) or contiguous runs")
+    size = s.dtype.size
+    g = math.gcd(n, *[off for _, off in runs], *[math.prod((v.array.base or v.array).shape) for v, _ in runs])
+    widths = [w for w in range(1, min(g, 16384 // size) + 1) if g % w == 0 and (w * size) % 32 == 0]
+    if not widths:
+        fail(call, f"HBM to HBM of {n} elements at offsets {[off for _, off in runs]}: no row width divides them "
+                   "in whole 32-byte bursts")
+    w = widths[-1]
+    roots = [v.array.base or v.array for v, _ in runs]  # a reshape's elements are its base's, in order
+    rows = [root.reshape((math.prod(root.shape) // w, w)) for root in roots]
+    starts = [off // w for _, off in runs]
+    for r0 in range(0, n // w, pmax):
+        r1 = min(n // w, r0 + pmax)
+        tile = _legacy.load(rows[0][starts[0] + r0:starts[0] + r1, :])
+        _legacy.store(rows[1][starts[1] + r0:starts[1] + r1, :], tile)
+
+
+def _contiguous_offset(view):
+    """The element offset of a view that is one contiguous run of its tensor (a reshape's
+    offsets are its base's), else None."""
+    arr = view.array
+    strides = [math.prod(arr.shape[k + 1:]) for k in range(len(arr.shape))]
+    first = sum(st * a for (a, _, _), st in zip(view.region.dims, strides))
+    last = sum(st * (a + (n - 1) * k) for (a, n, k), st in zip(view.region.dims, strides))
+    return first if last - first + 1 == math.prod(view.shape) else None
 
 
 def tensor_copy(dst, src, engine=engine.unknown, name=None):
