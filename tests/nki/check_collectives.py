@@ -2,7 +2,8 @@
 """CTest Nki.Collectives.*: nki.collectives kernels (tests/nki/current/collectives.py) on every
 core of a chip (8 ranks) or of a Trn2 instance (16 chips, 128 ranks), one rank per core, each
 rank with inputs of its own (seeded by its rank; the seed is printed). Every rank's outputs are
-checked against float64 NumPy references computed here:
+checked against float64 NumPy references computed here (and on a chip, the same kernels on RTL
+cores give the golden cores' outputs bit for bit):
   - FP32 sums: within (members - 1) x 2^-24 x sum |terms| (the engine adds in FP32, rank order);
   - BF16 sums: that bound plus one BF16 rounding (2^-8 relative);
   - gathers and all-to-all move bits: exact.
@@ -68,10 +69,23 @@ def my_list(lists, r):
     return next(lst for lst in lists if r in lst)
 
 
+def simulate(kernel, *args, system):
+    """The kernel's outputs per rank on golden cores; on a chip also on RTL cores (the Verilated
+    nc_core, size 128), whose outputs must be the golden ones bit for bit."""
+    golden = ncore_nki.simulate_kernel(kernel, *args, system=system)
+    if system == "chip":
+        rtl = ncore_nki.simulate_kernel(kernel, *args, system=system, engine="rtl")
+        same = all(np.array_equal(np.asarray(g, np.float64), np.asarray(r, np.float64))
+                   for gs, rs in zip(golden, rtl) for g, r in zip(gs if isinstance(gs, tuple) else (gs,),
+                                                                  rs if isinstance(rs, tuple) else (rs,)))
+        report(same, f"{system}: {kernel.__name__} on RTL cores: every rank's outputs the golden ones, bit for bit")
+    return golden
+
+
 def run_all_reduce(rng, system, chips, group, dtype, shape):
     ranks = chips * CORES
     xs, vals = inputs(rng, ranks, shape, dtype)
-    outs = ncore_nki.simulate_kernel(kernels.all_reduce_kernel, ncore_nki.per_rank(xs), group, system=system)
+    outs = simulate(kernels.all_reduce_kernel, ncore_nki.per_rank(xs), group, system=system)
     ok = True
     for r in range(ranks):
         members = my_list(group.rank_lists, r)
@@ -86,11 +100,9 @@ def run_moves(rng, system, chips, group, dtype):
     ranks = chips * CORES
     members = len(group.rank_lists[0])
     xs, vals = inputs(rng, ranks, (members * 2, 64), dtype)
-    gathered = ncore_nki.simulate_kernel(kernels.all_gather_kernel, ncore_nki.per_rank(xs), group, members,
-                                         system=system)
-    scattered = ncore_nki.simulate_kernel(kernels.reduce_scatter_kernel, ncore_nki.per_rank(xs), group, members,
-                                          system=system)
-    swapped = ncore_nki.simulate_kernel(kernels.all_to_all_kernel, ncore_nki.per_rank(xs), group, system=system)
+    gathered = simulate(kernels.all_gather_kernel, ncore_nki.per_rank(xs), group, members, system=system)
+    scattered = simulate(kernels.reduce_scatter_kernel, ncore_nki.per_rank(xs), group, members, system=system)
+    swapped = simulate(kernels.all_to_all_kernel, ncore_nki.per_rank(xs), group, system=system)
     ok_g = ok_s = ok_a = True
     for r in range(ranks):
         lst = my_list(group.rank_lists, r)
@@ -110,8 +122,7 @@ def run_sbuf_and_list(rng, system, chips):
     group = ncc.ReplicaGroup([list(range(ranks))])
     xs, vals = inputs(rng, ranks, (16, 64), "fp32")
     ys, yvals = inputs(rng, ranks, (4, 128), "fp32")
-    outs = ncore_nki.simulate_kernel(kernels.scaled_sum_kernel, ncore_nki.per_rank(xs), ncore_nki.per_rank(ys),
-                                     group, system=system)
+    outs = simulate(kernels.scaled_sum_kernel, ncore_nki.per_rank(xs), ncore_nki.per_rank(ys), group, system=system)
     scaled = [np.float64(np.float32(vals[r] * (r + 1))) for r in range(ranks)]
     ok = True
     for r in range(ranks):
