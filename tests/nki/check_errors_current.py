@@ -109,8 +109,26 @@ def dma_into_psum(a):
     nisa.dma_copy(dst=acc, src=a)  # MARK-psum
 
 
+def ap_on_hbm(a):
+    t = tile(a.shape)
+    nisa.tensor_copy(dst=t, src=a.ap([[64, 8], [1, 64]]))  # MARK-ap-hbm
+
+
+def ap_outside(a):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    t.ap([[64, 8], [2, 64]])  # MARK-ap-outside
+
+
+def ap_indexed(a):
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    t.ap([[64, 8], [1, 64]])[0:4]  # MARK-ap-index
+
+
 a8 = np.ones((8, 64), np.float32)
 CASES = [
+    ("an access pattern over HBM", ap_on_hbm, "tensor.ap", "HBM tensors", "MARK-ap-hbm"),
+    ("an access pattern that leaves the tile", ap_outside, "tensor.ap", "leaves", "MARK-ap-outside"),
+    ("indexing an access pattern", ap_indexed, ".ap(...)[...]", "give the pattern", "MARK-ap-index"),
     ("a call ncore does not run", unsupported_call, "nisa.dma_transpose", "MARK-unsupported"),
     ("nc_matmul into SBUF", matmul_into_sbuf, "nisa.nc_matmul: dst", "PSUM", "MARK-matmul-sbuf"),
     ("nc_matmul over part of an earlier write", matmul_partly_written, "only in part", "accumulate=True",

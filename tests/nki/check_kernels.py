@@ -56,6 +56,7 @@ from mamba import mamba_kernel  # noqa: E402
 # The current dialect (`import nki`, Neuron 2.27 and later): tests/nki/current.
 nki.alias_nki()
 from current import attention_causal as current_attention_causal  # noqa: E402
+from current import avgpool as current_avgpool  # noqa: E402
 from current import layernorm as current_layernorm  # noqa: E402
 from current import matmul as current_matmul  # noqa: E402
 from current import rmsnorm as current_rmsnorm  # noqa: E402
@@ -443,6 +444,15 @@ def case_current_softmax(rng, size):
     return (current_softmax.softmax_kernel,) + case_softmax(rng, size)[1:]
 
 
+def case_current_avgpool(rng, size):
+    """Small integers in FP32: the sums of 4 are exact, and so is the scale by 1/4: exact."""
+    shape = (8, 8, 16) if size == 8 else (128, 64, 64)
+    x = rng.integers(-100, 100, shape).astype(np.float32)
+    c, h, w = shape
+    return current_avgpool.avgpool_kernel, (x, 2), x.astype(np.float64).reshape(c, h // 2, 2, w // 2, 2).mean(
+        axis=(2, 4)), 0.0, 0.0
+
+
 def case_current_layernorm(rng, size):
     return (current_layernorm.layernorm_kernel,) + case_layernorm_bn(rng, size)[1:]
 
@@ -463,6 +473,15 @@ def case_current_matmul_tiled(rng, size):
     """nc_matmul's default accumulation (first write overwrites, then accumulate)."""
     return _matmul_case(rng, size, current_matmul.matmul_tiled, rows_cols(size, (32, 16, 64), (512, 256, 1024)),
                         np.float32)
+
+
+def case_current_matmul_fully_blocked(rng, size):
+    """Both operands in blocks (the kernel of the production shape), BF16: the matmul bound."""
+    shape = (64, 32, 128) if size == 8 else (1024, 1024, 1024)
+    kernel, (lhsT, rhs), ref, rtol, atol = _matmul_case(rng, size, current_matmul.matmul_fully_blocked, shape,
+                                                        nki.language.bfloat16)
+    blocks = (16, 64) if size == 8 else (256, 512)
+    return kernel, (lhsT, rhs) + blocks, ref, rtol, atol
 
 
 def case_current_matmul_into(rng, size):

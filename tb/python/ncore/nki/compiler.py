@@ -28,7 +28,7 @@ The passes, in order:
 import functools
 import math
 
-from .tracer import HbmTensor, KernelError
+from .tracer import APRegion, HbmTensor, KernelError
 
 SBUF_PARTITION = 229376   # bytes per SBUF partition (the DMA's partition stride)
 PSUM_PARTITION = 16384    # bytes per PSUM partition: 8 banks ...
@@ -66,9 +66,10 @@ class Instr:
 def _box(view):
     """The bytes a view touches: (space, p0, p1, b0, b1[, runs]). HBM uses partition 0..1 and
     adds its exact byte runs, so that strided accesses that interleave do not conflict."""
-    arr, dims = view.array, view.region.dims
+    arr = view.array
     size = arr.dtype.size
     if isinstance(arr, HbmTensor):
+        dims = view.region.dims
         strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
         lo = sum(s * st for (s, _, _), st in zip(dims, strides))
         hi = sum((s + (n - 1) * step) * st for (s, n, step), st in zip(dims, strides))
@@ -77,6 +78,12 @@ def _box(view):
         while walks and walks[-1][1] == row:  # the contiguous innermost dimensions
             row *= walks.pop()[0]
         return _hbm_box(arr.addr + lo * size, walks, row, arr.addr + (hi + 1) * size)
+    if isinstance(view.region, APRegion):
+        r = view.region
+        lo = r.offset + sum(min(0, (n - 1) * st) for st, n in r.ap)
+        hi = r.offset + sum(max(0, (n - 1) * st) for st, n in r.ap)
+        return (arr.buffer, r.partition, r.partition + r.partitions, arr.addr + lo * size, arr.addr + (hi + 1) * size)
+    dims = view.region.dims
     p0, pn, pstep = dims[0]
     strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
     lo = sum(s * st for (s, _, _), st in zip(dims[1:], strides))
@@ -146,9 +153,14 @@ def _buckets(box):
 
 def _access_pattern(view, call_where):
     """(space, start partition, partitions, byte address, [[stride, count], ...] outermost first)."""
-    arr, dims, kept = view.array, view.region.dims, view.region.kept
+    arr = view.array
     if isinstance(arr, HbmTensor):
         raise KernelError(f"{call_where}: an engine operand in HBM: load it into SBUF first")
+    if isinstance(view.region, APRegion):  # tile.ap(...): the pattern as the kernel gave it
+        r = view.region
+        return arr.buffer, r.partition, r.partitions, arr.addr + r.offset * arr.dtype.size, \
+            [[st, n] for st, n in r.ap] or [[1, 1]]
+    dims, kept = view.region.dims, view.region.kept
     p0, pn, pstep = dims[0]
     if not kept[0]:
         raise KernelError(f"{call_where}: the partition dimension is indexed by a number: engines take a "

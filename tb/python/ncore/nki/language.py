@@ -12,7 +12,7 @@ import sys
 from . import dtypes
 from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
                      tfloat32)
-from .tracer import (BlockTile, HbmTensor, IndexExpr, Mask, Op, Region, Tile, View, as_view, fail,
+from .tracer import (APRegion, BlockTile, HbmTensor, IndexExpr, Mask, Op, Region, Tile, View, as_view, fail,
                      register_language, squeeze_to, trace, untransposed)
 
 
@@ -675,6 +675,14 @@ def _reduce(op, x, axis, dtype, keepdims, call):
     if axes != list(range(axes[0], len(x.shape))):
         fail(call, f"axis {axis}: ncore reduces the innermost free axes ({list(range(1, len(x.shape)))} of "
                    f"shape {x.shape}); transpose first")
+    if isinstance(x.region, APRegion) and len(axes) > 1:
+        # An access pattern whose reduced dimensions are not one run: ncore's tensor_reduce folds
+        # one innermost run, so the innermost axis goes first, into an FP32 (or integer) tile.
+        reduced = x.region.ap[-len(axes):]  # the reduced axes' [stride, count], outermost first
+        if any(outer[0] != st * n for outer, (st, n) in zip(reduced, reduced[1:])):
+            step = float32 if x.dtype.is_float else x.dtype
+            partial = _reduce(op, x, [len(x.shape) - 1], step, False, call)
+            return _reduce(op, partial, axes[:-1], dtype if dtype is not None else x.dtype, keepdims, call)
     kept = x.shape[:axes[0]]
     shape = kept + (1,) * len(axes) if keepdims else kept
     out_dtype = dtypes.lookup(dtype) if dtype is not None else x.dtype

@@ -340,6 +340,32 @@ class Region:
         return region
 
 
+class APRegion:
+    """An access pattern over a tile (NKI's `tile.ap(pattern, offset)`): consecutive partitions
+    from `partition`, then free dimensions of [stride, count] in elements of a partition's free
+    space, outermost first, from element `offset` of it. Engines take it as it is; loads, stores
+    and further indexing do not."""
+
+    def __init__(self, partition, partitions, ap, offset):
+        self.partition, self.partitions, self.ap, self.offset = partition, partitions, tuple(ap), offset
+        self.transposed = False
+        self.exprs = [None] * (1 + len(self.ap))
+
+    @property
+    def shape(self):
+        return (self.partitions,) + tuple(n for _, n in self.ap)
+
+    @property
+    def dims(self):
+        fail("tile.ap(...)", "an access pattern view goes to engine operations only: load, store or index the tile "
+                             "itself")
+
+    kept = dims
+
+    def index(self, key, array_shape, what):
+        fail(f"{what}.ap(...)[...]", "indexing an access pattern view: give the pattern what you want")
+
+
 class Array:
     """What HBM tensors and tiles share: a shape, a type, indexing into views."""
 
@@ -379,6 +405,26 @@ class Array:
 
     def broadcast_to(self, shape):
         return self.view().broadcast_to(shape)
+
+    def ap(self, pattern, offset=0, **dynamic):
+        """NKI's access pattern over a tile: [[partition step, partitions], [stride, count], ...]
+        in elements, from element `offset` of the tile (flattened)."""
+        call = "tensor.ap"
+        if dynamic or isinstance(self, HbmTensor):
+            fail(call, "access patterns over HBM tensors, and dynamic offsets (scalar_offset, vector_offset), are "
+                       "not supported by ncore's front end yet: index the tensor")
+        free = math.prod(self.shape[1:])
+        pattern = [(int(st), int(n)) for st, n in pattern]
+        if not pattern or pattern[0][0] != free and pattern[0][1] > 1:
+            fail(call, f"pattern {pattern}: its first [step, count] walks the partitions, step {free} (the elements "
+                       f"of a partition of {self!r})")
+        part, first = divmod(int(offset), free)
+        lo = first + sum(min(0, (n - 1) * st) for st, n in pattern[1:])
+        hi = first + sum(max(0, (n - 1) * st) for st, n in pattern[1:])
+        if part + pattern[0][1] > self.shape[0] or lo < 0 or hi >= free or min(n for _, n in pattern) <= 0:
+            fail(call, f"pattern {pattern} from element {offset} leaves {self!r}")
+        return View(self, APRegion(part, pattern[0][1], pattern[1:], first))
+
 
 
 class HbmTensor(Array):
@@ -601,6 +647,8 @@ def untransposed(view):
 
 
 def check_bounds(view, call, what="operand"):
+    if isinstance(view.region, APRegion):
+        return  # checked when tile.ap made it
     for d, ((start, count, step), size) in enumerate(zip(view.region.dims, view.array.shape)):
         if start < 0 or start + (count - 1) * step >= size:
             fail(call, f"{what}: dimension {d} of {view.array!r}: indices {start}..{start + (count - 1) * step} "
