@@ -57,6 +57,7 @@ from mamba import mamba_kernel  # noqa: E402
 nki.alias_nki()
 from current import attention_causal as current_attention_causal  # noqa: E402
 from current import avgpool as current_avgpool  # noqa: E402
+from current import scan as current_scan  # noqa: E402
 from current import layernorm as current_layernorm  # noqa: E402
 from current import matmul as current_matmul  # noqa: E402
 from current import rmsnorm as current_rmsnorm  # noqa: E402
@@ -451,6 +452,13 @@ def case_current_avgpool(rng, size):
     c, h, w = shape
     return current_avgpool.avgpool_kernel, (x, 2), x.astype(np.float64).reshape(c, h // 2, 2, w // 2, 2).mean(
         axis=(2, 4)), 0.0, 0.0
+
+
+def case_current_scan(rng, size):
+    """As scan; the element numbers from iota exactly."""
+    _, inputs, ref, rtol, atol = case_scan(rng, size)
+    numbers = np.arange(ref.size, dtype=np.float64).reshape(ref.shape)
+    return current_scan.recurrence_kernel, inputs, (ref, numbers), rtol, (atol, 0.0)
 
 
 def case_current_layernorm(rng, size):
