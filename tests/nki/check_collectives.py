@@ -131,6 +131,16 @@ def run_sbuf_and_list(rng, system, chips):
         ok &= close(sa, sum(vals), ranks, sum(np.abs(v) for v in vals), "fp32")
         ok &= close(sb, sum(yvals), ranks, sum(np.abs(v) for v in yvals), "fp32")
     report(ok, f"{system}: all_reduce from SBUF into SBUF (rank-scaled partials) and of a list of two HBM tensors")
+    if system == "chip":  # the list is coalesced: one all_reduce for both tensors, so two in all
+        import tempfile
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "k.s")
+            ncore_nki.simulate_kernel(kernels.scaled_sum_kernel, ncore_nki.per_rank(xs), ncore_nki.per_rank(ys),
+                                      group, system=system, program_out=path)
+            rank0 = open(path).read().split(".if CHIP*CORES+CORE==1")[0]
+        cc = [line for line in rank0.splitlines() if line.startswith("all_reduce")]
+        report(len(cc) == 2 and "bytes=8192" in cc[1], f"{system}: the list of two tensors is one all_reduce of "
+                                                        f"their packed run: {[c.split('#')[0] for c in cc]}")
 
 
 # -- errors -------------------------------------------------------------------------------------

@@ -299,9 +299,19 @@ class Compiler:
         """Every HBM tensor at a 4 KiB boundary from `base`, inside `window` bytes (a rank of a
         system run has its own window of its chip's HBM)."""
         addr = base
+        packs = {id(x): pack for pack in getattr(self.trace, "hbm_packs", []) for x in pack}
+        placed = set()
         for t in self.trace.hbm:
-            t.addr = addr
-            addr += -(-math.prod(t.shape) * t.dtype.size // 4096) * 4096
+            if id(t) in placed:
+                continue
+            # a pack (a coalesced collective's tensors): one after the other at 32-byte boundaries
+            group = packs.get(id(t), [t])
+            at = addr
+            for x in group:
+                x.addr = at
+                placed.add(id(x))
+                at += -(-math.prod(x.shape) * x.dtype.size // 32) * 32
+            addr += -(-(at - addr) // 4096) * 4096
         if addr - base > window:
             raise KernelError(f"the kernel's HBM tensors need {addr - base} bytes, the window of HBM it has is "
                               f"{window} bytes")
@@ -359,8 +369,12 @@ class Compiler:
             elif op.queue == "cc":
                 f = op.fields
                 addr = {k: _box(f[k])[3] for k in ("src", "dst")}  # the runs' first bytes
+                nbytes = f["bytes"]
+                if f.get("packs"):  # a coalesced all_reduce: the packed run, to the 4 KiB it occupies
+                    first, last = f["packs"][0][0], f["packs"][0][-1]
+                    nbytes = -(-(last.addr + math.prod(last.shape) * last.dtype.size - first.addr) // 4096) * 4096
                 text = (f"{op.opcode} dtype={f['dtype'].isa} src={addr['src']:#x} dst={addr['dst']:#x} "
-                        f"bytes={f['bytes']} group={f['group']}")
+                        f"bytes={nbytes} group={f['group']}")
                 self.instrs.append(Instr("cc", text, [_box(v) for v in op.reads], [_box(v) for v in op.writes],
                                          op.where))
             else:
@@ -742,6 +756,7 @@ class _CoreTrace:
 
     def __init__(self, trace, ops):
         self.size, self.hbm, self.tiles, self.ops = trace.size, trace.hbm, trace.tiles, ops
+        self.hbm_packs = trace.hbm_packs
 
 
 def compile_trace(trace, kernel_name, source, policy=None, cores=1):

@@ -64,6 +64,7 @@ class Trace:
         self.rank = 0                    # nki.collectives.rank_id(): chip * cores + core of a system run
         self.system_shape = (1, 1)       # (chips, cores per chip) of the system the ranks run on
         self.collectives = []            # (opcode, group, bytes, dtype) of each collective, in order
+        self.hbm_packs = []              # lists of HBM tensors the compiler places one after the other
 
     def __enter__(self):
         if Trace.current is not None:

@@ -12,8 +12,10 @@ What ncore's collective engine takes, and so what this module accepts:
   - sums (op=nl.add) of FP32 or BF16 (BF16 summed in FP32, rounded once);
   - all_reduce, all_gather and reduce_scatter along dimension 0, all_to_all along dimension 0.
 A tensor in SBUF goes through an HBM scratch tensor of its shape (a DMA before or after). A list
-of several tensors (HBM only, as in NKI) is one collective per tensor, issued back to back on the
-cc queue: ncore does not merge them into one transfer.
+of several tensors (HBM only, as in NKI) is coalesced for all_reduce: the compiler places the
+whole tensors one after the other and one collective sums them (_coalesce). all_gather,
+reduce_scatter and all_to_all of a list, whose layouts a merged transfer would interleave, are one
+collective per tensor, back to back on the cc queue.
 """
 import enum
 import math
@@ -137,6 +139,8 @@ def _collective(opcode, srcs, dsts, replica_group, call, op=None, dim=0):
     if len(s_views) > 1 and not all(isinstance(v.array, HbmTensor) for v in s_views + d_views):
         fail(call, "a list of several tensors must be in HBM (as NKI's coalesced collectives are)")
     members = len(replica_group.rank_lists[0])
+    if opcode == "all_reduce" and len(s_views) > 1 and _coalesce(t, s_views, d_views, kind, call):
+        return
     for s, d in zip(s_views, d_views):
         if d.dtype is not s.dtype:
             fail(call, f"src is {s.dtype.name}, dst {d.dtype.name}: a collective does not cast")
@@ -154,6 +158,34 @@ def _collective(opcode, srcs, dsts, replica_group, call, op=None, dim=0):
         t.add(Op("cc", opcode, [src], [dst], dtype=s.dtype, group=kind, src=src, dst=dst, bytes=nbytes))
         if dst is not d:
             _legacy._dma("hbm_to_sbuf", dst, d, call)
+
+
+def _whole(view):
+    """The tensor a view covers whole (not a reshape of another), else None."""
+    arr = view.array
+    if arr.base is not None or view.shape != arr.shape or view.region.dims != [(0, n, 1) for n in arr.shape]:
+        return None
+    return arr
+
+
+def _coalesce(t, s_views, d_views, kind, call):
+    """An all_reduce of several whole HBM tensors of one type: the compiler places the srcs one
+    after the other in HBM, and the dsts likewise (Trace.hbm_packs), and one collective sums the
+    run (the bytes between them, padding, are summed too: they belong to no tensor). False (one
+    collective per tensor) when a tensor is not whole, is in another pack, or the types differ."""
+    srcs, dsts = [_whole(v) for v in s_views], [_whole(v) for v in d_views]
+    packed = {id(x) for pack in t.hbm_packs for x in pack}
+    tensors = srcs + dsts
+    if (any(x is None for x in tensors) or len({id(x) for x in tensors}) != len(tensors) or
+            any(id(x) in packed for x in tensors) or len({x.dtype.name for x in tensors}) != 1 or
+            any(math.prod(s.shape) != math.prod(d.shape) for s, d in zip(srcs, dsts))):
+        return False
+    t.hbm_packs += [srcs, dsts]
+    nbytes = sum(math.prod(x.shape) for x in srcs) * srcs[0].dtype.size
+    t.collectives.append(("all_reduce", kind, nbytes, srcs[0].dtype.name))
+    t.add(Op("cc", "all_reduce", list(s_views), list(d_views), dtype=srcs[0].dtype, group=kind, src=s_views[0],
+             dst=d_views[0], bytes=None, packs=(srcs, dsts)))
+    return True
 
 
 def _operands(tensors, call, what):
