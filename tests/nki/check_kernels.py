@@ -52,6 +52,7 @@ from tiled_copy import tiled_copy_kernel  # noqa: E402
 from transposed_access import transposed_access_kernel  # noqa: E402
 from sd_attention import sd_attention_kernel  # noqa: E402
 from mamba import mamba_kernel  # noqa: E402
+from rotary import rotary_kernel  # noqa: E402
 
 # The current dialect (`import nki`, Neuron 2.27 and later): tests/nki/current.
 nki.alias_nki()
@@ -434,6 +435,26 @@ def case_mamba(rng, size):
             ref[:, :, t] += h * C64[:, s, t][:, None]
             mag[:, :, t] += h_abs * np.abs(C64[:, s, t])[:, None]
     return mamba_kernel, (delta, u, A, B, C), ref, 0.0, (seq + 2) * 2.0 ** -20 * mag
+
+
+def case_rotary(rng, size):
+    """FP32: q cos and rotate_half(q) sin each rounded once and their sum once: within
+    2^-22 x (|q cos| + |rotate_half(q) sin|). The sequence leaves the last tile partly empty
+    (masked loads and stores)."""
+    bs, nh, sl, hd = (2, 2, 12, 16) if size == 8 else (2, 4, 200, 128)
+    q, k = (rng.standard_normal((bs, nh, sl, hd)).astype(np.float32) for _ in range(2))
+    angle = rng.uniform(0.0, 6.3, (bs, sl, hd // 2))
+    angle = np.concatenate([angle, angle], axis=-1)
+    cos, sin = np.cos(angle).astype(np.float32), np.sin(angle).astype(np.float32)
+    c64, s64 = cos.astype(np.float64)[:, None], sin.astype(np.float64)[:, None]
+
+    def half_turn(x):
+        return np.concatenate([-x[..., hd // 2:], x[..., :hd // 2]], axis=-1)
+
+    ref = np.stack([x * c64 + half_turn(x) * s64 for x in (q.astype(np.float64), k.astype(np.float64))])
+    mag = np.stack([np.abs(x * c64) + np.abs(half_turn(x) * s64) for x in (q.astype(np.float64),
+                                                                          k.astype(np.float64))])
+    return rotary_kernel[bs, nh], (q, k, cos, sin), ref, 0.0, 2.0 ** -22 * mag
 
 
 # The same cases written in the current dialect: the same inputs, references and tolerances.
