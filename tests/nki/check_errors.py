@@ -48,13 +48,13 @@ a8 = np.ones((8, 64), np.float32)
 
 
 @nki.jit
-def unsupported_dma_transpose(a):
+def unsupported_call(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    nl.store(out, nisa.dma_transpose(a))  # MARK-unsupported
+    nl.store(out, nisa.dropout(a, prob=0.5))  # MARK-unsupported
     return out
 
 
-expect("unsupported call", unsupported_dma_transpose, [a8], nki.KernelError, "nisa.dma_transpose",
+expect("unsupported call", unsupported_call, [a8], nki.KernelError, "nisa.dropout", "not supported",
        f"check_errors.py:{line_of('MARK-unsupported')}")
 
 

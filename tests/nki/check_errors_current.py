@@ -34,7 +34,7 @@ def tile(shape, dtype=nl.float32, buffer=nl.sbuf):
 
 def unsupported_call(a):
     t = tile(a.shape)
-    nisa.dma_transpose(dst=t, src=a)  # MARK-unsupported
+    nisa.dma_compute(dst=t, srcs=[a], reduce_op=nl.add)  # MARK-unsupported
 
 
 def matmul_into_sbuf(a):
@@ -129,7 +129,7 @@ CASES = [
     ("an access pattern over HBM", ap_on_hbm, "tensor.ap", "HBM tensors", "MARK-ap-hbm"),
     ("an access pattern that leaves the tile", ap_outside, "tensor.ap", "leaves", "MARK-ap-outside"),
     ("indexing an access pattern", ap_indexed, ".ap(...)[...]", "give the pattern", "MARK-ap-index"),
-    ("a call ncore does not run", unsupported_call, "nisa.dma_transpose", "MARK-unsupported"),
+    ("a call ncore does not run", unsupported_call, "nisa.dma_compute", "not supported", "MARK-unsupported"),
     ("nc_matmul into SBUF", matmul_into_sbuf, "nisa.nc_matmul: dst", "PSUM", "MARK-matmul-sbuf"),
     ("nc_matmul over part of an earlier write", matmul_partly_written, "only in part", "accumulate=True",
      "MARK-partly"),

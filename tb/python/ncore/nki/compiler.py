@@ -364,7 +364,9 @@ class Compiler:
     # -- 3. instructions ------------------------------------------------------------------------
     def lower(self):
         for op in self.trace.ops:
-            if op.queue == "sp":
+            if op.queue == "sp" and op.opcode == "dma_transpose":
+                self._lower_dma_transpose(op)
+            elif op.queue == "sp":
                 self._lower_dma(op)
             elif op.queue == "cc":
                 f = op.fields
@@ -464,6 +466,34 @@ class Compiler:
                 text = "\n".join([f".list {name}  # {op.where}"] + ["  descriptor " + e for e in entries] +
                                   [".endlist", f"dma_list engine={engine} list={name}"])
             self.instrs.append(Instr("sp", text, reads, writes, op.where, engine))
+
+    def _lower_dma_transpose(self, op):
+        """HBM [R, C] -> SBUF [C, R], 2-byte elements (rtl/dma/README.md, "Transpose"): element c of
+        row r lands in partition p0 + c at byte 2r. One descriptor per 16-row block, on the load
+        engines round-robin (each a block of its own)."""
+        src, dst = op.fields["hbm"], op.fields["tile"]
+        arr, size = src.array, src.dtype.size
+        strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+        (r0, rows, rstep), (c0, cols, cstep) = [(s0, n, k * st) for (s0, n, k), st, kept
+                                                 in zip(src.region.dims, strides, src.region.kept) if kept]
+        base = arr.addr + size * sum(s0 * st for (s0, _, _), st in zip(src.region.dims, strides))
+        space, p0, pn, tile_addr, ap = _access_pattern(dst, op.where)
+        if cstep != 1 or (cols * size) % 32 or base % 32 or (rstep * size) % 32:
+            raise KernelError(f"{op.where}: dma_transpose: the HBM rows must be contiguous whole 32-byte bursts at "
+                              f"32-byte steps (row of {cols * size} bytes at a step of {rstep * size})")
+        if _merge(ap) != [[1, rows]] or (tile_addr % SBUF_PARTITION) % 32:
+            raise KernelError(f"{op.where}: dma_transpose: the SBUF tile must hold the {rows} rows contiguously in "
+                              "each partition, from a 32-byte boundary")
+        pool = self.policy.pool(False)
+        for b in range(0, rows, 16):
+            engine = pool[self.next_engine[False] % len(pool)]
+            self.next_engine[False] += 1
+            hbm_addr, sbuf_addr = base + b * rstep * size, p0 * SBUF_PARTITION + tile_addr + 2 * b
+            text = (f"dma_transpose engine={engine} hbm_addr={hbm_addr:#x} sbuf_addr={sbuf_addr:#x} "
+                    f"bytes={cols * size} count1={min(16, rows - b)} hbm_stride1={rstep * size}")
+            hbox = _hbm_box(hbm_addr, [(min(16, rows - b), rstep * size)] if rows - b > 1 else [], cols * size)
+            tbox = (dst.array.buffer, p0, p0 + pn, tile_addr + 2 * b, tile_addr + 2 * (b + min(16, rows - b)))
+            self.instrs.append(Instr("sp", text, [hbox], [tbox], op.where, engine))
 
     def _operand(self, name, view, op, out_shape=None):
         space, p0, pn, addr, ap = _access_pattern(view, op.where)

@@ -39,6 +39,15 @@ def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, 
     return nl._activation(func, data, dtype, "nisa.activation", scale=scale, bias=bias, reduce_res=reduce_res)
 
 
+def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, dtype=None, mask=None):
+    """activation with its reduction written to reduce_res."""
+    return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res, dtype=dtype)
+
+
+def reciprocal(data, dtype=None, mask=None):
+    return nl._activation("reciprocal", data, dtype, "nisa.reciprocal")
+
+
 def tensor_tensor(data1, data2, op, dtype=None, mask=None):
     return nl._binary(_op_key(op, "nisa.tensor_tensor"), data1, data2, dtype, "nisa.tensor_tensor")
 
@@ -100,6 +109,18 @@ def _unsupported(name):
         fail(f"nisa.{name}", "not supported yet on ncore's Python front end")
     call.__name__ = name
     return call
+
+
+# The legacy nki.isa calls ncore does not run yet: each a KernelError naming the call and line.
+_UNSUPPORTED = ("dropout", "local_gather", "max8", "nc_find_index8", "nc_match_replace8",
+                "nc_stream_shuffle", "range_select", "select_reduce", "sequence_bounds", "tensor_copy_dynamic_src",
+                "tensor_copy_dynamic_dst", "tensor_copy_predicated", "tensor_partition_reduce")
+
+
+def __getattr__(name):
+    if name in _UNSUPPORTED:
+        return _unsupported(name)
+    raise AttributeError(f"module 'neuronxcc.nki.isa' (ncore) has no attribute {name!r}")
 
 
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, mask=None):
@@ -259,10 +280,37 @@ def tensor_scalar_reduce(*, data, op0, operand0, reduce_op, reduce_res, reverse0
     return out
 
 
-dma_transpose = _unsupported("dma_transpose")
+def dma_transpose_into(s, d, call):
+    """d [C, R] (SBUF) = s [R, C] (HBM) transposed on the way in by the DMA engines, 2-byte
+    elements (rtl/dma/README.md, "Transpose"): R and C multiples of 16 (16-row blocks of whole
+    32-byte bursts), C at most the core's partitions."""
+    if not isinstance(s.array, HbmTensor):
+        fail(call, f"src is {s.array!r}: ncore's DMA engines transpose on the way in from HBM")
+    if len(s.shape) != 2 or s.dtype is not d.dtype or s.dtype.size != 2:
+        fail(call, f"src {s.shape} {s.dtype.name}, dst {d.dtype.name}: ncore's DMA transposes a 2-D tile of 2-byte "
+                   "elements, one type")
+    rows, cols = s.shape
+    if d.shape != (cols, rows):
+        fail(call, f"src {s.shape} and dst {d.shape}: expected dst [{cols}, {rows}]")
+    if rows % 16 or cols % 16:
+        fail(call, f"src {s.shape}: the DMA transposes blocks of 16 rows of whole 32-byte bursts (both dimensions a "
+                   "multiple of 16)")
+    trace(call).add(Op("sp", "dma_transpose", [s], [d], hbm=s, tile=d, dir="hbm_to_sbuf"))
 
 
-for _public in ("activation", "tensor_tensor", "tensor_scalar", "tensor_reduce", "tensor_copy", "dma_copy",
-                "nc_matmul", "nc_transpose", "tensor_tensor_scan", "memset", "iota", "affine_select", "bn_stats",
-                "bn_aggr", "scalar_tensor_tensor", "tensor_scalar_reduce"):
+def dma_transpose(src, axes=None, mask=None):
+    """A new SBUF tile [C, R] holding src [R, C] (HBM) transposed by the DMA engines."""
+    call = "nisa.dma_transpose"
+    s = as_view(src, call, "src")
+    if axes not in (None, (1, 0), [1, 0]):
+        fail(call, f"axes={axes!r}: ncore transposes a 2-D tile ([1, 0])")
+    out = nl._new_tile(s.shape[::-1], s.dtype, nl.sbuf).view()
+    dma_transpose_into(s, out, call)
+    return out
+
+
+for _public in ("activation", "activation_reduce", "reciprocal", "tensor_tensor", "tensor_scalar", "tensor_reduce",
+                "tensor_copy", "dma_copy", "nc_matmul", "nc_transpose", "tensor_tensor_scan", "memset", "iota",
+                "affine_select", "bn_stats", "bn_aggr", "scalar_tensor_tensor", "tensor_scalar_reduce",
+                "dma_transpose"):
     globals()[_public] = nl._checked(globals()[_public], f"nisa.{_public}")

@@ -73,7 +73,7 @@ def get_nc_version():
 
 
 # NKI calls that ncore does not run yet: each raises a KernelError naming the call and the line.
-_UNSUPPORTED = ("dma_transpose", "dma_compute", "nc_matmul_mx", "quantize_mx", "tensor_partition_reduce",
+_UNSUPPORTED = ("dma_compute", "nc_matmul_mx", "quantize_mx", "tensor_partition_reduce",
                 "tensor_scalar_cumulative", "activate2", "exponential", "tensor_copy_predicated",
                 "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "dropout", "range_select", "select_reduce",
                 "sequence_bounds", "local_gather", "nc_n_gather", "max8", "nc_find_index8", "nc_match_replace8",
@@ -219,6 +219,17 @@ def _contiguous_offset(view):
     first = sum(st * a for (a, _, _), st in zip(view.region.dims, strides))
     last = sum(st * (a + (n - 1) * k) for (a, n, k), st in zip(view.region.dims, strides))
     return first if last - first + 1 == math.prod(view.shape) else None
+
+
+def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error, name=None):
+    """dst [C, R] (SBUF) = src [R, C] (HBM), transposed on the way in by the DMA engines
+    (../isa.py's dma_transpose_into has the limits)."""
+    call = "nisa.dma_transpose"
+    if axes not in (None, (1, 0), [1, 0]):
+        fail(call, f"axes={axes!r}: ncore transposes a 2-D tile ([1, 0])")
+    d = _dst(dst, call, ("sbuf",))
+    _legacy_isa.dma_transpose_into(as_view(src, call, "src"), d, call)
+    _record_write(d)
 
 
 def tensor_copy(dst, src, engine=engine.unknown, name=None):
@@ -440,7 +451,7 @@ def _op_key(op, call):
     return _legacy_isa._op_key(_op(op, call), call)
 
 
-for _public in ("dma_copy", "tensor_copy", "memset", "nc_matmul", "nc_transpose", "tensor_tensor", "tensor_scalar",
+for _public in ("dma_copy", "dma_transpose", "tensor_copy", "memset", "nc_matmul", "nc_transpose", "tensor_tensor", "tensor_scalar",
                 "tensor_reduce", "activation", "activation_reduce", "reciprocal", "tensor_tensor_scan",
                 "scalar_tensor_tensor", "tensor_scalar_reduce", "bn_stats", "bn_aggr", "iota", "affine_select"):
     globals()[_public] = _legacy._checked(globals()[_public], f"nisa.{_public}")
