@@ -109,9 +109,9 @@ def dma_into_psum(a):
     nisa.dma_copy(dst=acc, src=a)  # MARK-psum
 
 
-def ap_on_hbm(a):
+def ap_dynamic(a):
     t = tile(a.shape)
-    nisa.tensor_copy(dst=t, src=a.ap([[64, 8], [1, 64]]))  # MARK-ap-hbm
+    nisa.dma_copy(dst=t, src=a.ap([[64, 8], [1, 64]], scalar_offset=t[0:1, 0:1]))  # MARK-ap-dynamic
 
 
 def ap_outside(a):
@@ -126,7 +126,7 @@ def ap_indexed(a):
 
 a8 = np.ones((8, 64), np.float32)
 CASES = [
-    ("an access pattern over HBM", ap_on_hbm, "tensor.ap", "HBM tensors", "MARK-ap-hbm"),
+    ("a dynamic offset", ap_dynamic, "tensor.ap", "dynamic offsets", "MARK-ap-dynamic"),
     ("an access pattern that leaves the tile", ap_outside, "tensor.ap", "leaves", "MARK-ap-outside"),
     ("indexing an access pattern", ap_indexed, ".ap(...)[...]", "give the pattern", "MARK-ap-index"),
     ("a call ncore does not run", unsupported_call, "nisa.dma_compute", "not supported", "MARK-unsupported"),

@@ -60,6 +60,7 @@ nki.alias_nki()
 from current import attention_causal as current_attention_causal  # noqa: E402
 from current import avgpool as current_avgpool  # noqa: E402
 from current import scan as current_scan  # noqa: E402
+from current import access_patterns as current_access_patterns  # noqa: E402
 from current import dma_transpose as current_dma_transpose  # noqa: E402
 from current import layernorm as current_layernorm  # noqa: E402
 from current import matmul as current_matmul  # noqa: E402
@@ -492,6 +493,14 @@ def case_current_avgpool(rng, size):
     c, h, w = shape
     return current_avgpool.avgpool_kernel, (x, 2), x.astype(np.float64).reshape(c, h // 2, 2, w // 2, 2).mean(
         axis=(2, 4)), 0.0, 0.0
+
+
+def case_current_access_patterns(rng, size):
+    """Moved, not computed: exact."""
+    x = rng.standard_normal((2 * size, 64)).astype(np.float32)
+    x64 = x.astype(np.float64)
+    return (current_access_patterns.access_patterns_kernel, (x,), (x64[1::2], x64[:size].reshape(size, 2, 32)), 0.0,
+            0.0)
 
 
 def case_current_scan(rng, size):

@@ -70,7 +70,7 @@ def _box(view):
     size = arr.dtype.size
     if isinstance(arr, HbmTensor):
         dims = view.region.dims
-        strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+        strides = arr.elem_strides
         lo = sum(s * st for (s, _, _), st in zip(dims, strides))
         hi = sum((s + (n - 1) * step) * st for (s, n, step), st in zip(dims, strides))
         walks = [(n, step * st * size) for (_, n, step), st in zip(dims, strides) if n > 1]
@@ -392,7 +392,7 @@ class Compiler:
         tdims = tile.region.dims
         if hbm.shape != tile.shape:
             raise KernelError(f"{op.where}: the HBM access has shape {hbm.shape}, the tile {tile.shape}")
-        hstrides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+        hstrides = arr.elem_strides
         hkept = [st for st, k in zip(hstrides, hbm.region.kept) if k]
         base = arr.addr + size * sum(s * st for (s, _, _), st in zip(hbm.region.dims, hstrides))
         # Per partition of the tile: the free elements. Rows (innermost, contiguous on both sides)
@@ -473,7 +473,7 @@ class Compiler:
         engines round-robin (each a block of its own)."""
         src, dst = op.fields["hbm"], op.fields["tile"]
         arr, size = src.array, src.dtype.size
-        strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+        strides = arr.elem_strides
         (r0, rows, rstep), (c0, cols, cstep) = [(s0, n, k * st) for (s0, n, k), st, kept
                                                  in zip(src.region.dims, strides, src.region.kept) if kept]
         base = arr.addr + size * sum(s0 * st for (s0, _, _), st in zip(src.region.dims, strides))

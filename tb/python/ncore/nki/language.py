@@ -323,7 +323,7 @@ def _dma_fits(view):
     boundary (the compiler's rule, checked here where the tensor's 4 KiB-aligned base makes the
     addresses known modulo 32)."""
     arr, size = view.array, view.dtype.size
-    strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+    strides = arr.elem_strides
     first = builtins.sum(start * st for (start, _, _), st in zip(view.region.dims, strides)) * size
     walks = [(n, step * st * size) for (_, n, step), st, k in zip(view.region.dims, strides, view.region.kept) if k]
     partition, free = walks[0], walks[1:]
@@ -355,6 +355,8 @@ def _load_widened(src, dtype):
 def _narrow_rows(view):
     """A [P, w] HBM access whose rows follow each other in HBM but are not whole 32-byte bursts
     (a [P, 1] vector of per-partition values, say): the DMA cannot write them one per partition."""
+    if getattr(view.array, "_strides", None) is not None:
+        return False  # an access pattern's elements are not the flat run _flat takes
     if len(view.shape) != 2 or not view.dtype.is_float:
         return False
     arr = view.array

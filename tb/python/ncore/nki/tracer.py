@@ -377,6 +377,13 @@ class Array:
     def ndim(self):
         return len(self.shape)
 
+    @property
+    def elem_strides(self):
+        """Elements between neighbours along each dimension (row-major unless an access pattern
+        over an HBM tensor gave its own)."""
+        strides = getattr(self, "_strides", None)
+        return strides if strides is not None else [math.prod(self.shape[d + 1:]) for d in range(len(self.shape))]
+
     def view(self):
         return View(self, Region.whole(self.shape))
 
@@ -411,9 +418,10 @@ class Array:
         """NKI's access pattern over a tile: [[partition step, partitions], [stride, count], ...]
         in elements, from element `offset` of the tile (flattened)."""
         call = "tensor.ap"
-        if dynamic or isinstance(self, HbmTensor):
-            fail(call, "access patterns over HBM tensors, and dynamic offsets (scalar_offset, vector_offset), are "
-                       "not supported by ncore's front end yet: index the tensor")
+        if dynamic:
+            fail(call, "dynamic offsets (scalar_offset, vector_offset) are not supported by ncore's front end yet")
+        if isinstance(self, HbmTensor):
+            return self._strided(pattern, offset, call).view()
         free = math.prod(self.shape[1:])
         pattern = [(int(st), int(n)) for st, n in pattern]
         if not pattern or pattern[0][0] != free and pattern[0][1] > 1:
@@ -441,15 +449,35 @@ class HbmTensor(Array):
 
     @property
     def addr(self):
-        return self.base.addr if self.base is not None else self._addr
+        if self.base is not None:  # a reshape starts where its base does; an access pattern at its offset
+            return self.base.addr + getattr(self, "element_offset", 0) * self.dtype.size
+        return self._addr
 
     @addr.setter
     def addr(self, value):
         self._addr = value
 
+    def _strided(self, pattern, offset, call):
+        """An access pattern over the tensor's elements (flattened, from element `offset`):
+        another HbmTensor over the same bytes, its dimensions the pattern's [stride, count]."""
+        if getattr(self, "_strides", None) is not None:
+            fail(call, "an access pattern over an access pattern: give one pattern over the tensor")
+        root = self.base if self.base is not None else self
+        pattern = [(int(st), int(n)) for st, n in pattern]
+        total = math.prod(root.shape)
+        lo = int(offset) + sum(min(0, (n - 1) * st) for st, n in pattern)
+        hi = int(offset) + sum(max(0, (n - 1) * st) for st, n in pattern)
+        if not pattern or min(n for _, n in pattern) <= 0 or lo < 0 or hi >= total:
+            fail(call, f"pattern {pattern} from element {offset} leaves {self!r} ({total} elements)")
+        alias = HbmTensor(self.name, tuple(n for _, n in pattern), self.dtype, self.role, base=root)
+        alias._strides, alias.element_offset = [st for st, _ in pattern], int(offset)
+        return alias
+
     def reshape(self, shape):
         """The same bytes (C order) with another shape, as NKI's tensor.reshape."""
         shape = tuple(int(n) for n in shape)
+        if getattr(self, "_strides", None) is not None:
+            fail("reshape", "reshaping an access pattern view: reshape the tensor, then take the pattern")
         if math.prod(shape) != math.prod(self.shape):
             fail("reshape", f"{self.shape} has {math.prod(self.shape)} elements, {shape} {math.prod(shape)}")
         root = self.base if self.base is not None else self

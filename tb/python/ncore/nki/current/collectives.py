@@ -95,7 +95,7 @@ def _group_kind(group, call):
 def _hbm_run(view, call, what):
     """The byte offset of a view that is one contiguous run of an HBM tensor."""
     arr = view.array
-    strides = [math.prod(arr.shape[d + 1:]) for d in range(len(arr.shape))]
+    strides = arr.elem_strides
     first = sum(s * st for (s, _, _), st in zip(view.region.dims, strides))
     last = sum((s + (n - 1) * k) * st for (s, n, k), st in zip(view.region.dims, strides))
     if last - first + 1 != math.prod(view.shape):

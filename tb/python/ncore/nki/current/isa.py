@@ -215,10 +215,12 @@ def _contiguous_offset(view):
     """The element offset of a view that is one contiguous run of its tensor (a reshape's
     offsets are its base's), else None."""
     arr = view.array
-    strides = [math.prod(arr.shape[k + 1:]) for k in range(len(arr.shape))]
+    strides = arr.elem_strides
     first = sum(st * a for (a, _, _), st in zip(view.region.dims, strides))
     last = sum(st * (a + (n - 1) * k) for (a, n, k), st in zip(view.region.dims, strides))
-    return first if last - first + 1 == math.prod(view.shape) else None
+    if last - first + 1 != math.prod(view.shape):
+        return None
+    return first + getattr(arr, "element_offset", 0)  # an access pattern starts inside its base
 
 
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error, name=None):
