@@ -15,7 +15,6 @@ co-simulation of the full-size table in tb/python/README.md covers its agreement
 import argparse
 import os
 import sys
-import time
 
 import numpy as np
 
@@ -78,7 +77,6 @@ def main():
         if a.only and name not in a.only:
             continue
         args = inputs()
-        t0 = time.perf_counter()
         r = nki.benchmark_kernel(kernel, *args, timing_only=timing_only)
         u = r["utilization"]
         rate = r["instructions"] / r["compile_seconds"]
