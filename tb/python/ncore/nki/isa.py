@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import dtypes, language as nl
-from .tracer import AffineExpr, AffinePredicate, HbmTensor, Op, as_view, fail, trace
+from .tracer import AffineExpr, AffinePredicate, HbmTensor, Op, as_view, fail, trace, unsupported_calls
 
 _ALU = {nl.add: "add", nl.subtract: "subtract", nl.multiply: "multiply", nl.maximum: "max", nl.minimum: "min",
         np.add: "add", np.subtract: "subtract", np.multiply: "multiply", np.maximum: "max", np.minimum: "min"}
@@ -104,23 +104,12 @@ def dma_copy(dst, src, mask=None):
         fail("nisa.dma_copy", "ncore's DMA engines move between HBM and SBUF (one side each)")
 
 
-def _unsupported(name):
-    def call(*args, **kwargs):
-        fail(f"nisa.{name}", "not supported yet on ncore's Python front end")
-    call.__name__ = name
-    return call
-
-
 # The legacy nki.isa calls ncore does not run yet: each a KernelError naming the call and line.
 _UNSUPPORTED = ("dropout", "local_gather", "max8", "nc_find_index8", "nc_match_replace8",
                 "nc_stream_shuffle", "range_select", "select_reduce", "sequence_bounds", "tensor_copy_dynamic_src",
                 "tensor_copy_dynamic_dst", "tensor_copy_predicated", "tensor_partition_reduce")
-
-
-def __getattr__(name):
-    if name in _UNSUPPORTED:
-        return _unsupported(name)
-    raise AttributeError(f"module 'neuronxcc.nki.isa' (ncore) has no attribute {name!r}")
+__getattr__ = unsupported_calls("neuronxcc.nki.isa", "nisa", _UNSUPPORTED,
+                                "not supported yet on ncore's Python front end (tb/python/README.md lists what is)")
 
 
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, mask=None):

@@ -42,6 +42,21 @@ def fail(call, message):
     raise KernelError(f"{user_location()}: {call}: {message}")
 
 
+def unsupported_calls(module, prefix, names, why):
+    """A module's __getattr__ (PEP 562) for the NKI calls of `names` that ncore does not run:
+    calling one is a KernelError naming the call (prefix.name), the kernel's line and `why`;
+    any other missing name is an AttributeError, as Python's own."""
+    def __getattr__(name):
+        if name not in names:
+            raise AttributeError(f"module {module!r} (ncore) has no attribute {name!r}")
+
+        def call(*args, **kwargs):
+            fail(f"{prefix}.{name}", why)
+        call.__name__ = call.__qualname__ = name
+        return call
+    return __getattr__
+
+
 class Trace:
     """The kernel being traced: its HBM tensors, its tiles and its operations in program order."""
 
@@ -629,6 +644,18 @@ class View:
 
     def __repr__(self):
         return f"view {self.shape} of {self.array!r}"
+
+
+def contiguous_offset(view):
+    """The element offset (into its base tensor, for a reshape or an access pattern) of a view
+    that is one contiguous run of its tensor's elements, else None."""
+    arr = view.array
+    strides = arr.elem_strides
+    first = sum(st * a for (a, _, _), st in zip(view.region.dims, strides))
+    last = sum(st * (a + (n - 1) * k) for (a, n, k), st in zip(view.region.dims, strides))
+    if last - first + 1 != math.prod(view.shape):
+        return None
+    return first + getattr(arr, "element_offset", 0)
 
 
 def as_view(x, call, what="operand", masked=False, transposed_ok=False):

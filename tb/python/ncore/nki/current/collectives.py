@@ -21,7 +21,7 @@ import enum
 import math
 
 from .. import language as _legacy
-from ..tracer import HbmTensor, Op, as_view, fail, trace
+from ..tracer import HbmTensor, Op, as_view, contiguous_offset, fail, trace, unsupported_calls
 
 
 class rg_partition_op(enum.Enum):  # noqa: N801 (NKI's name)
@@ -92,15 +92,9 @@ def _group_kind(group, call):
                f"({kinds['chips'][0]}, ...), each rank-list in rank order")
 
 
-def _hbm_run(view, call, what):
-    """The byte offset of a view that is one contiguous run of an HBM tensor."""
-    arr = view.array
-    strides = arr.elem_strides
-    first = sum(s * st for (s, _, _), st in zip(view.region.dims, strides))
-    last = sum((s + (n - 1) * k) * st for (s, n, k), st in zip(view.region.dims, strides))
-    if last - first + 1 != math.prod(view.shape):
+def _check_run(view, call, what):
+    if contiguous_offset(view) is None:
         fail(call, f"{what}: {view!r} is not one contiguous run of HBM, which a collective moves")
-    return first * arr.dtype.size
 
 
 def _sizes_fit(opcode, ns, nd, members):
@@ -150,8 +144,8 @@ def _collective(opcode, srcs, dsts, replica_group, call, op=None, dim=0):
         src, dst = _in_hbm(s, call, "srcs", t), _in_hbm(d, call, "dsts", t)
         if src is not s:
             _legacy._dma("sbuf_to_hbm", src, s, call)
-        _hbm_run(src, call, "srcs")
-        _hbm_run(dst, call, "dsts")
+        _check_run(src, call, "srcs")
+        _check_run(dst, call, "dsts")
         nbytes = {"all_reduce": src, "all_gather": src, "reduce_scatter": dst, "all_to_all": src}[opcode]
         nbytes = math.prod(nbytes.shape) * s.dtype.size // (members if opcode == "all_to_all" else 1)
         t.collectives.append((opcode, kind, nbytes, s.dtype.name))
@@ -218,14 +212,9 @@ _UNSUPPORTED = ("collective_permute", "collective_permute_implicit", "collective
                 "collective_permute_implicit_current_processing_rank_id", "all_to_all_v")
 
 
-def __getattr__(name):
-    if name in _UNSUPPORTED:
-        def unsupported(*args, **kwargs):
-            fail(f"ncc.{name}", "not supported by ncore's collective engine yet (it runs all_reduce, all_gather, "
+__getattr__ = unsupported_calls("nki.collectives", "ncc", _UNSUPPORTED,
+                                "not supported by ncore's collective engine yet (it runs all_reduce, all_gather, "
                                 "reduce_scatter and all_to_all)")
-        unsupported.__name__ = name
-        return unsupported
-    raise AttributeError(f"module 'nki.collectives' (ncore) has no attribute {name!r}")
 
 
 for _public in ("all_reduce", "all_gather", "reduce_scatter", "all_to_all"):

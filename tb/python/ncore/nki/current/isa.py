@@ -16,7 +16,8 @@ import enum
 import math
 
 from .. import isa as _legacy_isa, language as _legacy
-from ..tracer import HbmTensor, Op, Region, View, as_view, fail, squeeze_to, trace
+from ..tracer import (HbmTensor, Op, Region, View, as_view, contiguous_offset, fail, squeeze_to, trace,
+                      unsupported_calls)
 from . import language as nl
 
 
@@ -82,13 +83,8 @@ _UNSUPPORTED = ("dma_compute", "nc_matmul_mx", "quantize_mx", "tensor_partition_
                 "nonzero_with_count")
 
 
-def __getattr__(name):
-    if name in _UNSUPPORTED:
-        def unsupported(*args, **kwargs):
-            fail(f"nisa.{name}", "not supported by ncore yet (tb/python/README.md lists what is)")
-        unsupported.__name__ = name
-        return unsupported
-    raise AttributeError(f"module 'nki.isa' (ncore) has no attribute {name!r}")
+__getattr__ = unsupported_calls("nki.isa", "nisa", _UNSUPPORTED,
+                                "not supported by ncore yet (tb/python/README.md lists what is)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -191,7 +187,7 @@ def _hbm_to_hbm(d, s, call):
     n = math.prod(s.shape)
     if n != math.prod(d.shape):
         fail(call, f"src {s.shape} and dst {d.shape}: expected the same number of elements")
-    runs = [(v, _contiguous_offset(v)) for v in (s, d)]
+    runs = [(v, contiguous_offset(v)) for v in (s, d)]
     if any(off is None for _, off in runs):
         fail(call, f"HBM to HBM between {s.shape} and {d.shape}: ncore copies views of one shape (first dimension "
                    f"at most {pmax}) or contiguous runs")
@@ -209,18 +205,6 @@ def _hbm_to_hbm(d, s, call):
         r1 = min(n // w, r0 + pmax)
         tile = _legacy.load(rows[0][starts[0] + r0:starts[0] + r1, :])
         _legacy.store(rows[1][starts[1] + r0:starts[1] + r1, :], tile)
-
-
-def _contiguous_offset(view):
-    """The element offset of a view that is one contiguous run of its tensor (a reshape's
-    offsets are its base's), else None."""
-    arr = view.array
-    strides = arr.elem_strides
-    first = sum(st * a for (a, _, _), st in zip(view.region.dims, strides))
-    last = sum(st * (a + (n - 1) * k) for (a, n, k), st in zip(view.region.dims, strides))
-    if last - first + 1 != math.prod(view.shape):
-        return None
-    return first + getattr(arr, "element_offset", 0)  # an access pattern starts inside its base
 
 
 def dma_transpose(dst, src, axes=None, priority=None, dge_mode=dge_mode.unknown, oob_mode=oob_mode.error, name=None):
