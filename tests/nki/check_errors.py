@@ -466,6 +466,28 @@ expect_works("output argument filled in place (cosim)",
              lambda: nki.simulate_kernel(tensor_add_out_arg_kernel, a_in, b_in, c_out, size=8, engine="cosim"),
              lambda returned: returned is None and np.array_equal(c_out, a_in + b_in))
 
+# nki.benchmark's and nki.profile's options: refused when the decorator is made, before a run.
+import tempfile  # noqa: E402
+
+with tempfile.TemporaryDirectory() as tmp:
+    for name, make, needles in (
+            ("benchmark warmup=-1", lambda: nki.benchmark(warmup=-1, iters=3), ["nki.benchmark", "warmup=-1", "at least 0"]),
+            ("benchmark iters=0", lambda: nki.benchmark(warmup=1, iters=0), ["iters=0", "at least 1"]),
+            ("benchmark iters='10'", lambda: nki.benchmark(iters="10"), ["iters='10'", "whole number"]),
+            ("profile profile_nth=0", lambda: nki.profile(working_directory=tmp, profile_nth=0),
+             ["nki.profile", "profile_nth=0"]),
+            ("profile save_trace_name=''", lambda: nki.profile(working_directory=tmp, save_trace_name=""),
+             ["save_trace_name=''", "is a folder"])):
+        try:
+            make()
+            failures.append(f"{name}: accepted")
+        except ValueError as e:
+            missing = [n for n in needles if n not in str(e)]
+            if missing:
+                failures.append(f"{name}: message lacks {missing}: {e}")
+            else:
+                print(f"ok   {name}: ValueError: {e}")
+
 if failures:
     print("\n".join("FAIL " + f for f in failures))
 sys.exit(1 if failures else 0)

@@ -186,9 +186,7 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), program, [("", trace)])
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
-        extra = ["--trace-json", os.path.abspath(trace_json)] if trace_json else []
-        if trace_json:
-            os.makedirs(os.path.dirname(os.path.abspath(trace_json)), exist_ok=True)
+        extra = _trace_option(trace_json)
         if timing_only:
             if engine != "golden" or cores != 1:
                 raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
@@ -370,7 +368,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), "\n".join(lines) + "\n",
                               [(f".r{r}", t) for r, t in enumerate(traces)])
         out_dir = os.path.join(tmp, "out")
-        extra = ["--trace-json", os.path.abspath(trace_json)] if trace_json else []
+        extra = _trace_option(trace_json)
         t1 = time.perf_counter()
         report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, system=system, extra=extra),
                               CHIP_CORES)
@@ -458,6 +456,21 @@ class BenchmarkResult:
         self.report = report  # benchmark_kernel's figures: cycles, utilization, ...
 
 
+def _trace_option(trace_json):
+    """ncore run's --trace-json for a trace path, its folder made first (as neuron-profile makes
+    its working directory)."""
+    if not trace_json:
+        return []
+    path = os.path.abspath(trace_json)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    return ["--trace-json", path]
+
+
+def _whole_number(call, name, value, least):
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise ValueError(f"{call}: {name}={value!r}: expected a whole number, at least {least}")
+
+
 class _Measured:
     """A kernel wrapped by nki.benchmark or nki.profile: calling it runs the kernel on ncore."""
 
@@ -489,6 +502,8 @@ def benchmark(kernel=None, warmup=5, iters=10, save_neff_name=None, save_trace_n
     """`nki.benchmark(warmup=, iters=)(kernel)`: calling the result runs the kernel and sets
     `.benchmark_result.nc_latency.get_latency_percentile(p)` (microseconds). save_trace_name
     writes the Chrome/Perfetto trace (ncore writes no NEFF; save_neff_name is ignored)."""
+    _whole_number("nki.benchmark", "warmup", warmup, 0)
+    _whole_number("nki.benchmark", "iters", iters, 1)
     options = dict(engine=engine, size=size, cores=cores)
     return _decorator(kernel, lambda k: _Measured(k, "nki.benchmark", warmup, iters, save_trace_name, options))
 
@@ -498,7 +513,10 @@ def profile(kernel=None, working_directory=".", save_neff_name=None, save_trace_
     """`nki.profile(working_directory=, save_trace_name=)(kernel)`: calling the result runs the
     kernel and writes its Chrome/Perfetto trace (default `profile.json`) in working_directory,
     where neuron-profile would write its NTFF."""
-    path = os.path.join(working_directory, save_trace_name or "profile.json")
+    _whole_number("nki.profile", "profile_nth", profile_nth, 1)
+    path = os.path.join(working_directory, "profile.json" if save_trace_name is None else save_trace_name)
+    if os.path.isdir(path):
+        raise ValueError(f"nki.profile: save_trace_name={save_trace_name!r}: {path} is a folder; expected a file")
     if os.path.exists(path) and not overwrite:
         raise KernelError(f"nki.profile: {path} exists: pass overwrite=True to replace it")
     options = dict(engine=engine, size=size, cores=cores)
