@@ -323,11 +323,15 @@ TEST(Cli, RunProgramOutAsmImageAndNoFetch) {
   const auto n = nlohmann::json::parse(no_fetch.out);
   EXPECT_EQ(n.at("fetch_bytes"), 0u);
   EXPECT_LT(n.at("cycles").get<uint64_t>(), g.at("cycles").get<uint64_t>());
-  // Refusals: a map that cannot be written, --no-fetch on the RTL, --image with --hex.
+  // Refusals: a map or a trace that cannot be written, --no-fetch on the RTL, --image with --hex.
   const Result unwritable = run(fmt::format("run {} --size 8 --program-out /nonexistent/ncore/image.json", prog));
   EXPECT_EQ(unwritable.exit_code, 1);
   EXPECT_NE(unwritable.err.find("--program-out /nonexistent/ncore/image.json: cannot write the file"), std::string::npos)
       << unwritable.err;
+  const Result no_trace = run(fmt::format("run {} --size 8 --trace-json /nonexistent/ncore/trace.json", prog));
+  EXPECT_EQ(no_trace.exit_code, 1);
+  EXPECT_NE(no_trace.err.find("--trace-json: cannot write /nonexistent/ncore/trace.json"), std::string::npos)
+      << no_trace.err;
   const Result rtl_no_fetch = run(fmt::format("run {} --size 8 --engine rtl --no-fetch", prog));
   EXPECT_EQ(rtl_no_fetch.exit_code, 1);
   EXPECT_NE(rtl_no_fetch.err.find("--no-fetch: only the golden core runs without instruction fetch; expected --engine "
