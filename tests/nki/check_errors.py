@@ -466,7 +466,8 @@ expect_works("output argument filled in place (cosim)",
              lambda: nki.simulate_kernel(tensor_add_out_arg_kernel, a_in, b_in, c_out, size=8, engine="cosim"),
              lambda returned: returned is None and np.array_equal(c_out, a_in + b_in))
 
-# nki.benchmark's and nki.profile's options: refused when the decorator is made, before a run.
+# nki.benchmark's and nki.profile's options (refused when the decorator is made) and
+# benchmark_kernel's timing_only (refused before tracing), each before a run.
 import tempfile  # noqa: E402
 
 with tempfile.TemporaryDirectory() as tmp:
@@ -477,7 +478,9 @@ with tempfile.TemporaryDirectory() as tmp:
             ("profile profile_nth=0", lambda: nki.profile(working_directory=tmp, profile_nth=0),
              ["nki.profile", "profile_nth=0"]),
             ("profile save_trace_name=''", lambda: nki.profile(working_directory=tmp, save_trace_name=""),
-             ["save_trace_name=''", "is a folder"])):
+             ["save_trace_name=''", "is a folder"]),
+            ("timing_only on the RTL", lambda: nki.benchmark_kernel(plain_add, a8, size=8, engine="rtl", timing_only=True),
+             ["timing_only", "golden core"])):
         try:
             make()
             failures.append(f"{name}: accepted")

@@ -164,6 +164,8 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
     if cores > 1 and (engine == "cosim" or size != 128):
         raise ValueError(f"cores={cores}: a chip runs golden or RTL cores of size 128 (engine='golden' or 'rtl', "
                          "size=128); co-simulation is per core (cores=1)")
+    if timing_only and (engine != "golden" or cores != 1):
+        raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
     key = _specialization(kernel, arrays, size, kwargs, cores, policy)
@@ -186,11 +188,7 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), program, [("", trace)])
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
-        extra = _trace_option(trace_json)
-        if timing_only:
-            if engine != "golden" or cores != 1:
-                raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
-            extra.append("--no-data")
+        extra = _trace_option(trace_json) + (["--no-data"] if timing_only else [])
         if cores == 1:
             report = tool.run_program(path, engine=engine, size=size, outputs=None if timing_only else out_dir,
                                       extra=extra)
