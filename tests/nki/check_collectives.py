@@ -22,6 +22,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 
 import ncore.nki as ncore_nki  # noqa: E402
+from ncore.nki import KernelError  # noqa: E402
 from ncore.tool import ArgumentParser  # noqa: E402
 
 ncore_nki.alias_nki()
@@ -202,6 +203,28 @@ def errors():
         except ncore_nki.KernelError as e:
             missing = [n for n in needles if n not in str(e)]
             report(not missing, f"{name}: {e}" + (f" (lacks {missing})" if missing else ""))
+        else:
+            report(False, f"{name}: ran without an error")
+    # The options of a system run, each refused before anything is traced.
+    OPTIONS = [
+        ("an unknown system", dict(system="trn3"), ValueError, ["system='trn3'", "chip, trn2, trn2u"]),
+        ("per_rank of the wrong length", dict(system="chip", per_rank=3), KernelError,
+         ["per_rank(...) of 3 arrays", "runs 8 ranks"]),
+        ("a co-simulated system", dict(system="chip", engine="cosim"), ValueError, ["engine='cosim'"]),
+        ("cores= with a system", dict(system="chip", cores=2), ValueError, ["cores=2", "leave size, cores"]),
+        ("size=8 with a system", dict(system="chip", size=8), ValueError, ["size=8", "size 128"]),
+        ("per_rank without a system", dict(per_rank=8), KernelError, ["per_rank(...)", "pass system="]),
+    ]
+    for name, options, exc_type, needles in OPTIONS:
+        copies = options.pop("per_rank", None)
+        first = ncore_nki.per_rank([x] * copies) if copies else x
+        try:
+            ncore_nki.simulate_kernel(reduce_with, first, everyone, nl.add, **options)
+        except exc_type as e:
+            missing = [n for n in needles if n not in str(e)]
+            report(not missing, f"{name}: {type(e).__name__}: {e}" + (f" (lacks {missing})" if missing else ""))
+        except Exception as e:  # noqa: BLE001
+            report(False, f"{name}: expected {exc_type.__name__}, got {type(e).__name__}: {e}")
         else:
             report(False, f"{name}: ran without an error")
     try:

@@ -49,6 +49,9 @@ def _is_tensor_argument(a, name):
     (it would be neither)."""
     if isinstance(a, (np.ndarray, TypedArray)):
         return True
+    if isinstance(a, PerRank):
+        raise KernelError(f"{name}: per_rank(...) gives each rank of a system run its own array: pass system= "
+                          "(\"chip\", \"trn2\" or \"trn2u\")")
     if isinstance(a, (list, tuple)) and any(isinstance(x, (np.ndarray, TypedArray)) for x in a):
         raise KernelError(f"{name}: a {type(a).__name__} holding arrays: give each array as its own argument")
     return False
@@ -334,11 +337,16 @@ def _check_collectives_match(traces, chips):
                                       "group must issue the same collectives")
 
 
-def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace_json, policy):
+def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace_json, policy, size=128,
+                            cores=1, timing_only=False):
     if system not in SYSTEMS:
         raise ValueError(f"system={system!r}: expected one of {', '.join(SYSTEMS)}")
     if engine not in ("golden", "rtl"):
         raise ValueError(f"engine={engine!r}: a system run has golden or RTL cores (co-simulation is per core)")
+    if size != 128 or cores != 1 or timing_only:
+        raise ValueError(f"system={system!r} with size={size!r}, cores={cores!r}, timing_only={timing_only!r}: a system "
+                         "runs every core of its chips, each of size 128, with data; leave size, cores and "
+                         "timing_only out")
     chips = SYSTEMS[system]
     ranks = chips * CHIP_CORES
     for a in arrays:
@@ -399,7 +407,8 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
     runs the kernel once per core of that system, one rank per core (nki.collectives; arguments
     given as per_rank([...]) differ per rank), and returns a list of each rank's outputs."""
     if system is not None:
-        return _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, None)[0]
+        return _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, None, size,
+                                       cores)[0]
     outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores, trace_json=trace)
     return outputs
 
@@ -411,7 +420,8 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
     compile and of the run; `outputs` holds the kernel's outputs. dma_policy (compiler.DmaPolicy)
     changes how DMA work is spread, for comparisons."""
     if system is not None:
-        outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy)
+        outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy,
+                                             size, cores, timing_only)
     else:
         outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace,
                                       timing_only)
