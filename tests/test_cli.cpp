@@ -358,6 +358,14 @@ TEST(Cli, RunNoDataGivesTheSameCyclesAndNoOutputs) {
   EXPECT_FALSE(t.contains("outputs"));
   EXPECT_NE(run(fmt::format("run {} --no-data", prog)).out.find("output        none: timing only (--no-data)"),
             std::string::npos);
+  // Refused: --no-data on another engine than the golden core, or with --outputs.
+  const Result rtl = run(fmt::format("run {} --no-data --engine rtl", prog));
+  EXPECT_EQ(rtl.exit_code, 1);
+  EXPECT_NE(rtl.err.find("--no-data: only the golden core runs without data; expected --engine golden, found 'rtl'"),
+            std::string::npos) << rtl.err;
+  const Result outputs = run(fmt::format("run {} --no-data --outputs {}ncore_no_data", prog, ::testing::TempDir()));
+  EXPECT_EQ(outputs.exit_code, 1);
+  EXPECT_NE(outputs.err.find("--outputs: a --no-data run computes no outputs"), std::string::npos) << outputs.err;
 }
 
 // Co-simulation reports the golden core's cycles beside the RTL's, and their ratio, both from
