@@ -239,7 +239,8 @@ def memset(dst, value, engine=engine.unknown, name=None):
 
 
 def _engine(name):
-    return globals()["engine"][name]
+    """nisa.engine's member `name`, for the calls whose own parameter `engine` hides the enum."""
+    return engine[name]
 
 
 def _check_engine(value, allowed, call):
