@@ -460,6 +460,42 @@ expect_works("a masked multiply on the last, partial tile runs on its rows alone
              lambda text: [line.split("partitions=")[1].split()[0] for line in text.splitlines()
                            if line.startswith("tensor_tensor")] == ["8", "8", "4"])
 
+# Multiple buffering hoists each load past up to two stores; when the tiles that keeps alive do
+# not fit in SBUF the compiler hoists less (Compiler.build). Four column tiles, each loaded,
+# exponentiated and stored: at 4 KiB a partition the default program is the depth-2 one; at 64
+# KiB a partition four live tiles (depth 2) exceed the 224 KiB of a partition and three (depth
+# 1) fit, so the default program is the depth-1 one, not the unhoisted one, and still right.
+@nki.jit
+def column_tiles(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    w = a.shape[1] // 4
+    for i in nl.affine_range(4):
+        nl.store(out[:, i * w:(i + 1) * w], nl.exp(nl.load(a[:, i * w:(i + 1) * w])))
+    return out
+
+
+def programs_by_depth(a):
+    """{policy: (program text, outputs right)} for the default policy and hoist depths 2, 1, 0."""
+    import tempfile
+    got = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, policy in (("default", None), (2, nki.DmaPolicy(hoist_depth=2)), (1, nki.DmaPolicy(hoist_depth=1)),
+                              (0, nki.DmaPolicy(hoist_depth=0))):
+            path = os.path.join(tmp, f"{label}.s")
+            r = nki.benchmark_kernel(column_tiles, a, size=8, program_out=path, dma_policy=policy)
+            with open(path) as f:
+                got[label] = (f.read(), bool(np.allclose(r["outputs"], np.exp(a.astype(np.float64)), rtol=1e-6)))
+    return got
+
+
+rng = np.random.default_rng(7)
+expect_works("tiles that fit: the default hoists two deep",
+             lambda: programs_by_depth(rng.standard_normal((8, 4 * 1024)).astype(np.float32)),
+             lambda p: p["default"] == p[2] and p[2][0] != p[1][0] and p[2][1])
+expect_works("tiles that do not fit two deep: the compiler hoists one deep",
+             lambda: programs_by_depth(rng.standard_normal((8, 4 * 16384)).astype(np.float32)),
+             lambda p: p["default"] == p[1] and p[1][0] != p[0][0] and p[1][1])
+
 # NKI's older style: the output argument is filled in place, and nothing is returned.
 a_in, b_in, c_out = a8 + 1, a8 * 3, np.zeros_like(a8)
 expect_works("output argument filled in place (cosim)",
