@@ -496,6 +496,37 @@ expect_works("tiles that do not fit two deep: the compiler hoists one deep",
              lambda: programs_by_depth(rng.standard_normal((8, 4 * 16384)).astype(np.float32)),
              lambda p: p["default"] == p[1] and p[1][0] != p[0][0] and p[1][1])
 
+# A load is hoisted past at most HOIST_WINDOW operations: b's load, after 100 exponentials of a's
+# tile, climbs 64 of them (to operation 37), or with the window widened up to a's load.
+@nki.jit
+def long_compute(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    for _ in range(100):
+        t = nl.exp(t)
+    nl.store(out, nl.add(t, nl.load(b)))
+    return out
+
+
+def load_positions(window):
+    """Where the loads stand after hoisting, with HOIST_WINDOW set to `window`."""
+    from ncore.nki.simulate import trace_kernel
+    real, nki_compiler.HOIST_WINDOW = nki_compiler.HOIST_WINDOW, window
+    try:
+        t, _, _ = trace_kernel(long_compute, [a8, a8], 8)
+        t.live_ops()
+        c = nki_compiler.Compiler(t, "long_compute")
+        c.place_hbm()
+        c.hoist_loads(2)
+        return [op.index for op in t.ops if op.opcode == "dma_copy" and op.fields["dir"] == "hbm_to_sbuf"]
+    finally:
+        nki_compiler.HOIST_WINDOW = real
+
+
+expect_works("a load hoisted past at most HOIST_WINDOW operations",
+             lambda: (nki_compiler.HOIST_WINDOW, load_positions(nki_compiler.HOIST_WINDOW), load_positions(1000)),
+             lambda got: got[0] == 64 and got[1] == [0, 101 - 64] and got[2] == [0, 1])
+
 # NKI's older style: the output argument is filled in place, and nothing is returned.
 a_in, b_in, c_out = a8 + 1, a8 * 3, np.zeros_like(a8)
 expect_works("output argument filled in place (cosim)",
