@@ -14,6 +14,7 @@ packages=(
   libopenblas-dev                     # sgemm baseline for the golden-model benchmark
   libcli11-dev                        # command-line parsing for the ncore CLI
   nlohmann-json3-dev                  # JSON output and configuration files
+  pybind11-dev python3-dev            # ncore.nki's compiler passes in C++ (tb/python/backend)
   gtkwave                             # waveform viewer for the FST dumps
   python3 python3-tqdm python3-numpy  # scripts/* (run by /usr/bin/python3: Debian's modules, not
                                       # a pip or pyenv interpreter's): progress bars, tensor data

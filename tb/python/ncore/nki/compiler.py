@@ -25,9 +25,9 @@ The passes, in order:
   7. Text: one line per instruction, commented with the kernel's line; on a chip, each core's
      queues under `.if CORE==k` (compile_trace).
 """
-import functools
 import math
 
+from . import _backend  # the passes whose work grows fastest, in C++ (tb/python/backend)
 from .tracer import APRegion, HbmTensor, KernelError
 
 SBUF_PARTITION = 229376   # bytes per SBUF partition (the DMA's partition stride)
@@ -59,7 +59,6 @@ class Instr:
             queue, text, reads, writes, where, engine
         self.sem = None
         self.count = 0
-        self.issue_vc = {}
         self.waits = []
 
 
@@ -101,54 +100,7 @@ def _hbm_box(base, walks, row, end=None):
     return ("hbm", 0, 1, first, end if end is not None else last, (base, walks, row))
 
 
-@functools.lru_cache(maxsize=4096)
-def _runs(walk):
-    """The sorted byte runs [(first, end), ...] of an HBM box's walk (base, walks, row)."""
-    base, walks, row = walk
-    starts = [base]
-    for count, stride in walks:
-        starts = [s + i * stride for s in starts for i in range(count)]
-    return tuple(sorted((s, s + row) for s in starts))
-
-
-def _overlap(a, b):
-    if not (a[0] == b[0] and a[1] < b[2] and b[1] < a[2] and a[3] < b[4] and b[3] < a[4]):
-        return False
-    if len(a) < 6 or len(b) < 6:
-        return True
-    if not a[5][1] and not b[5][1]:
-        return True  # two contiguous runs whose extents meet
-    i = j = 0  # two sorted lists of byte runs: does any pair intersect?
-    ra, rb = _runs(a[5]), _runs(b[5])
-    while i < len(ra) and j < len(rb):
-        if ra[i][0] < rb[j][1] and rb[j][0] < ra[i][1]:
-            return True
-        if ra[i][1] <= rb[j][1]:
-            i += 1
-        else:
-            j += 1
-    return False
-
-
-def _hazard(prev, ins):
-    """A read or write of ins on bytes prev wrote, or a write of ins on bytes prev read."""
-    return (any(_overlap(w, x) for w in prev.writes for x in ins.reads + ins.writes) or
-            any(_overlap(r, w) for r in prev.reads for w in ins.writes))
-
-
-BUCKET_BYTES = {"hbm": 65536, "sbuf": 2048, "psum": 2048}  # the granules of synchronise's index ...
-BUCKET_PARTITIONS = 16                                  # ... (SBUF and PSUM: per 16 partitions too)
-
-
-def _buckets(box):
-    """The index keys of the bytes a box touches: (space, byte // granule) over its extent (HBM),
-    or (space, partition // 16, byte // granule) over its partitions and bytes (SBUF, PSUM)."""
-    space = box[0]
-    size = BUCKET_BYTES[space]
-    if space == "hbm":
-        return {(space, k) for k in range(box[3] // size, (box[4] - 1) // size + 1)}
-    return {(space, p, k) for p in range(box[1] // BUCKET_PARTITIONS, (box[2] - 1) // BUCKET_PARTITIONS + 1)
-            for k in range(box[3] // size, (box[4] - 1) // size + 1)}
+_overlap = _backend.overlap  # whether two boxes share bytes (for HBM, whether their byte runs meet)
 
 
 def _access_pattern(view, call_where):
@@ -238,51 +190,19 @@ class Compiler:
         most `depth` stores and never past another load: the loads of the next iterations of a
         loop then issue before this one's store waits for its results (multiple buffering). Runs
         before tiles are placed, so its hazards are on tiles (by identity) and HBM bytes."""
-        touched = {}  # id(op) -> ([(view, written)], ids of the arrays it touches)
+        def kind(op):
+            if op.opcode != "dma_copy":
+                return 0
+            return 1 if op.fields["dir"] == "hbm_to_sbuf" else 2
 
-        def touches(op):
-            t = touched.get(id(op))
-            if t is None:
-                views = [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
-                t = touched[id(op)] = (views, {id(v.array) for v, _ in views})
-            return t
+        def views(op):
+            return [(id(v.array), written, _box(v) if isinstance(v.array, HbmTensor) else None)
+                    for vs, written in ((op.reads, False), (op.writes, True)) for v in vs]
 
-        hbm_boxes = {}  # id(view) -> its box (HBM is placed already; tiles compare by identity)
-
-        def hbm_box(v):
-            box = hbm_boxes.get(id(v))
-            if box is None:
-                box = hbm_boxes[id(v)] = _box(v)
-            return box
-
-        def conflict(a, b):
-            (ta, arrays_a), (tb, arrays_b) = touches(a), touches(b)
-            if arrays_a.isdisjoint(arrays_b):
-                return False
-            for va, wa in ta:
-                for vb, wb in tb:
-                    if not (wa or wb) or va.array is not vb.array:
-                        continue
-                    if not isinstance(va.array, HbmTensor) or _overlap(hbm_box(va), hbm_box(vb)):
-                        return True
-            return False
-
-        ops = []
-        for op in self.trace.ops:
-            at = len(ops)
-            if op.opcode == "dma_copy" and op.fields["dir"] == "hbm_to_sbuf":
-                stores = 0
-                while at > 0 and len(ops) - at < HOIST_WINDOW:
-                    prev = ops[at - 1]
-                    is_load = prev.opcode == "dma_copy" and prev.fields["dir"] == "hbm_to_sbuf"
-                    is_store = prev.opcode == "dma_copy" and not is_load
-                    if is_load or (is_store and stores == depth) or conflict(prev, op):
-                        break
-                    stores += is_store
-                    at -= 1
-            ops.insert(at, op)
-        self.trace.ops = ops
-        for i, op in enumerate(ops):
+        ops = self.trace.ops
+        order = _backend.hoist_loads([(kind(op), views(op)) for op in ops], depth, HOIST_WINDOW)
+        self.trace.ops = [ops[i] for i in order]
+        for i, op in enumerate(self.trace.ops):
             op.index = i
 
     def drop_dead_loads(self):
@@ -663,50 +583,17 @@ class Compiler:
     def synchronise(self):
         """Each instruction waits for the newest earlier instruction of every other semaphore it
         has a read/write hazard with, unless its queue already knows that one completed (vector
-        clocks). Earlier instructions are found through an index of the bytes they touched
-        (_buckets), per semaphore, so the work grows with the program, not its square."""
-        counts = {}
-        queue_vc = {q: {} for q in ("pe", "act", "dve", "sp", "cc")}
-        touched = {}  # bucket -> {semaphore: [instructions that touched it, oldest first]}
-        self.epochs = []  # (position in self.instrs, each semaphore's final count) of each epoch's end
+        clocks). Earlier instructions are found through an index of the bytes they touched (per
+        64 KiB of HBM; per 16 partitions and 2 KiB of SBUF and PSUM), per semaphore, so the work
+        grows with the program, not its square. Epochs begin where a semaphore would pass
+        SEMAPHORE_MAX. The work is _backend.synchronise's (C++)."""
         for seq, ins in enumerate(self.instrs):
             ins.seq = seq
-            ins.sem = f"dma{ins.engine}" if ins.queue == "sp" else f"{ins.queue}_done"
-            if counts.get(ins.sem, 0) == SEMAPHORE_MAX:
-                # The semaphore would pass what it counts to: every queue finishes what came
-                # before, the semaphores start again from 0 (queues() writes the barrier), and
-                # nothing after waits for anything before.
-                self.epochs.append((seq, dict(counts)))
-                counts, touched = {}, {}
-                queue_vc = {q: {} for q in queue_vc}
-            counts[ins.sem] = counts.get(ins.sem, 0) + 1
-            ins.count = counts[ins.sem]
-            vc = queue_vc[ins.queue]
-            mine = {key for box in ins.reads + ins.writes for key in _buckets(box)}
-            newest = {}  # semaphore -> its newest earlier instruction with a hazard
-            for key in mine:
-                for sem, earlier in touched.get(key, {}).items():
-                    if sem == ins.sem:
-                        continue
-                    known, best = vc.get(sem, 0), newest.get(sem)
-                    for prev in reversed(earlier):
-                        if prev.count <= known or (best is not None and prev.count <= best.count):
-                            break
-                        if prev.queue == ins.queue and ins.queue != "sp":
-                            break  # one engine queue runs in order
-                        if _hazard(prev, ins):
-                            newest[sem] = best = prev
-                            break
-            for prev in sorted(newest.values(), key=lambda p: -p.seq):  # the newest first
-                if vc.get(prev.sem, 0) >= prev.count:
-                    continue
-                ins.waits.append((prev.sem, prev.count))
-                for s, v in prev.issue_vc.items():
-                    vc[s] = max(vc.get(s, 0), v)
-                vc[prev.sem] = max(vc.get(prev.sem, 0), prev.count)
-            ins.issue_vc = dict(vc)
-            for key in mine:
-                touched.setdefault(key, {}).setdefault(ins.sem, []).append(ins)
+        done, self.epochs = _backend.synchronise([(i.queue, i.engine, i.reads, i.writes) for i in self.instrs],
+                                                 SEMAPHORE_MAX)
+        # self.epochs: (position in self.instrs, each semaphore's final count) of each epoch's end
+        for ins, (sem, count, waits) in zip(self.instrs, done):
+            ins.sem, ins.count, ins.waits = sem, count, waits
 
     # -- 5. the program -------------------------------------------------------------------------
     def header(self, source, cores=1):

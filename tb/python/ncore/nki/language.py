@@ -507,8 +507,8 @@ def broadcast_to(x, shape):
             t.add(Op("dve", "tensor_copy", [rows], [part], in0=float32, out=x.dtype, src0=rows, dst=part))
         return out.view()
     src = getattr(x.array, "loaded_from", None)  # HBM tensors have none
-    rewritten = src is not None and any(w.array is x.array for op in t.ops if op is not x.array.load_op
-                                        for w in op.writes)
+    rewritten = src is not None and any(w.array is x.array for op in t.ops[x.array.first_op:]
+                                        if op is not x.array.load_op for w in op.writes)
     if src is None or rewritten or x.region.dims != x.array.view().region.dims:
         fail(call, f"a {x.dtype.name} row not on partition 0: ncore broadcasts it by DMA from HBM, so broadcast "
                    "a whole tile as nl.load returned it, before anything writes it")

@@ -290,22 +290,21 @@ class Region:
     """Per dimension of an array: (start, size, step), and whether the dimension stays in the
     view's shape (an integer index drops it)."""
 
-    def __init__(self, dims, kept):
+    __slots__ = ("dims", "kept", "exprs", "transposed", "shape")
+
+    def __init__(self, dims, kept, exprs=None, transposed=False):
         self.dims, self.kept = dims, kept
-        self.exprs = [None] * sum(kept)
+        sizes = tuple([d[1] for d, k in zip(dims, kept) if k])
+        self.exprs = exprs if exprs is not None else [None] * len(sizes)
         # Two index expressions in the other order (`out[i_f, i_p]`): the view's partitions walk
         # the array's second visible dimension. Only loads and stores take such a view (they
         # transpose on the tensor engine); its shape is the visible dimensions reversed.
-        self.transposed = False
+        self.transposed = transposed
+        self.shape = sizes[::-1] if transposed else sizes  # dims and kept do not change after
 
     @staticmethod
     def whole(shape):
         return Region([(0, n, 1) for n in shape], [True] * len(shape))
-
-    @property
-    def shape(self):
-        sizes = tuple(size for (_, size, _), k in zip(self.dims, self.kept) if k)
-        return sizes[::-1] if self.transposed else sizes
 
     def index(self, key, array_shape, what):
         """The region of this view indexed by `key` (ints, slices, index expressions)."""
@@ -313,47 +312,53 @@ class Region:
         if self.transposed:
             fail(f"{what}[...]", "indexing a view whose index expressions reorder its dimensions: index the tensor "
                                  "once")
-        if any(k is Ellipsis for k in key):
-            i = key.index(Ellipsis)
-            key = key[:i] + (slice(None),) * (len(self.shape) - len(key) + 1) + key[i + 1:]
-        if len(key) > len(self.shape):
-            fail(f"{what}[...]", f"{len(key)} indices for a view of {len(self.shape)} dimensions {self.shape}")
-        key = key + (slice(None),) * (len(self.shape) - len(key))
+        ndim = len(self.shape)
+        i = next((i for i, k in enumerate(key) if k is Ellipsis), None)
+        if i is not None:
+            key = key[:i] + (slice(None),) * (ndim - len(key) + 1) + key[i + 1:]
+        if len(key) > ndim:
+            fail(f"{what}[...]", f"{len(key)} indices for a view of {ndim} dimensions {self.shape}")
         dims, kept = list(self.dims), list(self.kept)
-        visible = [d for d, k in enumerate(self.kept) if k]
         exprs = []  # per dimension of the result: the index expression that made it, if any
-        for d, k in zip(visible, key):
+        has_expr = False
+        n = 0
+        for d, k in enumerate(self.kept):
+            if not k:
+                continue
+            if n >= len(key):  # the dimensions the key leaves out stay whole
+                exprs.append(None)
+                continue
+            k = key[n]
+            n += 1
             start, size, step = dims[d]
-            if isinstance(k, IndexExpr):
-                first, count, stride = k.start, k.size, k.step
-            elif isinstance(k, slice):
+            if k.__class__ is slice:
                 if k.step not in (None, 1) and not (isinstance(k.step, int) and k.step > 0):
                     fail(f"{what}[...]", f"slice step {k.step!r}: expected a positive int")
                 first, stop, stride = k.indices(size)
                 count = max(0, (stop - first + stride - 1) // stride)
+            elif isinstance(k, IndexExpr):
+                first, count, stride = k.start, k.size, k.step
+                has_expr = True
             elif isinstance(k, int):
                 first, count, stride = k, 1, 1
                 kept[d] = False
             else:
                 fail(f"{what}[...]", f"index {k!r}: expected an int, a slice or an nl.arange expression")
-            outside = first < 0 or count <= 0 or first + (count - 1) * stride >= size
-            if outside and isinstance(k, IndexExpr) and count > 0:
-                pass  # a mask may bring it inside (checked when the view is used: check_bounds)
-            elif outside:
-                fail(f"{what}[...]", f"dimension {d} of {array_shape}: indices {first}..{first + (count - 1) * stride} "
-                                     f"step {stride} leave 0..{size - 1}")
+            if first < 0 or count <= 0 or first + (count - 1) * stride >= size:
+                if not (isinstance(k, IndexExpr) and count > 0):  # a mask may bring an expression inside
+                    fail(f"{what}[...]", f"dimension {d} of {array_shape}: indices {first}.."
+                                         f"{first + (count - 1) * stride} step {stride} leave 0..{size - 1}")
             dims[d] = (start + first * step, count, step * stride)
             if kept[d]:
                 exprs.append(k if isinstance(k, IndexExpr) else None)
+        if not has_expr:
+            return Region(dims, kept, exprs)
         axes = [e.axis for e in exprs if e is not None and e.axis is not None]
         swapped = len(exprs) == 2 and axes == [1, 0]
         if any(b <= a for a, b in zip(axes, axes[1:])) and not swapped:
             fail(f"{what}[...]", f"index expressions on axes {axes}: an access that reorders dimensions beyond "
                                  "swapping two is not supported by ncore; use nl.transpose")
-        region = Region(dims, kept)
-        region.exprs = exprs[::-1] if swapped else exprs
-        region.transposed = swapped
-        return region
+        return Region(dims, kept, exprs[::-1] if swapped else exprs, swapped)
 
 
 class APRegion:
@@ -400,7 +405,10 @@ class Array:
         return strides if strides is not None else [math.prod(self.shape[d + 1:]) for d in range(len(self.shape))]
 
     def view(self):
-        return View(self, Region.whole(self.shape))
+        whole = self.__dict__.get("_whole")
+        if whole is None:  # regions do not change once made: one serves every whole view
+            whole = self._whole = Region.whole(self.shape)
+        return View(self, whole)
 
     def __getitem__(self, key):
         return self.view()[key]
@@ -513,6 +521,8 @@ class Tile(Array):
         self.clear_op = None     # the instruction nl.zeros cleared it with
         self.anonymous = False   # an operation's result (not made by nl.ndarray)
         self.read_by_ops = False  # some operation reads it (Trace.add keeps this)
+        # the operations before this one cannot touch the tile (a search for them starts here)
+        self.first_op = len(Trace.current.ops) if Trace.current is not None else 0
 
     @property
     def free_bytes(self):

@@ -1,0 +1,211 @@
+#!/usr/bin/python3
+"""CTest Nki.BackendMatchesReference: the compiler's passes in C++ (ncore.nki._backend,
+tb/python/backend) against plain Python statements of them written here, brute force:
+
+  - overlap: random byte boxes (HBM ones with walks of byte runs) against the sets of the bytes
+    they touch;
+  - hoisting loads: each load walks back over the operations before it, as compiler.py's
+    docstring says, with conflicts found by comparing every pair of byte runs;
+  - synchronisation: each instruction waits, per other semaphore, for the newest earlier
+    instruction with a read/write hazard that its queue does not know to be done, found by
+    comparing it with every earlier instruction (no index).
+
+On every kernel of check_kernels.py at size 8 and the size-128 ones of up to 1,500
+instructions, and once with a semaphore limit low enough to make epochs (3). The seed is fixed
+(printed; --seed changes it).
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import check_kernels  # noqa: E402
+from ncore.nki import _backend  # noqa: E402
+from ncore.nki import compiler  # noqa: E402
+from ncore.nki.simulate import trace_kernel  # noqa: E402
+from ncore.nki.tracer import HbmTensor  # noqa: E402
+from ncore.tool import ArgumentParser  # noqa: E402
+
+
+def byte_runs(box):
+    """The [first, end) byte runs of a box: an HBM box's walk enumerated, else its extent."""
+    if len(box) < 6:
+        return [(box[3], box[4])]
+    base, walks, row = box[5]
+    starts = [base]
+    for count, stride in walks:
+        starts = [s + i * stride for s in starts for i in range(count)]
+    return [(s, s + row) for s in starts]
+
+
+def overlap_reference(a, b):
+    if a[0] != b[0] or not (a[1] < b[2] and b[1] < a[2]):
+        return False
+    if len(a) < 6 or len(b) < 6:  # one of them is known by its extent only
+        return a[3] < b[4] and b[3] < a[4]
+    return any(x0 < y1 and y0 < x1 for x0, x1 in byte_runs(a) for y0, y1 in byte_runs(b))
+
+
+def random_box(rng):
+    space = ["hbm", "sbuf", "psum"][rng.integers(3)]
+    if space != "hbm" or rng.random() < 0.2:
+        p0 = int(rng.integers(0, 8))
+        b0 = int(rng.integers(0, 256))
+        return (space, p0, p0 + int(rng.integers(1, 4)), b0, b0 + int(rng.integers(1, 64)))
+    base, row = int(rng.integers(0, 512)), int(rng.integers(1, 48))
+    walks = tuple((int(rng.integers(2, 5)), int(rng.integers(-96, 97))) for _ in range(rng.integers(0, 3)))
+    walks = tuple(w for w in walks if w[1])
+    starts = [base]
+    for count, stride in walks:
+        starts = [s + i * stride for s in starts for i in range(count)]
+    return ("hbm", 0, 1, min(starts), max(starts) + row, (base, walks, row))
+
+
+def check_overlap(rng, trials=20000):
+    bad = 0
+    for _ in range(trials):
+        a, b = random_box(rng), random_box(rng)
+        want = overlap_reference(a, b) and bool(set().union(*[range(x, y) for x, y in byte_runs(a)]) &
+                                                set().union(*[range(x, y) for x, y in byte_runs(b)]))
+        if _backend.overlap(a, b) != want:
+            bad += 1
+            if bad <= 5:
+                print(f"FAIL overlap {a} {b}: expected {want}")
+    print(f"{'ok  ' if not bad else 'FAIL'} overlap: {trials} random pairs of boxes, {bad} wrong")
+    return not bad
+
+
+def hoist_reference(ops, depth, window):
+    def views(op):
+        return [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
+
+    def conflict(a, b):
+        for va, wa in views(a):
+            for vb, wb in views(b):
+                if (wa or wb) and va.array is vb.array:
+                    if not isinstance(va.array, HbmTensor):
+                        return True
+                    if overlap_reference(compiler._box(va), compiler._box(vb)):
+                        return True
+        return False
+
+    def is_load(op):
+        return op.opcode == "dma_copy" and op.fields["dir"] == "hbm_to_sbuf"
+
+    out = []
+    for op in ops:
+        at = len(out)
+        if is_load(op):
+            stores = 0
+            while at > 0 and len(out) - at < window:
+                prev = out[at - 1]
+                store = prev.opcode == "dma_copy" and not is_load(prev)
+                if is_load(prev) or (store and stores == depth) or conflict(prev, op):
+                    break
+                stores += store
+                at -= 1
+        out.insert(at, op)
+    return out
+
+
+def synchronise_reference(instrs, limit):
+    """[(semaphore, count, waits)], epochs."""
+    def sem(ins):
+        return f"dma{ins.engine}" if ins.queue == "sp" else f"{ins.queue}_done"
+
+    def hazard(p, i):
+        return (any(overlap_reference(w, x) for w in p.writes for x in i.reads + i.writes) or
+                any(overlap_reference(r, w) for r in p.reads for w in i.writes))
+
+    counts, clocks, epochs, done, issued = {}, {}, [], [], []
+    epoch_start = 0
+    for seq, ins in enumerate(instrs):
+        s = sem(ins)
+        if counts.get(s, 0) == limit:
+            epochs.append((seq, dict(counts)))
+            counts, clocks, epoch_start = {}, {}, seq
+        counts[s] = counts.get(s, 0) + 1
+        vc = clocks.setdefault(ins.queue, {})
+        newest = {}
+        for p in range(epoch_start, seq):
+            ps, pc = done[p][0], done[p][1]
+            if ps != s and pc > vc.get(ps, 0) and hazard(instrs[p], ins):
+                newest[ps] = p
+        waits = []
+        for p in sorted(newest.values(), reverse=True):
+            ps, pc = done[p][0], done[p][1]
+            if vc.get(ps, 0) >= pc:
+                continue
+            waits.append((ps, pc))
+            for k, v in issued[p].items():
+                vc[k] = max(vc.get(k, 0), v)
+            vc[ps] = max(vc.get(ps, 0), pc)
+        issued.append(dict(vc))
+        done.append((s, counts[s], waits))
+    return done, epochs
+
+
+def check_kernel(name, size, rng, limit=compiler.SEMAPHORE_MAX):
+    case = check_kernels.CASES[name](rng, size)
+    if case is None:
+        return True, 0
+    trace, _, _ = trace_kernel(case[0], case[1], size, {}, 1)
+    trace.live_ops()
+    c = compiler.Compiler(trace, name, None)
+    c.place_hbm()
+    before = list(c.trace.ops)
+    want = hoist_reference(before, c.policy.hoist_depth, compiler.HOIST_WINDOW)
+    c.hoist_loads(c.policy.hoist_depth)
+    ok = [id(op) for op in c.trace.ops] == [id(op) for op in want]
+    if not ok:
+        print(f"FAIL {name} size {size}: the hoisted order differs from the reference")
+    c.place_tiles()
+    c.lower()
+    if len(c.instrs) > 1500:
+        return ok, 0
+    saved = compiler.SEMAPHORE_MAX
+    compiler.SEMAPHORE_MAX = limit
+    try:
+        c.synchronise()
+    finally:
+        compiler.SEMAPHORE_MAX = saved
+    got = [(i.sem, i.count, [tuple(w) for w in i.waits]) for i in c.instrs]
+    want_done, want_epochs = synchronise_reference(c.instrs, limit)
+    same = got == want_done and [(p, dict(f)) for p, f in c.epochs] == want_epochs
+    if not same:
+        first = next((k for k, (g, w) in enumerate(zip(got, want_done)) if g != w), None)
+        print(f"FAIL {name} size {size}: synchronisation differs from the reference (first at instruction {first}: "
+              f"{got[first] if first is not None else ''} against {want_done[first] if first is not None else ''})")
+    return ok and same, len(c.instrs) if limit == compiler.SEMAPHORE_MAX else len(c.epochs)
+
+
+def main():
+    ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--seed", type=int, default=48)
+    a = ap.parse_args()
+    print(f"seed {a.seed}")
+    rng = np.random.default_rng(a.seed)
+    ok = check_overlap(rng)
+    compared = waits = 0
+    for name in check_kernels.CASES:
+        for size in (8, 128):
+            good, n = check_kernel(name, size, np.random.default_rng(a.seed))
+            ok = ok and good
+            compared += n > 0
+            waits += n
+    good, epochs = check_kernel("matmul_tiled", 8, np.random.default_rng(a.seed), limit=3)
+    ok = ok and good
+    print(f"{'ok  ' if ok else 'FAIL'} hoisting and synchronisation: {compared} programs of {waits} instructions, "
+          f"and matmul_tiled with a semaphore limit of 3 ({epochs} epochs)")
+    if compared < 40 or epochs == 0:
+        print("FAIL: too few programs were compared")
+        ok = False
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
