@@ -82,12 +82,27 @@ def _box(view):
         lo = r.offset + sum(min(0, (n - 1) * st) for st, n in r.ap)
         hi = r.offset + sum(max(0, (n - 1) * st) for st, n in r.ap)
         return (arr.buffer, r.partition, r.partition + r.partitions, arr.addr + lo * size, arr.addr + (hi + 1) * size)
-    dims = view.region.dims
-    p0, pn, pstep = dims[0]
-    strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
-    lo = sum(s * st for (s, _, _), st in zip(dims[1:], strides))
-    hi = sum((s + (n - 1) * step) * st for (s, n, step), st in zip(dims[1:], strides))
+    p0, pn, pstep = view.region.dims[0]
+    lo, hi, _ = _tile_free(view)
     return (arr.buffer, p0, p0 + (pn - 1) * pstep + 1, arr.addr + lo * size, arr.addr + (hi + 1) * size)
+
+
+def _tile_free(view):
+    """A tile view's free elements in a partition: (first, last, [[stride, count], ...] of the
+    dimensions it keeps). Kept on the view: views do not change, and the compiler asks often."""
+    free = view.__dict__.get("_free")
+    if free is None:
+        dims, kept, strides = view.region.dims, view.region.kept, view.array.elem_strides
+        lo = hi = 0
+        ap = []
+        for d in range(1, len(dims)):
+            start, count, step = dims[d]
+            lo += start * strides[d]
+            hi += (start + (count - 1) * step) * strides[d]
+            if kept[d]:
+                ap.append([step * strides[d], count])
+        free = view._free = (lo, hi, ap or [[1, 1]])
+    return free
 
 
 def _hbm_box(base, walks, row, end=None):
@@ -119,10 +134,8 @@ def _access_pattern(view, call_where):
                           "partition range (index with a slice)")
     if pstep != 1 and pn > 1:
         raise KernelError(f"{call_where}: partitions with step {pstep}: engines take consecutive partitions")
-    strides = [math.prod(arr.shape[d + 1:]) for d in range(1, len(arr.shape))]
-    offset = sum(s * st for (s, _, _), st in zip(dims[1:], strides))
-    ap = [[step * st, n] for (s, n, step), st, k in zip(dims[1:], strides, kept[1:]) if k]
-    return arr.buffer, p0, pn, arr.addr + offset * arr.dtype.size, ap or [[1, 1]]
+    offset, _, ap = _tile_free(view)
+    return arr.buffer, p0, pn, arr.addr + offset * arr.dtype.size, ap
 
 
 def _stretch(ap, shape, out_shape):
@@ -185,25 +198,30 @@ class Compiler:
         self.input_suffix = ""  # the inputs' .npy files: NAME{suffix}.npy (a rank's: ".rR")
         self.drop_dead_loads()
 
-    def hoist_loads(self, depth=2):
+    def hoist_loads(self, depth=2, spec=None):
         """Each load moves ahead of the operations before it that it has no hazard with, past at
         most `depth` stores and never past another load: the loads of the next iterations of a
         loop then issue before this one's store waits for its results (multiple buffering). Runs
-        before tiles are placed, so its hazards are on tiles (by identity) and HBM bytes."""
-        def kind(op):
-            if op.opcode != "dma_copy":
-                return 0
-            return 1 if op.fields["dir"] == "hbm_to_sbuf" else 2
-
-        def views(op):
-            return [(id(v.array), written, _box(v) if isinstance(v.array, HbmTensor) else None)
-                    for vs, written in ((op.reads, False), (op.writes, True)) for v in vs]
-
+        before tiles are placed, so its hazards are on tiles (by identity) and HBM bytes. `spec`:
+        hoist_spec(self.trace.ops), when the caller has it already."""
         ops = self.trace.ops
-        order = _backend.hoist_loads([(kind(op), views(op)) for op in ops], depth, HOIST_WINDOW)
+        order = _backend.hoist_loads(spec if spec is not None else self.hoist_spec(ops), depth, HOIST_WINDOW)
         self.trace.ops = [ops[i] for i in order]
         for i, op in enumerate(self.trace.ops):
             op.index = i
+
+    @staticmethod
+    def hoist_spec(ops):
+        """What _backend.hoist_loads needs of each operation: its kind (0 compute, 1 a load, 2
+        another DMA copy) and per view touched, the array's identity, whether it is written and
+        for HBM the box of its bytes."""
+        spec = []
+        for op in ops:
+            kind = 0 if op.opcode != "dma_copy" else 1 if op.fields["dir"] == "hbm_to_sbuf" else 2
+            views = [(id(v.array), False, _box(v) if v.array.__class__ is HbmTensor else None) for v in op.reads]
+            views += [(id(v.array), True, _box(v) if v.array.__class__ is HbmTensor else None) for v in op.writes]
+            spec.append((kind, views))
+        return spec
 
     def drop_dead_loads(self):
         """Loads into tiles nothing reads (the one-partition tile broadcast_to loaded again)."""
@@ -652,12 +670,14 @@ class Compiler:
         tiles the hoisting keeps alive do not fit, it hoists less (depth 2, 1, then none) before
         giving up: SBUF space comes before overlap."""
         original = list(self.trace.ops)
+        spec = None
         for depth in range(self.policy.hoist_depth, -1, -1):
             self.trace.ops = list(original)
             for i, op in enumerate(self.trace.ops):
                 op.index = i
             if depth:
-                self.hoist_loads(depth)
+                spec = spec or self.hoist_spec(original)
+                self.hoist_loads(depth, spec)
             try:
                 self.place_tiles()
                 break

@@ -13,7 +13,7 @@ from . import dtypes
 from .dtypes import (bfloat16, float8_e4m3, float8_e5m2, float16, float32, int8, int16, int32,  # noqa: F401
                      tfloat32)
 from .tracer import (APRegion, BlockTile, HbmTensor, IndexExpr, Mask, Op, Region, Tile, View, as_view, fail,
-                     register_language, squeeze_to, trace, untransposed)
+                     Trace, register_language, squeeze_to, trace, untransposed, user_location)
 
 
 
@@ -896,6 +896,10 @@ def _checked(f, call):
             if k not in params and not (k == "mask" and call in _MASKABLE):
                 fail(call, f"keyword {k}= is not supported by ncore yet")
         mask = kwargs.pop("mask", None) if "mask" not in params else None
+        t = Trace.current
+        outermost = not _calls and t is not None
+        if outermost:  # every operation and tile the call makes is at this kernel line
+            t.location = user_location()
         _calls.append(call)
         try:
             if mask is None:
@@ -909,6 +913,8 @@ def _checked(f, call):
             return result
         finally:
             _calls.pop()
+            if outermost:
+                t.location = None
     return wrapper
 
 

@@ -1,5 +1,7 @@
 """simulate_kernel and benchmark_kernel: trace, compile, run with `ncore run`, numpy out."""
 import collections
+import contextlib
+import gc
 import inspect
 import os
 import re
@@ -79,6 +81,22 @@ class TypedArray:
 
 def typed(array, dtype):
     return TypedArray(array, dtype)
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector paused while a kernel is traced and compiled. Both make
+    hundreds of thousands of objects that live until the program is written, and the collector
+    walked them all again and again: it took half the compile time of the production kernels
+    (tb/python/README.md, "Production sizes"). Paused, memory still grows with the program only
+    (reference counting frees what is dropped), and the collector runs again afterwards."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def trace_kernel(kernel, arrays, size=128, kwargs=None, cores=1, rank=0, system_shape=(1, 1)):
@@ -178,9 +196,10 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
         _rebind(trace, arrays)
         CACHE_STATS["hits"] += 1
     else:
-        trace, outs, single = trace_kernel(kernel, arrays, size, kwargs, cores)
-        source = inspect.getsourcefile(kernel.func) or "?"
-        program = compile_trace(trace, kernel.__name__, os.path.basename(source), policy, cores)
+        with collector_paused():
+            trace, outs, single = trace_kernel(kernel, arrays, size, kwargs, cores)
+            source = inspect.getsourcefile(kernel.func) or "?"
+            program = compile_trace(trace, kernel.__name__, os.path.basename(source), policy, cores)
         CACHE_STATS["misses"] += 1
         if key is not None:
             _traced[key] = (trace, outs, single, program)
@@ -359,13 +378,14 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
                                   f"(one per core of a {system}; rank = CHIP * CORES + CORE)."], []
     for r in range(ranks):
         rank_args = [a[r] if isinstance(a, PerRank) else a for a in arrays]
-        t, outs, single = trace_kernel(kernel, rank_args, 128, kwargs, 1, r, (chips, CHIP_CORES))
-        t.live_ops()
-        c = Compiler(t, kernel.__name__, policy)
-        c.input_suffix = f".r{r}"
-        c.place_hbm(base=(r % CHIP_CORES) * RANK_WINDOW, window=RANK_WINDOW)
-        c.build()
-        lines += [f".if CHIP*CORES+CORE=={r}"] + c.header(source)[3:] + c.queues() + [".endif"]
+        with collector_paused():
+            t, outs, single = trace_kernel(kernel, rank_args, 128, kwargs, 1, r, (chips, CHIP_CORES))
+            t.live_ops()
+            c = Compiler(t, kernel.__name__, policy)
+            c.input_suffix = f".r{r}"
+            c.place_hbm(base=(r % CHIP_CORES) * RANK_WINDOW, window=RANK_WINDOW)
+            c.build()
+            lines += [f".if CHIP*CORES+CORE=={r}"] + c.header(source)[3:] + c.queues() + [".endif"]
         traces.append(t)
         results.append((t, outs, single, rank_args))
     _check_collectives_match(traces, chips)

@@ -80,6 +80,7 @@ class Trace:
         self.system_shape = (1, 1)       # (chips, cores per chip) of the system the ranks run on
         self.collectives = []            # (opcode, group, bytes, dtype) of each collective, in order
         self.hbm_packs = []              # lists of HBM tensors the compiler places one after the other
+        self.location = None             # the kernel's file:line while a language call is under way
 
     def __enter__(self):
         if Trace.current is not None:
@@ -92,7 +93,7 @@ class Trace:
         return False
 
     def add(self, op):
-        op.where = user_location()
+        op.where = self.location or user_location()
         op.program = self.program
         op.index = len(self.ops)
         for v in op.reads:
@@ -292,9 +293,10 @@ class Region:
 
     __slots__ = ("dims", "kept", "exprs", "transposed", "shape")
 
-    def __init__(self, dims, kept, exprs=None, transposed=False):
+    def __init__(self, dims, kept, exprs=None, transposed=False, sizes=None):
         self.dims, self.kept = dims, kept
-        sizes = tuple([d[1] for d, k in zip(dims, kept) if k])
+        if sizes is None:  # the visible dimensions' sizes
+            sizes = tuple([d[1] for d, k in zip(dims, kept) if k])
         self.exprs = exprs if exprs is not None else [None] * len(sizes)
         # Two index expressions in the other order (`out[i_f, i_p]`): the view's partitions walk
         # the array's second visible dimension. Only loads and stores take such a view (they
@@ -307,7 +309,8 @@ class Region:
         return Region([(0, n, 1) for n in shape], [True] * len(shape))
 
     def index(self, key, array_shape, what):
-        """The region of this view indexed by `key` (ints, slices, index expressions)."""
+        """The region of this view indexed by `key` (ints, slices, index expressions); `what` names
+        the array in an error."""
         key = key if isinstance(key, tuple) else (key,)
         if self.transposed:
             fail(f"{what}[...]", "indexing a view whose index expressions reorder its dimensions: index the tensor "
@@ -320,6 +323,7 @@ class Region:
             fail(f"{what}[...]", f"{len(key)} indices for a view of {ndim} dimensions {self.shape}")
         dims, kept = list(self.dims), list(self.kept)
         exprs = []  # per dimension of the result: the index expression that made it, if any
+        sizes = []
         has_expr = False
         n = 0
         for d, k in enumerate(self.kept):
@@ -327,6 +331,7 @@ class Region:
                 continue
             if n >= len(key):  # the dimensions the key leaves out stay whole
                 exprs.append(None)
+                sizes.append(dims[d][1])
                 continue
             k = key[n]
             n += 1
@@ -351,8 +356,9 @@ class Region:
             dims[d] = (start + first * step, count, step * stride)
             if kept[d]:
                 exprs.append(k if isinstance(k, IndexExpr) else None)
+                sizes.append(count)
         if not has_expr:
-            return Region(dims, kept, exprs)
+            return Region(dims, kept, exprs, False, tuple(sizes))
         axes = [e.axis for e in exprs if e is not None and e.axis is not None]
         swapped = len(exprs) == 2 and axes == [1, 0]
         if any(b <= a for a, b in zip(axes, axes[1:])) and not swapped:
@@ -402,7 +408,11 @@ class Array:
         """Elements between neighbours along each dimension (row-major unless an access pattern
         over an HBM tensor gave its own)."""
         strides = getattr(self, "_strides", None)
-        return strides if strides is not None else [math.prod(self.shape[d + 1:]) for d in range(len(self.shape))]
+        if strides is None:
+            strides = self.__dict__.get("_row_major")
+            if strides is None:  # the shape does not change: computed once
+                strides = self._row_major = [math.prod(self.shape[d + 1:]) for d in range(len(self.shape))]
+        return strides
 
     def view(self):
         whole = self.__dict__.get("_whole")
@@ -411,7 +421,7 @@ class Array:
         return View(self, whole)
 
     def __getitem__(self, key):
-        return self.view()[key]
+        return View(self, self.view().region.index(key, self.shape, self))
 
     def __setitem__(self, key, value):
         self.view()[key] = value
@@ -515,7 +525,7 @@ class Tile(Array):
         super().__init__(shape, dtype)
         self.buffer, self.name = buffer, name
         self.addr = None  # byte offset in each partition, set by the compiler
-        self.created = user_location()
+        self.created = (Trace.current and Trace.current.location) or user_location()
         self.loaded_from = None  # the HBM view nl.load filled it from (whole, unmasked), and that load
         self.load_op = None
         self.clear_op = None     # the instruction nl.zeros cleared it with
@@ -615,7 +625,7 @@ class View:
         return self.region.exprs
 
     def __getitem__(self, key):
-        return View(self.array, self.region.index(key, self.array.shape, repr(self.array)))
+        return View(self.array, self.region.index(key, self.array.shape, self.array))  # named on failure only
 
     # Arithmetic on tiles is NKI's nl functions.
     def _nl(self, name, *args):

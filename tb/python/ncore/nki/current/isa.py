@@ -16,7 +16,7 @@ import enum
 import math
 
 from .. import isa as _legacy_isa, language as _legacy
-from ..tracer import (HbmTensor, Op, Region, View, as_view, contiguous_offset, fail, squeeze_to, trace,
+from ..tracer import (HbmTensor, Op, View, as_view, contiguous_offset, fail, squeeze_to, trace,
                       unsupported_calls)
 from . import language as nl
 
@@ -127,7 +127,7 @@ def _into(dst, call, build, buffers=("sbuf", "psum")):
     new = t.ops[first:]
     writer = next((op for op in reversed(new) if any(w.array is result.array for w in op.writes)), None)
     target = squeeze_to(d, result.shape, call, "dst")
-    whole = result.region.dims == Region.whole(result.array.shape).dims
+    whole = result.region.dims == result.array.view().region.dims
     retarget = (writer is not None and getattr(result.array, "anonymous", False) and whole and
                 result.dtype is target.dtype and
                 not any(r.array is result.array for op in new for r in op.reads) and
