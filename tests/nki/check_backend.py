@@ -6,6 +6,9 @@ tb/python/backend) against plain Python statements of them written here, brute f
     they touch;
   - hoisting loads: each load walks back over the operations before it, as compiler.py's
     docstring says, with conflicts found by comparing every pair of byte runs;
+  - placing tiles: each tile, in the order of its first use, at the first address from a
+    cursor (then from 0) where its bytes are free of every tile still live, inside one PSUM
+    bank for PSUM tiles of a bank or less;
   - synchronisation: each instruction waits, per other semaphore, for the newest earlier
     instruction with a read/write hazard that its queue does not know to be done, found by
     comparing it with every earlier instruction (no index).
@@ -112,6 +115,37 @@ def hoist_reference(ops, depth, window):
     return out
 
 
+def place_reference(ops, tiles):
+    """{id(tile): address} of every tile an operation touches."""
+    uses = {}
+    for n, op in enumerate(ops):
+        for v in op.reads + op.writes:
+            if not isinstance(v.array, HbmTensor):
+                first, _ = uses.get(id(v.array), (n, n))
+                uses[id(v.array)] = (first, n)
+    placed = {}
+    for buffer, capacity in (("sbuf", compiler.SBUF_PARTITION), ("psum", compiler.PSUM_PARTITION)):
+        order = sorted((t for t in tiles if t.buffer == buffer and id(t) in uses), key=lambda t: uses[id(t)][0])
+        cursor = 0
+        for tile in order:
+            size = -(-tile.free_bytes // 32) * 32
+            live = [t for t in order if id(t) in placed and uses[id(t)][1] >= uses[id(tile)][0]]
+
+            def free(at):
+                if buffer == "psum" and size <= compiler.PSUM_BANK and \
+                        at // compiler.PSUM_BANK != (at + size - 1) // compiler.PSUM_BANK:
+                    return False
+                return all(at + size <= placed[id(t)] or placed[id(t)] + -(-t.free_bytes // 32) * 32 <= at
+                           for t in live)
+            # first-fit over the 32-byte boundaries (every tile's address is one)
+            at = next((a for a in range(cursor, capacity - size + 1, 32) if free(a)), None)
+            if at is None:
+                at = next(a for a in range(0, capacity - size + 1, 32) if free(a))
+            placed[id(tile)] = at
+            cursor = at + size
+    return placed
+
+
 def synchronise_reference(instrs, limit):
     """[(semaphore, count, waits)], epochs."""
     def sem(ins):
@@ -163,7 +197,12 @@ def check_kernel(name, size, rng, limit=compiler.SEMAPHORE_MAX):
     ok = [id(op) for op in c.trace.ops] == [id(op) for op in want]
     if not ok:
         print(f"FAIL {name} size {size}: the hoisted order differs from the reference")
+    want_addr = place_reference(c.trace.ops, c.trace.tiles)
     c.place_tiles()
+    got_addr = {id(t): t.addr for t in c.trace.tiles if id(t) in want_addr}
+    if got_addr != want_addr:
+        print(f"FAIL {name} size {size}: tile addresses differ from the reference")
+        ok = False
     c.lower()
     if len(c.instrs) > 1500:
         return ok, 0
@@ -199,7 +238,7 @@ def main():
             waits += n
     good, epochs = check_kernel("matmul_tiled", 8, np.random.default_rng(a.seed), limit=3)
     ok = ok and good
-    print(f"{'ok  ' if ok else 'FAIL'} hoisting and synchronisation: {compared} programs of {waits} instructions, "
+    print(f"{'ok  ' if ok else 'FAIL'} hoisting, placing tiles and synchronisation: {compared} programs of {waits} instructions, "
           f"and matmul_tiled with a semaphore limit of 3 ({epochs} epochs)")
     if compared < 40 or epochs == 0:
         print("FAIL: too few programs were compared")

@@ -314,6 +314,64 @@ py::tuple synchronise(const py::list& instrs_in, int64_t semaphore_max) {
   return py::make_tuple(result, epochs);
 }
 
+// ---------------------------------------------------------------------------------------------
+// Placing tiles (Compiler.place_tiles)
+
+// tiles: [(psum?, bytes per partition rounded up to 32), ...]; op_tiles: per operation in program
+// order, the tiles it touches (indices into tiles); capacity: bytes per partition of SBUF and of
+// PSUM; bank: a PSUM bank's bytes. Returns (each tile's address, or -1 when nothing touches it;
+// None, or the tile that did not fit and the tiles live then).
+py::tuple place_tiles(const std::vector<std::pair<bool, int64_t>>& tiles,
+                      const std::vector<std::vector<int32_t>>& op_tiles, int64_t sbuf_capacity,
+                      int64_t psum_capacity, int64_t bank) {
+  const size_t n = tiles.size();
+  std::vector<int64_t> first(n, -1), last(n, -1), addr(n, -1);
+  for (size_t i = 0; i < op_tiles.size(); ++i)
+    for (int32_t t : op_tiles[i]) {
+      if (t < 0 || static_cast<size_t>(t) >= n) throw py::index_error("an operation touches tile " + std::to_string(t));
+      if (first[t] < 0) first[t] = static_cast<int64_t>(i);
+      last[t] = static_cast<int64_t>(i);
+    }
+  for (bool psum : {false, true}) {
+    const int64_t capacity = psum ? psum_capacity : sbuf_capacity;
+    std::vector<int32_t> order;
+    for (size_t t = 0; t < n; ++t)
+      if (tiles[t].first == psum && first[t] >= 0) order.push_back(static_cast<int32_t>(t));
+    std::stable_sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return first[a] < first[b]; });
+    std::vector<int32_t> live;
+    int64_t cursor = 0;
+    for (int32_t tile : order) {
+      live.erase(std::remove_if(live.begin(), live.end(), [&](int32_t x) { return last[x] < first[tile]; }),
+                 live.end());
+      const int64_t size = tiles[tile].second;
+      const int64_t tile_bank = psum && size <= bank ? bank : 0;  // a matmul writes one PSUM bank
+      // The first address at or after `from` where size bytes are free (inside one bank).
+      auto fit = [&](int64_t from) -> int64_t {
+        int64_t at = from;
+        while (at + size <= capacity) {
+          if (tile_bank && at / tile_bank != (at + size - 1) / tile_bank) {
+            at = (at / tile_bank + 1) * tile_bank;
+            continue;
+          }
+          int64_t clash_end = -1;
+          for (int32_t x : live)
+            if (addr[x] < at + size && at < addr[x] + tiles[x].second) clash_end = std::max(clash_end, addr[x] + tiles[x].second);
+          if (clash_end < 0) return at;
+          at = clash_end;
+        }
+        return -1;
+      };
+      int64_t at = fit(cursor);
+      if (at < 0) at = fit(0);
+      if (at < 0) return py::make_tuple(addr, py::make_tuple(tile, live));
+      addr[tile] = at;
+      live.push_back(tile);
+      cursor = at + size;
+    }
+  }
+  return py::make_tuple(addr, py::none());
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_backend, m) {
@@ -322,6 +380,9 @@ PYBIND11_MODULE(_backend, m) {
         "The order after hoisting loads: see compiler.Compiler.hoist_loads");
   m.def("synchronise", &synchronise, py::arg("instrs"), py::arg("semaphore_max"),
         "Each instruction's semaphore, count and waits, and the epochs: see compiler.Compiler.synchronise");
+  m.def("place_tiles", &place_tiles, py::arg("tiles"), py::arg("op_tiles"), py::arg("sbuf_capacity"),
+        py::arg("psum_capacity"), py::arg("bank"),
+        "Each tile's address, or the tile that does not fit: see compiler.Compiler.place_tiles");
   m.def("overlap", [](const py::handle& a, const py::handle& b) { return overlap(to_box(a), to_box(b)); },
         py::arg("a"), py::arg("b"), "Whether two byte boxes share bytes (compiler._overlap)");
 }

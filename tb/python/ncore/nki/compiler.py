@@ -255,49 +255,31 @@ class Compiler:
                               f"{window} bytes")
 
     # -- 2. tiles -------------------------------------------------------------------------------
-    def place_tiles(self):
-        first, last = {}, {}
-        for op in self.trace.ops:
-            for v in op.reads + op.writes:
-                if not isinstance(v.array, HbmTensor):
-                    first.setdefault(id(v.array), op.index)
-                    last[id(v.array)] = op.index
-        for buffer, capacity in (("sbuf", SBUF_PARTITION), ("psum", PSUM_PARTITION)):
-            tiles = sorted((t for t in self.trace.tiles if t.buffer == buffer and id(t) in first),
-                           key=lambda t: first[id(t)])
-            live, cursor = [], 0  # (addr, end, tile)
-            for tile in tiles:
-                start = first[id(tile)]
-                live = [x for x in live if last[id(x[2])] >= start]
-                size = -(-tile.free_bytes // 32) * 32
-                bank = PSUM_BANK if buffer == "psum" and size <= PSUM_BANK else None
-                addr = self._fit(live, size, cursor, capacity, bank)
-                if addr is None:
-                    addr = self._fit(live, size, 0, capacity, bank)
-                if addr is None:
-                    used = ", ".join(f"{x[2].name} {x[2].shape} {x[2].dtype.name} ({x[2].created})"
-                                     for x in sorted(live)[:8])
-                    raise TilesDoNotFit(f"{tile.created}: {buffer} tile {tile.name} {tile.shape} {tile.dtype.name} "
-                                      f"needs {size} bytes per partition; {capacity} bytes per partition hold "
-                                      f"{len(live)} live tiles: {used}{' ...' if len(live) > 8 else ''}")
+    def place_tiles(self, touched=None):
+        """Each tile that an operation touches gets bytes [addr, addr + its free bytes rounded up
+        to 32) of every partition, from the first operation that touches it to the last (the
+        work is _backend.place_tiles's). `touched`: tiles_touched(), when the caller has it."""
+        tiles = self.trace.tiles
+        touched = touched if touched is not None else self.tiles_touched()
+        sizes = [(t.buffer == "psum", -(-t.free_bytes // 32) * 32) for t in tiles]
+        addrs, failed = _backend.place_tiles(sizes, [touched[id(op)] for op in self.trace.ops], SBUF_PARTITION,
+                                             PSUM_PARTITION, PSUM_BANK)
+        if failed is not None:
+            tile, capacity = tiles[failed[0]], PSUM_PARTITION if tiles[failed[0]].buffer == "psum" else SBUF_PARTITION
+            live = sorted(failed[1], key=lambda i: addrs[i])
+            used = ", ".join(f"{x.name} {x.shape} {x.dtype.name} ({x.created})" for x in (tiles[i] for i in live[:8]))
+            raise TilesDoNotFit(f"{tile.created}: {tile.buffer} tile {tile.name} {tile.shape} {tile.dtype.name} "
+                                f"needs {sizes[failed[0]][1]} bytes per partition; {capacity} bytes per partition "
+                                f"hold {len(live)} live tiles: {used}{' ...' if len(live) > 8 else ''}")
+        for tile, addr in zip(tiles, addrs):
+            if addr >= 0:
                 tile.addr = addr
-                live.append((addr, addr + size, tile))
-                cursor = addr + size
 
-    @staticmethod
-    def _fit(live, size, cursor, capacity, bank=None):
-        """The first address at or after cursor where size bytes are free (inside one bank of
-        `bank` bytes, when given: a matmul writes one PSUM bank)."""
-        addr = cursor
-        while addr + size <= capacity:
-            if bank and addr // bank != (addr + size - 1) // bank:
-                addr = (addr // bank + 1) * bank
-                continue
-            clash = [e for a, e, _ in live if a < addr + size and addr < e]
-            if not clash:
-                return addr
-            addr = max(clash)
-        return None
+    def tiles_touched(self):
+        """Per operation (by identity): the indices in trace.tiles of the tiles it touches."""
+        index = {id(t): i for i, t in enumerate(self.trace.tiles)}
+        return {id(op): [i for i in (index.get(id(v.array)) for v in op.reads + op.writes) if i is not None]
+                for op in self.trace.ops}
 
     # -- 3. instructions ------------------------------------------------------------------------
     def lower(self):
@@ -670,7 +652,7 @@ class Compiler:
         tiles the hoisting keeps alive do not fit, it hoists less (depth 2, 1, then none) before
         giving up: SBUF space comes before overlap."""
         original = list(self.trace.ops)
-        spec = None
+        spec, touched = None, self.tiles_touched()
         for depth in range(self.policy.hoist_depth, -1, -1):
             self.trace.ops = list(original)
             for i, op in enumerate(self.trace.ops):
@@ -679,7 +661,7 @@ class Compiler:
                 spec = spec or self.hoist_spec(original)
                 self.hoist_loads(depth, spec)
             try:
-                self.place_tiles()
+                self.place_tiles(touched)
                 break
             except TilesDoNotFit:
                 if depth == 0:
