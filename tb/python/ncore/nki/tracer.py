@@ -291,10 +291,11 @@ class Region:
     """Per dimension of an array: (start, size, step), and whether the dimension stays in the
     view's shape (an integer index drops it)."""
 
-    __slots__ = ("dims", "kept", "exprs", "transposed", "shape")
+    __slots__ = ("dims", "kept", "exprs", "transposed", "shape", "inside")
 
-    def __init__(self, dims, kept, exprs=None, transposed=False, sizes=None):
+    def __init__(self, dims, kept, exprs=None, transposed=False, sizes=None, inside=False):
         self.dims, self.kept = dims, kept
+        self.inside = inside  # known to lie inside its array (check_bounds need not look)
         if sizes is None:  # the visible dimensions' sizes
             sizes = tuple([d[1] for d, k in zip(dims, kept) if k])
         self.exprs = exprs if exprs is not None else [None] * len(sizes)
@@ -306,7 +307,7 @@ class Region:
 
     @staticmethod
     def whole(shape):
-        return Region([(0, n, 1) for n in shape], [True] * len(shape))
+        return Region([(0, n, 1) for n in shape], [True] * len(shape), inside=True)
 
     def index(self, key, array_shape, what):
         """The region of this view indexed by `key` (ints, slices, index expressions); `what` names
@@ -357,8 +358,8 @@ class Region:
             if kept[d]:
                 exprs.append(k if isinstance(k, IndexExpr) else None)
                 sizes.append(count)
-        if not has_expr:
-            return Region(dims, kept, exprs, False, tuple(sizes))
+        if not has_expr:  # every index was checked above: inside, if this region was
+            return Region(dims, kept, exprs, False, tuple(sizes), self.inside)
         axes = [e.axis for e in exprs if e is not None and e.axis is not None]
         swapped = len(exprs) == 2 and axes == [1, 0]
         if any(b <= a for a, b in zip(axes, axes[1:])) and not swapped:
@@ -723,8 +724,8 @@ def untransposed(view):
 
 
 def check_bounds(view, call, what="operand"):
-    if isinstance(view.region, APRegion):
-        return  # checked when tile.ap made it
+    if isinstance(view.region, APRegion) or view.region.inside:
+        return  # checked when tile.ap (or an index inside the array) made it
     for d, ((start, count, step), size) in enumerate(zip(view.region.dims, view.array.shape)):
         if start < 0 or start + (count - 1) * step >= size:
             fail(call, f"{what}: dimension {d} of {view.array!r}: indices {start}..{start + (count - 1) * step} "
