@@ -86,10 +86,13 @@ def hoist_reference(ops, depth, window):
     def views(op):
         return [(v, False) for v in op.reads] + [(v, True) for v in op.writes]
 
+    def storage(arr):  # a reshape or access pattern of an HBM tensor names its bytes
+        return arr.base if isinstance(arr, HbmTensor) and arr.base is not None else arr
+
     def conflict(a, b):
         for va, wa in views(a):
             for vb, wb in views(b):
-                if (wa or wb) and va.array is vb.array:
+                if (wa or wb) and storage(va.array) is storage(vb.array):
                     if not isinstance(va.array, HbmTensor):
                         return True
                     if overlap_reference(compiler._box(va), compiler._box(vb)):

@@ -496,6 +496,23 @@ expect_works("tiles that do not fit two deep: the compiler hoists one deep",
              lambda: programs_by_depth(rng.standard_normal((8, 4 * 16384)).astype(np.float32)),
              lambda p: p["default"] == p[1] and p[1][0] != p[0][0] and p[1][1])
 
+# A load is never hoisted above a store to the same HBM bytes, also when the store writes them
+# through another name (a reshape of the tensor): the load must read what the store wrote.
+@nki.jit
+def store_through_alias(a):
+    scratch = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    pairs = (a.shape[0], a.shape[1] // 2, 2)
+    nl.store(scratch.reshape(pairs), nl.exp(nl.load(a.reshape(pairs))))
+    nl.store(out, nl.add(nl.load(scratch), 1.0))
+    return out
+
+
+expect_works("a load after a store to the same bytes through a reshape reads what was stored",
+             lambda: nki.simulate_kernel(store_through_alias, a8, size=8),
+             lambda got: np.allclose(got, np.exp(a8.astype(np.float64)) + 1.0, rtol=1e-6))
+
+
 # A load is hoisted past at most HOIST_WINDOW operations: b's load, after 100 exponentials of a's
 # tile, climbs 64 of them (to operation 37), or with the window widened up to a's load.
 @nki.jit

@@ -213,14 +213,19 @@ class Compiler:
     @staticmethod
     def hoist_spec(ops):
         """What _backend.hoist_loads needs of each operation: its kind (0 compute, 1 a load, 2
-        another DMA copy) and per view touched, the array's identity, whether it is written and
-        for HBM the box of its bytes."""
+        another DMA copy) and per view touched, the array's identity (for HBM, the tensor whose
+        bytes it names), whether it is written and for HBM the box of its bytes."""
+        def touched(v, written):
+            arr = v.array
+            if arr.__class__ is not HbmTensor:
+                return id(arr), written, None
+            # a reshape or an access pattern is another name for its tensor's bytes
+            return id(arr.base if arr.base is not None else arr), written, _box(v)
+
         spec = []
         for op in ops:
             kind = 0 if op.opcode != "dma_copy" else 1 if op.fields["dir"] == "hbm_to_sbuf" else 2
-            views = [(id(v.array), False, _box(v) if v.array.__class__ is HbmTensor else None) for v in op.reads]
-            views += [(id(v.array), True, _box(v) if v.array.__class__ is HbmTensor else None) for v in op.writes]
-            spec.append((kind, views))
+            spec.append((kind, [touched(v, False) for v in op.reads] + [touched(v, True) for v in op.writes]))
         return spec
 
     def drop_dead_loads(self):
