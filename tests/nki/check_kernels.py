@@ -317,6 +317,12 @@ def case_matmul_blocked(rng, size):
                         nki.language.bfloat16)
 
 
+def case_matmul_block_free(rng, size):
+    """Blocks of 4 x 2 result tiles: two blocks of M, and of N two at full size (one at size 8)."""
+    return _matmul_case(rng, size, matmul.matmul_block_free, rows_cols(size, (32, 64, 128), (512, 1024, 2048)),
+                        nki.language.bfloat16)
+
+
 def case_attention(rng, size):
     """The probabilities go to the second matmul in BF16 (2^-8 relative each), as NKI's kernels
     do; exp and reciprocal add about 2^-20: within 1e-2 of sum |p v| / sum p per element."""

@@ -106,3 +106,32 @@ def matmul_blocked(lhsT, rhs, tiles_in_block_n=2):
                 n0 = b * block_n + j * tile_n
                 nl.store(result[m * tile_m:(m + 1) * tile_m, n0:n0 + tile_n], value=nl.copy(banks[j]))
     return result
+
+
+@nki.jit
+def matmul_block_free(lhsT, rhs, tiles_in_block_m=4, tiles_in_block_n=2):
+    """The tutorial's third kernel, blocking the free dimensions: for each block of M and block
+    of N, all K tiles of both blocks are loaded (as wide tiles), and each [tile_m, tile_n]
+    result tile of the block pair accumulates its K tiles in PSUM. Unlike matmul_blocked, no
+    operand stays loaded across blocks, so SBUF holds two blocks at a time at any size of K."""
+    K, M = lhsT.shape
+    N = rhs.shape[1]
+    result = nl.ndarray((M, N), dtype=nl.float32, buffer=nl.shared_hbm)
+    tile_k, tile_m = nl.tile_size.pmax, nl.tile_size.gemm_stationary_fmax
+    tile_n = min(nl.tile_size.gemm_moving_fmax, N // tiles_in_block_n)
+    block_m, block_n = tile_m * tiles_in_block_m, tile_n * tiles_in_block_n
+    for mb in nl.affine_range(M // block_m):
+        lhsT_tiles = [nl.load(lhsT[k * tile_k:(k + 1) * tile_k, mb * block_m:(mb + 1) * block_m])
+                      for k in nl.affine_range(K // tile_k)]
+        for nb in nl.affine_range(N // block_n):
+            rhs_tiles = [nl.load(rhs[k * tile_k:(k + 1) * tile_k, nb * block_n:(nb + 1) * block_n])
+                         for k in nl.affine_range(K // tile_k)]
+            for m in nl.affine_range(tiles_in_block_m):
+                for n in nl.affine_range(tiles_in_block_n):
+                    acc = nl.zeros((tile_m, tile_n), nl.float32, buffer=nl.psum)
+                    for k in nl.affine_range(K // tile_k):
+                        acc += nl.matmul(lhsT_tiles[k][:, m * tile_m:(m + 1) * tile_m],
+                                         rhs_tiles[k][:, n * tile_n:(n + 1) * tile_n], transpose_x=True)
+                    m0, n0 = mb * block_m + m * tile_m, nb * block_n + n * tile_n
+                    nl.store(result[m0:m0 + tile_m, n0:n0 + tile_n], value=nl.copy(acc))
+    return result
