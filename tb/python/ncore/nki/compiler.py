@@ -107,8 +107,8 @@ def _tile_free(view):
 
 def _hbm_box(base, walks, row, end=None):
     """An HBM access of rows of `row` bytes from `base`, walked by [(count, stride bytes), ...]:
-    its first and end byte, and the walk itself (_runs lists the byte runs only when an overlap
-    test needs them, so a box takes the same memory whatever its rows)."""
+    its first and end byte, and the walk itself (_backend.overlap lists the byte runs only when
+    an overlap test needs them, so a box takes the same memory whatever its rows)."""
     walks = tuple((count, stride) for count, stride in walks)
     first = base + sum(min(0, (count - 1) * stride) for count, stride in walks)
     last = base + sum(max(0, (count - 1) * stride) for count, stride in walks) + row
