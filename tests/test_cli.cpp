@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -392,6 +393,18 @@ TEST(Cli, RunCosimReportsGoldenCyclesBesideTheRtlCycles) {
   const auto t = nlohmann::json::parse(tl.out);
   EXPECT_EQ(t.at("timeline").size(), 28u);
   EXPECT_EQ(t.at("golden_timeline").size(), 28u);
+  // Each entry ends with its opcode, the same on both sides: the pe queue's nc_matmul lines are
+  // a load_stationary and a multiply_moving each.
+  for (const auto& side : {t.at("timeline"), t.at("golden_timeline")}) {
+    std::multiset<std::string> pe;
+    for (const auto& e : side) {
+      ASSERT_EQ(e.size(), 6u) << e;
+      EXPECT_NE(e[5].get<std::string>(), "?") << e;
+      if (e[0] == "pe") pe.insert(e[5].get<std::string>());
+    }
+    EXPECT_GT(pe.count("load_stationary"), 0u);
+    EXPECT_EQ(pe.count("load_stationary"), pe.count("multiply_moving"));
+  }
 }
 
 TEST(Cli, RunReportsDeadlockAndBadPrograms) {

@@ -92,6 +92,18 @@ void write_image_map(const std::string& path, const model::Program& prog, const 
 }
 
 // --trace-json FILE: the run's timeline as Chrome/Perfetto trace events (one core, pid 0).
+// --timeline's entries: [queue, index, issue, start, complete, opcode] per instruction (an
+// nc_matmul line is two: load_stationary, then multiply_moving).
+nlohmann::json timeline_json(const model::Program& prog, const std::vector<model::InstrTiming>& timeline) {
+  auto j = nlohmann::json::array();
+  for (const auto& e : timeline) {
+    const auto& queue = prog.queues[e.queue];
+    const isa::OpcodeInfo* info = e.index < queue.size() ? isa::opcode_info(queue[e.index].opcode) : nullptr;
+    j.push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete, info ? info->name : "?"});
+  }
+  return j;
+}
+
 void write_core_trace(const RunOptions& o, const model::Program& prog, const model::CoreConfig& cfg,
                       const model::CoreResult& run) {
   tb::TraceEvents trace;
@@ -232,8 +244,7 @@ int run_program(const RunOptions& o) {
     j["outputs_dir"] = o.outputs;
   }
   if (o.timeline) {
-    for (const auto& e : r.timeline)
-      j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+    j["timeline"] = timeline_json(prog, r.timeline);
     j["fetch_stalls"] = nlohmann::json::array();
     for (const auto& s : r.fetch_stalls) j["fetch_stalls"].push_back({isa::kQueueNames[s.queue], s.index, s.begin, s.end});
   }
@@ -328,13 +339,11 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   }
   if (!o.waves.waves.empty()) j["waves"] = o.waves.waves;
   if (o.timeline) {
-    for (const auto& e : r.timeline)
-      j["timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+    j["timeline"] = timeline_json(prog, r.timeline);
     j["fetch_stalls"] = nlohmann::json::array();
     for (const auto& s : r.fetch_stalls) j["fetch_stalls"].push_back({isa::kQueueNames[s.queue], s.index, s.begin, s.end});
     if (r.compared)
-      for (const auto& e : r.golden.timeline)
-        j["golden_timeline"].push_back({isa::kQueueNames[e.queue], e.index, e.issue, e.start, e.complete});
+      j["golden_timeline"] = timeline_json(prog, r.golden.timeline);
   }
   if (!o.trace_json.empty()) {
     model::CoreResult rtl;  // the RTL's timeline in the golden core's terms
@@ -459,7 +468,7 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--no-data", o->no_data, "golden: timing only, no arithmetic or data movement (the same cycles)");
   run->add_flag("--no-fetch", o->no_fetch, "golden: every instruction in its queue's buffer from the start (what "
                                           "instruction fetch costs a program)");
-  run->add_flag("--timeline", o->timeline, "with --json: issue/start/complete cycles of every instruction");
+  run->add_flag("--timeline", o->timeline, "with --json: every instruction's queue, index, issue/start/complete cycles and opcode");
   run->add_option("--trace-json", o->trace_json, "write a Chrome/Perfetto trace-event timeline: a track per queue, "
                                                  "DMA engine, semaphore waits and instruction fetch");
   run->add_option("--timing-band", o->timing_band,
