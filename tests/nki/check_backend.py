@@ -11,7 +11,9 @@ tb/python/backend) against plain Python statements of them written here, brute f
     bank for PSUM tiles of a bank or less;
   - synchronisation: each instruction waits, per other semaphore, for the newest earlier
     instruction with a read/write hazard that its queue does not know to be done, found by
-    comparing it with every earlier instruction (no index).
+    comparing it with every earlier instruction (no index);
+  - the check that programs on different cores of a chip touch no HBM bytes in common (one of
+    them writing), swept by address in compiler.py: random accesses against every pair.
 
 On every kernel of check_kernels.py at size 8 and the size-128 ones of up to 1,500
 instructions, and once with a semaphore limit low enough to make epochs (3). The seed is fixed
@@ -30,7 +32,8 @@ import check_kernels  # noqa: E402
 from ncore.nki import _backend  # noqa: E402
 from ncore.nki import compiler  # noqa: E402
 from ncore.nki.simulate import trace_kernel  # noqa: E402
-from ncore.nki.tracer import HbmTensor  # noqa: E402
+from ncore.nki import dtypes  # noqa: E402
+from ncore.nki.tracer import HbmTensor, KernelError, Op  # noqa: E402
 from ncore.tool import ArgumentParser  # noqa: E402
 
 
@@ -225,6 +228,44 @@ def check_kernel(name, size, rng, limit=compiler.SEMAPHORE_MAX):
     return ok and same, len(c.instrs) if limit == compiler.SEMAPHORE_MAX else len(c.epochs)
 
 
+def check_cores_apart(rng, trials=300):
+    """Random HBM accesses (strided slices of three tensors) by programs on 3 cores: the
+    compiler's sweep refuses exactly the launches in which some pair of accesses from two cores,
+    one writing, shares a byte."""
+    bad = refused = 0
+    for trial in range(trials):
+        tensors = []
+        for i in range(3):
+            t = HbmTensor(f"t{i}", (16, 64), dtypes.float32, "input")
+            t.addr = 4096 * i + 1024 * int(rng.integers(0, 3))  # some tensors overlap others' bytes
+            tensors.append(t)
+        groups, accesses = [[], [], []], []
+        for n in range(int(rng.integers(2, 7))):
+            t = tensors[int(rng.integers(0, 3))]
+            r0, c0 = int(rng.integers(0, 16)), int(rng.integers(0, 64))
+            view = t[r0:int(rng.integers(r0 + 1, 17)):int(rng.integers(1, 3)), c0:int(rng.integers(c0 + 1, 65))]
+            write, core = bool(rng.random() < 0.3), int(rng.integers(0, 3))
+            op = Op("sp", "dma_copy", [] if write else [view], [view] if write else [])
+            op.where, op.program = f"access {n}", core
+            groups[core].append(op)
+            accesses.append((core, write, compiler._box(view)))
+        want = any(ka != kb and (wa or wb) and overlap_reference(ba, bb)
+                   for i, (ka, wa, ba) in enumerate(accesses) for kb, wb, bb in accesses[i + 1:])
+        try:
+            compiler._check_cores_apart(groups)
+            got = False
+        except KernelError:
+            got = True
+        refused += got
+        if got != want:
+            bad += 1
+            if bad <= 3:
+                print(f"FAIL cores apart, trial {trial}: refused {got}, expected {want}")
+    print(f"{'ok  ' if not bad and 0 < refused < trials else 'FAIL'} cores apart: {trials} random launches, "
+          f"{refused} refused, {bad} wrong")
+    return not bad and 0 < refused < trials
+
+
 def main():
     ap = ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--seed", type=int, default=48)
@@ -232,6 +273,7 @@ def main():
     print(f"seed {a.seed}")
     rng = np.random.default_rng(a.seed)
     ok = check_overlap(rng)
+    ok = check_cores_apart(rng) and ok
     compared = waits = 0
     for name in check_kernels.CASES:
         for size in (8, 128):

@@ -708,16 +708,25 @@ def compile_trace(trace, kernel_name, source, policy=None, cores=1):
 
 def _check_cores_apart(groups):
     """Programs on different cores have no semaphores between them: none may write HBM bytes
-    another core's programs read or write."""
+    another core's programs read or write. The accesses are swept in the order of their first
+    byte, and each is compared only with the earlier ones whose extent it reaches (a read only
+    with writes), so the work grows with the accesses, not their square."""
     touched = []
     for k, ops in enumerate(groups):
         for op in ops:
             for v, write in [(v, False) for v in op.reads] + [(v, True) for v in op.writes]:
                 if isinstance(v.array, HbmTensor):
-                    touched.append((k, write, _box(v), op))
-    for i, (ka, wa, ba, oa) in enumerate(touched):
-        for kb, wb, bb, ob in touched[i + 1:]:
-            if ka != kb and (wa or wb) and _overlap(ba, bb):
-                raise KernelError(f"{ob.where}: program {ob.program} (core {kb}) and program {oa.program} (core {ka}, "
-                                  f"{oa.where}) touch the same HBM bytes, one of them writing; programs on different "
+                    touched.append((_box(v), k, write, op))
+    touched.sort(key=lambda t: t[0][3])
+    reaching, writes = [], []  # earlier accesses whose extent reaches the current first byte
+    for box, k, write, op in touched:
+        reaching = [t for t in reaching if t[0][4] > box[3]]
+        writes = [t for t in writes if t[0][4] > box[3]]
+        for other, ko, _, oo in (reaching if write else writes):
+            if ko != k and _overlap(other, box):
+                raise KernelError(f"{op.where}: program {op.program} (core {k}) and program {oo.program} (core {ko}, "
+                                  f"{oo.where}) touch the same HBM bytes, one of them writing; programs on different "
                                   "cores are not ordered (run the grid on one core: cores=1)")
+        reaching.append((box, k, write, op))
+        if write:
+            writes.append((box, k, write, op))
