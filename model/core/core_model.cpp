@@ -42,12 +42,22 @@ void InstrEffects::write(CoreMemory m, uint64_t addr, const uint8_t* bytes, size
   }
 }
 
+ClockDomain queue_domain(int queue) {
+  switch (static_cast<isa::Queue>(queue)) {
+    case isa::Queue::kPe: return ClockDomain::kTensor;
+    case isa::Queue::kAct: return ClockDomain::kScalar;
+    case isa::Queue::kDve: return ClockDomain::kVector;
+    default: return ClockDomain::kDma;
+  }
+}
+
 double CoreResult::te_utilization(const CoreConfig& c) const {
-  return cycles ? static_cast<double>(te_macs) / (static_cast<double>(cycles) * c.te.rows * c.te.cols) : 0.0;
+  const double tensor_cycles = static_cast<double>(cycles) / c.clocks.div(ClockDomain::kTensor);
+  return cycles ? static_cast<double>(te_macs) / (tensor_cycles * c.te.rows * c.te.cols) : 0.0;
 }
 
 double CoreResult::hbm_gbps(const CoreConfig& c) const {
-  return cycles ? static_cast<double>(dma_bytes) / (static_cast<double>(cycles) / c.clock_ghz) : 0.0;
+  return cycles ? static_cast<double>(dma_bytes) / c.clocks.ns(cycles) : 0.0;
 }
 
 uint8_t SparseMemory::read(uint64_t addr) const {
@@ -121,6 +131,61 @@ constexpr int kDmaFifoDepth = 4;     // descriptors queued per DMA engine, not y
 constexpr int kDmaTrackerDepth = 8;  // per engine: fired, signal not yet applied (nc_core)
 }  // namespace
 
+namespace {
+
+// The core's DMA transfers as the core sees them: in base cycles, and no faster than the DMA
+// engines' own limits (CoreCosts::dma). The model inside counts the DMA domain's cycles;
+// transfers begin on DMA edges, so each converts exactly. A DMA engine's descriptor moves at
+// most engine_bytes_per_ns (transpose_share of it for a DMA transpose) and pays element_ns a row;
+// instruction fetch and the list walkers' reads (transfer engines past the DMA engines) do not.
+class DmaDomainTransfers : public DmaTransferModel {
+ public:
+  DmaDomainTransfers(DmaTransferModel* inner, const CoreClocks& clocks, const DmaCosts& costs, int dma_engines,
+                     int engines)
+      : inner_(inner), clocks_(clocks), costs_(costs), div_(static_cast<uint64_t>(clocks.div(ClockDomain::kDma))),
+        dma_engines_(dma_engines), not_before_(static_cast<size_t>(engines), 0) {}
+  void begin(int engine, const DmaDescriptor& d, uint64_t now) override {
+    inner_->begin(engine, d, now / div_);
+    now_ = now;
+    if (engine < dma_engines_) not_before_[static_cast<size_t>(engine)] = clocks_.edge(ClockDomain::kDma, now + least(d));
+  }
+  bool done(int engine) const override {
+    return inner_->done(engine) && now_ >= not_before_[static_cast<size_t>(engine)];
+  }
+  void retire(int engine) override { inner_->retire(engine); }
+  uint64_t next_event(uint64_t now) const override {
+    uint64_t at = inner_->next_event(now / div_);
+    if (at != kNoEvent) at *= div_;
+    for (uint64_t t : not_before_)
+      if (t > now) at = std::min(at, t);
+    return at;
+  }
+  void advance(uint64_t now, uint64_t to) override {
+    if (to / div_ > now / div_) inner_->advance(now / div_, to / div_);
+    now_ = to;
+  }
+
+ private:
+  // The least time the descriptor's engine needs, in base cycles.
+  uint64_t least(const DmaDescriptor& d) const {
+    const double rows = static_cast<double>(d.count1 * d.count2);
+    double ns = rows * costs_.element_ns;
+    if (costs_.engine_bytes_per_ns > 0)
+      ns += rows * static_cast<double>(d.bytes) / (costs_.engine_bytes_per_ns * (d.transpose ? costs_.transpose_share : 1.0));
+    return ns > 0 ? clocks_.cycles_in(ns) : 0;
+  }
+
+  DmaTransferModel* inner_;
+  CoreClocks clocks_;
+  DmaCosts costs_;
+  uint64_t div_;
+  int dma_engines_;
+  uint64_t now_ = 0;
+  std::vector<uint64_t> not_before_;  // per transfer engine: its transfer ends no earlier
+};
+
+}  // namespace
+
 struct CoreModel::Impl {
   struct InFlight {
     uint64_t complete;
@@ -133,6 +198,7 @@ struct CoreModel::Impl {
     bool blocked = false;
     uint64_t blocked_since = 0;
     uint64_t wake = 0;           // a satisfied wait issues from this cycle
+    uint64_t recheck = kNever;   // blocked: its semaphore changed; look again at this edge
     uint64_t last_complete = 0;  // completion is in order
     std::deque<InFlight> inflight;
     size_t checked = 0;          // instructions [0, checked) passed the sequencer's decode
@@ -190,6 +256,7 @@ struct CoreModel::Impl {
     bool started = false;        // at the front of its engine: ready_at is known
     bool transferring = false;   // handed to the transfer model
     uint64_t poppable = kNoEvent;  // its tracker entry may pop from here (its list reported)
+    uint64_t not_before = 0;     // descriptor generation, a semaphore's start latency (CoreCosts::dma)
     std::vector<DmaDescriptor> ran;  // a list's entry: every entry of the list that ran, in order
   };
   struct DmaEngine {
@@ -212,6 +279,7 @@ struct CoreModel::Impl {
     StreamReads reads;     // its entries
     size_t handed = 0;
     uint64_t hand_at = 0;  // the next entry may be handed from this cycle
+    uint64_t not_before = 0;  // its entries' transfers begin no earlier (a semaphore's start latency)
   };
 
   Impl(const CoreConfig& c, const Program& p, SparseMemory& h, DmaTransferModel* external,
@@ -219,12 +287,27 @@ struct CoreModel::Impl {
       : cfg(c), prog(p), hbm(h), te(c.te), ve_cfg(vector_config(c, false)),
         se_cfg(vector_config(c, true)), mem(ve_cfg), dma(c.dma_engines), walk(c.dma_engines),
         port_report_free(static_cast<size_t>(std::max(c.dma_ports, 1)), 0), open_list(c.dma_engines, 0), own_transfers(dma_config(c)),
-        transfers(external ? external : &own_transfers),
-        lone(h, c.hbm_bytes, c.cc_latency_cycles, c.hbm_bytes_per_cycle, !c.timing_only),
-        cc(collectives ? collectives : &lone), te_timing(c.te), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
+        domain_transfers(external ? external : &own_transfers, c.clocks, c.costs.dma, c.dma_engines, c.transfer_engines()),
+        transfers(&domain_transfers),
+        lone(h, c.hbm_bytes, c.cc_latency_cycles * dma_div(c), c.hbm_bytes_per_cycle / dma_div(c), !c.timing_only),
+        cc(collectives ? collectives : &lone), te_timing(c.te, te_throttle(c)), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
     if (c.stream_bases) image.stream = *c.stream_bases;
+  }
+
+  static uint64_t dma_div(const CoreConfig& c) { return static_cast<uint64_t>(c.clocks.div(ClockDomain::kDma)); }
+  static ClockDomain domain_of(int q) { return queue_domain(q); }
+  // One cycle of domain d, in base cycles.
+  uint64_t period(ClockDomain d) const { return static_cast<uint64_t>(cfg.clocks.div(d)); }
+  uint64_t period(int q) const { return period(domain_of(q)); }
+
+  // The tensor engine's power throttling (CoreCosts::throttle) in its own cycles.
+  static TeThrottle te_throttle(const CoreConfig& c) {
+    const ThrottleConfig& t = c.costs.throttle;
+    const double ghz = c.clocks.ghz(ClockDomain::kTensor);
+    return {t.enabled, t.start_share, static_cast<uint64_t>(std::llround(t.ramp_ns * ghz)),
+            std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(t.window_ns * ghz))), t.low_use};
   }
 
   static HbmDmaConfig dma_config(const CoreConfig& c) {
@@ -265,6 +348,7 @@ struct CoreModel::Impl {
 
   void signal(int q, size_t i) {
     const CoreInstr& in = instr(q, i);
+    if (in.sig_op != isa::SigOp::kNone) sem_signalled_by[in.sig_sem] = q;
     if (in.sig_op == isa::SigOp::kIncrement) {
       const uint64_t v = uint64_t{sems[in.sig_sem]} + in.sig_value;
       if (v > kMaxSemValue)
@@ -279,10 +363,16 @@ struct CoreModel::Impl {
     }
   }
 
-  // A signal lands at the end of its cycle: a wait sees it from the next cycle on.
+  // A signal lands at the end of its cycle: a wait sees it from the next cycle on, at the first
+  // edge of its own clock after the signal's.
   void remember_semaphore(int sem) {
     if (sem_changed_at[sem] != now) sem_before[sem] = sems[sem];
     sem_changed_at[sem] = now;
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      QueueState& s = qs[q];
+      if (s.blocked && instr(q, s.pc).wait_sem == sem)
+        s.recheck = std::min(s.recheck, cfg.clocks.edge(domain_of(q), now + 1));
+    }
   }
   uint32_t visible(int sem) const { return sem_changed_at[sem] == now ? sem_before[sem] : sems[sem]; }
 
@@ -423,6 +513,13 @@ struct CoreModel::Impl {
   bool try_issue(int q) {
     QueueState& s = qs[q];
     if (s.pc >= prog.queues[q].size() || s.fault.set) return false;
+    const ClockDomain dom = domain_of(q);
+    const uint64_t cyc = period(dom);
+    if (!cfg.clocks.on_edge(dom, now)) {  // a sequencer acts on its own clock's edges only
+      if (!s.blocked) s.ready = std::max(s.ready, cfg.clocks.edge(dom, now));
+      return false;
+    }
+    if (s.recheck <= now) s.recheck = kNever;
     if (!fetched(q)) return false;
     const size_t i = s.pc;
     const CoreInstr& in = instr(q, i);
@@ -435,13 +532,15 @@ struct CoreModel::Impl {
           s.blocked = true;
           s.blocked_since = now;
         }
+        // Signalled earlier in this cycle: the wait sees it at its next edge.
+        if (sem_changed_at[in.wait_sem] == now) s.recheck = std::min(s.recheck, cfg.clocks.edge(dom, now + 1));
         return false;
       }
       if (s.blocked) {
         s.blocked = false;
         result.queues[q].wait_cycles += now - s.blocked_since;
         if (record && now > s.blocked_since) result.sem_waits.push_back({q, i, s.blocked_since, now});
-        s.wake = now + cfg.dependency_cycles;
+        s.wake = now + cfg.dependency_cycles * cyc;
       }
     }
     if (now < std::max(s.ready, s.wake)) return false;
@@ -449,18 +548,19 @@ struct CoreModel::Impl {
     uint64_t start = now, complete = now;
     switch (format_of(in.opcode)) {
       case isa::Format::kTe: {
-        const uint64_t at = te_timing.earliest_fire(now);
+        // The tensor engine's timing counts its own cycles.
+        const uint64_t at = te_timing.earliest_fire(now / cyc) * cyc;
         if (at > now) {  // the tensor engine's instruction queue is full
           s.ready = at;
           return false;
         }
-        const TensorEngineTiming::Schedule t = te_timing.schedule(in.te, now);
-        start = t.start;
+        const TensorEngineTiming::Schedule t = te_timing.schedule(in.te, now / cyc);
+        start = t.start * cyc;
         // The RTL writes PSUM until commit and signals once the engine has drained; the model
         // applies both at the drain (a signal's waiters see nothing earlier either way).
-        complete = t.drained;
-        result.queues[q].busy_cycles += t.stream_cycles;
-        s.ready = now + 1;
+        complete = t.drained * cyc;
+        result.queues[q].busy_cycles += t.stream_cycles * cyc;
+        s.ready = now + cyc;
         break;
       }
       case isa::Format::kVe: {
@@ -471,11 +571,19 @@ struct CoreModel::Impl {
           defer(scalar ? CoreError::kScalarRefused : CoreError::kVectorRefused, q, i, fmt::format("{}: {}", ve_error_name(e), why));
           return false;
         }
-        const uint64_t cost = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
-        complete = now + cost;
-        share_psum_port(q, in.ve, complete);
-        s.ready = complete;
-        result.queues[q].busy_cycles += cost;
+        // It streams for its cost (at least the minimum interval; a reduction's write costs
+        // the interval again, as tensor_scalar_reduce's max(MIN_II, N) + MIN_II), then its
+        // results land static_cycles later. The engine takes the next instruction when this
+        // one stops streaming, unless that one needs results still in the pipeline.
+        const EngineCosts& ec = scalar ? cfg.costs.scalar : cfg.costs.vector;
+        uint64_t stream = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
+        if (ec.min_cycles) stream = std::max(stream, ec.min_cycles) + (ve_writes_reduction(in.ve) ? ec.min_cycles : 0);
+        if (ec.static_cycles) start = std::max(start, results_needed(q, in.ve));
+        uint64_t streamed = start + stream * cyc;
+        share_psum_port(q, in.ve, start, streamed);
+        complete = streamed + ec.static_cycles * cyc;
+        s.ready = streamed;
+        result.queues[q].busy_cycles += streamed - start;
         break;
       }
       case isa::Format::kCc: {
@@ -483,7 +591,7 @@ struct CoreModel::Impl {
         cc->issue(i, in.cc, now);
         cc_pending.push_back({i, true, now});
         ++cc_collectives;
-        s.ready = now + 1;
+        s.ready = now + cyc;
         ++s.pc;
         ++result.queues[q].instructions;
         return true;
@@ -522,9 +630,10 @@ struct CoreModel::Impl {
         ++eng.tracked;
         DmaJob job{i, now};
         job.d = in.dma;
+        job.not_before = dma_not_before(in, true);
         eng.queue.push_back(std::move(job));
         start_dma_front(in.dma.engine);
-        s.ready = now + 1;
+        s.ready = now + cyc;
         ++s.pc;
         ++result.queues[q].instructions;
         return true;
@@ -555,16 +664,17 @@ struct CoreModel::Impl {
         w.active = true;
         w.index = i;
         w.list = l;
-        w.hand_at = now + 1;
-        s.ready = now + 1;
+        w.not_before = dma_not_before(in, false);
+        w.hand_at = now + cyc;
+        s.ready = now + cyc;
         ++s.pc;
         ++result.queues[q].instructions;
         return true;
       }
       default:
-        s.ready = now + 1;
+        s.ready = now + cyc;
         // A signalling nop on pe, act or dve applies its signal once the engine has drained.
-        if (in.sig_op != isa::SigOp::kNone) complete = now + 1;
+        if (in.sig_op != isa::SigOp::kNone) complete = now + cyc;
         if (queue == isa::Queue::kCc) {  // ends after every collective before it
           cc_pending.push_back({i, false, now});
           ++s.pc;
@@ -588,7 +698,7 @@ struct CoreModel::Impl {
     s.last_complete = complete;
     // A signal on pe, act or dve is a fence: the queue holds until its engine has drained,
     // applies the signal (at `complete`), and fires again the cycle after.
-    if (in.sig_op != isa::SigOp::kNone) s.ready = std::max(s.ready, complete + 1);
+    if (in.sig_op != isa::SigOp::kNone) s.ready = std::max(s.ready, complete + cyc);
     s.inflight.push_back({complete, i, now, start});
     ++s.pc;
     ++result.queues[q].instructions;
@@ -599,7 +709,7 @@ struct CoreModel::Impl {
   // PSUM write port, alternating when both ask. An instruction that starts while the other
   // engine's instruction uses the same port shares it: both move at half speed until one is
   // done (the fixed cycles of each use no port).
-  void share_psum_port(int q, const VeInstruction& v, uint64_t& complete) {
+  void share_psum_port(int q, const VeInstruction& v, uint64_t begin, uint64_t& complete) {
     const auto ports = [](const VeInstruction& x) {
       const bool rd = (ve_reads_src0(x.opcode) && x.src0.space == MemSpace::kPsum) ||
                       (ve_uses_src1(x.opcode) && x.src1.space == MemSpace::kPsum);
@@ -610,14 +720,28 @@ struct CoreModel::Impl {
     if (o.inflight.empty() || o.inflight.back().complete <= now) return;
     InFlight& busy = o.inflight.back();
     if (!(ports(v) & ports(instr(other, busy.index).ve))) return;
-    const uint64_t mine = complete - now - std::min<uint64_t>(kVeFixedCycles, complete - now);
-    const uint64_t theirs = busy.complete - now;
+    const uint64_t fixed = kVeFixedCycles * period(q);
+    const uint64_t mine = complete - begin - std::min<uint64_t>(fixed, complete - begin);
+    const uint64_t theirs = busy.complete > begin ? busy.complete - begin : 0;
     const uint64_t shared = std::min(mine, theirs);
-    complete = now + kVeFixedCycles + mine + shared;
+    complete = begin + fixed + mine + shared;
     const uint64_t later = busy.complete + shared;
     busy.complete = later;
     o.last_complete = std::max(o.last_complete, later);
-    o.ready = std::max(o.ready, later + (instr(other, busy.index).sig_op != isa::SigOp::kNone ? 1 : 0));
+    o.ready = std::max(o.ready, later + (instr(other, busy.index).sig_op != isa::SigOp::kNone ? period(other) : 0));
+  }
+
+  // When the results that a vector or scalar instruction reads or overwrites have landed: the
+  // completions of the instructions still in its engine's pipeline that write them.
+  uint64_t results_needed(int q, const VeInstruction& v) const {
+    uint64_t at = now;
+    const VeFootprint mine = ve_footprint(v);
+    for (const InFlight& f : qs[q].inflight) {
+      const CoreInstr& earlier = instr(q, f.index);
+      if (f.complete > at && format_of(earlier.opcode) == isa::Format::kVe && ve_footprint(earlier.ve).blocks(mine))
+        at = f.complete;
+    }
+    return at;
   }
 
   // Each word is decoded once, when its queue first reaches it (a queue only moves forward).
@@ -665,7 +789,7 @@ struct CoreModel::Impl {
     if (eng.queue.empty() || eng.queue.front().started) return;
     DmaJob& j = eng.queue.front();
     j.started = true;
-    j.ready_at = std::max({now, j.issue + 1, eng.free_at});
+    j.ready_at = std::max({now, j.issue + dma_cycle, eng.free_at, j.not_before});
     dma_changed();
   }
 
@@ -681,7 +805,7 @@ struct CoreModel::Impl {
     eng.queue.pop_front();
     dma_changed();
     if (refused == DmaError::kNone) transfers->retire(e);
-    eng.free_at = now + 1;
+    eng.free_at = now + dma_cycle;
     if (j.from_list) {
       if (refused != DmaError::kNone && eng.list_error == DmaError::kNone) {
         eng.list_error = refused;
@@ -696,9 +820,9 @@ struct CoreModel::Impl {
     }
     if (j.d.last) {
       uint64_t& port = port_report_free[static_cast<size_t>(e % std::max(cfg.dma_ports, 1))];
-      const uint64_t report = std::max(now + 1, port);
-      port = report + 1;
-      eng.free_at = report + 1;
+      const uint64_t report = std::max(now + dma_cycle, port);
+      port = report + dma_cycle;
+      eng.free_at = report + dma_cycle;
       if (j.from_list) {
         result.list_bursts.emplace_back(j.index, eng.list_bursts);
         eng.list_bursts = 0;
@@ -709,8 +833,8 @@ struct CoreModel::Impl {
         return;
       }
       for (DmaJob& f : eng.finished)
-        if (f.poppable == kNoEvent) f.poppable = report + 1;
-      j.poppable = report + 1;
+        if (f.poppable == kNoEvent) f.poppable = report + dma_cycle;
+      j.poppable = report + dma_cycle;
       if (j.from_list) {
         j.ran = std::move(eng.list_ran);
         eng.list_ran.clear();
@@ -744,7 +868,7 @@ struct CoreModel::Impl {
   uint64_t room_at(int e) const {
     uint64_t at = kNever;
     for (const DmaJob& j : dma[e].queue)
-      if (j.started && j.ready_at >= now) at = std::min(at, j.ready_at + 1);
+      if (j.started && j.ready_at >= now) at = std::min(at, j.ready_at + dma_cycle);
     return at;
   }
   // A descriptor started, finished or popped, or a walk ended: a held sp tries again now (next
@@ -752,7 +876,20 @@ struct CoreModel::Impl {
   void dma_changed() {
     if (!sp_dma_hold) return;
     QueueState& s = qs[kSpQueue];
-    s.ready = std::min(s.ready, sp_tried == now ? now + 1 : now);
+    s.ready = std::min(s.ready, sp_tried == now ? now + dma_cycle : cfg.clocks.edge(ClockDomain::kDma, now));
+  }
+
+  // When a DMA instruction issued now may begin moving data (CoreCosts::dma): after its
+  // descriptors are generated (a dma_copy: the hardware generates them; a dma_list's are in
+  // HBM), and, when it waited on a semaphore another engine signalled, the start latency after
+  // that signal.
+  uint64_t dma_not_before(const CoreInstr& in, bool generated) const {
+    const DmaCosts& c = cfg.costs.dma;
+    uint64_t t = now + (generated && c.descriptor_ns > 0 ? cfg.clocks.cycles_in(c.descriptor_ns) : 0);
+    if (in.wait_en && c.semaphore_to_start_ns > 0 && sem_changed_at[in.wait_sem] != kNever &&
+        sem_signalled_by[in.wait_sem] != kSpQueue)
+      t = std::max(t, sem_changed_at[in.wait_sem] + cfg.clocks.cycles_in(c.semaphore_to_start_ns));
+    return cfg.clocks.edge(ClockDomain::kDma, t);
   }
 
   // Room in engine e's descriptor queue (the count as registered: a descriptor loaded this
@@ -834,7 +971,7 @@ struct CoreModel::Impl {
         eng.finished.pop_front();
         --eng.tracked;
         dma_changed();
-        pop_free = now + 1;
+        pop_free = now + dma_cycle;
         begin_effects(kSpQueue, j.index);
         if (j.from_list)
           for (const DmaDescriptor& d : j.ran) execute_dma(d);
@@ -843,8 +980,8 @@ struct CoreModel::Impl {
         signal(kSpQueue, j.index);
         end_effects();
         ++completed;
-        last_end = std::max(last_end, now + 1);
-        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.issue, now + 1});
+        last_end = std::max(last_end, now + dma_cycle);
+        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.issue, now + dma_cycle});
         any = true;
         break;
       }
@@ -916,8 +1053,16 @@ struct CoreModel::Impl {
             kInstrBytes};
   }
 
+  // The fetch unit and the list walkers act on the DMA clock's edges; a call between them marks
+  // the next edge as an event (next_event), where it runs again.
+  bool on_dma_edge() {
+    if (cfg.clocks.on_edge(ClockDomain::kDma, now)) return true;
+    dma_edge_due = true;
+    return false;
+  }
+
   void request_fetches() {
-    if (!cfg.fetch.enabled) return;
+    if (!cfg.fetch.enabled || !on_dma_edge()) return;
     for (int q = 0; q < isa::kNumQueue; ++q)
       request_reads(fetch[q].reads, fetch_policy(), image.stream[q], prog.queues[q].size(), qs[q].pc,
                     cfg.dma_engines + q * cfg.fetch.streams);
@@ -983,6 +1128,7 @@ struct CoreModel::Impl {
   // Requests every chunk of every active list that fits in its walker's buffer and has a free
   // stream (nc_core_fetch's policy, one beat an entry, no lone first request).
   void request_list_entries() {
+    if (!on_dma_edge()) return;
     const ReadPolicy p{static_cast<size_t>(cfg.lists.buffer), static_cast<size_t>(cfg.lists.chunk),
                        static_cast<size_t>(cfg.lists.streams), false, kDmaListEntryBytes};
     for (int e = 0; e < cfg.dma_engines; ++e)
@@ -1001,12 +1147,14 @@ struct CoreModel::Impl {
   // cycle; the final entry carries `last`. Entries are read from HBM as they are handed.
   bool hand_list_entries() {
     bool any = false;
+    if (!on_dma_edge()) return false;
     for (int e = 0; e < cfg.dma_engines; ++e) {
       ListWalk& w = walk[e];
       if (!w.active || w.handed >= w.reads.arrived || now < w.hand_at || !fifo_room(e)) continue;
       DmaJob job{w.index, now};
       job.from_list = true;
       job.entry = w.handed;
+      job.not_before = w.not_before;
       uint8_t bytes[kDmaListEntryBytes];
       hbm.read_block(w.list.list_addr + w.handed * kDmaListEntryBytes, bytes, kDmaListEntryBytes);
       job.malformed = dma_list_entry_decode(bytes, &job.d, &job.malformed_why);
@@ -1016,7 +1164,7 @@ struct CoreModel::Impl {
       dma[e].queue.push_back(std::move(job));
       start_dma_front(e);
       ++w.handed;
-      w.hand_at = now + 1;
+      w.hand_at = now + dma_cycle;
       w.active = w.handed < w.list.count;
       if (!w.active) dma_changed();
       any = true;
@@ -1036,7 +1184,7 @@ struct CoreModel::Impl {
     for (int e = 0; e < cfg.dma_engines; ++e) {
       const ListWalk& w = walk[e];
       if (!w.active || w.handed >= w.reads.arrived) continue;
-      uint64_t t = std::max(w.hand_at, now + 1);
+      uint64_t t = std::max(w.hand_at, cfg.clocks.edge(ClockDomain::kDma, now + 1));
       if (!fifo_room(e)) {
         const uint64_t room = room_at(e);
         if (room == kNever) continue;
@@ -1056,14 +1204,15 @@ struct CoreModel::Impl {
         const uint64_t at = std::max(s.ready, s.wake);
         if (at > now) next = std::min(next, at);
       }
-      // A wait on a semaphore signalled this cycle sees the signal next cycle.
-      if (s.blocked && sem_changed_at[instr(q, s.pc).wait_sem] == now) next = std::min(next, now + 1);
+      // A wait on a semaphore signalled this cycle sees the signal at its next edge.
+      if (s.blocked && s.recheck != kNever && s.recheck > now) next = std::min(next, s.recheck);
     }
     for (const auto& f : dma) {
       const auto& q = f.queue;
       if (!q.empty() && q.front().started && !q.front().transferring) next = std::min(next, std::max(q.front().ready_at, now + 1));
     }
     next = std::min(next, next_hand());
+    if (dma_edge_due) next = std::min(next, cfg.clocks.edge(ClockDomain::kDma, now + 1));
     next = std::min(next, std::max(next_pop(), now + 1));
     if (cc_collectives) next = std::min(next, cc->next_event(now));
     return std::min(next, transfers->next_event(now));
@@ -1146,6 +1295,7 @@ struct CoreModel::Impl {
 
   void advance_to(uint64_t to) {
     if (dma_transferring()) result.dma_busy_cycles += to - now;
+    dma_edge_due = false;
     transfers->advance(now, to);
     now = to;
     if (progress && now >= next_progress) {
@@ -1207,7 +1357,10 @@ struct CoreModel::Impl {
   uint64_t last_end = 0;                   // the latest completion so far
   std::vector<int> open_list;  // per DMA engine: descriptors issued since its last `last`
   HbmDmaTransfers own_transfers;
-  DmaTransferModel* transfers;  // &own_transfers, or the model given to the constructor
+  DmaDomainTransfers domain_transfers;  // own_transfers or the model given, in base cycles
+  DmaTransferModel* transfers;          // &domain_transfers
+  const uint64_t dma_cycle = dma_div(cfg);  // one DMA clock cycle in base cycles
+  bool dma_edge_due = false;                // DMA-clock work waits for the next DMA edge
   LoneCollectives lone;
   CollectiveEngine* cc;         // &lone, or the engine given to the constructor
   struct CcPending {
@@ -1226,6 +1379,7 @@ struct CoreModel::Impl {
   std::array<FetchState, isa::kNumQueue> fetch{};
   std::array<uint32_t, kNumSemaphores> sem_before{};  // a semaphore's value before this cycle's signals
   std::array<uint64_t, kNumSemaphores> sem_changed_at{};
+  std::array<int, kNumSemaphores> sem_signalled_by{};  // the queue of a semaphore's latest signal
   uint32_t te_dirty_banks = 0;
   bool ve_psum_dirty = false;
   uint64_t progress_every = 0, next_progress = 0;

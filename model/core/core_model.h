@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "model/core/collective_engine.h"
+#include "model/core/core_timing.h"
 #include "model/core/dma_timing.h"
 #include "model/core/dma_transfer.h"
 #include "model/core/image.h"
@@ -69,17 +70,20 @@ struct CoreConfig {
   int lanes = 128;                  // vector and scalar engine lanes
   int dma_engines = 16;
   uint64_t hbm_bytes = uint64_t{1} << 32;  // the core's HBM window (sparse)
-  double clock_ghz = 2.4;           // the one core clock (the tensor engine's, hardware.md)
+  // The clock domains (core_timing.h). Time is counted in base-clock cycles; the timing
+  // figures below that say "cycles" are cycles of the domain named beside them.
+  CoreClocks clocks;
+  CoreCosts costs;  // fixed costs beyond what the engines' own timing gives (none: the RTL core's)
   // Timing model of the golden core, calibrated to the RTL core (model/core/dma_timing.h,
   // engine_timing.h):
   int dma_ports = 4;                         // engine e on port e % dma_ports (nc_core's DmaPorts)
   HbmDmaConfig dma_timing;                   // the DMA ports over the HBM pseudo-channels
-  double dma_engine_bytes_per_cycle = 12.0;  // a system run's per-engine DMA rate (tb/tlm)
-  double hbm_bytes_per_cycle = 151.0;        // the core's share: 2.9 TB/s / 8 at 2.4 GHz (collectives)
-  uint64_t dependency_cycles = 0;            // extra cycles from a satisfied wait to issue (the RTL: 0)
-  uint64_t cc_latency_cycles = 2400;         // a lone core's collective: 1 us to start (ncore's choice)
+  double dma_engine_bytes_per_cycle = 12.0;  // a system run's per-engine DMA rate (tb/tlm), dma cycles
+  double hbm_bytes_per_cycle = 151.0;        // the core's share: 2.9 TB/s / 8 at 2.4 GHz (collectives), dma cycles
+  uint64_t dependency_cycles = 0;            // extra engine cycles from a satisfied wait to issue (the RTL: 0)
+  uint64_t cc_latency_cycles = 2400;         // a lone core's collective: 1 us to start at 2.4 GHz (ncore's choice), dma cycles
   int cc_outstanding = 8;                    // collectives the cc queue may have in flight
-  uint64_t watchdog_cycles = 2'000'000'000;  // simulated cycles before a run is called hung
+  uint64_t watchdog_cycles = 2'000'000'000;  // simulated base cycles before a run is called hung
   FetchConfig fetch;
   ListFetchConfig lists;
   // Transfer-model engines: the DMA engines, the instruction fetch streams, the list walkers'.
@@ -97,6 +101,10 @@ struct CoreConfig {
   bool timing_only = false;
 };
 
+// The clock domain of a queue's sequencer and engine (core_timing.h): pe tensor, act scalar,
+// dve vector, sp and cc dma.
+ClockDomain queue_domain(int queue);
+
 // How a run ended and the error status: model/isa/ncore.isa, enums core_status and core_error.
 using isa::CoreStatus;
 std::string_view core_status_name(CoreStatus s);
@@ -104,6 +112,7 @@ std::string_view core_status_name(CoreStatus s);
 using isa::CoreError;
 std::string_view core_error_name(CoreError e);
 
+// Per queue; cycles are base-clock cycles (CoreClocks::div converts to the queue's engine's).
 struct QueueStats {
   uint64_t instructions = 0;
   uint64_t busy_cycles = 0;   // cycles its engine worked (pe: array streaming; sp: any DMA busy)
@@ -136,7 +145,7 @@ struct CoreResult {
   std::string message;        // error or deadlock report, "" when done
   int error_queue = 0;        // kError: the queue and index of the instruction
   size_t error_index = 0;
-  uint64_t cycles = 0;        // until the last completion
+  uint64_t cycles = 0;        // base-clock cycles until the last completion
   std::array<QueueStats, isa::kNumQueue> queues{};
   uint64_t te_macs = 0;
   uint64_t dma_bytes = 0;     // bytes moved by DMA (each byte once)
@@ -150,9 +159,9 @@ struct CoreResult {
   std::vector<InstrTiming> timeline;  // when CoreModel::record_timeline(true)
   std::vector<FetchStall> fetch_stalls;  // likewise
   std::vector<SemaphoreWait> sem_waits;  // likewise
-  double te_utilization(const CoreConfig& c) const;  // MACs / (cycles * rows * cols)
+  double te_utilization(const CoreConfig& c) const;  // MACs / (tensor cycles * rows * cols)
   double hbm_gbps(const CoreConfig& c) const;         // DMA bytes per simulated second / 1e9
-  double microseconds(const CoreConfig& c) const { return cycles / (c.clock_ghz * 1e3); }
+  double microseconds(const CoreConfig& c) const { return c.clocks.ns(cycles) / 1e3; }
 };
 
 // Sparse byte-addressed memory (64 KiB pages, zero until written).

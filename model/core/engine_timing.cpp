@@ -1,10 +1,28 @@
 #include "model/core/engine_timing.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ncore::model {
 
-TensorEngineTiming::TensorEngineTiming(const TensorEngineConfig& c) : cfg_(c) {}
+TensorEngineTiming::TensorEngineTiming(const TensorEngineConfig& c, const TeThrottle& throttle)
+    : cfg_(c), throttle_(throttle) {}
+
+double TensorEngineTiming::throttle_share(uint64_t t) {
+  const uint64_t window = std::max<uint64_t>(throttle_.window_cycles, 1);
+  while (!busy_.empty() && busy_.front().second + window <= t) busy_.pop_front();
+  if (!ramp_started_) {
+    ramp_started_ = true;
+    ramp_from_ = t;
+  } else if (t >= ramp_from_ + window) {
+    uint64_t used = 0;  // streaming cycles in [t - window, t)
+    for (const auto& [b, e] : busy_) used += std::min(e, t) - std::min(std::max(b, t - window), std::min(e, t));
+    if (static_cast<double>(used) < throttle_.low_use * static_cast<double>(window)) ramp_from_ = t;
+  }
+  if (throttle_.ramp_cycles == 0) return 1.0;
+  const double ramp = std::min(1.0, static_cast<double>(t - ramp_from_) / static_cast<double>(throttle_.ramp_cycles));
+  return throttle_.start_share + (1.0 - throttle_.start_share) * ramp;
+}
 
 TensorEngineTiming::Tile TensorEngineTiming::tile_of(const TeInstruction& in) {
   const auto mask = [](int split, int tile) {
@@ -89,8 +107,13 @@ TensorEngineTiming::Schedule TensorEngineTiming::schedule(const TeInstruction& i
     const uint64_t passes = in.transpose ? (st_dtype == DType::kFp32 ? 2 : 1) : in.double_row ? 1 : fp32 ? 4 : 1;
     const uint64_t n = static_cast<uint64_t>(std::max(in.n, 1));
     const uint64_t start = promote + 1;
-    const uint64_t last = start + (n - 1) * passes;
-    const uint64_t frees = start + std::max(n * passes, kMinMmCycles) - 1;
+    uint64_t stream = n * passes;
+    if (throttle_.enabled) {
+      stream = static_cast<uint64_t>(std::ceil(static_cast<double>(stream) / throttle_share(start) - 1e-9));
+      busy_.emplace_back(start, start + stream);
+    }
+    const uint64_t last = start + stream - passes;
+    const uint64_t frees = start + std::max(stream, kMinMmCycles) - 1;
     s.dispatch = d;
     s.start = start;
     s.commit = last + rows + cols + 1;

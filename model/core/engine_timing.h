@@ -23,6 +23,9 @@
 //     and commits Rows + Cols + 1 cycles after its last request.
 //   - Drained (what a signal on pe waits for): every instruction committed and every MM's
 //     slot free again.
+//   - Power throttling (TeThrottle, off in the RTL's timing): an MM streams at a share of the
+//     full rate, the share at its start held for the whole MM (its vectors come `passes /
+//     share` cycles apart).
 #include <array>
 #include <cstdint>
 #include <deque>
@@ -32,9 +35,17 @@
 
 namespace ncore::model {
 
+// model/core/core_timing.h's ThrottleConfig in tensor cycles.
+struct TeThrottle {
+  bool enabled = false;
+  double start_share = 0.5;
+  uint64_t ramp_cycles = 0, window_cycles = 1;
+  double low_use = 0.5;
+};
+
 class TensorEngineTiming {
  public:
-  explicit TensorEngineTiming(const TensorEngineConfig& c);
+  explicit TensorEngineTiming(const TensorEngineConfig& c, const TeThrottle& throttle = {});
 
   struct Schedule {
     uint64_t dispatch = 0;  // left the instruction queue
@@ -70,7 +81,14 @@ class TensorEngineTiming {
     uint64_t frees = 0;  // the cycle its slot can be taken by the next MM (its finishing cycle)
   };
 
+  // The share of the full rate an MM starting at `t` streams at; updates the throttle's state.
+  double throttle_share(uint64_t t);
+
   TensorEngineConfig cfg_;
+  TeThrottle throttle_;
+  bool ramp_started_ = false;
+  uint64_t ramp_from_ = 0;                              // the throttle's ramp began here
+  std::deque<std::pair<uint64_t, uint64_t>> busy_;      // recent MMs' streaming [begin, end)
   std::deque<uint64_t> dispatched_;  // dispatch cycles of the last kCmdDepth instructions
   uint64_t last_fire_ = 0, last_dispatch_ = 0, last_commit_ = 0;
   bool any_ = false;

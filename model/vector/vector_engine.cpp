@@ -603,6 +603,52 @@ void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMem
   }
 }
 
+bool ve_writes_reduction(const VeInstruction& in) { return writes_acc(in); }
+
+namespace {
+
+VeSpan span_of(const VeAccess& a, DType t) {
+  const int64_t esz = std::max(1, storage_bits(t) / 8);
+  int64_t lo = 0, hi = 0;
+  for (int d = 0; d < kVeDims; ++d) {
+    const int64_t reach = static_cast<int64_t>(a.count[d] - 1) * a.stride[d] * esz;
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {a.space, a.addr + lo, a.addr + hi + esz};
+}
+
+}  // namespace
+
+VeFootprint ve_footprint(const VeInstruction& in) {
+  VeFootprint f;
+  f.first = in.start_partition;
+  f.count = in.partitions;
+  // transpose and shuffle move data between the partitions of a 32-partition quadrant.
+  if (moves_bits(in.opcode)) {
+    f.first = in.start_partition / 32 * 32;
+    f.count = (in.start_partition + in.partitions + 31) / 32 * 32 - f.first;
+  }
+  if (ve_reads_src0(in.opcode)) f.reads.push_back(span_of(in.src0, in.in0));
+  if (ve_uses_src1(in.opcode)) f.reads.push_back(span_of(in.src1, in.in1));
+  if (uses_s0(in.opcode) && in.s0_per_partition) f.reads.push_back({MemSpace::kSbuf, in.s0, int64_t{in.s0} + 4});
+  if (uses_s1(in.opcode) && in.s1_per_partition) f.reads.push_back({MemSpace::kSbuf, in.s1, int64_t{in.s1} + 4});
+  f.writes.push_back(span_of(in.dst, in.out));
+  if (writes_acc(in)) f.writes.push_back({MemSpace::kSbuf, in.acc_addr, int64_t{in.acc_addr} + 4});
+  return f;
+}
+
+bool VeFootprint::blocks(const VeFootprint& later) const {
+  if (first >= later.first + later.count || later.first >= first + count) return false;
+  const auto meets = [](const VeSpan& a, const VeSpan& b) { return a.space == b.space && a.lo < b.hi && b.lo < a.hi; };
+  for (const VeSpan& w : writes) {
+    for (const VeSpan& r : later.reads)
+      if (meets(w, r)) return true;
+    for (const VeSpan& w2 : later.writes)
+      if (meets(w, w2)) return true;
+  }
+  return false;
+}
+
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
   (void)cfg;
   const uint64_t n = ve_source_elements(in);

@@ -106,6 +106,23 @@ struct VeMemory {
 // The golden vector engine: an accepted instruction's writes, in the order the RTL makes
 // them, computed from the memory as it was when the instruction started; execute() applies
 // them. Throws ncore::Error for an instruction ve_check() refuses.
+// What an instruction reads and writes, for the core's hazard check between the instructions
+// in an engine's pipeline (model/core/core_timing.h, EngineCosts): byte ranges [lo, hi) in a
+// partition, each access pattern's whole span, over partitions [first, first + count).
+struct VeSpan {
+  MemSpace space = MemSpace::kSbuf;
+  int64_t lo = 0, hi = 0;
+};
+struct VeFootprint {
+  std::vector<VeSpan> reads, writes;
+  int first = 0, count = 0;
+  // Whether `later` must wait for this one's results: it reads or overwrites what this writes.
+  bool blocks(const VeFootprint& later) const;
+};
+VeFootprint ve_footprint(const VeInstruction& in);
+// Whether the instruction also writes a per-partition reduction (activation, tensor_scalar_reduce).
+bool ve_writes_reduction(const VeInstruction& in);
+
 std::vector<VeWrite> ve_writes(const VeInstruction& in, const VeConfig& cfg, const VeMemory& mem);
 void ve_apply(const std::vector<VeWrite>& writes, const VeInstruction& in, VeMemory& mem);
 

@@ -198,7 +198,7 @@ uint64_t NeuronCore::cycle_of_ps(Ps ps) const {
 void NeuronCore::load(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory,
                       model::CollectiveEngine* collectives) {
   config_ = config;
-  config_.clock_ghz = clock_ghz_;
+  config_.clocks.base_ghz = clock_ghz_;
   transfers_ = std::make_unique<ChipTransfers>(*this, config_.transfer_engines());
   core_ = std::make_unique<model::CoreModel>(config_, program, &memory, transfers_.get(), collectives);
   core_->load_tensors();
@@ -208,7 +208,7 @@ void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig
                           model::CollectiveEngine* collectives, int slice_cycles, int hbm_bytes_log2,
                           const std::string& waves) {
   config_ = config;
-  config_.clock_ghz = clock_ghz_;
+  config_.clocks.base_ghz = clock_ghz_;
   slice_cycles_ = slice_cycles;
   rtl_ports_ = std::make_unique<RtlPorts>(*this, memory, uint64_t{1} << hbm_bytes_log2);
   tb::CoreSimOptions options;

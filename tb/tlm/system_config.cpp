@@ -9,72 +9,13 @@
 #include <nlohmann/json.hpp>
 
 #include "model/common/error.h"
+#include "tb/common/json_object_reader.h"
 
 namespace ncore::tlmsys {
 namespace {
 
 using nlohmann::json;
-
-// Reads the keys of one JSON object into fields, each with its type and legal range; anything
-// else is an error naming the file and the key's path.
-class ObjectReader {
- public:
-  ObjectReader(const json& object, std::string path, const std::string& source)
-      : object_(object), path_(std::move(path)), source_(source) {
-    if (!object_.is_object())
-      fail(path_.empty() ? "(top level)" : path_, "a JSON object", object_.dump());
-  }
-
-  void number(const char* key, double& field, double lo, double hi) {
-    handlers_[key] = [this, key, &field, lo, hi](const json& v) {
-      if (!v.is_number()) fail(where(key), "a number", v.dump());
-      const double d = v.get<double>();
-      if (!(d >= lo && d <= hi))
-        fail(where(key), fmt::format("a number in [{}, {}]", lo, hi), v.dump());
-      field = d;
-    };
-  }
-  void integer(const char* key, int& field, int lo, int hi) {
-    handlers_[key] = [this, key, &field, lo, hi](const json& v) {
-      if (!v.is_number_integer()) fail(where(key), "an integer", v.dump());
-      const auto i = v.get<int64_t>();
-      if (i < lo || i > hi) fail(where(key), fmt::format("an integer in [{}, {}]", lo, hi), v.dump());
-      field = static_cast<int>(i);
-    };
-  }
-  void object(const char* key, std::function<void(ObjectReader&)> fields) {
-    handlers_[key] = [this, key, fields](const json& v) {
-      ObjectReader inner(v, where(key), source_);
-      fields(inner);
-      inner.read();
-    };
-  }
-  void skip(const char* key) { handlers_[key] = [](const json&) {}; }
-
-  void read() {
-    for (const auto& [key, value] : object_.items()) {
-      const auto h = handlers_.find(key);
-      if (h == handlers_.end()) {
-        std::string known;
-        for (const auto& [k, unused] : handlers_) known += (known.empty() ? "" : ", ") + k;
-        fail(where(key.c_str()), "a known key (" + known + ")", "unknown key");
-      }
-      h->second(value);
-    }
-  }
-
- private:
-  std::string where(const char* key) const { return path_.empty() ? key : path_ + "." + key; }
-  [[noreturn]] void fail(const std::string& key, const std::string& expected,
-                         const std::string& found) const {
-    throw Error(fmt::format("{}: key '{}': expected {}, found {}", source_, key, expected, found));
-  }
-
-  const json& object_;
-  std::string path_;
-  const std::string& source_;
-  std::map<std::string, std::function<void(const json&)>> handlers_;
-};
+using ObjectReader = tb::JsonObjectReader;
 
 void link_fields(ObjectReader& r, LinkConfig& l) {
   r.number("gbps", l.gbps, 1e-3, 1e6);
