@@ -257,6 +257,7 @@ struct CoreModel::Impl {
     bool transferring = false;   // handed to the transfer model
     uint64_t poppable = kNoEvent;  // its tracker entry may pop from here (its list reported)
     uint64_t not_before = 0;     // descriptor generation, a semaphore's start latency (CoreCosts::dma)
+    uint64_t began = 0;          // its data began to move (a list's final entry: the list's first entry's)
     std::vector<DmaDescriptor> ran;  // a list's entry: every entry of the list that ran, in order
   };
   struct DmaEngine {
@@ -269,6 +270,7 @@ struct CoreModel::Impl {
     std::string list_why;
     std::vector<DmaDescriptor> list_ran;
     uint64_t list_bursts = 0;
+    uint64_t list_began = 0;  // the list's first entry began to move
   };
   // A dma_list's walker (nc_core_lists): reads the list's entries through the fetch port and
   // hands them, in order, to its engine's descriptor queue when it has room, one a cycle.
@@ -290,7 +292,7 @@ struct CoreModel::Impl {
         domain_transfers(external ? external : &own_transfers, c.clocks, c.costs.dma, c.dma_engines, c.transfer_engines()),
         transfers(&domain_transfers),
         lone(h, c.hbm_bytes, c.cc_latency_cycles * dma_div(c), c.hbm_bytes_per_cycle / dma_div(c), !c.timing_only),
-        cc(collectives ? collectives : &lone), te_timing(c.te, te_throttle(c)), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
+        cc(collectives ? collectives : &lone), te_timing(c.te, te_costs(c)), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
     if (c.stream_bases) image.stream = *c.stream_bases;
@@ -302,11 +304,12 @@ struct CoreModel::Impl {
   uint64_t period(ClockDomain d) const { return static_cast<uint64_t>(cfg.clocks.div(d)); }
   uint64_t period(int q) const { return period(domain_of(q)); }
 
-  // The tensor engine's power throttling (CoreCosts::throttle) in its own cycles.
-  static TeThrottle te_throttle(const CoreConfig& c) {
+  // The tensor engine's costs (CoreCosts::tensor, ::throttle) in its own cycles.
+  static TeCosts te_costs(const CoreConfig& c) {
     const ThrottleConfig& t = c.costs.throttle;
     const double ghz = c.clocks.ghz(ClockDomain::kTensor);
-    return {t.enabled, t.start_share, static_cast<uint64_t>(std::llround(t.ramp_ns * ghz)),
+    return {c.costs.tensor.ls_columns_per_cycle, t.enabled, t.start_share,
+            static_cast<uint64_t>(std::llround(t.ramp_ns * ghz)),
             std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(t.window_ns * ghz))), t.low_use};
   }
 
@@ -790,6 +793,11 @@ struct CoreModel::Impl {
     DmaJob& j = eng.queue.front();
     j.started = true;
     j.ready_at = std::max({now, j.issue + dma_cycle, eng.free_at, j.not_before});
+    j.began = j.ready_at;
+    if (j.from_list) {
+      if (j.entry == 0) eng.list_began = j.ready_at;
+      j.began = eng.list_began;
+    }
     dma_changed();
   }
 
@@ -981,7 +989,8 @@ struct CoreModel::Impl {
         end_effects();
         ++completed;
         last_end = std::max(last_end, now + dma_cycle);
-        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.issue, now + dma_cycle});
+        // Its start is when its data began to move.
+        if (record) result.timeline.push_back({kSpQueue, j.index, j.issue, j.began, now + dma_cycle});
         any = true;
         break;
       }

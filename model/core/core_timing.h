@@ -66,6 +66,13 @@ struct EngineCosts {
   bool operator==(const EngineCosts& o) const { return min_cycles == o.min_cycles && static_cycles == o.static_cycles; }
 };
 
+// The tensor engine's rates beyond the RTL's (its MM already holds the array at least
+// MM_INIT_LATENCY, 64 cycles: rtl/tensor).
+struct TensorCosts {
+  int ls_columns_per_cycle = 1;  // fast LoadStationary: weight columns loaded a cycle
+  bool operator==(const TensorCosts& o) const { return ls_columns_per_cycle == o.ls_columns_per_cycle; }
+};
+
 // The DMA engines' costs beyond what the HBM model times.
 struct DmaCosts {
   double engine_bytes_per_ns = 0;   // per engine: a descriptor moves no faster (0: no limit)
@@ -97,11 +104,12 @@ struct ThrottleConfig {
 };
 
 struct CoreCosts {
+  TensorCosts tensor;
   EngineCosts scalar, vector;
   DmaCosts dma;
   ThrottleConfig throttle;
   bool operator==(const CoreCosts& o) const {
-    return scalar == o.scalar && vector == o.vector && dma == o.dma && throttle == o.throttle;
+    return tensor == o.tensor && scalar == o.scalar && vector == o.vector && dma == o.dma && throttle == o.throttle;
   }
 };
 

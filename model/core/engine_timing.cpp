@@ -5,11 +5,10 @@
 
 namespace ncore::model {
 
-TensorEngineTiming::TensorEngineTiming(const TensorEngineConfig& c, const TeThrottle& throttle)
-    : cfg_(c), throttle_(throttle) {}
+TensorEngineTiming::TensorEngineTiming(const TensorEngineConfig& c, const TeCosts& costs) : cfg_(c), costs_(costs) {}
 
 double TensorEngineTiming::throttle_share(uint64_t t) {
-  const uint64_t window = std::max<uint64_t>(throttle_.window_cycles, 1);
+  const uint64_t window = std::max<uint64_t>(costs_.window_cycles, 1);
   while (!busy_.empty() && busy_.front().second + window <= t) busy_.pop_front();
   if (!ramp_started_) {
     ramp_started_ = true;
@@ -17,11 +16,11 @@ double TensorEngineTiming::throttle_share(uint64_t t) {
   } else if (t >= ramp_from_ + window) {
     uint64_t used = 0;  // streaming cycles in [t - window, t)
     for (const auto& [b, e] : busy_) used += std::min(e, t) - std::min(std::max(b, t - window), std::min(e, t));
-    if (static_cast<double>(used) < throttle_.low_use * static_cast<double>(window)) ramp_from_ = t;
+    if (static_cast<double>(used) < costs_.low_use * static_cast<double>(window)) ramp_from_ = t;
   }
-  if (throttle_.ramp_cycles == 0) return 1.0;
-  const double ramp = std::min(1.0, static_cast<double>(t - ramp_from_) / static_cast<double>(throttle_.ramp_cycles));
-  return throttle_.start_share + (1.0 - throttle_.start_share) * ramp;
+  if (costs_.ramp_cycles == 0) return 1.0;
+  const double ramp = std::min(1.0, static_cast<double>(t - ramp_from_) / static_cast<double>(costs_.ramp_cycles));
+  return costs_.start_share + (1.0 - costs_.start_share) * ramp;
 }
 
 TensorEngineTiming::Tile TensorEngineTiming::tile_of(const TeInstruction& in) {
@@ -74,7 +73,8 @@ TensorEngineTiming::Schedule TensorEngineTiming::schedule(const TeInstruction& i
     for (const Streaming& m : streaming_)  // an MM of an overlapping tile that holds the bank
       if (m.bank == bank && m.tile.overlaps(tile)) d = std::max(d, m.frees + 1);
     s.dispatch = s.start = d;
-    const uint64_t columns = static_cast<uint64_t>(std::max(in.m, 1));
+    const auto per_cycle = static_cast<uint64_t>(std::max(costs_.ls_columns_per_cycle, 1));
+    const uint64_t columns = (static_cast<uint64_t>(std::max(in.m, 1)) + per_cycle - 1) / per_cycle;
     s.commit = d + columns + 1;
     s.drained = s.commit + 1;
     ls_free_ = s.commit + 1;
@@ -108,7 +108,7 @@ TensorEngineTiming::Schedule TensorEngineTiming::schedule(const TeInstruction& i
     const uint64_t n = static_cast<uint64_t>(std::max(in.n, 1));
     const uint64_t start = promote + 1;
     uint64_t stream = n * passes;
-    if (throttle_.enabled) {
+    if (costs_.throttle) {
       stream = static_cast<uint64_t>(std::ceil(static_cast<double>(stream) / throttle_share(start) - 1e-9));
       busy_.emplace_back(start, start + stream);
     }

@@ -23,7 +23,9 @@
 //     and commits Rows + Cols + 1 cycles after its last request.
 //   - Drained (what a signal on pe waits for): every instruction committed and every MM's
 //     slot free again.
-//   - Power throttling (TeThrottle, off in the RTL's timing): an MM streams at a share of the
+//   - Fast LoadStationary (TeCosts, 1 in the RTL's timing): an LS loads ls_columns_per_cycle
+//     weight columns a cycle, so commit = dispatch + ceil(M / that) + 1.
+//   - Power throttling (TeCosts, off in the RTL's timing): an MM streams at a share of the
 //     full rate, the share at its start held for the whole MM (its vectors come `passes /
 //     share` cycles apart).
 #include <array>
@@ -35,9 +37,10 @@
 
 namespace ncore::model {
 
-// model/core/core_timing.h's ThrottleConfig in tensor cycles.
-struct TeThrottle {
-  bool enabled = false;
+// model/core/core_timing.h's TensorCosts and ThrottleConfig, in tensor cycles.
+struct TeCosts {
+  int ls_columns_per_cycle = 1;
+  bool throttle = false;
   double start_share = 0.5;
   uint64_t ramp_cycles = 0, window_cycles = 1;
   double low_use = 0.5;
@@ -45,7 +48,7 @@ struct TeThrottle {
 
 class TensorEngineTiming {
  public:
-  explicit TensorEngineTiming(const TensorEngineConfig& c, const TeThrottle& throttle = {});
+  explicit TensorEngineTiming(const TensorEngineConfig& c, const TeCosts& costs = {});
 
   struct Schedule {
     uint64_t dispatch = 0;  // left the instruction queue
@@ -85,7 +88,7 @@ class TensorEngineTiming {
   double throttle_share(uint64_t t);
 
   TensorEngineConfig cfg_;
-  TeThrottle throttle_;
+  TeCosts costs_;
   bool ramp_started_ = false;
   uint64_t ramp_from_ = 0;                              // the throttle's ramp began here
   std::deque<std::pair<uint64_t, uint64_t>> busy_;      // recent MMs' streaming [begin, end)

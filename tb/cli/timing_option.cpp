@@ -46,6 +46,9 @@ model::CoreTiming load_timing(const std::string& preset_or_file) {
                        model::CoreClocks::kMaxDivide);
     });
   });
+  top.object("tensor", [&k](tb::JsonObjectReader& r) {
+    r.integer("ls_columns_per_cycle", k.tensor.ls_columns_per_cycle, 1, 128);
+  });
   for (const auto& engine : {std::pair{"scalar", &k.scalar}, std::pair{"vector", &k.vector}})
     top.object(engine.first, [e = engine.second](tb::JsonObjectReader& r) {
       r.count("min_cycles", e->min_cycles, 0, 100'000);

@@ -175,7 +175,7 @@ CHIP_CORES = 8  # NeuronCores of a Trainium2 chip (ncore tlm run --system chip)
 
 
 def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=None, cores=1, trace_json=None,
-                     timing_only=False):
+                     timing_only=False, timing=None):
     if engine not in ENGINES:
         raise ValueError(f"engine={engine!r}: expected one of {', '.join(ENGINES)}")
     if size not in (8, 128):
@@ -187,6 +187,9 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
                          "size=128); co-simulation is per core (cores=1)")
     if timing_only and (engine != "golden" or cores != 1):
         raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
+    if timing is not None and (engine != "golden" or cores != 1):
+        raise ValueError(f"timing={timing!r}: the golden core of one core takes a timing preset (ncore run --timing); "
+                         "the RTL core and a chip run the uniform timing so far")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
     key = _specialization(kernel, arrays, size, kwargs, cores, policy)
@@ -210,7 +213,8 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), program, [("", trace)])
         out_dir = os.path.join(tmp, "out")
         t1 = time.perf_counter()
-        extra = _trace_option(trace_json) + (["--no-data"] if timing_only else [])
+        extra = (_trace_option(trace_json) + (["--no-data"] if timing_only else []) +
+                 (["--timing", str(timing)] if timing is not None else []))
         if cores == 1:
             report = tool.run_program(path, engine=engine, size=size, outputs=None if timing_only else out_dir,
                                       extra=extra)
@@ -434,22 +438,29 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
 
 
 def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
-                     trace=None, system=None, timing_only=False, **kwargs):
-    """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), each
-    queue's utilization, tensor-engine MACs and utilization, HBM bytes, and the wall time of the
-    compile and of the run; `outputs` holds the kernel's outputs. dma_policy (compiler.DmaPolicy)
-    changes how DMA work is spread, for comparisons."""
+                     trace=None, system=None, timing_only=False, timing=None, **kwargs):
+    """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), the
+    run's time in ns, each queue's utilization and its engine's clock and cycles, tensor-engine
+    MACs and utilization, HBM bytes, and the wall time of the compile and of the run; `outputs`
+    holds the kernel's outputs. dma_policy (compiler.DmaPolicy) changes how DMA work is spread,
+    for comparisons. timing: the golden core's timing, a preset ("uniform", "trn2", "trn1") or a
+    JSON file (ncore run --timing; model/README.md, "Timing presets")."""
     if system is not None:
+        if timing is not None:
+            raise ValueError(f"timing={timing!r} with system={system!r}: a system's cores run the uniform timing so far")
         outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy,
                                              size, cores, timing_only)
     else:
         outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace,
-                                      timing_only)
+                                      timing_only, timing)
     return {
         "cycles": r["cycles"],
         "golden_cycles": r.get("golden_cycles", r["cycles"] if engine == "golden" else None),
         "microseconds": r.get("microseconds"),
+        "time_ns": r.get("time_ns"),
+        "clocks": r.get("clocks"),
         "utilization": {q: v["utilization"] for q, v in r["queues"].items()},
+        "engine_cycles": {q: v["engine_cycles"] for q, v in r["queues"].items() if "engine_cycles" in v},
         "wait_cycles": {q: v.get("wait_cycles", 0) for q, v in r["queues"].items()},
         "instructions": r.get("instructions"),
         "te_macs": r.get("te_macs", 0),
