@@ -423,6 +423,38 @@ TEST(SystemWorkload, TensorParallelMlpOnAChipMatchesFloat64) {
   EXPECT_EQ(r.collectives[0].members, 8);
 }
 
+// The silicon's timing in a system run (ncore tlm run --timing trn2): the tensor-parallel MLP
+// on a chip gives the same outputs as the uniform timing, every core reports its time in ns at
+// the 4.8 GHz base clock and its tensor engine's cycles at 2.4 GHz, and the collective's time
+// follows the cores'.
+TEST(SystemWorkload, SiliconTimingChangesTimesNotResults) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/tp_mlp.s";
+  const SystemRunResult uniform = run_system(default_system("chip"), o);
+  o.timing = model::timing_preset("trn2");
+  const SystemRunResult trn2 = run_system(default_system("chip"), o);
+  ASSERT_EQ(uniform.status, "done") << uniform.message;
+  ASSERT_EQ(trn2.status, "done") << trn2.message;
+  ASSERT_EQ(uniform.outputs.size(), trn2.outputs.size());
+  for (size_t i = 0; i < uniform.outputs.size(); ++i)
+    EXPECT_EQ(uniform.outputs[i].bytes, trn2.outputs[i].bytes) << uniform.outputs[i].name << " of core " << uniform.outputs[i].core;
+  for (const auto& c : trn2.cores) {
+    EXPECT_DOUBLE_EQ(c.time_ns, static_cast<double>(c.cycles) / 4.8);
+    EXPECT_EQ(c.engine_cycles[static_cast<size_t>(isa::Queue::kPe)], c.cycles / 2);
+    EXPECT_EQ(c.engine_cycles[static_cast<size_t>(isa::Queue::kDve)], c.cycles / 5);
+  }
+  EXPECT_GT(trn2.sim_time_us, uniform.sim_time_us);  // fixed costs, slower Vector and Scalar clocks
+  // RTL cores have one clock so far: refused, naming the option.
+  o.all_rtl = true;
+  try {
+    run_system(default_system("chip"), o);
+    ADD_FAILURE() << "an RTL core with the trn2 timing ran";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--timing trn2: the RTL core runs every engine on one clock"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(SystemWorkload, DataParallelStepOnAnInstanceMatchesFloat64AndOverlaps) {
   SystemRunOptions o;
   o.program = kSystemPrograms + "/dp_step.s";

@@ -143,11 +143,13 @@ class DmaDomainTransfers : public DmaTransferModel {
   DmaDomainTransfers(DmaTransferModel* inner, const CoreClocks& clocks, const DmaCosts& costs, int dma_engines,
                      int engines)
       : inner_(inner), clocks_(clocks), costs_(costs), div_(static_cast<uint64_t>(clocks.div(ClockDomain::kDma))),
-        dma_engines_(dma_engines), not_before_(static_cast<size_t>(engines), 0) {}
+        dma_engines_(dma_engines), limited_(costs.engine_bytes_per_ns > 0 || costs.element_ns > 0),
+        not_before_(static_cast<size_t>(engines), 0) {}
   void begin(int engine, const DmaDescriptor& d, uint64_t now) override {
     inner_->begin(engine, d, now / div_);
     now_ = now;
-    if (engine < dma_engines_) not_before_[static_cast<size_t>(engine)] = clocks_.edge(ClockDomain::kDma, now + least(d));
+    if (limited_ && engine < dma_engines_)
+      not_before_[static_cast<size_t>(engine)] = clocks_.edge(ClockDomain::kDma, now + least(d));
   }
   bool done(int engine) const override {
     return inner_->done(engine) && now_ >= not_before_[static_cast<size_t>(engine)];
@@ -156,8 +158,9 @@ class DmaDomainTransfers : public DmaTransferModel {
   uint64_t next_event(uint64_t now) const override {
     uint64_t at = inner_->next_event(now / div_);
     if (at != kNoEvent) at *= div_;
-    for (uint64_t t : not_before_)
-      if (t > now) at = std::min(at, t);
+    if (limited_)
+      for (uint64_t t : not_before_)
+        if (t > now) at = std::min(at, t);
     return at;
   }
   void advance(uint64_t now, uint64_t to) override {
@@ -180,6 +183,7 @@ class DmaDomainTransfers : public DmaTransferModel {
   DmaCosts costs_;
   uint64_t div_;
   int dma_engines_;
+  bool limited_;  // a rate or a row cost applies
   uint64_t now_ = 0;
   std::vector<uint64_t> not_before_;  // per transfer engine: its transfer ends no earlier
 };

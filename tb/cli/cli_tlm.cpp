@@ -11,6 +11,7 @@
 
 #include "model/common/error.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/timing_option.h"
 #include "tb/tlm/collective.h"
 #include "tb/tlm/system_config.h"
 #include "tb/tlm/system_run.h"
@@ -119,6 +120,7 @@ struct RunCli {
   std::string program, system = "chip", config_file, engine = "golden", rtl_cores, no_data_cores, outputs, trace_json,
       waves;
   bool json = false, no_data = false;
+  std::string timing = "uniform";
 };
 
 void run_system_cmd(const RunCli& o) {
@@ -138,6 +140,7 @@ void run_system_cmd(const RunCli& o) {
   so.program = o.program;
   so.outputs_dir = o.outputs;
   so.trace_json = o.trace_json;
+  so.timing = load_timing(o.timing);
   so.progress = isatty(fileno(stderr)) && !o.json;
   const auto r = tlmsys::run_system(config, so);
   if (o.json) {
@@ -198,6 +201,8 @@ void add_tlm_command(CLI::App& app) {
   r->add_option("--core-engine", run.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
   r->add_option("--rtl-cores", run.rtl_cores, "CHIP.CORE,... run on the RTL back-end (size chip.pe_rows); "
                 "without it, --core-engine rtl makes every core RTL");
+  r->add_option("--timing", run.timing, "the golden cores' clocks and fixed costs: uniform (one clock, "
+                                        "chip.core_clock_ghz), trn2, trn1 or a JSON file (ncore run --timing)");
   r->add_flag("--no-data", run.no_data, "every golden core runs timing only (the same cycles, no data or outputs)");
   r->add_option("--no-data-cores", run.no_data_cores, "CHIP.CORE,... golden cores that run timing only")
       ->excludes("--no-data");

@@ -32,7 +32,8 @@ class NeuronCore::ChipTransfers : public model::DmaTransferModel {
     e.extension.core = core_.index_;
     e.extension.engine = engine;
     e.extension.bytes_per_cycle = core_.config_.dma_engine_bytes_per_cycle;
-    e.extension.core_clock_ghz = core_.clock_ghz_;
+    // dma_engine_bytes_per_cycle counts the DMA domain's cycles.
+    e.extension.core_clock_ghz = core_.config_.clocks.ghz(model::ClockDomain::kDma);
     e.payload.set_command(d.to_hbm ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
     e.payload.set_address(d.hbm_addr);
     e.payload.set_data_ptr(nullptr);  // timing only: the core moves the data when it retires
@@ -198,7 +199,7 @@ uint64_t NeuronCore::cycle_of_ps(Ps ps) const {
 void NeuronCore::load(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory,
                       model::CollectiveEngine* collectives) {
   config_ = config;
-  config_.clocks.base_ghz = clock_ghz_;
+  clock_ghz_ = config.clocks.base_ghz;  // the golden core counts base-clock cycles
   transfers_ = std::make_unique<ChipTransfers>(*this, config_.transfer_engines());
   core_ = std::make_unique<model::CoreModel>(config_, program, &memory, transfers_.get(), collectives);
   core_->load_tensors();

@@ -191,12 +191,22 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   core_config.lanes = config.chip.pe_rows;
   core_config.dma_engines = config.chip.dma_engines_per_core;
   core_config.hbm_bytes = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) * config.chip.hbm_stacks;
+  const model::CoreTiming uniform = model::timing_preset("uniform");
+  const bool uniform_timing = options.timing.clocks.divide == uniform.clocks.divide &&
+                              options.timing.clocks.base_ghz == uniform.clocks.base_ghz &&
+                              options.timing.costs == uniform.costs;
+  core_config.clocks = options.timing.clocks;
+  core_config.costs = options.timing.costs;
+  if (uniform_timing) core_config.clocks.base_ghz = config.chip.core_clock_ghz;  // chip.core_clock_ghz sets it
   std::set<std::pair<int, int>> rtl(options.rtl_cores.begin(), options.rtl_cores.end());
   if (options.all_rtl)
     for (const auto& [where, _] : programs) rtl.insert(where);
   for (const auto& where : rtl)
     if (!programs.count(where))
       throw Error(fmt::format("--rtl-cores: chip {} core {} runs no program", where.first, where.second));
+  if (!rtl.empty() && !uniform_timing)
+    throw Error(fmt::format("--timing {}: the RTL core runs every engine on one clock, without fixed costs, so far "
+                            "(issue 49); expected --timing uniform with RTL cores", options.timing.preset));
   std::set<std::pair<int, int>> timing_only(options.timing_only_cores.begin(), options.timing_only_cores.end());
   for (const auto& where : timing_only) {
     if (!programs.count(where))
@@ -314,6 +324,13 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       rep.wait_cycles[q] = cr.queues[q].wait_cycles;
     }
     rep.busy_cycles[model::kSpQueue] = cr.dma_busy_cycles;  // as ncore run reports it
+    const model::CoreClocks& clocks = core.config().clocks;
+    rep.time_ns = clocks.ns(cr.cycles);
+    for (int q = 0; q < isa::kNumQueue; ++q) {
+      const auto div = static_cast<uint64_t>(clocks.div(model::queue_domain(q)));
+      rep.engine_cycles[q] = cr.cycles / div;
+      rep.engine_busy_cycles[q] = rep.busy_cycles[q] / div;
+    }
     if (cr.status != model::CoreStatus::kDone && r.status == "done") {
       r.status = rep.status;
       r.message = fmt::format("chip {} core {}: {}", c, k, cr.message);
@@ -372,14 +389,18 @@ Json to_json(const SystemRunResult& r) {
   j["wall_seconds"] = r.wall_seconds;
   j["cores"] = Json::array();
   for (const auto& c : r.cores) {
-    Json busy, wait;
+    Json busy, wait, engine_cycles, engine_busy;
     for (int q = 0; q < isa::kNumQueue; ++q) {
       busy[isa::kQueueNames[q]] = c.busy_cycles[q];
       wait[isa::kQueueNames[q]] = c.wait_cycles[q];
+      engine_cycles[isa::kQueueNames[q]] = c.engine_cycles[q];
+      engine_busy[isa::kQueueNames[q]] = c.engine_busy_cycles[q];
     }
     j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"timing_only", c.timing_only}, {"status", c.status},
-                          {"cycles", c.cycles}, {"instructions", c.instructions}, {"te_utilization", c.te_utilization},
-                          {"hbm_bytes", c.hbm_bytes}, {"fetch_bytes", c.fetch_bytes}, {"busy_cycles", busy}, {"wait_cycles", wait}});
+                          {"cycles", c.cycles}, {"time_ns", c.time_ns}, {"instructions", c.instructions},
+                          {"te_utilization", c.te_utilization}, {"hbm_bytes", c.hbm_bytes}, {"fetch_bytes", c.fetch_bytes},
+                          {"busy_cycles", busy}, {"wait_cycles", wait}, {"engine_cycles", engine_cycles},
+                          {"engine_busy_cycles", engine_busy}});
   }
   j["hbm"] = Json::array();
   for (const auto& s : r.hbm)

@@ -25,6 +25,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "model/core/core_timing.h"
 #include "tb/tlm/cc_engine.h"
 #include "tb/tlm/system_config.h"
 
@@ -43,6 +44,10 @@ struct SystemRunOptions {
   std::vector<std::pair<int, int>> timing_only_cores;
   bool all_timing_only = false;
   std::string waves_dir;    // "" or: each RTL core's waves as DIR/chip<C>.core<K>.fst
+  // The golden cores' clocks and fixed costs (model/core/core_timing.h; ncore tlm run --timing).
+  // uniform: one clock, chip.core_clock_ghz. Another timing is refused with RTL cores, which
+  // have one clock and no fixed costs so far (issue 49).
+  model::CoreTiming timing = model::timing_preset("uniform");
 };
 
 // "CHIP.CORE,CHIP.CORE,...": the cores of `config` named; an item that is not two integers or
@@ -56,7 +61,10 @@ struct CoreReport {
   bool timing_only = false;  // a golden core without data: it wrote no outputs
   std::string status;       // done, error, deadlock, watchdog
   std::string message;
-  uint64_t cycles = 0;
+  uint64_t cycles = 0;       // base-clock cycles (model/core/core_timing.h)
+  double time_ns = 0;        // cycles at the base clock
+  // Per queue: the cycles of the run and busy in its engine's own clock.
+  std::array<uint64_t, isa::kNumQueue> engine_cycles{}, engine_busy_cycles{};
   uint64_t instructions = 0;
   double te_utilization = 0;
   uint64_t hbm_bytes = 0;   // moved by its DMA

@@ -187,9 +187,9 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
                          "size=128); co-simulation is per core (cores=1)")
     if timing_only and (engine != "golden" or cores != 1):
         raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
-    if timing is not None and (engine != "golden" or cores != 1):
-        raise ValueError(f"timing={timing!r}: the golden core of one core takes a timing preset (ncore run --timing); "
-                         "the RTL core and a chip run the uniform timing so far")
+    if timing is not None and engine != "golden":
+        raise ValueError(f"timing={timing!r}: the golden core takes a timing preset (ncore run --timing); the RTL "
+                         "core runs the uniform timing so far")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
     key = _specialization(kernel, arrays, size, kwargs, cores, policy)
@@ -310,13 +310,16 @@ def _chip_report(system, cores):
     queue's busy cycles over all cores against cores x cycles, and the per-core figures."""
     used = [c for c in system["cores"] if c["core"] < cores]
     cycles = max(c["cycles"] for c in used)
-    queues = {q: {"utilization": sum(c["busy_cycles"][q] for c in used) / (cycles * len(used))}
+    queues = {q: {"utilization": sum(c["busy_cycles"][q] for c in used) / (cycles * len(used)),
+                  "engine_cycles": max(c["engine_cycles"][q] for c in used)}
               for q in used[0]["busy_cycles"]}
-    macs = sum(c["te_utilization"] * c["cycles"] for c in used) * 128 * 128
+    pe_cycles = queues["pe"]["engine_cycles"]  # the tensor engine's clock, which its utilization counts
+    macs = sum(c["te_utilization"] * c["engine_cycles"]["pe"] for c in used) * 128 * 128
     return {"cycles": cycles, "queues": queues, "instructions": sum(c["instructions"] for c in used),
-            "te_macs": round(macs), "te_utilization": macs / (cycles * len(used) * 128 * 128),
+            "te_macs": round(macs), "te_utilization": macs / (pe_cycles * len(used) * 128 * 128),
             "hbm_bytes": sum(c["hbm_bytes"] for c in used), "cores": system["cores"],
-            "microseconds": system["sim_time_us"], "collectives": system.get("collectives", [])}
+            "microseconds": system["sim_time_us"], "time_ns": max(c["time_ns"] for c in used),
+            "collectives": system.get("collectives", [])}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -361,7 +364,7 @@ def _check_collectives_match(traces, chips):
 
 
 def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace_json, policy, size=128,
-                            cores=1, timing_only=False):
+                            cores=1, timing_only=False, timing=None):
     if system not in SYSTEMS:
         raise ValueError(f"system={system!r}: expected one of {', '.join(SYSTEMS)}")
     if engine not in ("golden", "rtl"):
@@ -398,7 +401,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), "\n".join(lines) + "\n",
                               [(f".r{r}", t) for r, t in enumerate(traces)])
         out_dir = os.path.join(tmp, "out")
-        extra = _trace_option(trace_json)
+        extra = _trace_option(trace_json) + (["--timing", str(timing)] if timing is not None else [])
         t1 = time.perf_counter()
         report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, system=system, extra=extra),
                               CHIP_CORES)
@@ -446,10 +449,8 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
     for comparisons. timing: the golden core's timing, a preset ("uniform", "trn2", "trn1") or a
     JSON file (ncore run --timing; model/README.md, "Timing presets")."""
     if system is not None:
-        if timing is not None:
-            raise ValueError(f"timing={timing!r} with system={system!r}: a system's cores run the uniform timing so far")
         outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy,
-                                             size, cores, timing_only)
+                                             size, cores, timing_only, timing)
     else:
         outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace,
                                       timing_only, timing)
