@@ -526,8 +526,10 @@ class _Measured:
         r = benchmark_kernel(self.kernel, *args, trace=self.trace, **self.options, **kwargs)
         self.benchmark_result = BenchmarkResult(r, self.iters)
         us = r["microseconds"]
-        print(f"{self.what} {self.kernel.__name__} on ncore ({self.options.get('engine', 'golden')} core): "
-              f"{r['cycles']} cycles, {us:.3f} us (every iteration of a deterministic run: p50 = p99 = {us:.3f} us)"
+        timing = self.options.get("timing") or "uniform"
+        print(f"{self.what} {self.kernel.__name__} on ncore ({self.options.get('engine', 'golden')} core, timing "
+              f"{timing}): {r['cycles']} cycles, {us:.3f} us (every iteration of a deterministic run: p50 = p99 = "
+              f"{us:.3f} us)"
               + (f"; trace {self.trace}" if self.trace else ""))
         return r["outputs"]
 
@@ -538,18 +540,21 @@ def _decorator(kernel, make):
 
 
 def benchmark(kernel=None, warmup=5, iters=10, save_neff_name=None, save_trace_name=None, additional_compile_opt=None,
-              engine="golden", size=128, cores=1):
+              engine="golden", size=128, cores=1, timing=None):
     """`nki.benchmark(warmup=, iters=)(kernel)`: calling the result runs the kernel and sets
-    `.benchmark_result.nc_latency.get_latency_percentile(p)` (microseconds). save_trace_name
-    writes the Chrome/Perfetto trace (ncore writes no NEFF; save_neff_name is ignored)."""
+    `.benchmark_result.nc_latency.get_latency_percentile(p)` (microseconds): the kernel's time
+    alone, without the per-launch and host-transfer overhead that neuron-bench's figures include
+    (no figure for it is published). save_trace_name writes the Chrome/Perfetto trace (ncore
+    writes no NEFF; save_neff_name is ignored). timing (ncore's own): the golden core's timing
+    preset, as benchmark_kernel's."""
     _whole_number("nki.benchmark", "warmup", warmup, 0)
     _whole_number("nki.benchmark", "iters", iters, 1)
-    options = dict(engine=engine, size=size, cores=cores)
+    options = dict(engine=engine, size=size, cores=cores, timing=timing)
     return _decorator(kernel, lambda k: _Measured(k, "nki.benchmark", warmup, iters, save_trace_name, options))
 
 
 def profile(kernel=None, working_directory=".", save_neff_name=None, save_trace_name=None, overwrite=False,
-            profile_nth=1, additional_compile_opt=None, engine="golden", size=128, cores=1):
+            profile_nth=1, additional_compile_opt=None, engine="golden", size=128, cores=1, timing=None):
     """`nki.profile(working_directory=, save_trace_name=)(kernel)`: calling the result runs the
     kernel and writes its Chrome/Perfetto trace (default `profile.json`) in working_directory,
     where neuron-profile would write its NTFF."""
@@ -559,5 +564,5 @@ def profile(kernel=None, working_directory=".", save_neff_name=None, save_trace_
         raise ValueError(f"nki.profile: save_trace_name={save_trace_name!r}: {path} is a folder; expected a file")
     if os.path.exists(path) and not overwrite:
         raise KernelError(f"nki.profile: {path} exists: pass overwrite=True to replace it")
-    options = dict(engine=engine, size=size, cores=cores)
+    options = dict(engine=engine, size=size, cores=cores, timing=timing)
     return _decorator(kernel, lambda k: _Measured(k, "nki.profile", trace=path, options=options))
