@@ -57,6 +57,14 @@ nlohmann::json clocks_json(const model::CoreClocks& c) {
   return j;
 }
 
+// A queue's report in its engine's own clock: which clock, and the run's and the busy cycles in it.
+void add_engine_cycles(nlohmann::json& queue, const model::CoreClocks& c, int q, uint64_t cycles, uint64_t busy) {
+  const model::ClockDomain dom = model::queue_domain(q);
+  queue["clock"] = model::kClockDomainNames[static_cast<size_t>(dom)];
+  queue["engine_cycles"] = cycles / static_cast<uint64_t>(c.div(dom));
+  queue["engine_busy_cycles"] = busy / static_cast<uint64_t>(c.div(dom));
+}
+
 // Every output tensor as DIR/NAME.npy (model/core/program.h gives the storage types); the
 // folder is made.
 void write_outputs(const std::string& dir, const model::Program& prog,
@@ -261,15 +269,12 @@ int run_program(const RunOptions& o) {
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
     const uint64_t busy = q == static_cast<int>(isa::Queue::kSp) ? r.dma_busy_cycles : s.busy_cycles;
-    const model::ClockDomain dom = model::queue_domain(q);
     j["queues"][isa::kQueueNames[q]] = {
         {"instructions", s.instructions}, {"busy_cycles", busy},
         {"utilization", r.cycles ? static_cast<double>(busy) / r.cycles : 0.0},
         {"wait_cycles", s.wait_cycles}, {"fetch_stall_cycles", s.fetch_stall_cycles},
-        {"fetched_bytes", s.fetched_bytes},
-        // In the engine's own clock: its cycles in the run and busy.
-        {"clock", model::kClockDomainNames[static_cast<size_t>(dom)]},
-        {"engine_cycles", r.cycles / cfg.clocks.div(dom)}, {"engine_busy_cycles", busy / cfg.clocks.div(dom)}};
+        {"fetched_bytes", s.fetched_bytes}};
+    add_engine_cycles(j["queues"][isa::kQueueNames[q]], cfg.clocks, q, r.cycles, busy);
   }
   std::vector<std::pair<std::string, std::vector<uint8_t>>> outputs;
   for (const auto& t : prog.tensors)
@@ -336,6 +341,8 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   j["microseconds"] = us;
   j["time_ns"] = us * 1e3;
   j["clock_ghz"] = cfg.clocks.base_ghz;
+  j["clocks"] = clocks_json(cfg.clocks);  // the RTL core's one clock (issue 49: its domains are to come)
+  j["timing"] = "uniform";
   j["instructions"] = prog.instructions();
   j["te_macs"] = r.te_macs;
   j["te_utilization"] = r.te_utilization(o.size);
@@ -350,6 +357,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
         {"utilization", r.cycles ? static_cast<double>(s.busy_cycles) / r.cycles : 0.0},
         {"wait_cycles", s.wait_cycles}, {"fetch_stall_cycles", s.fetch_stall_cycles},
         {"fetched_bytes", s.fetched_bytes}};
+    add_engine_cycles(j["queues"][isa::kQueueNames[q]], cfg.clocks, q, r.cycles, s.busy_cycles);
     fetch_bytes += s.fetched_bytes;
   }
   j["fetch_bytes"] = fetch_bytes;
