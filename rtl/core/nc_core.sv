@@ -56,6 +56,9 @@ module nc_core
   input  logic [HbmAddrW-1:0]   image_base_i,
   input  logic [HbmAddrW-1:0]   image_bytes_i,
   input  logic [31:0]           watchdog_cycles_i,   // cycles without progress; 0: off
+  // The vector (index 0) and scalar (1) engines' minimum instruction interval, MIN_II (issue 49,
+  // model::EngineCosts::min_cycles; 0: none, the uniform timing): nc_core_seq.
+  input  logic [15:0]           ve_min_cycles_i [2],
   input  logic [5:0]            hbm_bytes_log2_i,
   // SBUF debug port: 32 bytes at partition * 229376 + offset (writes clocked, reads not)
   input  logic                  dbg_sbuf_wr_valid_i,
@@ -168,6 +171,8 @@ module nc_core
   isa_header_t       seq_sig_header [NumQ];
   isa_decode_error_e seq_decode_err [NumQ];
   logic              seq_waiting [NumQ], seq_finished [NumQ], seq_issued [NumQ];
+  logic [15:0]       seq_interval [NumQ];   // the head instruction's minimum interval
+  logic              seq_interval_tail [NumQ];  // it writes a reduction: the interval again
 
   // Each queue's stream, checked as it is taken at start: bit 0, not 128-byte aligned; bit 1,
   // past the end of HBM. A bad stream stops the core (fetch_refused) before anything issues,
@@ -249,6 +254,7 @@ module nc_core
       .halt_i(halt), .sems_i(sem_q),
       .issue_valid_o(seq_issue_valid[q]), .issue_ready_i(seq_issue_ready[q]),
       .issue_word_o(seq_word[q]), .pc_o(seq_pc[q]), .drained_i(seq_drained[q]),
+      .interval_i(seq_interval[q]), .interval_tail_i(seq_interval_tail[q]),
       .sig_valid_o(seq_sig_valid[q]), .sig_header_o(seq_sig_header[q]),
       .decode_err_o(seq_decode_err[q]), .waiting_o(seq_waiting[q]),
       .finished_o(seq_finished[q]), .issued_o(seq_issued[q]),
@@ -288,6 +294,14 @@ module nc_core
   assign te_cmd = isa_te_instr(isa_opcode_e'(seq_word[QueuePe][7:0]), seq_pc[QueuePe][7:0],
                                te_payload);
   assign seq_issue_ready[QueuePe] = te_ready;
+  // No minimum interval beyond the engines' own on pe, sp and cc (the vector and scalar
+  // engines' is below).
+  for (genvar q = 0; q < NumQ; q++) begin : g_no_interval
+    if (q != int'(QueueAct) && q != int'(QueueDve)) begin : g_none
+      assign seq_interval[q] = '0;
+      assign seq_interval_tail[q] = 1'b0;
+    end
+  end
   assign seq_drained[QueuePe] = te_idle && !seq_issue_valid[QueuePe];
 
   // SBUF ports of the tensor engine
@@ -383,6 +397,11 @@ module nc_core
     assign ve_cmd[c] = isa_ve_instr(isa_opcode_e'(seq_word[Q][7:0]), seq_pc[Q][7:0],
                                     isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]));
     assign ve_cmd_valid[c] = seq_issue_valid[Q];
+    // MIN_II on every instruction of the engine; an activation or tensor_scalar_reduce that
+    // writes its reduction pays it twice (nki.isa: max(MIN_II, N) + MIN_II).
+    assign seq_interval[Q] = ve_min_cycles_i[c];
+    assign seq_interval_tail[Q] = ve_cmd[c].acc_enable == 1'b1 &&
+        (ve_cmd[c].opcode == IsaActivation || ve_cmd[c].opcode == IsaTensorScalarReduce);
     assign seq_issue_ready[Q] = ve_cmd_ready[c];
     assign seq_drained[Q] = ve_idle[c] && !seq_issue_valid[Q];
     if (c == Dve) begin : g_vector

@@ -16,6 +16,11 @@
 //     queue has completed", as in model::CoreModel.
 //   - on sp (Fenced = 0) a nop signals at issue; a dma_copy's signal travels with the
 //     descriptor (the core applies it when its DMA engine finishes), so nothing waits here.
+// Minimum interval (issue 49, model::EngineCosts::min_cycles; 0 in the uniform timing): an
+// instruction holds its queue interval_i cycles at least from its issue (the next issues no
+// earlier, and a fence does not count the engine drained before), and, with interval_tail_i (it
+// also writes a reduction), interval_i cycles more once that has passed and the engine has
+// drained: the nki.isa cost model's max(MIN_II, N), and max(MIN_II, N) + MIN_II for a reduction.
 module nc_core_seq
   import nc_isa_pkg::*;
 #(
@@ -45,6 +50,8 @@ module nc_core_seq
   output logic [InstrW-1:0]  issue_word_o,
   output logic [PcW-1:0]     pc_o,
   input  logic               drained_i,     // nothing issued from this queue is still to complete
+  input  logic [15:0]        interval_i,    // the head instruction's minimum interval (0: none)
+  input  logic               interval_tail_i,  // and it pays the interval again after draining
   // signal to apply this cycle
   output logic               sig_valid_o,
   output isa_header_t        sig_header_o,
@@ -67,6 +74,12 @@ module nc_core_seq
   isa_decode_error_e decode_err;
   logic              head_present, head_valid, wait_ok, is_nop, fire, fetch_stall;
   logic [31:0]       cnt_issued_q, cnt_wait_q, cnt_fetch_stall_q;
+  logic [15:0]       hold_q, tail_len_q;  // cycles the last instruction still holds the queue
+  logic              tail_q;              // its second interval is still to come
+  logic              holding, drained;
+
+  assign holding = hold_q != '0 || tail_q;
+  assign drained = drained_i && !holding;
 
   always_ff @(posedge clk_i) begin
     if (fill_valid_i) buf_q[fill_slot_i][256 * fill_beat_i +: 256] <= fill_data_i;
@@ -82,14 +95,14 @@ module nc_core_seq
   assign wait_ok = !header.wait_en || sems_i[header.wait_sem] >= header.wait_value;
   assign is_nop = header.opcode == 8'(IsaNop);
 
-  assign decode_err_o = head_valid && drained_i ? decode_err : DecodeErrorNone;
+  assign decode_err_o = head_valid && drained ? decode_err : DecodeErrorNone;
   // Kept after the core stops, so that a deadlock report can name the waiting queues.
   assign waiting_o = head_present && decode_err == DecodeErrorNone && !wait_ok;
-  assign issue_valid_o = head_valid && decode_err == DecodeErrorNone && wait_ok && !is_nop;
+  assign issue_valid_o = head_valid && decode_err == DecodeErrorNone && wait_ok && !is_nop && !holding;
   assign issue_word_o = word;
   assign pc_o = pc_q;
   // The instruction at pc leaves the queue this cycle.
-  assign fire = head_valid && decode_err == DecodeErrorNone && wait_ok && (is_nop || issue_ready_i);
+  assign fire = head_valid && decode_err == DecodeErrorNone && wait_ok && !holding && (is_nop || issue_ready_i);
   assign issued_o = fire;
 
   always_comb begin
@@ -115,7 +128,7 @@ module nc_core_seq
       end
       StFence: begin
         sig_header_o = fence_header_q;
-        if (drained_i) begin
+        if (drained) begin
           sig_valid_o = !halt_i;
           state_d = StRun;
         end
@@ -134,7 +147,21 @@ module nc_core_seq
       cnt_issued_q <= '0;
       cnt_wait_q <= '0;
       cnt_fetch_stall_q <= '0;
+      hold_q <= '0;
+      tail_len_q <= '0;
+      tail_q <= 1'b0;
     end else begin
+      // The interval counts from the issue: the next may issue interval_i cycles later.
+      if (fire) begin
+        hold_q <= interval_i > 16'd1 ? interval_i - 16'd1 : '0;
+        tail_len_q <= interval_i;
+        tail_q <= interval_tail_i && interval_i != '0;
+      end else if (hold_q != '0) begin
+        hold_q <= hold_q - 16'd1;
+      end else if (tail_q && drained_i) begin
+        hold_q <= tail_len_q > 16'd1 ? tail_len_q - 16'd1 : '0;
+        tail_q <= 1'b0;
+      end
       state_q <= state_d;
       pc_q <= pc_d;
       if (start_i) length_q <= length_i;
@@ -145,7 +172,9 @@ module nc_core_seq
     end
   end
 
-  assign finished_o = state_q == StEnd;
+  // The last instruction's interval ends the queue too (the golden core completes an
+  // instruction when its interval has passed).
+  assign finished_o = state_q == StEnd && !holding;
   assign cnt_issued_o = cnt_issued_q;
   assign cnt_wait_o = cnt_wait_q;
   assign cnt_fetch_stall_o = cnt_fetch_stall_q;

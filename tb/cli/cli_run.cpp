@@ -196,7 +196,7 @@ void print_report(const RunOptions& o, const model::Program& prog, const nlohman
   if (j.contains("waves")) fmt::print("waves         {}\n", j["waves"].get<std::string>());
 }
 
-int run_rtl(const RunOptions& o, const model::Program& prog);
+int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTiming& timing);
 
 int run_program(const RunOptions& o) {
   if (o.engine != "golden" && o.engine != "rtl" && o.engine != "cosim")
@@ -214,17 +214,15 @@ int run_program(const RunOptions& o) {
   if (o.no_data && !o.outputs.empty())
     throw Error("--outputs: a --no-data run computes no outputs");
   const model::CoreTiming timing = load_timing(o.timing);
-  const model::CoreTiming uniform = model::timing_preset("uniform");
-  if (o.engine != "golden" && !(timing.clocks.divide == uniform.clocks.divide &&
-                                timing.clocks.base_ghz == uniform.clocks.base_ghz && timing.costs == uniform.costs))
-    throw Error(fmt::format("--timing {}: the RTL core runs every engine on one 2.4 GHz clock, without fixed "
-                            "costs, so far (issue 49: its clock domains and costs are not built yet); expected "
-                            "--timing uniform with --engine {}",
-                            o.timing, o.engine));
+  if (o.engine != "golden")
+    if (const std::string why = model::rtl_timing_refusal(timing); !why.empty())
+      throw Error(fmt::format("--timing {}: {}; expected --timing uniform, or a file changing only "
+                              "vector.min_cycles and scalar.min_cycles, with --engine {}",
+                              o.timing, why, o.engine));
   model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
   if (o.seed)
     for (auto& t : prog.tensors) t.seed = model::SplitMix64(t.seed ^ (o.seed * 0x9E3779B97F4A7C15ull)).next();
-  if (o.engine != "golden") return run_rtl(o, prog);
+  if (o.engine != "golden") return run_rtl(o, prog, timing);
   model::CoreConfig cfg = tb::core_config_for_size(o.size);
   cfg.clocks = timing.clocks;
   cfg.costs = timing.costs;
@@ -304,17 +302,19 @@ int run_program(const RunOptions& o) {
 }
 
 // The RTL core (and, for cosim, the golden core beside it).
-int run_rtl(const RunOptions& o, const model::Program& prog) {
+int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTiming& timing) {
   tb::CoreSimOptions so;
   so.size = o.size;
+  so.costs = timing.costs;  // what rtl_timing_refusal lets through: the engines' minimum interval
   so.cosim = o.engine == "cosim";
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
   so.timeline = o.timeline || !o.trace_json.empty();
   if (o.hbm == "rtl") so.hbm_controllers = tb::rtl_hbm_controllers();
   o.waves.apply(so);
-  so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}{}", o.program, o.size,
-                             o.seed ? fmt::format(" --seed {}", o.seed) : "", o.hbm == "rtl" ? " --hbm rtl" : "");
+  so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}{}{}", o.program, o.size,
+                             o.seed ? fmt::format(" --seed {}", o.seed) : "", o.hbm == "rtl" ? " --hbm rtl" : "",
+                             o.timing != "uniform" ? " --timing " + o.timing : "");
   const bool tty = isatty(fileno(stderr)) && !o.json;
   if (tty) {
     so.progress_every = 20'000;
@@ -342,7 +342,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog) {
   j["time_ns"] = us * 1e3;
   j["clock_ghz"] = cfg.clocks.base_ghz;
   j["clocks"] = clocks_json(cfg.clocks);  // the RTL core's one clock (issue 49: its domains are to come)
-  j["timing"] = "uniform";
+  j["timing"] = timing.preset;
   j["instructions"] = prog.instructions();
   j["te_macs"] = r.te_macs;
   j["te_utilization"] = r.te_utilization(o.size);

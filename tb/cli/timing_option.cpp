@@ -51,8 +51,8 @@ model::CoreTiming load_timing(const std::string& preset_or_file) {
   });
   for (const auto& engine : {std::pair{"scalar", &k.scalar}, std::pair{"vector", &k.vector}})
     top.object(engine.first, [e = engine.second](tb::JsonObjectReader& r) {
-      r.count("min_cycles", e->min_cycles, 0, 100'000);
-      r.count("static_cycles", e->static_cycles, 0, 100'000);
+      r.count("min_cycles", e->min_cycles, 0, 65'535);
+      r.count("static_cycles", e->static_cycles, 0, 65'535);
     });
   top.object("dma", [&k](tb::JsonObjectReader& r) {
     r.number("engine_bytes_per_ns", k.dma.engine_bytes_per_ns, 0, 1e4);

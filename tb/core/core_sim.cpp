@@ -99,6 +99,7 @@ class CoreBench : public RtlCore {
     c.image_top = opt_.image_top;
     c.image_window = opt_.image_window;
     c.stream_bases = opt_.stream_bases;
+    c.costs = opt_.costs;
     return c;
   }
 
@@ -156,6 +157,8 @@ class CoreBench : public RtlCore {
     t.hbm_wr_ready_i = 0;
     t.watchdog_cycles_i = static_cast<uint32_t>(std::min<uint64_t>(opt_.watchdog, 0xFFFFFFFFu));
     t.hbm_bytes_log2_i = static_cast<uint8_t>(hbm_bytes_log2);
+    t.ve_min_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.min_cycles);  // nc_core's Dve
+    t.ve_min_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.min_cycles);  // and Act
     bench_.reset();
     for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
       if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
