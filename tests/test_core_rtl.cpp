@@ -485,16 +485,20 @@ TEST(CoreRtl, RandomProgramOfEveryEngineOperationOnTheFullSizeCore) {
 // core's timing").
 double timing_ratio(const CoreSimResult& r) { return static_cast<double>(r.golden.cycles) / static_cast<double>(r.cycles); }
 
-TEST(CoreRtl, GoldenCyclesWithinFivePercentOfTheRtl) {
+// The small examples and `randoms` random semaphore-graph programs from `seed` on, by name.
+std::vector<std::pair<std::string, model::Program>> small_and_random_programs(uint64_t seed, int randoms) {
   std::vector<std::pair<std::string, model::Program>> programs;
   for (const char* name : {"gemm_8.s", "softmax_8.s", "psum_writes_8.s", "collectives_8.s"})
     programs.emplace_back(name, model::assemble_file(kSmall + name));
-  const uint64_t seed = test::test_seed(41);
-  for (int trial = 0; trial < 8; ++trial) {
+  for (int trial = 0; trial < randoms; ++trial) {
     model::SplitMix64 rng(seed + trial);
     programs.emplace_back(fmt::format("random semaphore graph (NCORE_SEED={})", seed + trial), random_program(rng, 24));
   }
-  for (const auto& [name, p] : programs) {
+  return programs;
+}
+
+TEST(CoreRtl, GoldenCyclesWithinFivePercentOfTheRtl) {
+  for (const auto& [name, p] : small_and_random_programs(test::test_seed(41), 8)) {
     CoreSimOptions o;
     o.size = kSize;
     o.watchdog = 50'000;
@@ -548,15 +552,7 @@ activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x3040 src0_ap
   EXPECT_EQ(rtl, golden);        // and of 512: its cost + MIN_II, the same on both cores
   EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.01) << "RTL " << r.cycles << " cycles, golden " << r.golden.cycles;
 
-  std::vector<std::pair<std::string, model::Program>> programs;
-  for (const char* name : {"gemm_8.s", "softmax_8.s", "psum_writes_8.s", "collectives_8.s"})
-    programs.emplace_back(name, model::assemble_file(kSmall + name));
-  const uint64_t seed = test::test_seed(49);
-  for (int trial = 0; trial < 4; ++trial) {
-    model::SplitMix64 rng(seed + trial);
-    programs.emplace_back(fmt::format("random semaphore graph (NCORE_SEED={})", seed + trial), random_program(rng, 24));
-  }
-  for (const auto& [name, program] : programs) {
+  for (const auto& [name, program] : small_and_random_programs(test::test_seed(49), 4)) {
     o.timeline = false;
     o.watchdog = 50'000;
     const CoreSimResult q = run_core_rtl(program, o);
