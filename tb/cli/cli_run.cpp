@@ -516,8 +516,9 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--timeline", o->timeline, "with --json: every instruction's queue, index, issue/start/complete cycles and opcode");
   run->add_option("--trace-json", o->trace_json, "write a Chrome/Perfetto trace-event timeline: a track per queue, "
                                                  "DMA engine, semaphore waits and instruction fetch");
-  run->add_option("--timing", o->timing, "golden: the core's clocks, a preset (uniform: one 2.4 GHz clock, as the RTL "
-                                        "core; trn2; trn1) or a JSON file (model/README.md, \"Timing presets\")");
+  run->add_option("--timing", o->timing, "the core's clocks and fixed costs: a preset (uniform: one 2.4 GHz clock, no "
+                                        "fixed costs; trn2; trn1) or a JSON file (model/README.md, \"Timing presets\"); "
+                                        "rtl and cosim: uniform, or a file changing only vector/scalar.min_cycles");
   run->add_option("--timing-band", o->timing_band,
                   "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")
       ->check(CLI::Range(0.0, 1.0));
