@@ -303,10 +303,9 @@ struct CoreModel::Impl {
   }
 
   static uint64_t dma_div(const CoreConfig& c) { return static_cast<uint64_t>(c.clocks.div(ClockDomain::kDma)); }
-  static ClockDomain domain_of(int q) { return queue_domain(q); }
   // One cycle of domain d, in base cycles.
   uint64_t period(ClockDomain d) const { return static_cast<uint64_t>(cfg.clocks.div(d)); }
-  uint64_t period(int q) const { return period(domain_of(q)); }
+  uint64_t period(int q) const { return period(queue_domain(q)); }
 
   // The tensor engine's costs (CoreCosts::tensor, ::throttle) in its own cycles.
   static TeCosts te_costs(const CoreConfig& c) {
@@ -378,7 +377,7 @@ struct CoreModel::Impl {
     for (int q = 0; q < isa::kNumQueue; ++q) {
       QueueState& s = qs[q];
       if (s.blocked && instr(q, s.pc).wait_sem == sem)
-        s.recheck = std::min(s.recheck, cfg.clocks.edge(domain_of(q), now + 1));
+        s.recheck = std::min(s.recheck, cfg.clocks.edge(queue_domain(q), now + 1));
     }
   }
   uint32_t visible(int sem) const { return sem_changed_at[sem] == now ? sem_before[sem] : sems[sem]; }
@@ -520,7 +519,7 @@ struct CoreModel::Impl {
   bool try_issue(int q) {
     QueueState& s = qs[q];
     if (s.pc >= prog.queues[q].size() || s.fault.set) return false;
-    const ClockDomain dom = domain_of(q);
+    const ClockDomain dom = queue_domain(q);
     const uint64_t cyc = period(dom);
     if (!cfg.clocks.on_edge(dom, now)) {  // a sequencer acts on its own clock's edges only
       if (!s.blocked) s.ready = std::max(s.ready, cfg.clocks.edge(dom, now));

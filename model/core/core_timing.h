@@ -51,7 +51,7 @@ struct CoreClocks {
   double ns(uint64_t base_cycles) const { return static_cast<double>(base_cycles) / base_ghz; }
   // Base cycles in `ns` nanoseconds, rounded up.
   uint64_t cycles_in(double ns) const;
-  bool uniform() const;
+  bool operator==(const CoreClocks& o) const { return base_ghz == o.base_ghz && divide == o.divide; }
 };
 
 // A vector or scalar engine's fixed costs, in its own cycles. An instruction streams for its
