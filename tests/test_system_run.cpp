@@ -444,13 +444,42 @@ TEST(SystemWorkload, SiliconTimingChangesTimesNotResults) {
     EXPECT_EQ(c.engine_cycles[static_cast<size_t>(isa::Queue::kDve)], c.cycles / 5);
   }
   EXPECT_GT(trn2.sim_time_us, uniform.sim_time_us);  // fixed costs, slower Vector and Scalar clocks
-  // RTL cores have one clock so far: refused, naming the option.
+  // An RTL core takes the one fixed cost it has, the engines' minimum interval: eight memsets of
+  // 32 elements, 64 cycles apart with it, give the same outputs and a slower core (every core of
+  // the chip runs them alone, so no other core's time reaches core 3's).
+  const std::string memsets = ::testing::TempDir() + "memsets.s";
+  {
+    std::ofstream f(memsets);
+    f << ".tensor OUT hbm addr=0x100000+CORE*0x1000 dtype=fp32 shape=8x32 output\n.sem s\n.queue dve\n";
+    for (int i = 0; i < 8; ++i) f << "memset value=0.5 out=fp32 partitions=8 dst=sbuf:" << 128 * i << " dst_ap=[[1,32]]\n";
+    f << "nop signal=s+=1\n.queue sp\ndma_copy engine=0 dir=sbuf_to_hbm hbm_addr=OUT sbuf_addr=0 bytes=128 count1=8 "
+         "hbm_stride1=128 sbuf_stride1=229376 wait=s>=1\n";
+  }
+  SystemRunOptions rtl;
+  rtl.program = memsets;
+  rtl.rtl_cores = {{0, 3}};
+  const SystemRunResult rtl_uniform = run_system(default_system("chip"), rtl);
+  rtl.timing.costs.vector.min_cycles = rtl.timing.costs.scalar.min_cycles = 64;
+  const SystemRunResult rtl_interval = run_system(default_system("chip"), rtl);
+  ASSERT_EQ(rtl_uniform.status, "done") << rtl_uniform.message;
+  ASSERT_EQ(rtl_interval.status, "done") << rtl_interval.message;
+  EXPECT_EQ(output_of(rtl_interval, 0, 3, "OUT"), output_of(rtl_uniform, 0, 3, "OUT"));
+  const auto core3 = [](const SystemRunResult& r) {
+    for (const auto& c : r.cores)
+      if (c.core == 3) return c;
+    throw Error("no core 3");
+  };
+  EXPECT_EQ(core3(rtl_interval).engine, "rtl");
+  // Seven intervals of 64 cycles where a memset of 32 takes about 35.
+  EXPECT_GE(core3(rtl_interval).cycles, core3(rtl_uniform).cycles + 7 * 20);
+  // RTL cores have one clock so far: trn2 refused, naming the option.
   o.all_rtl = true;
   try {
     run_system(default_system("chip"), o);
     ADD_FAILURE() << "an RTL core with the trn2 timing ran";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("--timing trn2: the RTL core runs every engine on one clock"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("--timing trn2: the RTL core runs every engine on one 2.4 GHz clock"),
+              std::string::npos)
         << e.what();
   }
 }

@@ -220,6 +220,7 @@ void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig
   options.reproduce = fmt::format("ncore tlm run ... --rtl-cores {}.{}", chip_, index_);
   options.image_top = config.image_top;
   options.image_window = config.image_window;
+  options.costs = config.costs;  // what the RTL core has of them: the engines' minimum interval
   rtl_ = tb::make_rtl_core(program, options, {rtl_ports_.get(), collectives}, hbm_bytes_log2);
 }
 

@@ -191,22 +191,21 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   core_config.lanes = config.chip.pe_rows;
   core_config.dma_engines = config.chip.dma_engines_per_core;
   core_config.hbm_bytes = static_cast<uint64_t>(config.chip.hbm_stack_gib * double(uint64_t{1} << 30)) * config.chip.hbm_stacks;
-  const model::CoreTiming uniform = model::timing_preset("uniform");
-  const bool uniform_timing = options.timing.clocks.divide == uniform.clocks.divide &&
-                              options.timing.clocks.base_ghz == uniform.clocks.base_ghz &&
-                              options.timing.costs == uniform.costs;
   core_config.clocks = options.timing.clocks;
   core_config.costs = options.timing.costs;
-  if (uniform_timing) core_config.clocks.base_ghz = config.chip.core_clock_ghz;  // chip.core_clock_ghz sets it
+  // The uniform preset's one clock is chip.core_clock_ghz (a timing that sets its own clocks keeps them).
+  if (options.timing.clocks == model::timing_preset("uniform").clocks)
+    core_config.clocks.base_ghz = config.chip.core_clock_ghz;
   std::set<std::pair<int, int>> rtl(options.rtl_cores.begin(), options.rtl_cores.end());
   if (options.all_rtl)
     for (const auto& [where, _] : programs) rtl.insert(where);
   for (const auto& where : rtl)
     if (!programs.count(where))
       throw Error(fmt::format("--rtl-cores: chip {} core {} runs no program", where.first, where.second));
-  if (!rtl.empty() && !uniform_timing)
-    throw Error(fmt::format("--timing {}: the RTL core runs every engine on one clock, without fixed costs, so far "
-                            "(issue 49); expected --timing uniform with RTL cores", options.timing.preset));
+  if (!rtl.empty())
+    if (const std::string why = model::rtl_timing_refusal(options.timing); !why.empty())
+      throw Error(fmt::format("--timing {}: {}; expected --timing uniform, or a file changing only "
+                              "vector.min_cycles and scalar.min_cycles, with RTL cores", options.timing.preset, why));
   std::set<std::pair<int, int>> timing_only(options.timing_only_cores.begin(), options.timing_only_cores.end());
   for (const auto& where : timing_only) {
     if (!programs.count(where))

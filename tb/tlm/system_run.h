@@ -45,8 +45,8 @@ struct SystemRunOptions {
   bool all_timing_only = false;
   std::string waves_dir;    // "" or: each RTL core's waves as DIR/chip<C>.core<K>.fst
   // The golden cores' clocks and fixed costs (model/core/core_timing.h; ncore tlm run --timing).
-  // uniform: one clock, chip.core_clock_ghz. Another timing is refused with RTL cores, which
-  // have one clock and no fixed costs so far (issue 49).
+  // uniform: one clock, chip.core_clock_ghz. RTL cores take only what model::rtl_timing_refusal
+  // lets through (issue 49: one clock, and of the fixed costs the engines' minimum interval).
   model::CoreTiming timing = model::timing_preset("uniform");
 };
 
