@@ -187,9 +187,6 @@ def _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, policy=N
                          "size=128); co-simulation is per core (cores=1)")
     if timing_only and (engine != "golden" or cores != 1):
         raise ValueError("timing_only: the golden core of one core runs without data (ncore run --no-data)")
-    if timing is not None and engine != "golden":
-        raise ValueError(f"timing={timing!r}: the golden core takes a timing preset (ncore run --timing); the RTL "
-                         "core runs the uniform timing so far")
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     t0 = time.perf_counter()
     key = _specialization(kernel, arrays, size, kwargs, cores, policy)
@@ -446,8 +443,9 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
     run's time in ns, each queue's utilization and its engine's clock and cycles, tensor-engine
     MACs and utilization, HBM bytes, and the wall time of the compile and of the run; `outputs`
     holds the kernel's outputs. dma_policy (compiler.DmaPolicy) changes how DMA work is spread,
-    for comparisons. timing: the golden core's timing, a preset ("uniform", "trn2", "trn1") or a
-    JSON file (ncore run --timing; model/README.md, "Timing presets")."""
+    for comparisons. timing: the core's timing, a preset ("uniform", "trn2", "trn1") or a JSON
+    file (ncore run --timing, which says what the RTL core takes; model/README.md, "Timing
+    presets")."""
     if system is not None:
         outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy,
                                              size, cores, timing_only, timing)
