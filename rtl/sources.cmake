@@ -43,6 +43,10 @@ set(NC_RTL_CORE_ISA
 set(NC_RTL_CORE
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_isa_decode.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_sbuf.sv
+  ${CMAKE_CURRENT_LIST_DIR}/common/nc_clock_gate.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_clocks.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_bridge.sv
+  ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_pipeline.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_seq.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_fetch.sv
   ${CMAKE_CURRENT_LIST_DIR}/core/nc_core_lists.sv

@@ -50,8 +50,8 @@ core=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/common/nc_pkg.sv rtl/comm
       rtl/common/nc_fifo.sv rtl/tensor/nc_systolic_array.sv rtl/tensor/nc_psum.sv
       rtl/tensor/nc_tensor_engine.sv rtl/scalar/nc_act_pkg.sv rtl/vector/nc_vector_pkg.sv
       rtl/vector/nc_vector_engine.sv rtl/scalar/nc_scalar_engine.sv rtl/dma/nc_dma_pkg.sv
-      rtl/dma/nc_dma.sv rtl/core/nc_isa_decode.sv rtl/core/nc_sbuf.sv
-      rtl/core/nc_core_seq.sv rtl/core/nc_core_fetch.sv rtl/core/nc_core_lists.sv rtl/core/nc_core.sv)
+      rtl/dma/nc_dma.sv rtl/core/nc_isa_decode.sv rtl/core/nc_sbuf.sv rtl/common/nc_clock_gate.sv
+      rtl/core/nc_core_clocks.sv rtl/core/nc_core_bridge.sv rtl/core/nc_core_pipeline.sv rtl/core/nc_core_seq.sv rtl/core/nc_core_fetch.sv rtl/core/nc_core_lists.sv rtl/core/nc_core.sv)
 for params in "" "-GSize=8" "-GSize=32 -GFetchDepth=32 -GFetchChunk=8 -GFetchStreams=4"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${core[@]}" --top-module nc_core $params

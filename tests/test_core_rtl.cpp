@@ -563,6 +563,161 @@ activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x3040 src0_ap
   }
 }
 
+// Clock domains (issue 49): random dividers of the tensor, scalar, vector and dma domains
+// (seeded; NCORE_SEED reproduces a case), printed with each case.
+model::CoreClocks random_clocks(model::SplitMix64& rng) {
+  model::CoreClocks c;
+  c.base_ghz = 4.8;
+  for (int& d : c.divide) d = 1 + static_cast<int>(rng.next() % 7);
+  return c;
+}
+std::string clocks_name(const model::CoreClocks& c) {
+  return fmt::format("dividers tensor {} scalar {} vector {} dma {}", c.divide[0], c.divide[1], c.divide[2], c.divide[3]);
+}
+
+// The vector and scalar engines' pipeline latency (issue 49, model::EngineCosts::static_cycles;
+// nc_core_pipeline): results land the latency after an instruction has streamed. The next
+// instruction issues as soon as the engine is free unless it reads or overwrites results still
+// landing; a fence signals once they have landed. Each gap between starts on the RTL is the
+// formula's and the golden core's, on one clock and at trn2's clocks (where the waiting act queue issues at its
+// first edge after the signal).
+TEST(CoreRtl, PipelineLatencyLandsAsOnTheGoldenCore) {
+  const model::Program p = model::assemble(R"(.sem s
+.queue dve
+memset value=0 out=fp32 partitions=8 dst=sbuf:0x0 dst_ap=[[1,32]]
+memset value=0 out=fp32 partitions=8 dst=sbuf:0x80 dst_ap=[[1,32]]
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=sbuf:0x0 src0_ap=[[1,32]] dst=sbuf:0x1000 dst_ap=[[1,32]]
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=sbuf:0x1000 src0_ap=[[1,32]] dst=sbuf:0x2000 dst_ap=[[1,32]]
+memset value=0 out=fp32 partitions=8 dst=sbuf:0x100 dst_ap=[[1,32]] signal=s+=1
+.queue act
+activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x2000 src0_ap=[[1,1]] dst=sbuf:0x3080 dst_ap=[[1,1]] wait=s>=1
+)", "latency.s");
+  for (const model::CoreClocks& clocks : {model::CoreClocks{}, model::timing_preset("trn2").clocks}) {
+    CoreSimOptions o;
+    o.size = kSize;
+    o.timeline = true;
+    o.clocks = clocks;
+    o.costs.vector = {64, 100};
+    o.costs.scalar = {64, 200};
+    const CoreSimResult r = run_core_rtl(p, o);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << clocks_name(clocks) << ": " << r.message;
+    ASSERT_TRUE(r.ok) << clocks_name(clocks) << ": " << r.failure;
+    const auto issues = [](const std::vector<model::InstrTiming>& timeline, int q) {
+      std::map<size_t, uint64_t> at;
+      for (const auto& e : timeline)
+        if (e.queue == q) at[e.index] = e.start;  // the golden core issues one held by results at once
+      return at;
+    };
+    const int dve = static_cast<int>(isa::Queue::kDve), act = static_cast<int>(isa::Queue::kAct);
+    for (const auto* timeline : {&r.timeline, &r.golden.timeline}) {
+      const char* core = timeline == &r.timeline ? "RTL" : "golden";
+      const auto at = issues(*timeline, dve);
+      ASSERT_EQ(at.size(), 5u) << core;
+      const uint64_t v = static_cast<uint64_t>(clocks.div(model::ClockDomain::kVector));
+      // memset of 32: MIN_II; the copy of what the first wrote: until it landed (64 + 100 after
+      // the first issued); the copy of the copy's result: 64 + 100 after it; the last memset
+      // reads nothing in the pipeline: MIN_II.
+      EXPECT_EQ(at.at(1) - at.at(0), 64 * v) << core << ", " << clocks_name(clocks);
+      EXPECT_EQ(at.at(2) - at.at(1), 100 * v) << core << ", " << clocks_name(clocks);
+      EXPECT_EQ(at.at(3) - at.at(2), 164 * v) << core << ", " << clocks_name(clocks);
+      EXPECT_EQ(at.at(4) - at.at(3), 64 * v) << core << ", " << clocks_name(clocks);
+      // Its fence signals once it has landed; act issues at its first edge after.
+      const uint64_t signal = at.at(4) + 164 * v;
+      EXPECT_EQ(issues(*timeline, act).at(0), clocks.edge(model::ClockDomain::kScalar, signal + 1))
+          << core << ", " << clocks_name(clocks);
+    }
+  }
+}
+
+// A semaphore's signal crosses from the signalling queue's clock domain to the waiting queue's:
+// the waiter issues at the first edge of its own clock after the signal, on the RTL exactly as
+// on the golden core. A chain of nops passes one semaphore around every queue (every pair of
+// domains, at trn2's clocks and at random dividers). A signalling nop on a fenced queue (all
+// but sp) signals one of its queue's cycles after it issues; sp's signals as it issues. The
+// chain starts when a DMA ends, by when every queue's instructions have been fetched (the two
+// cores fetch differently, and the DMA ends at different cycles on each); from there every step
+// is checked against that rule, on both.
+TEST(CoreRtl, SemaphoresCrossClockDomainsAsOnTheGoldenCore) {
+  std::string text = ".sem go\n.sem s\n";
+  const std::vector<std::string> order = {"pe", "act", "dve", "sp", "cc", "dve", "pe", "sp", "act", "cc", "pe", "dve", "act"};
+  std::map<std::string, std::string> queues;
+  queues["sp"] = "dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=0x0 sbuf_addr=0x0 bytes=8192 count1=8 "
+                 "hbm_stride1=8192 sbuf_stride1=SBUF_PARTITION signal=go+=1\n";
+  for (size_t i = 0; i < order.size(); ++i)
+    queues[order[i]] += fmt::format("nop wait={} signal=s+=1\n", i ? fmt::format("s>={}", i) : "go>=1");
+  for (const auto& [q, body] : queues) text += ".queue " + q + "\n" + body;
+  const model::Program p = model::assemble(text, "crossings.s");
+  const auto queue_of = [](const std::string& name) {
+    for (int q = 0; q < isa::kNumQueue; ++q)
+      if (isa::kQueueNames[q] == name) return q;
+    return -1;
+  };
+  // The chain's issue cycles in its order, and the cycles the rule gives for each step.
+  const auto check = [&](const model::CoreClocks& clocks, const std::vector<model::InstrTiming>& timeline,
+                         const char* core) {
+    std::map<std::pair<int, size_t>, uint64_t> issue;
+    for (const auto& e : timeline) issue[{e.queue, e.index}] = e.issue;
+    std::map<int, size_t> next = {{static_cast<int>(isa::Queue::kSp), 1}};  // after the DMA
+    std::vector<uint64_t> got;
+    for (const auto& name : order) {
+      const int q = queue_of(name);
+      got.push_back(issue.at({q, next[q]++}));
+    }
+    for (size_t k = 1; k < order.size(); ++k) {
+      const int from = queue_of(order[k - 1]), to = queue_of(order[k]);
+      const uint64_t signal = got[k - 1] + (from == static_cast<int>(isa::Queue::kSp)
+                                                 ? 0 : static_cast<uint64_t>(clocks.div(model::queue_domain(from))));
+      const uint64_t want = clocks.edge(model::queue_domain(to), signal + 1);
+      EXPECT_EQ(got[k], want) << core << ", " << clocks_name(clocks) << ": " << order[k - 1] << " issued at "
+                              << got[k - 1] << ", signalled at " << signal << "; " << order[k] << " issued at "
+                              << got[k] << ", its first edge after is " << want;
+    }
+  };
+  model::SplitMix64 rng(test::test_seed(4901));
+  std::vector<model::CoreClocks> cases = {model::CoreClocks{}, model::timing_preset("trn2").clocks};
+  for (int i = 0; i < 6; ++i) cases.push_back(random_clocks(rng));
+  for (const model::CoreClocks& clocks : cases) {
+    CoreSimOptions o;
+    o.size = kSize;
+    o.timeline = true;
+    o.clocks = clocks;
+    const CoreSimResult r = run_core_rtl(p, o);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << clocks_name(clocks) << ": " << r.message;
+    ASSERT_TRUE(r.ok) << clocks_name(clocks) << ": " << r.failure;
+    check(clocks, r.timeline, "RTL");
+    check(clocks, r.golden.timeline, "golden");
+    fmt::print("{}: RTL {} cycles, golden {}\n", clocks_name(clocks), r.cycles, r.golden.cycles);
+  }
+}
+
+// Clocks changed at random leave every result bit-exact: the small examples and random
+// semaphore-graph programs co-simulate in lockstep (every write, commit and signal, then every
+// SBUF, PSUM and HBM byte) at random dividers, every other one with trn2's vector and scalar
+// engine costs, and their times stay within 5% of the golden core's.
+TEST(CoreRtl, RandomClocksLeaveEveryResultBitExact) {
+  model::SplitMix64 rng(test::test_seed(4902));
+  const model::CoreTiming trn2 = model::timing_preset("trn2");
+  bool costs = false;
+  for (const auto& [name, program] : small_and_random_programs(test::test_seed(4903), 2)) {
+    const model::CoreClocks clocks = random_clocks(rng);
+    CoreSimOptions o;
+    o.size = kSize;
+    o.watchdog = 200'000;
+    o.clocks = clocks;
+    if ((costs = !costs)) {  // every other case with trn2's vector and scalar costs too
+      o.costs.vector = trn2.costs.vector;
+      o.costs.scalar = trn2.costs.scalar;
+    }
+    const CoreSimResult r = run_core_rtl(program, o);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << name << ", " << clocks_name(clocks) << ": " << r.message;
+    ASSERT_TRUE(r.ok) << name << ", " << clocks_name(clocks) << ": " << r.failure;
+    EXPECT_GT(r.sbuf_bytes_compared + r.hbm_bytes_compared, 0u);
+    fmt::print("{:<48} {}{}: RTL {:>8} golden {:>8} ratio {:.3f}\n", name, clocks_name(clocks),
+               costs ? ", trn2's engine costs" : "", r.cycles, r.golden.cycles, timing_ratio(r));
+    EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name << ", " << clocks_name(clocks);
+  }
+}
+
 TEST(CoreRtl, DeadlockIsReportedWithTheWaitingQueuesNamed) {
   const model::Program p = model::assemble(R"(.sem a
 .sem b

@@ -595,7 +595,7 @@ struct CoreModel::Impl {
       case isa::Format::kCc: {
         if (cc_collectives >= cfg.cc_outstanding) return false;  // an end frees a slot
         cc->issue(i, in.cc, now);
-        cc_pending.push_back({i, true, now});
+        cc_pending.push_back({i, true, now, 0});
         ++cc_collectives;
         s.ready = now + cyc;
         ++s.pc;
@@ -682,7 +682,12 @@ struct CoreModel::Impl {
         // A signalling nop on pe, act or dve applies its signal once the engine has drained.
         if (in.sig_op != isa::SigOp::kNone) complete = now + cyc;
         if (queue == isa::Queue::kCc) {  // ends after every collective before it
-          cc_pending.push_back({i, false, now});
+          // A signalling one is a fence, as on pe, act and dve: it signals a cycle after it
+          // issues, or after the last collective before it ends, and the queue issues nothing
+          // more until then.
+          const bool fence = in.sig_op != isa::SigOp::kNone;
+          cc_pending.push_back({i, false, now, fence ? now + cyc : 0});
+          if (fence) s.ready = kNever;
           ++s.pc;
           ++result.queues[q].instructions;
           return true;
@@ -713,8 +718,12 @@ struct CoreModel::Impl {
 
   // The vector and scalar engines share the tensor engine's PSUM read port and its external
   // PSUM write port, alternating when both ask. An instruction that starts while the other
-  // engine's instruction uses the same port shares it: both move at half speed until one is
-  // done (the fixed cycles of each use no port).
+  // engine's instruction uses the same port shares it until one is done (the fixed cycles of
+  // each use no port). The port takes one access a tensor-engine cycle: while both engines
+  // together ask for more, each gets at least half of it (more when the other asks for less),
+  // and so moves slower by its rate over its share. On one clock, both move at half speed; at
+  // trn2's clocks (the Vector and Scalar engines at 0.96 and 1.2 GHz, the port at 2.4) it keeps
+  // up with both.
   void share_psum_port(int q, const VeInstruction& v, uint64_t begin, uint64_t& complete) {
     const auto ports = [](const VeInstruction& x) {
       const bool rd = (ve_reads_src0(x.opcode) && x.src0.space == MemSpace::kPsum) ||
@@ -726,12 +735,23 @@ struct CoreModel::Impl {
     if (o.inflight.empty() || o.inflight.back().complete <= now) return;
     InFlight& busy = o.inflight.back();
     if (!(ports(v) & ports(instr(other, busy.index).ve))) return;
+    // Rates in accesses per base cycle; slow_x: how much longer engine x's shared stretch takes.
+    const double port = 1.0 / static_cast<double>(period(ClockDomain::kTensor));
+    const double rate_mine = 1.0 / static_cast<double>(period(q)), rate_theirs = 1.0 / static_cast<double>(period(other));
+    if (rate_mine + rate_theirs <= port) return;
+    const auto slowdown = [port](double rate, double other_rate) {
+      return rate / std::min(rate, std::max(port / 2, port - other_rate));
+    };
+    const double slow_mine = slowdown(rate_mine, rate_theirs), slow_theirs = slowdown(rate_theirs, rate_mine);
     const uint64_t fixed = kVeFixedCycles * period(q);
     const uint64_t mine = complete - begin - std::min<uint64_t>(fixed, complete - begin);
     const uint64_t theirs = busy.complete > begin ? busy.complete - begin : 0;
     const uint64_t shared = std::min(mine, theirs);
-    complete = begin + fixed + mine + shared;
-    const uint64_t later = busy.complete + shared;
+    const auto longer = [shared](double slow) {  // whole base cycles; exact (shared) on one clock
+      return static_cast<uint64_t>(std::ceil(static_cast<double>(shared) * (slow - 1.0) - 1e-9));
+    };
+    complete = begin + fixed + mine + longer(slow_mine);
+    const uint64_t later = busy.complete + longer(slow_theirs);
     busy.complete = later;
     o.last_complete = std::max(o.last_complete, later);
     o.ready = std::max(o.ready, later + (instr(other, busy.index).sig_op != isa::SigOp::kNone ? period(other) : 0));
@@ -940,7 +960,11 @@ struct CoreModel::Impl {
     while (!cc_pending.empty() && result.status == CoreStatus::kDone) {
       const CcPending p = cc_pending.front();
       if (p.collective && !cc->done(now)) break;
+      if (!p.collective && p.not_before > now) break;
       cc_pending.pop_front();
+      if (p.collective && !cc_pending.empty() && cc_pending.front().not_before)  // a fence after it
+        cc_pending.front().not_before = std::max(cc_pending.front().not_before, now + period(kCcQueue));
+      if (!p.collective && p.not_before) qs[kCcQueue].ready = now + period(kCcQueue);
       if (p.collective) {
         --cc_collectives;
         std::string why;
@@ -1227,6 +1251,7 @@ struct CoreModel::Impl {
     if (dma_edge_due) next = std::min(next, cfg.clocks.edge(ClockDomain::kDma, now + 1));
     next = std::min(next, std::max(next_pop(), now + 1));
     if (cc_collectives) next = std::min(next, cc->next_event(now));
+    if (!cc_pending.empty() && cc_pending.front().not_before > now) next = std::min(next, cc_pending.front().not_before);
     return std::min(next, transfers->next_event(now));
   }
 
@@ -1379,6 +1404,7 @@ struct CoreModel::Impl {
     size_t index;
     bool collective;  // else a nop, which ends once everything before it has
     uint64_t issue;
+    uint64_t not_before;  // a signalling nop (a fence): the cycle it signals at the earliest (else 0)
   };
   std::deque<CcPending> cc_pending;  // the cc queue's instructions not yet ended, in order
   int cc_collectives = 0;            // collectives among them

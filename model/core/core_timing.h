@@ -125,8 +125,8 @@ struct CoreTiming {
 // The presets by name: "uniform", "trn2", "trn1" (throws ncore::Error naming the choices).
 CoreTiming timing_preset(std::string_view name);
 
-// What of `t` the RTL core cannot run yet (issue 49: it has one clock, and of the fixed costs
-// only the vector and scalar engines' minimum interval), or "" when it can run all of it.
+// What of `t` the RTL core cannot run yet (issue 49: it has the clock domains, and of the fixed
+// costs only the vector and scalar engines' minimum interval), or "" when it can run all of it.
 std::string rtl_timing_refusal(const CoreTiming& t);
 
 }  // namespace ncore::model

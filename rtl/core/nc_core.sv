@@ -59,6 +59,16 @@ module nc_core
   // The vector (index 0) and scalar (1) engines' minimum instruction interval, MIN_II (issue 49,
   // model::EngineCosts::min_cycles; 0: none, the uniform timing): nc_core_seq.
   input  logic [15:0]           ve_min_cycles_i [2],
+  // Their pipeline latency: results land this many of the engine's cycles after it has
+  // streamed an instruction (model::EngineCosts::static_cycles; 0: none): nc_core_pipeline.
+  input  logic [15:0]           ve_static_cycles_i [2],
+  // Clock domains (issue 49; README.md, "Clock domains"): each domain's clock is the base clock
+  // (clk_i) divided by its divider (1 .. 127), from the start edge: tensor, scalar, vector,
+  // dma (model::ClockDomain's order). Taken at start; all 1: one clock, as before issue 49.
+  input  logic [6:0]            clk_divide_i [4],
+  // which domains' clocks rise at the end of this base cycle (all, while not running): the
+  // harness steps what sits in a domain (the HBM behind the dma domain) on its edges
+  output logic [3:0]            clk_en_o,
   input  logic [5:0]            hbm_bytes_log2_i,
   // SBUF debug port: 32 bytes at partition * 229376 + offset (writes clocked, reads not)
   input  logic                  dbg_sbuf_wr_valid_i,
@@ -160,6 +170,29 @@ module nc_core
   localparam int unsigned VeAddrW = nc_vector_pkg::AddrW;
 
   // ---------------------------------------------------------------------------------------
+  // Clock domains (nc_core_clocks, instanced with the run state below). A domain's blocks run
+  // on its gated clock; what several domains write (semaphores, status) and the SBUF's ports
+  // sit on the base clock and act only in the base cycles that end with the writer's edge.
+  // ---------------------------------------------------------------------------------------
+  localparam int unsigned DomTensor = 0, DomScalar = 1, DomVector = 2, DomDma = 3, Domains = 4;
+  logic [Domains-1:0] dom_en, dom_clk;
+  logic clk_te, clk_act, clk_dve, clk_dma;   // the tensor, scalar, vector and dma domains
+  logic en_te, en_act, en_dve, en_dma;
+  assign {clk_dma, clk_dve, clk_act, clk_te} = dom_clk;
+  assign {en_dma, en_dve, en_act, en_te} = dom_en;
+  assign clk_en_o = dom_en;
+  // Each queue's sequencer runs on its engine's clock; sp and cc on the dma domain's.
+  function automatic int unsigned queue_domain(int q);
+    return q == int'(QueuePe) ? DomTensor : q == int'(QueueAct) ? DomScalar
+         : q == int'(QueueDve) ? DomVector : DomDma;
+  endfunction
+  logic [NumQ-1:0] queue_clk, queue_en;
+  for (genvar q = 0; q < NumQ; q++) begin : g_queue_clock
+    assign queue_clk[q] = dom_clk[queue_domain(q)];
+    assign queue_en[q] = dom_en[queue_domain(q)];
+  end
+
+  // ---------------------------------------------------------------------------------------
   // Sequencers and semaphores
   // ---------------------------------------------------------------------------------------
   logic [15:0]       sem_q [32];
@@ -172,6 +205,7 @@ module nc_core
   isa_decode_error_e seq_decode_err [NumQ];
   logic              seq_waiting [NumQ], seq_finished [NumQ], seq_issued [NumQ];
   logic [15:0]       seq_interval [NumQ];   // the head instruction's minimum interval
+  logic              seq_holding [NumQ], seq_landing [NumQ];
   logic              seq_interval_tail [NumQ];  // it writes a reduction: the interval again
 
   // Each queue's stream, checked as it is taken at start: bit 0, not 128-byte aligned; bit 1,
@@ -216,7 +250,7 @@ module nc_core
   logic                 fetch_pick_list, fetch_list_turn_q;
   nc_core_fetch #(.Depth(FetchDepth), .Chunk(FetchChunk), .Streams(FetchStreams), .PcW(PcW),
                   .AddrW(HbmAddrW)) u_fetch (
-    .clk_i, .rst_ni, .load_i({NumQ{start_i}}), .base_i(queue_base_i), .length_i(queue_length_i),
+    .clk_i(clk_dma), .rst_ni, .load_i({NumQ{start_i}}), .base_i(queue_base_i), .length_i(queue_length_i),
     .pc_i(seq_pc), .halt_i(halt), .stream_ok_i(stream_ok),
     .rd_valid_o(ifetch_rd_valid), .rd_ready_i(ifetch_rd_ready),
     .rd_addr_o(ifetch_rd_addr), .rd_id_o(ifetch_rd_id),
@@ -234,7 +268,7 @@ module nc_core
   assign hbm_rd_id_o[FetchPort] = fetch_pick_list ? lfetch_rd_id : ifetch_rd_id;
   assign ifetch_rd_ready = hbm_rd_ready_i[FetchPort] && !fetch_pick_list;
   assign lfetch_rd_ready = hbm_rd_ready_i[FetchPort] && fetch_pick_list;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  always_ff @(posedge clk_dma or negedge rst_ni) begin
     if (!rst_ni) fetch_list_turn_q <= 1'b0;
     else if (hbm_rd_valid_o[FetchPort] && hbm_rd_ready_i[FetchPort]) fetch_list_turn_q <= !fetch_pick_list;
   end
@@ -247,7 +281,7 @@ module nc_core
   for (genvar q = 0; q < NumQ; q++) begin : g_seq
     nc_core_seq #(.Queue(isa_queue_e'(q)), .Fenced(q != int'(QueueSp)), .Depth(FetchDepth),
                   .PcW(PcW)) u_seq (
-      .clk_i, .rst_ni,
+      .clk_i(queue_clk[q]), .rst_ni, .fill_clk_i(clk_dma),
       .fill_valid_i(fetch_fill_valid && fetch_fill_queue == QueueW'(q)),
       .fill_slot_i(fetch_fill_slot), .fill_beat_i(fetch_fill_beat), .fill_data_i(fetch_fill_data),
       .arrived_i(fetch_arrived[q]), .start_i, .length_i(queue_length_i[q]),
@@ -255,6 +289,7 @@ module nc_core
       .issue_valid_o(seq_issue_valid[q]), .issue_ready_i(seq_issue_ready[q]),
       .issue_word_o(seq_word[q]), .pc_o(seq_pc[q]), .drained_i(seq_drained[q]),
       .interval_i(seq_interval[q]), .interval_tail_i(seq_interval_tail[q]),
+      .holding_o(seq_holding[q]), .landing_i(seq_landing[q]),
       .sig_valid_o(seq_sig_valid[q]), .sig_header_o(seq_sig_header[q]),
       .decode_err_o(seq_decode_err[q]), .waiting_o(seq_waiting[q]),
       .finished_o(seq_finished[q]), .issued_o(seq_issued[q]),
@@ -272,10 +307,12 @@ module nc_core
   endfunction
   logic [PcW-1:0] last_issued_pc_q [NumQ];
   for (genvar q = 0; q < NumQ; q++) begin : g_last_issued_pc
-    always_ff @(posedge clk_i or negedge rst_ni) begin
-      if (!rst_ni) last_issued_pc_q[q] <= '0;
-      else if (seq_issued[q]) last_issued_pc_q[q] <= seq_pc[q];
+    logic [PcW-1:0] pc_q;  // on the queue's clock
+    always_ff @(posedge queue_clk[q] or negedge rst_ni) begin
+      if (!rst_ni) pc_q <= '0;
+      else if (seq_issued[q]) pc_q <= seq_pc[q];
     end
+    assign last_issued_pc_q[q] = pc_q;
   end
 
   // ---------------------------------------------------------------------------------------
@@ -300,8 +337,13 @@ module nc_core
     if (q != int'(QueueAct) && q != int'(QueueDve)) begin : g_none
       assign seq_interval[q] = '0;
       assign seq_interval_tail[q] = 1'b0;
+      assign seq_landing[q] = 1'b0;
     end
   end
+  /* verilator lint_off UNUSEDSIGNAL */  // only the vector and scalar queues' hold their pipelines
+  logic unused_holding;
+  /* verilator lint_on UNUSEDSIGNAL */
+  assign unused_holding = seq_holding[QueuePe] ^ seq_holding[QueueSp] ^ seq_holding[QueueCc];
   assign seq_drained[QueuePe] = te_idle && !seq_issue_valid[QueuePe];
 
   // SBUF ports of the tensor engine
@@ -330,7 +372,7 @@ module nc_core
 
   nc_tensor_engine #(.Rows(Size), .Cols(Size), .Banks(Banks), .BankElems(BankElems),
                      .SbufBytes(SbufBytes)) u_te (
-    .clk_i, .rst_ni,
+    .clk_i(clk_te), .rst_ni,
     .cmd_valid_i(seq_issue_valid[QueuePe]), .cmd_ready_o(te_ready), .cmd_data_i(te_cmd),
     .st_req_valid_o(st_req_valid), .st_req_ready_i(1'b1), .st_req_addr_o(st_req_addr),
     .st_req_bytes_o(st_req_bytes), .st_req_reps_o(st_req_reps),
@@ -375,6 +417,7 @@ module nc_core
   localparam int unsigned Dve = 0, Act = 1;
   isa_ve_instr_t       ve_cmd [2];
   logic                ve_cmd_valid [2], ve_cmd_ready [2], ve_idle [2];
+  logic                ve_hazard [2], ve_landing [2];  // nc_core_pipeline
   logic                ve_done_valid [2];
   logic [7:0]          ve_done_tag [2];
   isa_ve_error_e           ve_done_error [2], ve_err [2];
@@ -389,6 +432,8 @@ module nc_core
   function automatic isa_queue_e ve_queue(int c);
     return c == Dve ? QueueDve : QueueAct;
   endfunction
+  logic ve_en [2];   // the engine's clock rises at the end of this base cycle
+  assign ve_en = '{en_dve, en_act};
 
 
   for (genvar c = 0; c < 2; c++) begin : g_ve
@@ -396,18 +441,24 @@ module nc_core
     // The word's ve payload is the engine's instruction, tagged with its pc.
     assign ve_cmd[c] = isa_ve_instr(isa_opcode_e'(seq_word[Q][7:0]), seq_pc[Q][7:0],
                                     isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]));
-    assign ve_cmd_valid[c] = seq_issue_valid[Q];
+    assign ve_cmd_valid[c] = seq_issue_valid[Q] && !ve_hazard[c];
     // MIN_II on every instruction of the engine; an activation or tensor_scalar_reduce that
     // writes its reduction pays it twice (nki.isa: max(MIN_II, N) + MIN_II).
     assign seq_interval[Q] = ve_min_cycles_i[c];
     assign seq_interval_tail[Q] = ve_cmd[c].acc_enable == 1'b1 &&
         (ve_cmd[c].opcode == IsaActivation || ve_cmd[c].opcode == IsaTensorScalarReduce);
-    assign seq_issue_ready[Q] = ve_cmd_ready[c];
+    assign seq_issue_ready[Q] = ve_cmd_ready[c] && !ve_hazard[c];
     assign seq_drained[Q] = ve_idle[c] && !seq_issue_valid[Q];
+    assign seq_landing[Q] = ve_landing[c];
+    nc_core_pipeline u_pipeline (
+      .clk_i(queue_clk[Q]), .rst_ni, .latency_i(ve_static_cycles_i[c]), .head_i(ve_cmd[c]),
+      .take_i(ve_cmd_valid[c] && ve_cmd_ready[c]), .done_i(ve_done_valid[c]),
+      .hold_i(seq_holding[Q]), .hazard_o(ve_hazard[c]), .landing_o(ve_landing[c])
+    );
     if (c == Dve) begin : g_vector
       nc_vector_engine #(.Scalar(1'b0), .Lanes(Size), .SbufBytes(SbufBytes),
                          .PsumBytes(PsumBytes)) u_engine (
-        .clk_i, .rst_ni,
+        .clk_i(clk_dve), .rst_ni,
         .cmd_valid_i(ve_cmd_valid[c]), .cmd_ready_o(ve_cmd_ready[c]), .cmd_i(ve_cmd[c]),
         .done_valid_o(ve_done_valid[c]), .done_tag_o(ve_done_tag[c]),
         .done_error_o(ve_done_error[c]),
@@ -421,7 +472,7 @@ module nc_core
       );
     end else begin : g_scalar
       nc_scalar_engine #(.Lanes(Size), .SbufBytes(SbufBytes), .PsumBytes(PsumBytes)) u_engine (
-        .clk_i, .rst_ni,
+        .clk_i(clk_act), .rst_ni,
         .cmd_valid_i(ve_cmd_valid[c]), .cmd_ready_o(ve_cmd_ready[c]), .cmd_i(ve_cmd[c]),
         .done_valid_o(ve_done_valid[c]), .done_tag_o(ve_done_tag[c]),
         .done_error_o(ve_done_error[c]),
@@ -446,37 +497,53 @@ module nc_core
     return $clog2(BankElems)'((32'(a) >> 2) % BankElems);
   endfunction
 
+  // PSUM reads and writes go through the tensor engine's ports, in its clock domain: each engine
+  // reaches them through a bridge (nc_core_bridge), which is wires when the engine's clock is
+  // the tensor engine's.
+  logic ve_bypass [2];  // the engine's domain has the tensor domain's divider
+  assign ve_bypass[Dve] = clk_divide_i[DomVector] == clk_divide_i[DomTensor];
+  assign ve_bypass[Act] = clk_divide_i[DomScalar] == clk_divide_i[DomTensor];
+
   // PSUM reads: one port, the two engines alternate priority. The tensor engine holds a read
   // off while writes to its bank are in flight. The debug port takes it while the core is
   // stopped.
-  logic       psum_prio_q, psum_grant, psum_req [2];
+  typedef logic [Size-1:0][31:0] lanes_t;
+  logic       psum_prio_q, psum_grant, psum_req [2], psum_take [2], psum_answer [2];
   logic       psum_rsp_owner_q, psum_rsp_dbg_q;
   logic [1:0] psum_rsp_shift_q;
   logic [2:0] psum_rsp_bytes_q;
-  assign psum_req[0] = ve_rd_valid[0] && ve_rd_space[0];
-  assign psum_req[1] = ve_rd_valid[1] && ve_rd_space[1];
+  lanes_t     psum_rsp_elems, ve_psum_rsp_data [2];
+  logic       ve_psum_rd_ready [2], ve_psum_rsp_valid [2];
   assign psum_grant = psum_req[1] && (!psum_req[0] || psum_prio_q);
   assign psum_rd_valid = dbg_psum_rd_valid_i || psum_req[0] || psum_req[1];
   assign psum_rd_bank = dbg_psum_rd_valid_i ? dbg_psum_bank_i : psum_bank_of(ve_rd_addr[psum_grant]);
   assign psum_rd_elem = dbg_psum_rd_valid_i ? dbg_psum_elem_i : psum_elem_of(ve_rd_addr[psum_grant]);
   assign dbg_psum_rd_rsp_valid_o = psum_rd_rsp_valid && psum_rsp_dbg_q;
   assign dbg_psum_rd_data_o = psum_rd_rsp_data;
-  for (genvar c = 0; c < 2; c++) begin : g_ve_rd
-    assign ve_rd_ready[c] = !ve_rd_space[c] ||
-                            (psum_grant == 1'(c) && psum_rd_ready && !dbg_psum_rd_valid_i);
-    always_comb begin
-      ve_rd_rsp_valid[c] = sbuf_ve_rsp_valid[c] ||
-                           (psum_rd_rsp_valid && !psum_rsp_dbg_q && psum_rsp_owner_q == 1'(c));
-      for (int unsigned p = 0; p < Size; p++) begin
-        logic [31:0] w;
-        w = psum_rd_rsp_data[p] >> (8 * psum_rsp_shift_q);
-        ve_rd_rsp_data[c][p] = sbuf_ve_rsp_valid[c] ? sbuf_ve_rsp_data[c][p]
-                             : psum_rsp_bytes_q == 3'd4 ? w
-                             : psum_rsp_bytes_q == 3'd2 ? {16'd0, w[15:0]} : {24'd0, w[7:0]};
-      end
+  // The answer as the engine asked for it: the element's bytes of each partition's word.
+  always_comb begin
+    for (int unsigned p = 0; p < Size; p++) begin
+      logic [31:0] w;
+      w = psum_rd_rsp_data[p] >> (8 * psum_rsp_shift_q);
+      psum_rsp_elems[p] = psum_rsp_bytes_q == 3'd4 ? w
+                        : psum_rsp_bytes_q == 3'd2 ? {16'd0, w[15:0]} : {24'd0, w[7:0]};
     end
   end
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  for (genvar c = 0; c < 2; c++) begin : g_ve_rd
+    assign psum_take[c] = psum_grant == 1'(c) && psum_rd_ready && !dbg_psum_rd_valid_i;
+    assign psum_answer[c] = psum_rd_rsp_valid && !psum_rsp_dbg_q && psum_rsp_owner_q == 1'(c);
+    nc_core_bridge #(.Response(1'b1), .T(lanes_t)) u_psum_rd (
+      .clk_i, .rst_ni, .bypass_i(ve_bypass[c]), .en_req_i(ve_en[c]), .en_srv_i(en_te),
+      .req_valid_i(ve_rd_valid[c] && ve_rd_space[c]), .req_ready_o(ve_psum_rd_ready[c]),
+      .rsp_valid_o(ve_psum_rsp_valid[c]), .rsp_data_o(ve_psum_rsp_data[c]),
+      .srv_valid_o(psum_req[c]), .srv_ready_i(psum_take[c]),
+      .srv_rsp_valid_i(psum_answer[c]), .srv_rsp_data_i(psum_rsp_elems)
+    );
+    assign ve_rd_ready[c] = !ve_rd_space[c] || ve_psum_rd_ready[c];
+    assign ve_rd_rsp_valid[c] = sbuf_ve_rsp_valid[c] || ve_psum_rsp_valid[c];
+    assign ve_rd_rsp_data[c] = sbuf_ve_rsp_valid[c] ? sbuf_ve_rsp_data[c] : ve_psum_rsp_data[c];
+  end
+  always_ff @(posedge clk_te or negedge rst_ni) begin
     if (!rst_ni) begin
       psum_prio_q <= 1'b0;
       psum_rsp_owner_q <= 1'b0;
@@ -501,8 +568,7 @@ module nc_core
   logic [3:0]                   psum_ext_wr_byte_en;
   logic [Size-1:0]              psum_ext_wr_part_mask;
   logic [31:0]                  psum_ext_wr_data [Size];
-  assign psum_wr_req[0] = ve_wr_valid[0] && ve_wr_space[0];
-  assign psum_wr_req[1] = ve_wr_valid[1] && ve_wr_space[1];
+  logic                         ve_psum_wr_ready [2];
   assign psum_wr_grant = psum_wr_req[1] && (!psum_wr_req[0] || psum_wr_prio_q);
   assign psum_ext_wr_valid = psum_wr_req[0] || psum_wr_req[1];
   always_comb begin
@@ -518,9 +584,19 @@ module nc_core
       psum_ext_wr_data[p] = ve_wr_data[psum_wr_grant][p] << (8 * a[1:0]);
   end
   for (genvar c = 0; c < 2; c++) begin : g_ve_wr
-    assign ve_wr_ready[c] = !ve_wr_space[c] || (psum_wr_grant == 1'(c) && psum_ext_wr_ready);
+    /* verilator lint_off UNUSEDSIGNAL */  // a write has no answer
+    logic unused_rsp_valid, unused_rsp_data;
+    /* verilator lint_on UNUSEDSIGNAL */
+    nc_core_bridge #(.Response(1'b0), .T(logic)) u_psum_wr (
+      .clk_i, .rst_ni, .bypass_i(ve_bypass[c]), .en_req_i(ve_en[c]), .en_srv_i(en_te),
+      .req_valid_i(ve_wr_valid[c] && ve_wr_space[c]), .req_ready_o(ve_psum_wr_ready[c]),
+      .rsp_valid_o(unused_rsp_valid), .rsp_data_o(unused_rsp_data),
+      .srv_valid_o(psum_wr_req[c]), .srv_ready_i(psum_wr_grant == 1'(c) && psum_ext_wr_ready),
+      .srv_rsp_valid_i(1'b0), .srv_rsp_data_i(1'b0)
+    );
+    assign ve_wr_ready[c] = !ve_wr_space[c] || ve_psum_wr_ready[c];
   end
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  always_ff @(posedge clk_te or negedge rst_ni) begin
     if (!rst_ni) psum_wr_prio_q <= 1'b0;
     else if (psum_ext_wr_valid && psum_ext_wr_ready) psum_wr_prio_q <= !psum_wr_grant;
   end
@@ -629,7 +705,7 @@ module nc_core
 
   nc_core_lists #(.Engines(DmaEngines), .Depth(ListDepth), .Chunk(ListChunk),
                   .Streams(ListStreams), .AddrW(HbmAddrW)) u_lists (
-    .clk_i, .rst_ni, .halt_i(halt),
+    .clk_i(clk_dma), .rst_ni, .halt_i(halt),
     .start_i(list_start), .start_engine_i(list_payload.engine),
     .start_addr_i(list_payload.list_addr), .start_count_i(list_payload.count),
     .active_o(list_active),
@@ -662,7 +738,7 @@ module nc_core
     assign pop = trk_pop && trk_pop_engine == 4'(e);
     assign done = dma_done_valid[e % DmaPorts] && dma_done_engine[e % DmaPorts] == 4'(e);
     assign list_end_pop = pop && trk_pop_entry.last;
-    always_ff @(posedge clk_i or negedge rst_ni) begin
+    always_ff @(posedge clk_dma or negedge rst_ni) begin
       if (!rst_ni) begin
         trk_head_q[e] <= '0;
         trk_tail_q[e] <= '0;
@@ -680,7 +756,7 @@ module nc_core
                           ($clog2(TrkDepth) + 1)'(list_end_pop);
       end
     end
-    always_ff @(posedge clk_i) begin
+    always_ff @(posedge clk_dma) begin
       if (push) trk_q[e][trk_tail_q[e]] <= '{
           header: isa_header_t'(seq_word[QueueSp][IsaHeaderBits-1:0]),
           pc: seq_pc[QueueSp], last: sp_list || dma_payload.last};
@@ -710,7 +786,7 @@ module nc_core
         list_take[k * DmaPorts + g] = port_list && port_engine == 4'(k);
     end
     nc_dma #(.Engines(PortEngines), .Tags(DmaTags), .SbufLimit(Size * SbufBytes)) u_dma (
-      .clk_i, .rst_ni, .hbm_bytes_log2_i, .image_base_i, .image_bytes_i,
+      .clk_i(clk_dma), .rst_ni, .hbm_bytes_log2_i, .image_base_i, .image_bytes_i,
       .desc_valid_i(port_sp || port_list),
       .desc_ready_o(dma_desc_ready_unused[g]),
       .desc_engine_i(port_engine),
@@ -754,7 +830,7 @@ module nc_core
   logic sbuf_range_err;
   nc_sbuf #(.Parts(Size), .Bytes(SbufBytes), .AddrW(SbufAddrW), .FlatW(FlatW),
             .DmaPorts(DmaPorts)) u_sbuf (
-    .clk_i, .rst_ni,
+    .clk_i, .rst_ni, .en_te_i(en_te), .en_ve_i('{en_dve, en_act}), .en_dma_i(en_dma),
     .st_req_valid_i(st_req_valid), .st_req_addr_i(st_req_addr), .st_req_bytes_i(st_req_bytes),
     .st_req_reps_i(st_req_reps), .st_req_rep_step_i(st_req_rep_step),
     .st_req_tag_addr_i(st_req_tag_addr),
@@ -790,7 +866,7 @@ module nc_core
                                  isa_cc_t'(seq_word[QueueCc][IsaCcLsb +: IsaCcBits]));
   assign cc_idle = cc_outstanding_q == '0;
   assign seq_drained[QueueCc] = cc_idle && !cc_req_valid_o;
-  always_ff @(posedge clk_i or negedge rst_ni) begin
+  always_ff @(posedge clk_dma or negedge rst_ni) begin
     if (!rst_ni) cc_outstanding_q <= '0;
     else cc_outstanding_q <= cc_outstanding_q + ($clog2(CcDepth) + 1)'(cc_take) -
                              ($clog2(CcDepth) + 1)'(cc_done_valid_i);
@@ -812,13 +888,13 @@ module nc_core
 
   always_comb begin
     for (int q = 0; q < NumQ; q++) begin
-      sig_valid[q] = seq_sig_valid[q];
+      sig_valid[q] = seq_sig_valid[q] && queue_en[q];  // at the queue's edge
       sig_header[q] = seq_sig_header[q];
       sig_pc[q] = seq_pc[q] - 1'b1;  // the fence's instruction, or the sp nop issuing now
       sig_queue[q] = QueueW'(q);
     end
     if (seq_sig_valid[QueueSp]) sig_pc[int'(QueueSp)] = seq_pc[QueueSp];
-    sig_valid[NumQ] = trk_pop && trk_pop_entry.header.sig_op != 2'(SigOpNone);
+    sig_valid[NumQ] = en_dma && trk_pop && trk_pop_entry.header.sig_op != 2'(SigOpNone);
     sig_header[NumQ] = trk_pop_entry.header;
     sig_pc[NumQ] = trk_pop_entry.pc;
     sig_queue[NumQ] = QueueW'(QueueSp);
@@ -899,7 +975,7 @@ module nc_core
     end
     // An engine's refusal comes before a refusal found at issue: the latter waits for its
     // queue to drain, so any refusal in the same cycle belongs to an earlier instruction.
-    if (te_rej_valid) begin
+    if (en_te && te_rej_valid) begin
       err_now = 1'b1;
       err_now_code = CoreErrorTensorRefused;
       err_now_queue = QueueW'(QueuePe);
@@ -907,7 +983,7 @@ module nc_core
       err_now_detail = 8'(te_rej_code);
     end
     for (int c = 1; c >= 0; c--) begin
-      if (!err_now && ve_done_valid[c] && ve_done_error[c] != VeErrorNone) begin
+      if (!err_now && ve_en[c] && ve_done_valid[c] && ve_done_error[c] != VeErrorNone) begin
         err_now = 1'b1;
         err_now_code = c == Dve ? CoreErrorVectorRefused : CoreErrorScalarRefused;
         err_now_queue = QueueW'(ve_queue(c));
@@ -916,13 +992,13 @@ module nc_core
       end
     end
     for (int g = DmaPorts - 1; g >= 0; g--) begin  // the lowest port first
-      if (!err_now_dma && dma_done_valid[g] && dma_done_error[g]) begin
+      if (!err_now_dma && en_dma && dma_done_valid[g] && dma_done_error[g]) begin
         err_now_dma = 1'b1;
         err_now_dma_pc = trk_q[dma_done_engine[g]][trk_head_q[dma_done_engine[g]]].pc;
         err_now_dma_detail = 8'(dma_done_code[g]);
       end
     end
-    if (!err_now && cc_done_valid_i && cc_done_error_i != CcErrorNone) begin
+    if (!err_now && en_dma && cc_done_valid_i && cc_done_error_i != CcErrorNone) begin
       err_now = 1'b1;
       err_now_code = CoreErrorCcRefused;
       err_now_queue = QueueW'(QueueCc);
@@ -970,7 +1046,8 @@ module nc_core
   end
 
   always_comb begin
-    all_done = trk_empty && dma_idle && te_idle && ve_idle[0] && ve_idle[1] && cc_idle;
+    all_done = trk_empty && dma_idle && te_idle && ve_idle[0] && ve_idle[1] && cc_idle &&
+               !ve_landing[0] && !ve_landing[1];
     all_quiet = all_done;
     any_waiting = 1'b0;
     for (int q = 0; q < NumQ; q++) begin
@@ -985,6 +1062,11 @@ module nc_core
     for (int q = 0; q < NumQ; q++) progress |= seq_issued[q] || seq_sig_valid[q];
   end
   assign halt = run_q != RunBusy;  // an error stops issue from the next cycle
+
+  nc_core_clocks #(.Domains(Domains), .DivideW(7)) u_clocks (
+    .clk_i, .rst_ni, .start_i(run_q == RunIdle && start_i), .running_i(run_q == RunBusy),
+    .divide_i(clk_divide_i), .en_o(dom_en), .clk_o(dom_clk)
+  );
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) begin
@@ -1063,29 +1145,29 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   always_comb begin
     for (int q = 0; q < NumQ; q++) begin  // a nop completes as it issues
-      commit_valid_o[q] = seq_issued[q] && seq_word[q][7:0] == 8'(IsaNop);
+      commit_valid_o[q] = queue_en[q] && seq_issued[q] && seq_word[q][7:0] == 8'(IsaNop);
       commit_queue_o[q] = QueueW'(q);
       commit_pc_o[q] = seq_pc[q];
     end
     for (int c = 0; c < int'(Segs); c++) begin
-      commit_valid_o[NumQ + c] = te_mm_done_valid[c];
+      commit_valid_o[NumQ + c] = en_te && te_mm_done_valid[c];
       commit_queue_o[NumQ + c] = QueueW'(QueuePe);
       commit_pc_o[NumQ + c] = pc_from_tag(last_issued_pc_q[QueuePe], te_mm_done_tag[c]);
     end
-    commit_valid_o[NumQ + Segs] = te_ls_done_valid;
+    commit_valid_o[NumQ + Segs] = en_te && te_ls_done_valid;
     commit_queue_o[NumQ + Segs] = QueueW'(QueuePe);
     commit_pc_o[NumQ + Segs] = pc_from_tag(last_issued_pc_q[QueuePe], te_ls_done_tag);
     for (int c = 0; c < 2; c++) begin  // an instruction refused at completion does not commit
-      commit_valid_o[NumQ + Segs + 1 + c] = ve_done_valid[c] &&
+      commit_valid_o[NumQ + Segs + 1 + c] = ve_en[c] && ve_done_valid[c] &&
                                             ve_done_error[c] == VeErrorNone;
       commit_queue_o[NumQ + Segs + 1 + c] = QueueW'(ve_queue(c));
       commit_pc_o[NumQ + Segs + 1 + c] = pc_from_tag(last_issued_pc_q[ve_queue(c)],
                                                      ve_done_tag[c]);
     end
-    commit_valid_o[NumCommit - 2] = trk_pop;
+    commit_valid_o[NumCommit - 2] = en_dma && trk_pop;
     commit_queue_o[NumCommit - 2] = QueueW'(QueueSp);
     commit_pc_o[NumCommit - 2] = trk_pop_entry.pc;
-    commit_valid_o[NumCommit - 1] = cc_done_valid_i && cc_done_error_i == CcErrorNone;
+    commit_valid_o[NumCommit - 1] = en_dma && cc_done_valid_i && cc_done_error_i == CcErrorNone;
     commit_queue_o[NumCommit - 1] = QueueW'(QueueCc);
     commit_pc_o[NumCommit - 1] = pc_from_tag(last_issued_pc_q[QueueCc], cc_done_tag_i);
     for (int i = 0; i < int'(NumCommit); i++) commit_valid_o[i] &= !halt;
@@ -1100,7 +1182,7 @@ module nc_core
     end
 
     for (int c = 0; c < 2; c++) begin  // the engine runs one instruction at a time
-      ve_write_valid_o[c] = ve_wr_valid[c] && ve_wr_ready[c];
+      ve_write_valid_o[c] = ve_en[c] && ve_wr_valid[c] && ve_wr_ready[c];
       ve_write_tag_o[c] = ve_done_tag[c];
       ve_write_psum_o[c] = ve_wr_space[c];
       ve_write_addr_o[c] = ve_wr_addr[c];
@@ -1109,9 +1191,9 @@ module nc_core
       ve_write_data_o[c] = ve_wr_data[c];
     end
 
-    te_write_any_o = te_psum_write_any;
+    te_write_any_o = en_te && te_psum_write_any;
     for (int unsigned p = 0; p < Size; p++) begin
-      te_write_valid_o[p] = psum_wr_valid[p];
+      te_write_valid_o[p] = en_te && psum_wr_valid[p];
       te_write_tag_o[p] = psum_wr_tag[p];
       te_write_bank_o[p] = psum_wr_bank[p];
       te_write_elem_o[p] = psum_wr_elem[p];
@@ -1122,7 +1204,7 @@ module nc_core
     // A DMA port writes SBUF in the cycle an HBM read response arrives, or when its drain unit
     // writes out a transpose block; nc_dma names the port's engine the data belongs to.
     for (int g = 0; g < int'(DmaPorts); g++) begin
-      dma_write_valid_o[g] = sbuf_dma_wr_valid[g];
+      dma_write_valid_o[g] = en_dma && sbuf_dma_wr_valid[g];
       dma_write_engine_o[g] = 4'(32'(sbuf_dma_wr_engine[g]) * DmaPorts + g);
       dma_write_addr_o[g] = sbuf_dma_wr_addr[g];
       dma_write_data_o[g] = sbuf_dma_wr_data[g];

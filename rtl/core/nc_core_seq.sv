@@ -16,6 +16,8 @@
 //     queue has completed", as in model::CoreModel.
 //   - on sp (Fenced = 0) a nop signals at issue; a dma_copy's signal travels with the
 //     descriptor (the core applies it when its DMA engine finishes), so nothing waits here.
+// The queue runs on its engine's clock (issue 49: every count here is in its cycles); a fence
+// also waits for the engine's pipeline to land its results (landing_i, nc_core_pipeline).
 // Minimum interval (issue 49, model::EngineCosts::min_cycles; 0 in the uniform timing): an
 // instruction holds its queue interval_i cycles at least from its issue (the next issues no
 // earlier, and a fence does not count the engine drained before), and, with interval_tail_i (it
@@ -31,9 +33,11 @@ module nc_core_seq
   localparam int unsigned SlotW = $clog2(Depth),
   localparam int unsigned BeatW = $clog2(InstrW / 256)
 ) (
-  input  logic               clk_i,
+  input  logic               clk_i,        // the queue's engine's clock
   input  logic               rst_ni,
-  // the fetch unit: 32 bytes of one slot, and how many instructions have arrived
+  // the fetch unit, on its own clock (the dma domain's): 32 bytes of one slot, and how many
+  // instructions have arrived
+  input  logic               fill_clk_i,
   input  logic               fill_valid_i,
   input  logic [SlotW-1:0]   fill_slot_i,
   input  logic [BeatW-1:0]   fill_beat_i,
@@ -49,9 +53,11 @@ module nc_core_seq
   input  logic               issue_ready_i,
   output logic [InstrW-1:0]  issue_word_o,
   output logic [PcW-1:0]     pc_o,
-  input  logic               drained_i,     // nothing issued from this queue is still to complete
+  input  logic               drained_i,     // nothing issued from this queue is still in its engine
+  input  logic               landing_i,     // results of the engine's pipeline still to land (issue 49)
   input  logic [15:0]        interval_i,    // the head instruction's minimum interval (0: none)
   input  logic               interval_tail_i,  // and it pays the interval again after draining
+  output logic               holding_o,     // the last instruction's interval still holds the queue
   // signal to apply this cycle
   output logic               sig_valid_o,
   output isa_header_t        sig_header_o,
@@ -79,9 +85,10 @@ module nc_core_seq
   logic              holding, drained;
 
   assign holding = hold_q != '0 || tail_q;
-  assign drained = drained_i && !holding;
+  assign drained = drained_i && !landing_i && !holding;
+  assign holding_o = holding;
 
-  always_ff @(posedge clk_i) begin
+  always_ff @(posedge fill_clk_i) begin
     if (fill_valid_i) buf_q[fill_slot_i][256 * fill_beat_i +: 256] <= fill_data_i;
   end
 

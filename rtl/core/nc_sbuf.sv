@@ -16,6 +16,11 @@
 // is written as loops over partitions (a generate block per partition made the simulator's
 // model four times larger and every partition's logic run on every clock edge).
 //
+// Clock domains (issue 49): the memory is on the core's base clock, and each client's port acts
+// only in the base cycles its own domain's clock rises at the end of (en_*_i), so a request
+// held for a whole cycle of a slower domain reads and writes once, and its response register
+// belongs to the client's domain. With every enable high this is a one-clock memory.
+//
 // Addresses: the engines give a byte offset inside every partition they touch; the DMA and
 // the debug port give `partition * DmaStride + offset` (nc_dma_pkg's flat layout) and move
 // 32 bytes. An access outside the memory is dropped (reads return zero) and raises range_err_o.
@@ -33,6 +38,11 @@ module nc_sbuf
 ) (
   input  logic                     clk_i,
   input  logic                     rst_ni,
+  // the base cycle ends with an edge of the client's clock: tensor engine, vector (0) and
+  // scalar (1) engines, DMA
+  input  logic                     en_te_i,
+  input  logic                     en_ve_i [2],
+  input  logic                     en_dma_i,
   // tensor engine: stationary (one address for every partition) and its sparse tags
   input  logic                     st_req_valid_i,
   input  logic [AddrW-1:0]         st_req_addr_i,
@@ -174,20 +184,20 @@ module nc_sbuf
       mv_rsp_valid_o <= 1'b0;
       ve_rd_rsp_valid_o <= '{default: 1'b0};
     end else begin
-      st_rsp_valid_o <= st_req_valid_i;
-      mv_rsp_valid_o <= mv_req_valid_i;
-      ve_rd_rsp_valid_o[0] <= ve_rd_valid_i[0];
-      ve_rd_rsp_valid_o[1] <= ve_rd_valid_i[1];
+      if (en_te_i) st_rsp_valid_o <= st_req_valid_i;
+      if (en_te_i) mv_rsp_valid_o <= mv_req_valid_i;
+      if (en_ve_i[0]) ve_rd_rsp_valid_o[0] <= ve_rd_valid_i[0];
+      if (en_ve_i[1]) ve_rd_rsp_valid_o[1] <= ve_rd_valid_i[1];
     end
   end
   always_ff @(posedge clk_i) begin
-    if (st_req_valid_i) st_rsp_data_o <= st_rsp_d;
-    if (st_req_valid_i) st_rsp_tag_o <= st_tag_d;
-    if (mv_req_valid_i) mv_rsp_data_o <= mv_rsp_d;
-    if (ve_rd_valid_i[0]) ve_rd_rsp_data_o[0] <= ve_rsp_d[0];
-    if (ve_rd_valid_i[1]) ve_rd_rsp_data_o[1] <= ve_rsp_d[1];
+    if (en_te_i && st_req_valid_i) st_rsp_data_o <= st_rsp_d;
+    if (en_te_i && st_req_valid_i) st_rsp_tag_o <= st_tag_d;
+    if (en_te_i && mv_req_valid_i) mv_rsp_data_o <= mv_rsp_d;
+    if (en_ve_i[0] && ve_rd_valid_i[0]) ve_rd_rsp_data_o[0] <= ve_rsp_d[0];
+    if (en_ve_i[1] && ve_rd_valid_i[1]) ve_rd_rsp_data_o[1] <= ve_rsp_d[1];
     for (int unsigned g = 0; g < DmaPorts; g++)
-      if (dma_rd_valid_i[g])
+      if (en_dma_i && dma_rd_valid_i[g])
         dma_rd_data_o[g] <= flat_in_range(dma_rd_addr_i[g])
             ? mem_q[flat_line(dma_rd_addr_i[g])][flat_part(dma_rd_addr_i[g])] : '0;
   end
@@ -198,8 +208,11 @@ module nc_sbuf
   // A vector or scalar write merges its elements into a copy of the line in every partition
   // and writes the copy back (the scalar's starts from the vector's when both hit one line).
   logic ve_wr_any [2];
-  assign ve_wr_any[0] = ve_wr_valid_i[0] && elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0]);
-  assign ve_wr_any[1] = ve_wr_valid_i[1] && elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1]);
+  logic ve_wr [2];  // a write that happens this cycle
+  assign ve_wr[0] = en_ve_i[0] && ve_wr_valid_i[0];
+  assign ve_wr[1] = en_ve_i[1] && ve_wr_valid_i[1];
+  assign ve_wr_any[0] = ve_wr[0] && elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0]);
+  assign ve_wr_any[1] = ve_wr[1] && elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1]);
   always_ff @(posedge clk_i) begin
     logic [255:0] row0 [Parts], row1 [Parts];
     if (ve_wr_any[0]) begin
@@ -218,7 +231,7 @@ module nc_sbuf
       mem_q[line_of(ve_wr_addr_i[1])] <= row1;
     end
     for (int unsigned g = 0; g < DmaPorts; g++)
-      if (dma_wr_valid_i[g] && flat_in_range(dma_wr_addr_i[g]))
+      if (en_dma_i && dma_wr_valid_i[g] && flat_in_range(dma_wr_addr_i[g]))
         mem_q[flat_line(dma_wr_addr_i[g])][flat_part(dma_wr_addr_i[g])] <= dma_wr_data_i[g];
     if (dbg_wr_valid_i && flat_in_range(dbg_addr_i))
       mem_q[flat_line(dbg_addr_i)][flat_part(dbg_addr_i)] <= dbg_wr_data_i;
@@ -229,14 +242,14 @@ module nc_sbuf
   always_comb begin
     dma_out_of_range = 1'b0;
     for (int unsigned g = 0; g < DmaPorts; g++)
-      dma_out_of_range |= (dma_wr_valid_i[g] && !flat_in_range(dma_wr_addr_i[g])) ||
-                          (dma_rd_valid_i[g] && !flat_in_range(dma_rd_addr_i[g]));
+      dma_out_of_range |= en_dma_i && ((dma_wr_valid_i[g] && !flat_in_range(dma_wr_addr_i[g])) ||
+                                       (dma_rd_valid_i[g] && !flat_in_range(dma_rd_addr_i[g])));
   end
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) range_err_q <= 1'b0;
     else if (dma_out_of_range ||
-             (ve_wr_valid_i[0] && !elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0])) ||
-             (ve_wr_valid_i[1] && !elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1])))
+             (ve_wr[0] && !elem_in_range(ve_wr_addr_i[0], ve_wr_bytes_i[0])) ||
+             (ve_wr[1] && !elem_in_range(ve_wr_addr_i[1], ve_wr_bytes_i[1])))
       range_err_q <= 1'b1;
   end
   assign range_err_o = range_err_q;

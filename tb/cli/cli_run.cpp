@@ -216,8 +216,8 @@ int run_program(const RunOptions& o) {
   const model::CoreTiming timing = load_timing(o.timing);
   if (o.engine != "golden")
     if (const std::string why = model::rtl_timing_refusal(timing); !why.empty())
-      throw Error(fmt::format("--timing {}: {}; expected --timing uniform, or a file changing only "
-                              "vector.min_cycles and scalar.min_cycles, with --engine {}",
+      throw Error(fmt::format("--timing {}: {}; expected --timing uniform, or a file changing only the "
+                              "clocks and the vector and scalar engines' min_cycles and static_cycles, with --engine {}",
                               o.timing, why, o.engine));
   model::Program prog = model::assemble_file(o.program, model::spmd_symbols(0, 0, 1, 1));
   if (o.seed)
@@ -306,6 +306,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   tb::CoreSimOptions so;
   so.size = o.size;
   so.costs = timing.costs;  // what rtl_timing_refusal lets through: the engines' minimum interval
+  so.clocks = timing.clocks;
   so.cosim = o.engine == "cosim";
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
@@ -325,7 +326,8 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   const tb::CoreSimResult r = tb::run_core_rtl(prog, so);
   const model::ImageLayout image = model::layout_image(prog, tb::core_config_for_size(o.size).hbm_bytes);
   if (tty) fmt::print(stderr, "\r{:70}\r", "");
-  const model::CoreConfig cfg = tb::core_config_for_size(o.size);
+  model::CoreConfig cfg = tb::core_config_for_size(o.size);
+  cfg.clocks = timing.clocks;  // the run's cycles are base-clock cycles
   const double us = cfg.clocks.ns(r.cycles) / 1e3;
   const uint64_t dma_bytes = r.dma_bursts * 32;
 
@@ -341,7 +343,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   j["microseconds"] = us;
   j["time_ns"] = us * 1e3;
   j["clock_ghz"] = cfg.clocks.base_ghz;
-  j["clocks"] = clocks_json(cfg.clocks);  // the RTL core's one clock (issue 49: its domains are to come)
+  j["clocks"] = clocks_json(cfg.clocks);
   j["timing"] = timing.preset;
   j["instructions"] = prog.instructions();
   j["te_macs"] = r.te_macs;
@@ -518,7 +520,8 @@ void add_run_command(CLI::App& app) {
                                                  "DMA engine, semaphore waits and instruction fetch");
   run->add_option("--timing", o->timing, "the core's clocks and fixed costs: a preset (uniform: one 2.4 GHz clock, no "
                                         "fixed costs; trn2; trn1) or a JSON file (model/README.md, \"Timing presets\"); "
-                                        "rtl and cosim: uniform, or a file changing only vector/scalar.min_cycles");
+                                        "rtl and cosim: uniform, or a file changing only the clocks and "
+                                        "vector/scalar.min_cycles and static_cycles");
   run->add_option("--timing-band", o->timing_band,
                   "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")
       ->check(CLI::Range(0.0, 1.0));

@@ -33,6 +33,11 @@ const int kHbmChannels = model::core_hbm_config().channels;
 constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
 constexpr int kFetchPort = kDmaPorts;  // nc_core's FetchPort: the fetch unit's, after the DMA's
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
+constexpr int kMaxDivide = 127;    // nc_core's clk_divide_i: 7 bits
+constexpr int kDmaDomain = static_cast<int>(model::ClockDomain::kDma);
+
+// The domain whose clock a queue's sequencer runs on (nc_core's queue_domain).
+int queue_domain_index(int q) { return static_cast<int>(model::queue_domain(q)); }
 
 std::string rtl_error_detail(CoreError e, int detail, const model::Program& p) {
   switch (e) {
@@ -100,6 +105,7 @@ class CoreBench : public RtlCore {
     c.image_window = opt_.image_window;
     c.stream_bases = opt_.stream_bases;
     c.costs = opt_.costs;
+    c.clocks = opt_.clocks;
     return c;
   }
 
@@ -159,6 +165,15 @@ class CoreBench : public RtlCore {
     t.hbm_bytes_log2_i = static_cast<uint8_t>(hbm_bytes_log2);
     t.ve_min_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.min_cycles);  // nc_core's Dve
     t.ve_min_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.min_cycles);  // and Act
+    t.ve_static_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.static_cycles);
+    t.ve_static_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.static_cycles);
+    for (int d = 0; d < model::kClockDomains; ++d) {
+      const int divide = opt_.clocks.divide[static_cast<size_t>(d)];
+      if (divide < 1 || divide > kMaxDivide)
+        throw Error(fmt::format("RTL core: clock.divide.{} is {}; nc_core takes 1 to {}", model::kClockDomainNames[d],
+                                divide, kMaxDivide));
+      t.clk_divide_i[d] = static_cast<uint8_t>(divide);
+    }
     bench_.reset();
     for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
       if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
@@ -228,9 +243,25 @@ class CoreBench : public RtlCore {
     }
   }
 
-  // One clock cycle (run cycle `cycle`) with the HBM behind the DMA ports.
+  // One base-clock cycle (run cycle `cycle`) with the HBM behind the DMA ports. The HBM and the
+  // collective engine sit in the dma domain: they act in the base cycles that end with its
+  // edge, and their inputs to the core are idle in the others.
   void step_cycle(uint64_t cycle, bool collectives_may_end) {
     V& t = *top_;
+    const unsigned edges = t.clk_en_o;  // the domains whose clocks rise at the end of this cycle
+    if (!(edges >> kDmaDomain & 1)) {
+      t.hbm_rd_ready_i = 0;
+      t.hbm_wr_ready_i = 0;
+      t.hbm_rsp_valid_i = 0;
+      t.cc_done_valid_i = 0;
+      inject_fault(cycle);
+      bench_.fall();
+      if (lockstep_ && t.running_o) observe(bench_.cycle(), 0);
+      if (collectives_ || opt_.timeline) record(cycle, edges);
+      bench_.rise();
+      run_cycle_ = cycle + 1;
+      return;  // parked() counts the dma domain's quiet cycles
+    }
     std::array<uint64_t, kCoreHbmPorts> rd_addr{}, wr_addr{};
     for (int p = 0; p < kCoreHbmPorts; ++p) {
       rd_addr[p] = t.hbm_rd_addr_o[p];
@@ -256,7 +287,7 @@ class CoreBench : public RtlCore {
     inject_fault(cycle);
     bench_.fall();
     if (lockstep_ && t.running_o) observe(bench_.cycle(), wr_ready);
-    if (collectives_ || opt_.timeline) record(cycle);
+    if (collectives_ || opt_.timeline) record(cycle, edges);
     if (t.cc_req_valid_o) collectives_ ? issue_outside(cycle) : take_collective(cycle);
     if (cc_done) collectives_ ? collectives_->retire() : cc_jobs_.pop_front();
     const bool quiet = !t.hbm_rd_valid_o && !t.hbm_wr_valid_o && !t.cc_req_valid_o && !rsp_valid && hbm_->idle();
@@ -316,24 +347,32 @@ class CoreBench : public RtlCore {
 
   // The timeline of a stepped core: an instruction issues when its queue's pc passes it and
   // ends when it commits (a DMA copy: when its transfer completes).
-  void record(uint64_t cycle) {
+  void record(uint64_t cycle, unsigned edges) {
     const V& t = *top_;
     for (int q = 0; q < isa::kNumQueue; ++q)
       for (uint64_t pc = last_pc_[q]; pc < t.pc_o[q] && pc < issue_cycle_[q].size(); ++pc) issue_cycle_[q][pc] = cycle;
     for (int q = 0; q < isa::kNumQueue; ++q) last_pc_[q] = t.pc_o[q];
-    // A fetch stall is a stretch of cycles in which the queue's stall counter counts; a
-    // semaphore wait one in which the queue's waiting bit is set.
+    // A fetch stall is a stretch of cycles in which the queue's stall counter counts (it
+    // counts on the queue's own clock: judged in the cycles after its edges); a semaphore wait
+    // one in which the queue's waiting bit is set.
     for (int q = 0; q < isa::kNumQueue; ++q) {
-      const bool stalled = t.cnt_fetch_stall_o[q] != last_fetch_stall_[q];
-      last_fetch_stall_[q] = t.cnt_fetch_stall_o[q];
-      fetch_stalls_.see(q, stalled, t.pc_o[q], cycle);
+      if (last_edges_ >> queue_domain_index(q) & 1) {
+        const bool stalled = t.cnt_fetch_stall_o[q] != last_fetch_stall_[q];
+        last_fetch_stall_[q] = t.cnt_fetch_stall_o[q];
+        fetch_stalls_.see(q, stalled, t.pc_o[q], cycle);
+      } else if (fetch_stalls_.open[q]) {
+        fetch_stalls_.see(q, true, t.pc_o[q], cycle);
+      }
       sem_waits_.see(q, (t.waiting_o >> q & 1) != 0, t.pc_o[q], cycle);
     }
+    last_edges_ = edges;
     for (size_t i = 0; i < std::size(t.commit_valid_o); ++i) {
       if (!t.commit_valid_o[i]) continue;
       const int q = t.commit_queue_o[i];
       const uint64_t pc = t.commit_pc_o[i];
-      const uint64_t issue = pc < issue_cycle_[q].size() ? issue_cycle_[q][pc] : cycle;
+      // A nop commits as it issues, at the edge ending this cycle: before its queue's pc has
+      // passed it (an issue is stamped with the cycle after its edge, as record() sees the pc).
+      const uint64_t issue = pc < issue_cycle_[q].size() && pc < t.pc_o[q] ? issue_cycle_[q][pc] : cycle + 1;
       timeline_.push_back({q, static_cast<size_t>(pc), issue, issue, cycle});
     }
   }
@@ -345,6 +384,9 @@ class CoreBench : public RtlCore {
     uint64_t end = 0;
     isa::CcError error = isa::CcError::kNone;
   };
+
+  // Base cycles in a dma-domain cycle (the golden core's LoneCollectives count the same).
+  int dma_divide() const { return opt_.clocks.div(model::ClockDomain::kDma); }
 
   // The collective on the request port.
   isa::CcInstruction requested_collective() const {
@@ -370,8 +412,9 @@ class CoreBench : public RtlCore {
     const model::CoreConfig cfg = core_config_for_size(size_);
     j.error = model::cc_check(j.c, 1, 32, hbm_->capacity(), &why);
     j.end = model::lone_collective_end(j.c, j.error != isa::CcError::kNone, cycle,
-                                       cc_jobs_.empty() ? 0 : cc_jobs_.back().end, cfg.cc_latency_cycles,
-                                       cfg.hbm_bytes_per_cycle);
+                                       cc_jobs_.empty() ? 0 : cc_jobs_.back().end,
+                                       cfg.cc_latency_cycles * static_cast<uint64_t>(dma_divide()),
+                                       cfg.hbm_bytes_per_cycle / dma_divide());
     cc_jobs_.push_back(j);
   }
 
@@ -791,7 +834,8 @@ class CoreBench : public RtlCore {
       }
     }
   };
-  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{};  // each queue's counter a cycle ago
+  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{};  // each queue's counter at its last edge
+  unsigned last_edges_ = ~0u;  // the domains whose clocks rose at the end of the last cycle
   QueueSpans fetch_stalls_, sem_waits_;
   std::string reproduce_;  // the command that reruns this case
   std::unique_ptr<Lockstep> lockstep_;

@@ -75,9 +75,13 @@ struct CoreSimOptions : BenchOptions {
   // image_window; 0: the top of HBM): a system run gives each core of a chip its own.
   uint64_t image_top = 0, image_window = 0;
   // The fixed costs the RTL core has so far (issue 49): the vector and scalar engines' minimum
-  // interval (model::CoreCosts::vector / scalar .min_cycles); the golden core beside it takes
-  // the same. Every other cost must stay the uniform timing's (model::rtl_timing_refusal).
+  // interval and pipeline latency (model::CoreCosts::vector / scalar); the golden core beside it
+  // takes the same. Every other cost must stay the uniform timing's (model::rtl_timing_refusal).
   model::CoreCosts costs;
+  // The clock domains (issue 49; nc_core's clk_divide_i): the run's cycles are base-clock cycles,
+  // and the HBM behind the DMA ports is stepped on the dma domain's edges. The golden core
+  // beside it takes the same.
+  model::CoreClocks clocks;
   // Test hook: the stream addresses put on queue_base_i instead of the image's (both cores).
   std::optional<std::array<uint64_t, isa::kNumQueue>> stream_bases;
 };

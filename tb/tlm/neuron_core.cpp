@@ -118,7 +118,7 @@ class NeuronCore::RtlPorts : public tb::CoreMemoryPorts {
     b.extension.core = core_.index_;
     b.extension.engine = static_cast<int>(slot);  // a burst has no engine: the slot finds it again
     b.extension.bytes_per_cycle = model::kHbmBurstBytes;  // one burst: it leaves at once
-    b.extension.core_clock_ghz = core_.clock_ghz_;
+    b.extension.core_clock_ghz = core_.config_.clocks.ghz(model::ClockDomain::kDma);
     b.payload.set_command(r.write ? ::tlm::TLM_WRITE_COMMAND : ::tlm::TLM_READ_COMMAND);
     b.payload.set_address(r.addr);
     b.payload.set_data_ptr(nullptr);  // timing only: the data is in the chip's memory
@@ -209,7 +209,7 @@ void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig
                           model::CollectiveEngine* collectives, int slice_cycles, int hbm_bytes_log2,
                           const std::string& waves) {
   config_ = config;
-  config_.clocks.base_ghz = clock_ghz_;
+  clock_ghz_ = config.clocks.base_ghz;  // the RTL core's cycles are base-clock cycles too
   slice_cycles_ = slice_cycles;
   rtl_ports_ = std::make_unique<RtlPorts>(*this, memory, uint64_t{1} << hbm_bytes_log2);
   tb::CoreSimOptions options;
@@ -221,6 +221,7 @@ void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig
   options.image_top = config.image_top;
   options.image_window = config.image_window;
   options.costs = config.costs;  // what the RTL core has of them: the engines' minimum interval
+  options.clocks = config.clocks;
   rtl_ = tb::make_rtl_core(program, options, {rtl_ports_.get(), collectives}, hbm_bytes_log2);
 }
 
