@@ -146,9 +146,9 @@ const std::vector<BadInput>& cases() {
        ".json: key 'vector.min_cycles': expected a non-negative integer, found -64"},
       {"TimingUnknownPresetInFile", R"({"preset": "trn9"})", "json", "run " NCORE_PROGRAMS "/softmax.s --timing {file}",
        ".json: key 'preset': expected \"uniform\", \"trn2\" or \"trn1\", found \"trn9\""},
-      {"TimingSiliconOnTheRtlCore", "", "", "run " NCORE_PROGRAMS "/softmax.s --engine rtl --size 8 --timing trn2",
-       "--timing trn2: of the fixed costs the RTL core has only the vector and scalar engines' minimum "
-       "interval and pipeline latency so far", false},
+      {"TimingTheRtlCoreCannotRun", R"({"preset": "trn2", "tensor": {"ls_columns_per_cycle": 3}})", "json",
+       "run " NCORE_PROGRAMS "/softmax.s --engine rtl --size 8 --timing {file}",
+       ".json: the RTL core loads 1, 2 or 4 weight columns a cycle (tensor.ls_columns_per_cycle)"},
       // a system run that can never end: the cores' deadlock, named, instead of a hang
       {"TlmRunDeadlock", ".sem never\n.queue act\n  nop wait=never>=1\n", "s", "tlm run {file} --system chip",
        "chip 0 core 0: deadlock at cycle "},

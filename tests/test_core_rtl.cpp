@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <tuple>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -629,6 +631,159 @@ activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x2000 src0_ap
   }
 }
 
+// The DMA engines' fixed costs (issue 49, model::DmaCosts; nc_dma): a dma_copy starts moving
+// data no earlier than its descriptor's generation after its issue, and no earlier than the
+// semaphore-to-start latency after another queue's signal it waited on; a descriptor completes
+// no earlier than rows x (per row + bytes x per byte) after it started. The values are chosen
+// exact in both cores' arithmetic (8 bytes and 30 rows' worth a dma cycle at 2.4 GHz): each
+// cost moves each DMA's completion by exactly its amount, on the RTL and on the golden core,
+// and the two cores agree within a few cycles on each DMA's time from issue to completion.
+TEST(CoreRtl, DmaCostsMoveEachDmaAsOnTheGoldenCore) {
+  const model::Program p = model::assemble(R"(.sem a
+.sem b
+.queue sp
+dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=0x0 sbuf_addr=0x0 bytes=256 count1=8 hbm_stride1=256 sbuf_stride1=SBUF_PARTITION signal=a+=1
+dma_copy engine=1 dir=hbm_to_sbuf hbm_addr=0x4000 sbuf_addr=0x400 bytes=2048 count1=8 hbm_stride1=2048 sbuf_stride1=SBUF_PARTITION wait=b>=1
+.queue pe
+nop wait=a>=1 signal=b+=1
+)", "dma_costs.s");
+  model::DmaCosts base;
+  base.engine_bytes_per_ns = 19.2;  // 8 bytes a dma cycle at 2.4 GHz
+  base.element_ns = 12.5;           // 30 dma cycles a row
+  base.descriptor_ns = 500;         // 2400 base cycles at 4.8 GHz
+  base.semaphore_to_start_ns = 1500;  // more than descriptor generation, even at 1000 ns
+  struct Times {
+    std::array<uint64_t, 2> rtl, golden;  // each dma_copy's completion
+    std::array<uint64_t, 2> rtl_issue, golden_issue;
+  };
+  const auto run = [&](const model::DmaCosts& dma) {
+    CoreSimOptions o;
+    o.size = kSize;
+    o.timeline = true;
+    o.clocks = model::timing_preset("trn2").clocks;
+    o.costs.dma = dma;
+    const CoreSimResult r = run_core_rtl(p, o);
+    EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
+    EXPECT_TRUE(r.ok) << r.failure;
+    Times t{};
+    const int sp = static_cast<int>(isa::Queue::kSp);
+    for (const auto& e : r.timeline)
+      if (e.queue == sp) t.rtl[e.index] = e.complete, t.rtl_issue[e.index] = e.issue;
+    for (const auto& e : r.golden.timeline)
+      if (e.queue == sp) t.golden[e.index] = e.complete, t.golden_issue[e.index] = e.issue;
+    return t;
+  };
+  const Times t0 = run(base);
+  for (size_t i = 0; i < 2; ++i) {
+    const int64_t rtl = static_cast<int64_t>(t0.rtl[i] - t0.rtl_issue[i]);
+    const int64_t golden = static_cast<int64_t>(t0.golden[i] - t0.golden_issue[i]);
+    fmt::print("dma_copy {}: issue to completion RTL {} golden {}\n", i, rtl, golden);
+    EXPECT_LE(std::abs(rtl - golden), 8) << "dma_copy " << i;
+  }
+  const auto expect_moves = [&](model::DmaCosts dma, const char* what, uint64_t first, uint64_t second) {
+    const Times t = run(dma);
+    for (const auto& [core, was, now] : {std::tuple{"RTL", t0.rtl, t.rtl}, std::tuple{"golden", t0.golden, t.golden}}) {
+      EXPECT_EQ(now[0] - was[0], first) << core << ", " << what << ": the first dma_copy";
+      EXPECT_EQ(now[1] - was[1], second) << core << ", " << what << ": the second dma_copy";
+    }
+  };
+  model::DmaCosts c = base;
+  c.descriptor_ns = 1000;  // 2400 base cycles later; the second waits on it through pe
+  expect_moves(c, "descriptor generation + 500 ns", 2400, 2400);
+  c = base;
+  c.semaphore_to_start_ns = 2000;  // only the second waited on another queue's signal
+  expect_moves(c, "semaphore to start + 500 ns", 0, 2400);
+  c = base;
+  c.element_ns = 25;  // 30 dma cycles more a row: 8 rows, 480 base cycles each
+  expect_moves(c, "per row + 12.5 ns", 480, 960);
+  c = base;
+  c.engine_bytes_per_ns = 9.6;  // 4 bytes a dma cycle: 256 more for 8 x 256 bytes, 2048 for 8 x 2048
+  expect_moves(c, "half the rate", 512, 512 + 4096);
+}
+
+// Fast LoadStationary (issue 49, model::TensorCosts::ls_columns_per_cycle): an LS loads 1, 2
+// or 4 weight columns a cycle, so an LS of M columns commits ceil(M / columns) cycles after
+// it starts loading, on the RTL as on the golden core; the matmul that uses the weights gives
+// the same PSUM either way (the co-simulation compares every word).
+TEST(CoreRtl, FastLoadStationaryLoadsAsOnTheGoldenCore) {
+  for (const int m : {8, 6}) {
+    const model::Program p = model::assemble(fmt::format(R"(.queue pe
+load_stationary dtype=bf16 k=8 m={} sbuf_addr=0x0 sbuf_stride=2
+multiply_moving dtype=bf16 k=8 n=16 sbuf_addr=0x100 sbuf_stride=2 psum_bank=0
+)", m), "fast_ls.s");
+    std::map<int, uint64_t> rtl, golden;  // columns a cycle: the LS's issue to commit
+    for (const int columns : {1, 2, 4}) {
+      CoreSimOptions o;
+      o.size = kSize;
+      o.timeline = true;
+      o.costs.tensor.ls_columns_per_cycle = columns;
+      const CoreSimResult r = run_core_rtl(p, o);
+      ASSERT_EQ(r.status, CoreStatus::kDone) << columns << ": " << r.message;
+      ASSERT_TRUE(r.ok) << columns << ": " << r.failure;
+      EXPECT_GT(r.psum_words_compared, 0u);
+      for (const auto& e : r.timeline)
+        if (e.index == 0) rtl[columns] = e.complete - e.issue;
+      for (const auto& e : r.golden.timeline)
+        if (e.index == 0) golden[columns] = e.complete - e.issue;
+    }
+    for (const int columns : {2, 4}) {
+      const auto saved = static_cast<uint64_t>(m - (m + columns - 1) / columns);  // M = 8: 4 or 6; M = 6: 3 or 4
+      EXPECT_EQ(rtl[1] - rtl[columns], saved) << "RTL, M = " << m << ", " << columns << " columns a cycle";
+      EXPECT_EQ(golden[1] - golden[columns], saved) << "golden, M = " << m << ", " << columns << " columns a cycle";
+    }
+  }
+}
+
+// The tensor engine's power throttling (issue 49, model::ThrottleConfig; nc_tensor_engine): an
+// MM streams at a share of the full rate fixed when it starts, from 1/2 at the ramp's start up
+// to 1, and the ramp starts again after a window of low use. Values exact in both cores'
+// arithmetic (a 4096-cycle ramp, a share gained of 2^-13 a cycle): eight back-to-back MMs of 64
+// vectors stream 128, 125, 121, ... cycles as the share ramps, then, after the pe queue waited
+// longer than the window for the vector engine, the next MMs ramp again from half rate; every
+// gap between commits is the oracle's, on the RTL and on the golden core.
+TEST(CoreRtl, TensorEngineThrottlesAsOnTheGoldenCore) {
+  std::string text = ".sem s\n.queue pe\nload_stationary dtype=bf16 k=8 m=8 sbuf_addr=0x0 sbuf_stride=2\n";
+  for (int i = 0; i < 12; ++i)
+    text += fmt::format("multiply_moving dtype=bf16 k=8 n=64 sbuf_addr=0x100 sbuf_stride=2 psum_bank={}{}\n", i % 8,
+                        i == 8 ? " wait=s>=1" : "");
+  text += ".queue dve\nmemset value=0 out=fp32 partitions=8 dst=sbuf:0x1000 dst_ap=[[1,4096]] signal=s+=1\n";
+  const model::Program p = model::assemble(text, "throttle.s");
+  CoreSimOptions o;
+  o.size = kSize;
+  o.timeline = true;
+  o.costs.throttle = {true, 0.5, 4096 / 2.4, 2048 / 2.4, 0.5};  // a 4096-cycle ramp, a 2048-cycle window
+  const CoreSimResult r = run_core_rtl(p, o);
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  ASSERT_TRUE(r.ok) << r.failure;
+  const auto commits = [](const std::vector<model::InstrTiming>& timeline) {
+    std::map<size_t, uint64_t> at;
+    for (const auto& e : timeline)
+      if (e.queue == static_cast<int>(isa::Queue::kPe) && e.index >= 1) at[e.index] = e.complete;
+    std::vector<uint64_t> from_first;
+    for (const auto& [i, t] : at) from_first.push_back(t - at.begin()->second);
+    return from_first;
+  };
+  // The oracle: an MM starting `elapsed` cycles into the ramp streams ceil(64 / share) cycles,
+  // share = 1/2 + elapsed / 8192; back to back, each starts as the one before stops streaming,
+  // so each commits the next's stream after the one before.
+  std::vector<uint64_t> want;
+  for (uint64_t elapsed = 0; want.size() < 8;) {
+    const double share = std::min(1.0, 0.5 + static_cast<double>(elapsed) / 8192.0);
+    const auto stream = static_cast<uint64_t>(std::ceil(64.0 / share - 1e-9));
+    want.push_back(stream);
+    elapsed += stream;
+  }
+  for (const auto* timeline : {&r.timeline, &r.golden.timeline}) {
+    const char* core = timeline == &r.timeline ? "RTL" : "golden";
+    const std::vector<uint64_t> at = commits(*timeline);
+    ASSERT_EQ(at.size(), 12u) << core;
+    for (size_t k = 1; k < 8; ++k) EXPECT_EQ(at[k] - at[k - 1], want[k]) << core << ", MM " << k;
+    // The wait was longer than the window: the ramp starts again at the ninth MM.
+    for (size_t k = 9; k < 12; ++k) EXPECT_EQ(at[k] - at[k - 1], want[k - 8]) << core << ", MM " << k;
+  }
+  EXPECT_EQ(want[1], 125u);  // the oracle's first steps, by hand: 64 / (1/2 + 128/8192)
+}
+
 // A semaphore's signal crosses from the signalling queue's clock domain to the waiting queue's:
 // the waiter issues at the first edge of its own clock after the signal, on the RTL exactly as
 // on the golden core. A chain of nops passes one semaphore around every queue (every pair of
@@ -692,8 +847,8 @@ TEST(CoreRtl, SemaphoresCrossClockDomainsAsOnTheGoldenCore) {
 
 // Clocks changed at random leave every result bit-exact: the small examples and random
 // semaphore-graph programs co-simulate in lockstep (every write, commit and signal, then every
-// SBUF, PSUM and HBM byte) at random dividers, every other one with trn2's vector and scalar
-// engine costs, and their times stay within 5% of the golden core's.
+// SBUF, PSUM and HBM byte) at random dividers, every other one with trn2's fixed costs, and
+// their times stay within 5% of the golden core's.
 TEST(CoreRtl, RandomClocksLeaveEveryResultBitExact) {
   model::SplitMix64 rng(test::test_seed(4902));
   const model::CoreTiming trn2 = model::timing_preset("trn2");
@@ -704,16 +859,13 @@ TEST(CoreRtl, RandomClocksLeaveEveryResultBitExact) {
     o.size = kSize;
     o.watchdog = 200'000;
     o.clocks = clocks;
-    if ((costs = !costs)) {  // every other case with trn2's vector and scalar costs too
-      o.costs.vector = trn2.costs.vector;
-      o.costs.scalar = trn2.costs.scalar;
-    }
+    if ((costs = !costs)) o.costs = trn2.costs;  // every other case with trn2's fixed costs too
     const CoreSimResult r = run_core_rtl(program, o);
     ASSERT_EQ(r.status, CoreStatus::kDone) << name << ", " << clocks_name(clocks) << ": " << r.message;
     ASSERT_TRUE(r.ok) << name << ", " << clocks_name(clocks) << ": " << r.failure;
     EXPECT_GT(r.sbuf_bytes_compared + r.hbm_bytes_compared, 0u);
     fmt::print("{:<48} {}{}: RTL {:>8} golden {:>8} ratio {:.3f}\n", name, clocks_name(clocks),
-               costs ? ", trn2's engine costs" : "", r.cycles, r.golden.cycles, timing_ratio(r));
+               costs ? ", trn2's costs" : "", r.cycles, r.golden.cycles, timing_ratio(r));
     EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name << ", " << clocks_name(clocks);
   }
 }

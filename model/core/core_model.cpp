@@ -296,7 +296,7 @@ struct CoreModel::Impl {
         domain_transfers(external ? external : &own_transfers, c.clocks, c.costs.dma, c.dma_engines, c.transfer_engines()),
         transfers(&domain_transfers),
         lone(h, c.hbm_bytes, c.cc_latency_cycles * dma_div(c), c.hbm_bytes_per_cycle / dma_div(c), !c.timing_only),
-        cc(collectives ? collectives : &lone), te_timing(c.te, te_costs(c)), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
+        cc(collectives ? collectives : &lone), te_timing(c.te, te_costs(c.costs, c.clocks)), image(layout_image(p, c.hbm_bytes, c.image_top, c.image_window)) {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
     if (c.stream_bases) image.stream = *c.stream_bases;
@@ -307,14 +307,6 @@ struct CoreModel::Impl {
   uint64_t period(ClockDomain d) const { return static_cast<uint64_t>(cfg.clocks.div(d)); }
   uint64_t period(int q) const { return period(queue_domain(q)); }
 
-  // The tensor engine's costs (CoreCosts::tensor, ::throttle) in its own cycles.
-  static TeCosts te_costs(const CoreConfig& c) {
-    const ThrottleConfig& t = c.costs.throttle;
-    const double ghz = c.clocks.ghz(ClockDomain::kTensor);
-    return {c.costs.tensor.ls_columns_per_cycle, t.enabled, t.start_share,
-            static_cast<uint64_t>(std::llround(t.ramp_ns * ghz)),
-            std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(t.window_ns * ghz))), t.low_use};
-  }
 
   static HbmDmaConfig dma_config(const CoreConfig& c) {
     HbmDmaConfig d = c.dma_timing;

@@ -49,11 +49,14 @@ void CoreTiming::validate() const {
 
 std::string rtl_timing_refusal(const CoreTiming& t) {
   const CoreTiming u = timing_preset("uniform");
-  CoreCosts rest = t.costs;  // what the RTL has: the vector and scalar engines' interval and latency
+  CoreCosts rest = t.costs;  // what the RTL has: the vector and scalar engines' costs, the DMA's
   rest.vector = rest.scalar = EngineCosts{};
+  rest.dma = DmaCosts{};
+  const int ls = rest.tensor.ls_columns_per_cycle;
+  if (ls == 2 || ls == 4) rest.tensor.ls_columns_per_cycle = 1;  // the RTL loads 1, 2 or 4 a cycle
+  rest.throttle = ThrottleConfig{};
   if (!(rest == u.costs))
-    return "of the fixed costs the RTL core has only the vector and scalar engines' minimum interval and "
-           "pipeline latency so far (issue 49)";
+    return "the RTL core loads 1, 2 or 4 weight columns a cycle (tensor.ls_columns_per_cycle)";
   return "";
 }
 

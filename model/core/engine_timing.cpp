@@ -5,6 +5,13 @@
 
 namespace ncore::model {
 
+TeCosts te_costs(const CoreCosts& costs, const CoreClocks& clocks) {
+  const ThrottleConfig& t = costs.throttle;
+  const double ghz = clocks.ghz(ClockDomain::kTensor);
+  return {costs.tensor.ls_columns_per_cycle, t.enabled, t.start_share, static_cast<uint64_t>(std::llround(t.ramp_ns * ghz)),
+          std::max<uint64_t>(1, static_cast<uint64_t>(std::llround(t.window_ns * ghz))), t.low_use};
+}
+
 TensorEngineTiming::TensorEngineTiming(const TensorEngineConfig& c, const TeCosts& costs) : cfg_(c), costs_(costs) {}
 
 double TensorEngineTiming::throttle_share(uint64_t t) {

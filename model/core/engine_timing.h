@@ -33,6 +33,7 @@
 #include <deque>
 #include <vector>
 
+#include "model/core/core_timing.h"
 #include "model/tensor/tensor_engine.h"
 
 namespace ncore::model {
@@ -45,6 +46,8 @@ struct TeCosts {
   uint64_t ramp_cycles = 0, window_cycles = 1;
   double low_use = 0.5;
 };
+// The core's tensor costs and throttling (core_timing.h) in the tensor domain's cycles.
+TeCosts te_costs(const CoreCosts& costs, const CoreClocks& clocks);
 
 class TensorEngineTiming {
  public:

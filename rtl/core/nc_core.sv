@@ -62,6 +62,23 @@ module nc_core
   // Their pipeline latency: results land this many of the engine's cycles after it has
   // streamed an instruction (model::EngineCosts::static_cycles; 0: none): nc_core_pipeline.
   input  logic [15:0]           ve_static_cycles_i [2],
+  // The DMA engines' (model::DmaCosts; all 0: none): a descriptor's least time, per row and per
+  // byte of a copy (0) and a transpose (1), in dma-domain cycles, Q8.24 (nc_dma); from a
+  // dma_copy's issue to its first byte (descriptor generation), and from another queue's signal
+  // to the start of a DMA that waited on it, in base cycles.
+  // The tensor engine's LoadStationary columns a cycle: 1, 2 or 4 (model::TensorCosts).
+  input  logic [2:0]            te_ls_columns_i,
+  // Its power throttling (model::ThrottleConfig, in tensor cycles; nc_tensor_engine): on, the
+  // share at the ramp's start and gained a cycle (Q0.32), the window, the low-use threshold.
+  input  logic                  te_throttle_en_i,
+  input  logic [31:0]           te_throttle_start_i,
+  input  logic [31:0]           te_throttle_step_i,
+  input  logic [15:0]           te_throttle_window_i,
+  input  logic [16:0]           te_throttle_low_i,
+  input  logic [31:0]           dma_row_cost_i,
+  input  logic [1:0][31:0]      dma_byte_cost_i,
+  input  logic [31:0]           dma_descriptor_cycles_i,
+  input  logic [31:0]           dma_sem_to_start_cycles_i,
   // Clock domains (issue 49; README.md, "Clock domains"): each domain's clock is the base clock
   // (clk_i) divided by its divider (1 .. 127), from the start edge: tensor, scalar, vector,
   // dma (model::ClockDomain's order). Taken at start; all 1: one clock, as before issue 49.
@@ -181,6 +198,11 @@ module nc_core
   assign {clk_dma, clk_dve, clk_act, clk_te} = dom_clk;
   assign {en_dma, en_dve, en_act, en_te} = dom_en;
   assign clk_en_o = dom_en;
+  // The base cycle this one ends at, counted from the start edge (the golden core's `now`).
+  localparam int unsigned TimeW = 48;
+  logic [63:0]       cycles_q;   // base cycles since start (the status section counts them)
+  logic [TimeW-1:0]  now;
+  assign now = TimeW'(cycles_q) + 1'b1;
   // Each queue's sequencer runs on its engine's clock; sp and cc on the dma domain's.
   function automatic int unsigned queue_domain(int q);
     return q == int'(QueuePe) ? DomTensor : q == int'(QueueAct) ? DomScalar
@@ -348,7 +370,9 @@ module nc_core
 
   // SBUF ports of the tensor engine
   logic                 st_req_valid, mv_req_valid, st_rsp_valid, mv_rsp_valid;
-  logic [SbufAddrW-1:0] st_req_addr, st_req_rep_step, st_req_tag_addr;
+  logic [SbufAddrW-1:0] st_req_addr, st_req_rep_step, st_req_tag_addr, st_req_col_step;
+  logic [2:0]           st_req_cols;
+  logic [31:0]          st_rsp_more [LsCols-1][MaxReps][Size];
   logic [2:0]           st_req_bytes, st_req_reps, mv_req_reps;
   logic [Segs-1:0]      mv_req_segs;
   logic [SbufAddrW-1:0] mv_req_addr [Segs], mv_req_rep_step [Segs];
@@ -374,7 +398,11 @@ module nc_core
                      .SbufBytes(SbufBytes)) u_te (
     .clk_i(clk_te), .rst_ni,
     .cmd_valid_i(seq_issue_valid[QueuePe]), .cmd_ready_o(te_ready), .cmd_data_i(te_cmd),
+    .ls_columns_i(te_ls_columns_i), .throttle_en_i(te_throttle_en_i),
+    .throttle_start_i(te_throttle_start_i), .throttle_step_i(te_throttle_step_i),
+    .throttle_window_i(te_throttle_window_i), .throttle_low_i(te_throttle_low_i),
     .st_req_valid_o(st_req_valid), .st_req_ready_i(1'b1), .st_req_addr_o(st_req_addr),
+    .st_req_cols_o(st_req_cols), .st_req_col_step_o(st_req_col_step), .st_rsp_more_i(st_rsp_more),
     .st_req_bytes_o(st_req_bytes), .st_req_reps_o(st_req_reps),
     .st_req_rep_step_o(st_req_rep_step), .st_req_tag_addr_o(st_req_tag_addr),
     .st_rsp_valid_i(st_rsp_valid), .st_rsp_data_i(st_rsp_data), .st_rsp_tag_i(st_rsp_tag),
@@ -633,6 +661,23 @@ module nc_core
   assign sp_list = sp_header.opcode == IsaDmaList;
   assign sp_engine = sp_list ? list_payload.engine : dma_payload.engine;
 
+  // Fixed costs (issue 49): the base cycle the sp queue's head may start moving data at the
+  // earliest: a dma_copy's descriptor is generated first; a DMA that waited on a semaphore that
+  // another queue signalled starts no earlier than the semaphore-to-start latency after it.
+  logic [31:0][TimeW-1:0] sem_changed_q;  // each semaphore's last signal
+  logic [31:0]      sem_seen_q;          // signalled since start
+  logic [31:0]      sem_by_sp_q;         // last signalled by the sp queue (a nop or a DMA)
+  logic [TimeW-1:0] sp_not_before, sp_after_signal;
+  always_comb begin
+    sp_not_before = now + (sp_list ? '0 : TimeW'(dma_descriptor_cycles_i));
+    sp_after_signal = sem_changed_q[sp_header.wait_sem] + TimeW'(dma_sem_to_start_cycles_i);
+    if (sp_header.wait_en && dma_sem_to_start_cycles_i != '0 && sem_seen_q[sp_header.wait_sem] &&
+        !sem_by_sp_q[sp_header.wait_sem] && sp_after_signal > sp_not_before)
+      sp_not_before = sp_after_signal;
+  end
+  // A list's entries start no earlier than the list's stamp.
+  logic [TimeW-1:0] list_not_before_q [DmaEngines];
+
   // The descriptor-list walkers (nc_core_lists), on the fetch port.
   logic [DmaEngines-1:0] list_active, list_desc_valid, list_take;
   nc_dma_pkg::dma_entry_t list_desc [DmaEngines];
@@ -734,6 +779,10 @@ module nc_core
 
   for (genvar e = 0; e < DmaEngines; e++) begin : g_trk
     logic push, pop, done, list_end_pop;
+    always_ff @(posedge clk_dma or negedge rst_ni) begin
+      if (!rst_ni) list_not_before_q[e] <= '0;
+      else if (list_start && list_payload.engine == 4'(e)) list_not_before_q[e] <= sp_not_before;
+    end
     assign push = trk_push && sp_engine == 4'(e);
     assign pop = trk_pop && trk_pop_engine == 4'(e);
     assign done = dma_done_valid[e % DmaPorts] && dma_done_engine[e % DmaPorts] == 4'(e);
@@ -792,6 +841,8 @@ module nc_core
       .desc_engine_i(port_engine),
       .desc_i(port_list ? list_desc[32'(port_engine) * DmaPorts + g].desc : dma_payload),
       .desc_malformed_i(port_list && list_desc[32'(port_engine) * DmaPorts + g].malformed),
+      .desc_not_before_i(port_list ? list_not_before_q[32'(port_engine) * DmaPorts + g] : sp_not_before),
+      .now_i(now), .row_cost_i(dma_row_cost_i), .byte_cost_i(dma_byte_cost_i),
       .desc_room_o(dma_room[g]),
       .done_valid_o(dma_done_valid[g]), .done_engine_o(local_done_engine),
       .done_error_o(dma_done_error[g]), .done_code_o(dma_done_code[g]),
@@ -833,7 +884,8 @@ module nc_core
     .clk_i, .rst_ni, .en_te_i(en_te), .en_ve_i('{en_dve, en_act}), .en_dma_i(en_dma),
     .st_req_valid_i(st_req_valid), .st_req_addr_i(st_req_addr), .st_req_bytes_i(st_req_bytes),
     .st_req_reps_i(st_req_reps), .st_req_rep_step_i(st_req_rep_step),
-    .st_req_tag_addr_i(st_req_tag_addr),
+    .st_req_tag_addr_i(st_req_tag_addr), .st_req_cols_i(st_req_cols),
+    .st_req_col_step_i(st_req_col_step), .st_rsp_more_o(st_rsp_more),
     .st_rsp_valid_o(st_rsp_valid), .st_rsp_data_o(st_rsp_data), .st_rsp_tag_o(st_rsp_tag),
     .mv_req_valid_i(mv_req_valid), .mv_req_segs_i(mv_req_segs), .mv_req_addr_i(mv_req_addr),
     .mv_req_bytes_i(mv_req_bytes), .mv_req_reps_i(mv_req_reps),
@@ -927,6 +979,25 @@ module nc_core
     if (!rst_ni) sem_q <= '{default: '0};
     else sem_q <= sem_d;
   end
+  // When each semaphore was last signalled, and whether by the sp queue (a later signal in the
+  // order above wins, as its value does).
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      sem_changed_q <= '0;
+      sem_seen_q <= '0;
+      sem_by_sp_q <= '0;
+    end else if (run_q == RunIdle && start_i) begin
+      sem_seen_q <= '0;
+    end else begin
+      for (int s = 0; s < NumSig; s++) begin
+        if (sig_valid[s] && !halt) begin
+          sem_changed_q[sig_header[s].sig_sem] <= now;
+          sem_seen_q[sig_header[s].sig_sem] <= 1'b1;
+          sem_by_sp_q[sig_header[s].sig_sem] <= sig_queue[s] == QueueW'(QueueSp);
+        end
+      end
+    end
+  end
   assign sems_o = sem_q;
 
   // ---------------------------------------------------------------------------------------
@@ -950,7 +1021,6 @@ module nc_core
   logic           all_quiet, any_waiting, all_done, progress;
   logic [1:0]     stuck_q;
   logic [31:0]    idle_cycles_q;
-  logic [63:0]    cycles_q;
   logic [31:0]    busy_q [NumQ];
 
   // The first error of this cycle, in a fixed order.

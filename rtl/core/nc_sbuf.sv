@@ -27,6 +27,7 @@
 module nc_sbuf
   import nc_isa_pkg::*;
   import nc_tensor_pkg::MaxReps;
+  import nc_tensor_pkg::LsCols;
   import nc_tensor_pkg::Segs;
 #(
   parameter int unsigned Parts = 128,
@@ -50,8 +51,12 @@ module nc_sbuf
   input  logic [2:0]               st_req_reps_i,
   input  logic [AddrW-1:0]         st_req_rep_step_i,
   input  logic [AddrW-1:0]         st_req_tag_addr_i,
+  input  logic [2:0]               st_req_cols_i,      // columns col_step apart (fast LS)
+  input  logic [AddrW-1:0]         st_req_col_step_i,
   output logic                     st_rsp_valid_o,
   output logic [31:0]              st_rsp_data_o [MaxReps][Parts],
+  output logic [31:0]              st_rsp_more_o [LsCols-1][MaxReps][Parts],  // columns 1 ..
+
   output logic [15:0]              st_rsp_tag_o [Parts],
   // tensor engine: moving tile (an address per row segment)
   input  logic                     mv_req_valid_i,
@@ -130,6 +135,7 @@ module nc_sbuf
   // ---- reads: looked up only on a cycle with a request, registered for the next one -------
   // (written as ifs: the simulator evaluates every combinational block on every clock edge)
   logic [31:0] st_rsp_d [MaxReps][Parts], mv_rsp_d [MaxReps][Parts];
+  logic [31:0] st_more_d [LsCols-1][MaxReps][Parts];
   logic [15:0] st_tag_d [Parts];
   logic [Parts-1:0][31:0] ve_rsp_d [2];
   always_comb begin
@@ -137,6 +143,8 @@ module nc_sbuf
     sa = '0;
     for (int unsigned p = 0; p < Parts; p++) begin
       for (int unsigned r = 0; r < MaxReps; r++) st_rsp_d[r][p] = '0;
+      for (int unsigned c = 0; c < LsCols - 1; c++)
+        for (int unsigned r = 0; r < MaxReps; r++) st_more_d[c][r][p] = '0;
       st_tag_d[p] = '0;
     end
     if (st_req_valid_i) begin
@@ -146,6 +154,14 @@ module nc_sbuf
           for (int unsigned p = 0; p < Parts; p++)
             st_rsp_d[r][p] = elem_of(mem_q[line_of(sa)][p], sa[4:0], st_req_bytes_i);
       end
+      // The further columns of a fast LoadStationary.
+      for (int unsigned c = 1; c < LsCols; c++)
+        for (int unsigned r = 0; r < MaxReps; r++) begin
+          sa = st_req_addr_i + AddrW'(c) * st_req_col_step_i + AddrW'(r) * st_req_rep_step_i;
+          if (c < 32'(st_req_cols_i) && r < 32'(st_req_reps_i) && elem_in_range(sa, st_req_bytes_i))
+            for (int unsigned p = 0; p < Parts; p++)
+              st_more_d[c - 1][r][p] = elem_of(mem_q[line_of(sa)][p], sa[4:0], st_req_bytes_i);
+        end
       if (elem_in_range(st_req_tag_addr_i, 3'd2))
         for (int unsigned p = 0; p < Parts; p++)
           st_tag_d[p] = 16'(elem_of(mem_q[line_of(st_req_tag_addr_i)][p], st_req_tag_addr_i[4:0], 3'd2));
@@ -192,6 +208,7 @@ module nc_sbuf
   end
   always_ff @(posedge clk_i) begin
     if (en_te_i && st_req_valid_i) st_rsp_data_o <= st_rsp_d;
+    if (en_te_i && st_req_valid_i && st_req_cols_i > 3'd1) st_rsp_more_o <= st_more_d;
     if (en_te_i && st_req_valid_i) st_rsp_tag_o <= st_tag_d;
     if (en_te_i && mv_req_valid_i) mv_rsp_data_o <= mv_rsp_d;
     if (en_ve_i[0] && ve_rd_valid_i[0]) ve_rd_rsp_data_o[0] <= ve_rsp_d[0];

@@ -12,6 +12,12 @@
 // A transposing descriptor (HBM -> SBUF, 2-byte elements) reads 16 rows of one 32-byte column
 // chunk into its engine's block buffer; the one drain unit then writes the block out, one
 // partition per element column, and the engine goes on to the next chunk (rtl/dma/README.md).
+//
+// Fixed costs (issue 49; model::DmaCosts, the golden core's DmaDomainTransfers): a descriptor
+// starts no earlier than its not_before stamp (descriptor generation, semaphore-to-start; in the
+// core's base cycles, now_i), and completes no earlier than its least time after it started:
+// rows x (row_cost_i + bytes x byte_cost_i[transpose]), in this clock's cycles (Q8.24, rounded
+// up). All zero: no cost, the one-clock timing.
 `include "nc_assert.svh"
 
 module nc_dma
@@ -24,7 +30,8 @@ module nc_dma
   parameter int unsigned StageDepth = 4,   // SBUF -> HBM writes staged
   // Bytes of flat SBUF address space that exist (partitions x 224 KiB): a NeuronCore with
   // fewer partitions refuses descriptors that reach past its last one.
-  parameter int unsigned SbufLimit = SbufBytes
+  parameter int unsigned SbufLimit = SbufBytes,
+  parameter int unsigned TimeW = 48        // base-cycle stamps
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
@@ -38,6 +45,12 @@ module nc_dma
   input  logic [3:0]             desc_engine_i,
   input  isa_dma_t              desc_i,
   input  logic                   desc_malformed_i,  // a list entry with bits it may not have
+  input  logic [TimeW-1:0]       desc_not_before_i, // it starts at this base cycle at the earliest
+  // costs (issue 49): the base cycle this cycle ends at, and the engines' least time per
+  // descriptor: per row, and per byte of a copy (0) and of a transpose (1), in Q8.24 cycles
+  input  logic [TimeW-1:0]       now_i,
+  input  logic [31:0]            row_cost_i,
+  input  logic [1:0][31:0]       byte_cost_i,
   output logic [Engines-1:0]     desc_room_o,       // each engine's queue has room
   // a list finished (its last descriptor completed or was refused)
   output logic                   done_valid_o,
@@ -74,19 +87,33 @@ module nc_dma
   localparam int unsigned EngW = $clog2(Engines);
   localparam int unsigned TagW = $clog2(Tags);
   localparam int unsigned OutW = $clog2(Tags + StageDepth + 2) + 1;
+  localparam int unsigned LeastW = 48;
+
+  // A descriptor's least time in cycles, rounded up: rows x (per row + bytes x per byte).
+  function automatic logic [LeastW-1:0] least_cycles(isa_dma_t d, logic [31:0] row, logic [31:0] byte_cost);
+    logic [79:0] per_row, total;
+    per_row = 80'(row) + 80'(d.bytes) * 80'(byte_cost);
+    total = 80'(d.count1) * 80'(d.count2) * per_row;
+    return LeastW'((total + 80'(24'hFF_FFFF)) >> 24);
+  endfunction
 
   // ------------------------------------------------------------------------------------------
   // Descriptor queues, one per engine
 
+  typedef struct packed {
+    logic [TimeW-1:0] not_before;
+    logic             malformed;
+    isa_dma_t         desc;
+  } queued_t;
   logic [Engines-1:0] q_in_ready, q_out_valid, q_pop;
-  dma_entry_t        q_out [Engines];
+  queued_t            q_out [Engines];
 
   for (genvar e = 0; e < Engines; e++) begin : g_queue
-    nc_fifo #(.T(dma_entry_t), .Depth(QueueDepth)) u_queue (
+    nc_fifo #(.T(queued_t), .Depth(QueueDepth)) u_queue (
       .clk_i, .rst_ni,
       .in_valid_i (desc_valid_i && desc_engine_i == 4'(e)),
       .in_ready_o (q_in_ready[e]),
-      .in_data_i  ('{malformed: desc_malformed_i, desc: desc_i}),
+      .in_data_i  ('{not_before: desc_not_before_i, malformed: desc_malformed_i, desc: desc_i}),
       .out_valid_o(q_out_valid[e]),
       .out_ready_i(q_pop[e]),
       .out_data_o (q_out[e])
@@ -112,6 +139,7 @@ module nc_dma
     logic [OutW-1:0]      outstanding; // reads not yet written, writes not yet taken
     logic                 tp_hold;     // transpose: a block's reads issued, its drain not done
     logic [SbufAddrW-1:0] tp_addr;     // transpose: that block's SBUF address (column 0)
+    logic [LeastW-1:0]    least;       // cycles it may not complete in yet (issue 49; 0, 1: none)
   } engine_t;
 
   engine_t                eng_q [Engines], eng_d [Engines];
@@ -359,13 +387,15 @@ module nc_dma
       eng_d[stage_out.eng].outstanding = eng_d[stage_out.eng].outstanding - 1'b1;
 
     for (int unsigned e = 0; e < Engines; e++) begin
-      // A descriptor completes when all its bursts went out and came back.
-      if (eng_q[e].busy && eng_q[e].issued && eng_q[e].outstanding == '0) begin
+      if (eng_q[e].least != '0) eng_d[e].least = eng_q[e].least - 1'b1;
+      // A descriptor completes when all its bursts went out and came back, and its least time
+      // has passed.
+      if (eng_q[e].busy && eng_q[e].issued && eng_q[e].outstanding == '0 && eng_q[e].least <= 1) begin
         eng_d[e].busy = 1'b0;
         eng_d[e].report = eng_q[e].desc.last;
       end
-      // The next descriptor: refused, or loaded.
-      if (!eng_q[e].busy && !eng_q[e].report && q_out_valid[e]) begin
+      // The next descriptor, once its not_before has come: refused, or loaded.
+      if (!eng_q[e].busy && !eng_q[e].report && q_out_valid[e] && now_i >= q_out[e].not_before) begin
         q_pop[e] = 1'b1;
         code = q_out[e].malformed ? DmaErrorDescriptor
                                   : dma_check(q_out[e].desc, hbm_bytes_log2_i, 48'(SbufLimit));
@@ -390,6 +420,7 @@ module nc_dma
           eng_d[e].row_sbuf = q_out[e].desc.sbuf_addr;
           eng_d[e].plane_sbuf = q_out[e].desc.sbuf_addr;
           eng_d[e].tp_hold = 1'b0;
+          eng_d[e].least = least_cycles(q_out[e].desc, row_cost_i, byte_cost_i[q_out[e].desc.transpose]);
         end
       end
     end

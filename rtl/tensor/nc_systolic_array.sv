@@ -51,14 +51,14 @@ module nc_systolic_array
 ) (
   input  logic                           clk_i,
   input  logic                           rst_ni,
-  // One column of a weight bank per cycle (LoadStationary).
-  input  logic                           w_we_i,
+  // Up to LsCols columns of a weight bank per cycle (LoadStationary), one per lane.
+  input  logic [LsCols-1:0]              w_we_i,
   input  logic                           w_row_en_i [Rows],     // rows of the LS's tile
   input  logic                           w_bank_i,
-  input  logic [$clog2(Cols)-1:0]        w_col_i,
-  input  fp_unpacked_t                   w_col_data_i [Rows],
-  input  fp_unpacked_t                   w_col_data1_i [Rows],  // double-row: second K row
-  input  logic [31:0]                    w_col_aux_i [Rows],    // transpose bits or sparse tag
+  input  logic [$clog2(Cols)-1:0]        w_col_i [LsCols],
+  input  fp_unpacked_t                   w_col_data_i [LsCols][Rows],
+  input  fp_unpacked_t                   w_col_data1_i [LsCols][Rows],  // double-row: second K row
+  input  logic [31:0]                    w_col_aux_i [LsCols][Rows],    // transpose bits or sparse tag
   // One moving vector per cycle, unskewed; bubbles are all-zero vectors.
   input  te_row_meta_t                   in_row_i [Segs],
   input  te_pe_op_e                      in_op_i,
@@ -100,16 +100,17 @@ module nc_systolic_array
     ptr_d = (ptr_q == PtrW'(Depth - 1)) ? '0 : ptr_q + 1'b1;
   end
 
-  // An LS writes the rows of its tile and keeps the rest of the column (other tiles' weights).
-  fp_unpacked_t w_col_new [Rows];
-  fp_unpacked_t w_col_new1 [Rows];
-  logic [31:0]  w_col_aux_new [Rows];
+  // An LS writes the rows of its tile and keeps the rest of each column (other tiles' weights).
+  fp_unpacked_t w_col_new [LsCols][Rows];
+  fp_unpacked_t w_col_new1 [LsCols][Rows];
+  logic [31:0]  w_col_aux_new [LsCols][Rows];
   always_comb begin
-    for (int unsigned k = 0; k < Rows; k++) begin
-      w_col_new[k] = w_row_en_i[k] ? w_col_data_i[k] : w_q[w_bank_i][w_col_i][k];
-      w_col_new1[k] = w_row_en_i[k] ? w_col_data1_i[k] : w1_q[w_bank_i][w_col_i][k];
-      w_col_aux_new[k] = w_row_en_i[k] ? w_col_aux_i[k] : w_aux_q[w_bank_i][w_col_i][k];
-    end
+    for (int unsigned l = 0; l < LsCols; l++)
+      for (int unsigned k = 0; k < Rows; k++) begin
+        w_col_new[l][k] = w_row_en_i[k] ? w_col_data_i[l][k] : w_q[w_bank_i][w_col_i[l]][k];
+        w_col_new1[l][k] = w_row_en_i[k] ? w_col_data1_i[l][k] : w1_q[w_bank_i][w_col_i[l]][k];
+        w_col_aux_new[l][k] = w_row_en_i[k] ? w_col_aux_i[l][k] : w_aux_q[w_bank_i][w_col_i[l]][k];
+      end
   end
 
   // Slot (a + b) mod Depth, for a, b < Depth.
@@ -166,12 +167,31 @@ module nc_systolic_array
     else if (bubbles_q != (PtrW + 1)'(Depth)) bubbles_q <= bubbles_q + 1'b1;
   end
 
+  // One write per lane, spelled out (the simulator takes no delayed array writes in a loop).
   always_ff @(posedge clk_i) begin
-    if (w_we_i) begin
-      w_q[w_bank_i][w_col_i] <= w_col_new;
-      w1_q[w_bank_i][w_col_i] <= w_col_new1;
-      w_aux_q[w_bank_i][w_col_i] <= w_col_aux_new;
+    if (w_we_i[0]) begin
+      w_q[w_bank_i][w_col_i[0]] <= w_col_new[0];
+      w1_q[w_bank_i][w_col_i[0]] <= w_col_new1[0];
+      w_aux_q[w_bank_i][w_col_i[0]] <= w_col_aux_new[0];
     end
+    if (w_we_i[1]) begin
+      w_q[w_bank_i][w_col_i[1]] <= w_col_new[1];
+      w1_q[w_bank_i][w_col_i[1]] <= w_col_new1[1];
+      w_aux_q[w_bank_i][w_col_i[1]] <= w_col_aux_new[1];
+    end
+    if (w_we_i[2]) begin
+      w_q[w_bank_i][w_col_i[2]] <= w_col_new[2];
+      w1_q[w_bank_i][w_col_i[2]] <= w_col_new1[2];
+      w_aux_q[w_bank_i][w_col_i[2]] <= w_col_aux_new[2];
+    end
+    if (w_we_i[3]) begin
+      w_q[w_bank_i][w_col_i[3]] <= w_col_new[3];
+      w1_q[w_bank_i][w_col_i[3]] <= w_col_new1[3];
+      w_aux_q[w_bank_i][w_col_i[3]] <= w_col_aux_new[3];
+    end
+  end
+  if (LsCols != 4) begin : g_ls_cols_spelled_out
+    $error("nc_systolic_array writes LsCols = 4 lanes, spelled out above");
   end
 
   // Each column group is one clocked block holding its sums and its own copy of the moving

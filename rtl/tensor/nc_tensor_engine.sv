@@ -24,17 +24,35 @@ module nc_tensor_engine
   input  logic                  cmd_valid_i,
   output logic                  cmd_ready_o,
   input  isa_te_instr_t             cmd_data_i,
-  // SBUF read port for the stationary: per accepted request, `reps` elements per partition
-  // (replica r at addr + r * rep_step) and the uint16 at tag_addr, returned the next cycle.
+  // Fast LoadStationary (issue 49; model::TensorCosts::ls_columns_per_cycle): weight columns
+  // an LS loads a cycle, 1, 2 or LsCols (anything else loads 1).
+  input  logic [2:0]            ls_columns_i,
+  // Power throttling (issue 49; model::ThrottleConfig, the golden core's
+  // TensorEngineTiming::throttle_share): an MM streams at a share of the full rate, fixed when
+  // it starts: start_i (Q0.32) at the ramp's start, step_i (Q0.32) more each cycle after, up to
+  // 1. The ramp starts at the first MM, and again at an MM that starts window_i cycles or more
+  // after the ramp did when the MMs streamed fewer than low_i cycles in the last window_i.
+  input  logic                  throttle_en_i,
+  input  logic [31:0]           throttle_start_i,
+  input  logic [31:0]           throttle_step_i,
+  input  logic [15:0]           throttle_window_i,   // 1 .. ThrottleWindow
+  input  logic [16:0]           throttle_low_i,
+  // SBUF read port for the stationary: per accepted request, `cols` columns col_step apart, of
+  // each `reps` elements per partition (replica r at addr + r * rep_step) and the uint16 at
+  // tag_addr (the tags of four columns), returned the next cycle: column 0 in st_rsp_data_i,
+  // column c > 0 in st_rsp_more_i[c - 1].
   output logic                  st_req_valid_o,
   input  logic                  st_req_ready_i,
   output logic [SbufAddrW-1:0]  st_req_addr_o,
   output logic [2:0]            st_req_bytes_o,
   output logic [2:0]            st_req_reps_o,
   output logic [SbufAddrW-1:0]  st_req_rep_step_o,
+  output logic [2:0]            st_req_cols_o,
+  output logic [SbufAddrW-1:0]  st_req_col_step_o,
   output logic [SbufAddrW-1:0]  st_req_tag_addr_o,
   input  logic                  st_rsp_valid_i,
   input  logic [31:0]           st_rsp_data_i [MaxReps][Rows],
+  input  logic [31:0]           st_rsp_more_i [LsCols-1][MaxReps][Rows],
   input  logic [15:0]           st_rsp_tag_i [Rows],
   // SBUF read port for the moving tile (replicas as above).
   // Each of the Segs row segments (Rows / Segs partitions) has its own address, so the MMs of
@@ -239,6 +257,7 @@ module nc_tensor_engine
   logic                 ls_bank_q;
   logic [3:0]           ls_dtype_q;
   logic [8:0]           ls_k_q, ls_m_q, ls_req_cnt_q, ls_rsp_cnt_q;
+  logic [2:0]           ls_lanes_q;       // columns a request (fast LoadStationary)
   logic [SbufAddrW-1:0] ls_addr_q;
   logic [15:0]          ls_stride_q;
   logic [2:0]           ls_reps_q;
@@ -337,46 +356,62 @@ module nc_tensor_engine
   end
 
   // ---------------------------------------------------------------------------------------
-  // LoadStationary: M requests, one column of the chosen weight bank per response, written
-  // into the rows of its tile.
+  // LoadStationary: ceil(M / cols) requests, up to cols (ls_columns_i) columns of the chosen
+  // weight bank per response, written into the rows of its tile.
   // ---------------------------------------------------------------------------------------
   logic                        st_fire, st_fire_q;
-  logic                        w_we;
+  logic [LsCols-1:0]           w_we;
+  logic [ColW-1:0]             w_col [LsCols];
   logic                        w_row_en [Rows];
-  fp_unpacked_t                w_col_data [Rows];
-  fp_unpacked_t                w_col_data1 [Rows];
-  logic [31:0]                 w_col_aux [Rows];
+  fp_unpacked_t                w_col_data [LsCols][Rows];
+  fp_unpacked_t                w_col_data1 [LsCols][Rows];
+  logic [31:0]                 w_col_aux [LsCols][Rows];
   logic [31:0]                 st_bytes_mask;
+  logic [2:0]                  rsp_cols;     // columns in this cycle's response
 
+  // The columns of the next request and of the next response: cols, or what is left of M.
+  function automatic logic [2:0] cols_from(logic [8:0] done, logic [8:0] m, logic [2:0] cols);
+    return (m - done) < 9'(cols) ? 3'(m - done) : cols;
+  endfunction
   assign st_req_valid_o = ls_busy_q && ls_req_cnt_q < ls_m_q;
   assign st_req_addr_o = ls_addr_q;
   assign st_req_bytes_o = dtype_bytes(isa_d_type_e'(ls_dtype_q));
   assign st_req_reps_o = ls_reps_q;
   assign st_req_rep_step_o = ls_rep_step_q;
+  assign st_req_cols_o = cols_from(ls_req_cnt_q, ls_m_q, ls_lanes_q);
+  assign st_req_col_step_o = SbufAddrW'(ls_stride_q);
   assign st_req_tag_addr_o = ls_tag_addr_q;
   assign st_fire = st_req_valid_o && st_req_ready_i;
-  assign w_we = st_rsp_valid_i;
+  assign rsp_cols = cols_from(ls_rsp_cnt_q, ls_m_q, ls_lanes_q);
+  for (genvar l = 0; l < LsCols; l++) begin : g_w_lane
+    assign w_we[l] = st_rsp_valid_i && 3'(l) < rsp_cols;
+    assign w_col[l] = ColW'(32'(ls_col0_q) + 32'(ls_rsp_cnt_q) + l);
+  end
   assign st_bytes_mask = (st_req_bytes_o == 3'd4) ? 32'hFFFF_FFFF
                        : (st_req_bytes_o == 3'd2) ? 32'h0000_FFFF : 32'h0000_00FF;
 
   // Decoded only when a column arrives (these feed only the weight write), so a simulator
   // does not decode a column on every evaluation of the inputs.
   always_comb begin
-    for (int unsigned k = 0; k < Rows; k++) begin
-      // Row k reads partition k. Rows of the tile at or past K hold +0: they add nothing.
-      automatic logic live = st_rsp_valid_i && k >= 32'(ls_row0_q) &&
-                             k < 32'(ls_row0_q) + 32'(ls_k_q);
+    for (int unsigned k = 0; k < Rows; k++)
       w_row_en[k] = k >= 32'(ls_row0_q) && k < 32'(ls_row_end_q);
-      w_col_data[k] = FpZero;
-      w_col_data1[k] = FpZero;
-      w_col_aux[k] = 32'd0;
-      if (live) begin
-        w_col_data[k] = unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[0][k]));
-        if (ls_reps_q == 3'd2)
-          w_col_data1[k] = unpack_fp32(decode_to_fp32(ls_dtype_q, st_rsp_data_i[1][k]));
-        // Transpose keeps the element's bits; sparse keeps the column's tag.
-        if (ls_transpose_q) w_col_aux[k] = st_rsp_data_i[0][k] & st_bytes_mask;
-        else if (ls_sparse_q) w_col_aux[k] = 32'(st_rsp_tag_i[k][{ls_rsp_cnt_q[1:0], 2'b00} +: 4]);
+    for (int unsigned l = 0; l < LsCols; l++) begin
+      for (int unsigned k = 0; k < Rows; k++) begin
+        // Row k reads partition k. Rows of the tile at or past K hold +0: they add nothing.
+        automatic logic live = w_we[l] && k >= 32'(ls_row0_q) && k < 32'(ls_row0_q) + 32'(ls_k_q);
+        automatic logic [31:0] e0 = l == 0 ? st_rsp_data_i[0][k] : st_rsp_more_i[l - 1][0][k];
+        automatic logic [31:0] e1 = l == 0 ? st_rsp_data_i[1][k] : st_rsp_more_i[l - 1][1][k];
+        automatic logic [1:0]  col = 2'(32'(ls_rsp_cnt_q) + l);  // its tag's place in the uint16
+        w_col_data[l][k] = FpZero;
+        w_col_data1[l][k] = FpZero;
+        w_col_aux[l][k] = 32'd0;
+        if (live) begin
+          w_col_data[l][k] = unpack_fp32(decode_to_fp32(ls_dtype_q, e0));
+          if (ls_reps_q == 3'd2) w_col_data1[l][k] = unpack_fp32(decode_to_fp32(ls_dtype_q, e1));
+          // Transpose keeps the element's bits; sparse keeps the column's tag.
+          if (ls_transpose_q) w_col_aux[l][k] = e0 & st_bytes_mask;
+          else if (ls_sparse_q) w_col_aux[l][k] = 32'(st_rsp_tag_i[k][{col, 2'b00} +: 4]);
+        end
       end
     end
   end
@@ -390,6 +425,7 @@ module nc_tensor_engine
       ls_m_q <= '0;
       ls_req_cnt_q <= '0;
       ls_rsp_cnt_q <= '0;
+      ls_lanes_q <= 3'd1;
       ls_addr_q <= '0;
       ls_stride_q <= '0;
       ls_reps_q <= 3'd1;
@@ -414,6 +450,7 @@ module nc_tensor_engine
         ls_m_q <= head.m;
         ls_req_cnt_q <= '0;
         ls_rsp_cnt_q <= '0;
+        ls_lanes_q <= ls_columns_i == 3'd2 || ls_columns_i == 3'(LsCols) ? ls_columns_i : 3'd1;
         ls_addr_q <= head.sbuf_addr;
         ls_stride_q <= head.sbuf_stride;
         ls_reps_q <= replicas(head);
@@ -429,14 +466,16 @@ module nc_tensor_engine
         ls_col0_q <= 9'(32'(head.col_tile) * (Cols >> head.col_split));
       end else begin
         if (st_fire) begin
-          ls_req_cnt_q <= ls_req_cnt_q + 1'b1;
-          ls_addr_q <= ls_addr_q + SbufAddrW'(ls_stride_q);
-          // Four tags per uint16: the next word after every fourth column.
-          if (ls_req_cnt_q[1:0] == 2'b11) ls_tag_addr_q <= ls_tag_addr_q + SbufAddrW'(2);
+          ls_req_cnt_q <= ls_req_cnt_q + 9'(st_req_cols_o);
+          ls_addr_q <= ls_addr_q + SbufAddrW'(st_req_cols_o) * SbufAddrW'(ls_stride_q);
+          // Four tags per uint16: the next word after every fourth column (a request's columns
+          // never straddle two: 1, 2 or 4 of them from a multiple of as many).
+          if ((ls_req_cnt_q + 9'(st_req_cols_o)) >> 2 != ls_req_cnt_q >> 2)
+            ls_tag_addr_q <= ls_tag_addr_q + SbufAddrW'(2);
         end
         if (st_rsp_valid_i) begin
-          ls_rsp_cnt_q <= ls_rsp_cnt_q + 1'b1;
-          if (ls_rsp_cnt_q + 1'b1 == ls_m_q) ls_busy_q <= 1'b0;
+          ls_rsp_cnt_q <= ls_rsp_cnt_q + 9'(rsp_cols);
+          if (ls_rsp_cnt_q + 9'(rsp_cols) == ls_m_q) ls_busy_q <= 1'b0;
         end
       end
     end
@@ -464,16 +503,69 @@ module nc_tensor_engine
     return 32'(i.k) * 32'(st.m) * per_row;
   endfunction
 
-  logic [Slots-1:0] wants, members, members_q, fire, finishing, busy_slot;
+  logic [Slots-1:0] wants, members, members_q, fire, finishing, busy_slot, streaming;
   logic             hold_q, mv_fire, can_promote;
   logic [$clog2(Slots)-1:0] promote_slot;
+  logic [32:0]      mm_share_q [Slots], mm_share_d [Slots], share_now;  // Q1.32: 1 is full rate
 
+  // Throttled, an MM of N vectors of P cycles streams ceil(N P / share) cycles and its last
+  // vector goes out P cycles before the end: vector i once (cycle + P) x share >= (i + 1) P.
+  // At full rate that is cycle >= i P. Products stay exact (no division).
+  function automatic logic at_least(logic [15:0] cycles, logic [32:0] share, logic [15:0] units);
+    return 64'(cycles) * 64'(share) >= {16'(0), units, 32'(0)};
+  endfunction
   always_comb begin
     for (int unsigned j = 0; j < Slots; j++) begin
+      automatic logic [15:0] p = 16'(mm_act_q[j].passes);
       wants[j] = mm_act_q[j].valid && mm_req_cnt_q[j] < mm_act_q[j].n &&
-                 mm_cycle_q[j] >= 16'(mm_req_cnt_q[j]) * 16'(mm_act_q[j].passes);
+                 at_least(mm_cycle_q[j] + p, mm_share_q[j], (16'(mm_req_cnt_q[j]) + 16'd1) * p);
+      streaming[j] = mm_act_q[j].valid &&
+                     !at_least(mm_cycle_q[j], mm_share_q[j], 16'(mm_act_q[j].n) * p);
     end
   end
+
+  // The throttle's state: tensor cycles, the ramp's start, and the MMs' streaming cycles over the
+  // last window (one entry a cycle, ThrottleWindow at most; an entry not yet written reads 0).
+  localparam int unsigned ThrottleWindow = 16384;
+  logic [31:0]      tcyc_q, ramp_from_q, mm_start;
+  logic             ramp_started_q, ramp_restart;
+  logic [2:0]       hist_q [ThrottleWindow];
+  logic [$clog2(ThrottleWindow)-1:0] hist_ptr_q;
+  logic [16:0]      used_q, used_window;
+  logic [2:0]       streaming_now, hist_oldest;
+  logic [31:0]      elapsed;     // cycles since the ramp began, at the MM's start
+  logic [63:0]      share_wide;
+  always_comb begin
+    streaming_now = '0;
+    for (int unsigned j = 0; j < Slots; j++) streaming_now += 3'(streaming[j]);
+    hist_oldest = tcyc_q >= 32'(throttle_window_i) ? hist_q[hist_ptr_q] : '0;
+    // Streaming cycles in the window that ends with this cycle (an MM promoted now starts next).
+    used_window = used_q - 17'(hist_oldest) + 17'(streaming_now);
+    mm_start = tcyc_q + 1'b1;
+    ramp_restart = !ramp_started_q ||
+                   (mm_start - ramp_from_q >= 32'(throttle_window_i) && used_window < throttle_low_i);
+    elapsed = ramp_restart ? 32'd0 : mm_start - ramp_from_q;
+    share_wide = 64'(throttle_start_i) + 64'(elapsed) * 64'(throttle_step_i);
+    share_now = !throttle_en_i || share_wide >= 64'h1_0000_0000 ? 33'h1_0000_0000 : 33'(share_wide);
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) begin
+      tcyc_q <= '0;
+      ramp_from_q <= '0;
+      ramp_started_q <= 1'b0;
+      hist_ptr_q <= '0;
+      used_q <= '0;
+    end else begin
+      tcyc_q <= tcyc_q + 1'b1;
+      used_q <= used_window;
+      hist_ptr_q <= 32'(hist_ptr_q) + 1 == 32'(throttle_window_i) ? '0 : hist_ptr_q + 1'b1;
+      if (can_promote && throttle_en_i && ramp_restart) begin
+        ramp_started_q <= 1'b1;
+        ramp_from_q <= mm_start;
+      end
+    end
+  end
+  always_ff @(posedge clk_i) hist_q[hist_ptr_q] <= streaming_now;
   // A stalled request keeps its members (and so its payload) until accepted.
   assign members = hold_q ? members_q : wants;
   assign mv_req_valid_o = members != '0;
@@ -505,11 +597,11 @@ module nc_tensor_engine
 
   always_comb begin
     for (int unsigned j = 0; j < Slots; j++) begin
-      automatic logic [15:0] min_cycles =
-          (16'(mm_act_q[j].n) * 16'(mm_act_q[j].passes) > 16'(MinMmCycles))
-        ? 16'(mm_act_q[j].n) * 16'(mm_act_q[j].passes) : 16'(MinMmCycles);
+      // It holds its slot max(ceil(N P / share), MinMmCycles) cycles.
       finishing[j] = mm_act_q[j].valid && mm_req_cnt_q[j] + 10'(fire[j]) == mm_act_q[j].n &&
-                     mm_cycle_q[j] + 1'b1 >= min_cycles;
+                     mm_cycle_q[j] + 1'b1 >= 16'(MinMmCycles) &&
+                     at_least(mm_cycle_q[j] + 1'b1, mm_share_q[j],
+                              16'(mm_act_q[j].n) * 16'(mm_act_q[j].passes));
       busy_slot[j] = mm_act_q[j].valid && !finishing[j];
     end
   end
@@ -553,8 +645,10 @@ module nc_tensor_engine
       mm_act_d[j] = mm_act_q[j];
       mm_req_cnt_d[j] = mm_req_cnt_q[j];
       mm_cycle_d[j] = mm_cycle_q[j];
+      mm_share_d[j] = mm_share_q[j];
       if (can_promote && 32'(promote_slot) == j) begin
         mm_act_d[j] = mm_next_q;
+        mm_share_d[j] = share_now;
         mm_req_cnt_d[j] = '0;
         mm_cycle_d[j] = '0;
       end else if (finishing[j] || !mm_act_q[j].valid) begin
@@ -577,7 +671,9 @@ module nc_tensor_engine
       mm_act_q <= '{default: '0};
       mm_req_cnt_q <= '{default: '0};
       mm_cycle_q <= '{default: '0};
+      mm_share_q <= '{default: 33'h1_0000_0000};
     end else begin
+      mm_share_q <= mm_share_d;
       mm_act_q <= mm_act_d;
       mm_req_cnt_q <= mm_req_cnt_d;
       mm_cycle_q <= mm_cycle_d;
@@ -766,8 +862,7 @@ module nc_tensor_engine
 
   nc_systolic_array #(.Rows(Rows), .Cols(Cols)) u_array (
     .clk_i, .rst_ni,
-    .w_we_i(w_we), .w_row_en_i(w_row_en), .w_bank_i(ls_bank_q),
-    .w_col_i(ColW'(ls_col0_q + ls_rsp_cnt_q)),
+    .w_we_i(w_we), .w_row_en_i(w_row_en), .w_bank_i(ls_bank_q), .w_col_i(w_col),
     .w_col_data_i(w_col_data), .w_col_data1_i(w_col_data1), .w_col_aux_i(w_col_aux),
     .in_row_i(in_row_q), .in_op_i(in_op_q), .in_sparsity_i(in_sparsity_q),
     .in_data_i(in_data),
@@ -841,7 +936,7 @@ module nc_tensor_engine
     end
   end
   assign ls_done_valid_o = !dispatch_ls && ls_busy_q && st_rsp_valid_i &&
-                           ls_rsp_cnt_q + 1'b1 == ls_m_q;
+                           ls_rsp_cnt_q + 9'(rsp_cols) == ls_m_q;
   assign ls_done_tag_o = ls_tag_q;
 
   // Vectors in flight per PSUM bank (one count per column segment a vector writes): from the
@@ -990,7 +1085,7 @@ module nc_tensor_engine
     for (int unsigned j = 0; j < Slots; j++) begin
       if (mm_act_q[j].valid && mm_act_q[j].wsel == ls_bank_q &&
           (mm_act_q[j].rows & ls_rows_q) != '0 && (mm_act_q[j].cols & ls_cols_q) != '0) begin
-        ls_hits_streaming_bank = ls_hits_streaming_bank | w_we;
+        ls_hits_streaming_bank = ls_hits_streaming_bank | (|w_we);
         mm_reads_loading_bank = mm_reads_loading_bank | (fire[j] && ls_busy_q);
       end
       for (int unsigned i = 0; i < j; i++)

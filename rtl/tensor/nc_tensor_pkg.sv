@@ -22,6 +22,9 @@ package nc_tensor_pkg;
   } te_pe_op_e;
 
   localparam int unsigned MaxReps = 4;  // elements an operand access reads per partition
+  // Fast LoadStationary (issue 49, model::TensorCosts::ls_columns_per_cycle): an LS loads up to
+  // LsCols weight columns a cycle (1, 2 or LsCols at run time).
+  localparam int unsigned LsCols = 4;
 
   localparam int unsigned SbufAddrW = 18;  // bytes in one SBUF partition: up to 256 KiB
 

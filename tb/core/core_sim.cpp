@@ -1,6 +1,7 @@
 #include "tb/core/core_sim.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <map>
 #include <memory>
@@ -13,6 +14,7 @@
 
 #include "core_models.h"
 #include "model/core/collective_engine.h"
+#include "model/core/engine_timing.h"
 #include "model/core/core_isa.h"
 #include "model/dma/dma.h"
 #include "model/common/error.h"
@@ -34,6 +36,7 @@ constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
 constexpr int kFetchPort = kDmaPorts;  // nc_core's FetchPort: the fetch unit's, after the DMA's
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
 constexpr int kMaxDivide = 127;    // nc_core's clk_divide_i: 7 bits
+constexpr uint64_t kThrottleWindow = 16384;  // nc_tensor_engine's ThrottleWindow
 constexpr int kDmaDomain = static_cast<int>(model::ClockDomain::kDma);
 
 // The domain whose clock a queue's sequencer runs on (nc_core's queue_domain).
@@ -167,6 +170,12 @@ class CoreBench : public RtlCore {
     t.ve_min_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.min_cycles);  // and Act
     t.ve_static_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.static_cycles);
     t.ve_static_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.static_cycles);
+    set_dma_costs();
+    const int ls = opt_.costs.tensor.ls_columns_per_cycle;
+    if (ls != 1 && ls != 2 && ls != 4)
+      throw Error(fmt::format("RTL core: tensor.ls_columns_per_cycle is {}; nc_core loads 1, 2 or 4 columns a cycle", ls));
+    t.te_ls_columns_i = static_cast<uint8_t>(ls);
+    set_throttle();
     for (int d = 0; d < model::kClockDomains; ++d) {
       const int divide = opt_.clocks.divide[static_cast<size_t>(d)];
       if (divide < 1 || divide > kMaxDivide)
@@ -184,6 +193,54 @@ class CoreBench : public RtlCore {
     tick();
     t.start_i = 0;
     for (int q = 0; q < isa::kNumQueue; ++q) issue_cycle_[q].assign(prog_.queues[q].size(), 0);
+  }
+
+  // The DMA engines' fixed costs onto nc_core's ports (model::DmaCosts): a descriptor's least
+  // time per row and per byte in dma-domain cycles (Q8.24), and descriptor generation and
+  // semaphore-to-start in base cycles, rounded as the golden core rounds them.
+  void set_dma_costs() {
+    V& t = *top_;
+    const model::DmaCosts& c = opt_.costs.dma;
+    const double dma_ghz = opt_.clocks.ghz(model::ClockDomain::kDma);
+    const auto q24 = [](double cycles, const char* key) {
+      if (cycles >= 256.0)
+        throw Error(fmt::format("RTL core: {} is {:.1f} dma-domain cycles; nc_core takes under 256", key, cycles));
+      return static_cast<uint32_t>(std::llround(cycles * 16777216.0));
+    };
+    const auto per_byte = [&](double share, const char* key) {
+      return c.engine_bytes_per_ns > 0 ? q24(dma_ghz / (c.engine_bytes_per_ns * share), key) : 0u;
+    };
+    const auto base_cycles = [&](double ns) {
+      return ns > 0 ? static_cast<uint32_t>(std::min<uint64_t>(opt_.clocks.cycles_in(ns), UINT32_MAX)) : 0u;
+    };
+    t.dma_row_cost_i = q24(c.element_ns * dma_ghz, "dma.element_ns");
+    t.dma_byte_cost_i = static_cast<uint64_t>(per_byte(c.transpose_share, "dma.transpose_share")) << 32 |
+                        per_byte(1.0, "dma.engine_bytes_per_ns");
+    t.dma_descriptor_cycles_i = base_cycles(c.descriptor_ns);
+    t.dma_sem_to_start_cycles_i = base_cycles(c.semaphore_to_start_ns);
+  }
+
+  // The tensor engine's throttling onto nc_core's ports, in tensor cycles as the golden core
+  // counts them (model::te_costs): the share at the ramp's start and gained a cycle (Q0.32),
+  // the window, and the streaming cycles a window under which it throttles again.
+  void set_throttle() {
+    V& t = *top_;
+    const model::TeCosts c = model::te_costs(opt_.costs, opt_.clocks);
+    t.te_throttle_en_i = c.throttle;
+    if (!c.throttle) {
+      t.te_throttle_window_i = 1;
+      return;
+    }
+    if (c.window_cycles > kThrottleWindow)
+      throw Error(fmt::format("RTL core: throttle.window_ns is {} tensor cycles; nc_core holds {}", c.window_cycles,
+                              kThrottleWindow));
+    const double q32 = 4294967296.0;
+    t.te_throttle_start_i = static_cast<uint32_t>(std::min(std::llround(c.start_share * q32), 0xFFFFFFFFll));
+    t.te_throttle_step_i = c.ramp_cycles ? static_cast<uint32_t>(std::llround((1.0 - c.start_share) / c.ramp_cycles * q32))
+                                         : 0xFFFFFFFFu;
+    t.te_throttle_window_i = static_cast<uint16_t>(c.window_cycles);
+    // used < low_use x window, in whole cycles
+    t.te_throttle_low_i = static_cast<uint32_t>(std::ceil(c.low_use * static_cast<double>(c.window_cycles) - 1e-9));
   }
 
   // ---- RtlCore: stepped from outside ------------------------------------------------------

@@ -52,6 +52,7 @@ module nc_dma_tb
   nc_dma #(.Engines(16), .StageDepth(StageDepth)) u_dma (
     .clk_i, .rst_ni, .hbm_bytes_log2_i, .image_base_i('0), .image_bytes_i('0),
     .desc_valid_i, .desc_ready_o, .desc_engine_i, .desc_i, .desc_malformed_i(1'b0),
+    .desc_not_before_i('0), .now_i('0), .row_cost_i('0), .byte_cost_i('0),  // no fixed costs
     .desc_room_o(desc_room_unused),
     .done_valid_o, .done_engine_o, .done_error_o, .done_code_o(done_code_unused),
     .hbm_rd_valid_o, .hbm_rd_ready_i, .hbm_rd_addr_o, .hbm_rd_id_o,

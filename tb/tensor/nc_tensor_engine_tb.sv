@@ -78,9 +78,20 @@ module nc_tensor_engine_tb
   logic [31:0] psum_ext_wr_data_zero [Cols];
   assign psum_ext_wr_data_zero = '{default: '0};
 
+  // One weight column a cycle here: the further columns of a fast LoadStationary never come.
+  logic [31:0] st_rsp_more_none [LsCols-1][MaxReps][Rows];
+  always_comb begin
+    for (int unsigned c = 0; c < LsCols - 1; c++)
+      for (int unsigned r = 0; r < MaxReps; r++)
+        for (int unsigned k = 0; k < Rows; k++) st_rsp_more_none[c][r][k] = '0;
+  end
+
   nc_tensor_engine #(.Rows(Rows), .Cols(Cols), .SbufBytes(SbufBytes)) u_te (
     .clk_i, .rst_ni,
     .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd_i),
+    .ls_columns_i(3'd1), .st_req_cols_o(), .st_req_col_step_o(), .st_rsp_more_i(st_rsp_more_none),
+    .throttle_en_i(1'b0), .throttle_start_i('0), .throttle_step_i('0), .throttle_window_i(16'd1),
+    .throttle_low_i('0),  // no fixed costs here
     .st_req_valid_o, .st_req_ready_i, .st_req_addr_o, .st_req_bytes_o, .st_req_reps_o,
     .st_req_rep_step_o, .st_req_tag_addr_o, .st_rsp_valid_i, .st_rsp_data_i, .st_rsp_tag_i,
     .mv_req_valid_o, .mv_req_ready_i, .mv_req_segs_o, .mv_req_addr_o, .mv_req_bytes_o,

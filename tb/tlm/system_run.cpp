@@ -204,8 +204,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       throw Error(fmt::format("--rtl-cores: chip {} core {} runs no program", where.first, where.second));
   if (!rtl.empty())
     if (const std::string why = model::rtl_timing_refusal(options.timing); !why.empty())
-      throw Error(fmt::format("--timing {}: {}; expected --timing uniform, or a file changing only the "
-                              "clocks and the vector and scalar engines' min_cycles and static_cycles, with RTL cores", options.timing.preset, why));
+      throw Error(fmt::format("--timing {}: {}, with RTL cores", options.timing.preset, why));
   std::set<std::pair<int, int>> timing_only(options.timing_only_cores.begin(), options.timing_only_cores.end());
   for (const auto& where : timing_only) {
     if (!programs.count(where))
