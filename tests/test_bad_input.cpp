@@ -144,6 +144,8 @@ const std::vector<BadInput>& cases() {
        ".json: key 'dma.bytes_per_ns': expected a known key ("},
       {"TimingNegativeCost", R"({"vector": {"min_cycles": -64}})", "json", "run " NCORE_PROGRAMS "/softmax.s --timing {file}",
        ".json: key 'vector.min_cycles': expected a non-negative integer, found -64"},
+      {"TimingNegativeLaunchOverhead", R"({"launch": {"overhead_ns": -1}})", "json",
+       "run " NCORE_PROGRAMS "/softmax.s --timing {file}", ".json: key 'launch.overhead_ns': expected a number in [0, "},
       {"TimingUnknownPresetInFile", R"({"preset": "trn9"})", "json", "run " NCORE_PROGRAMS "/softmax.s --timing {file}",
        ".json: key 'preset': expected \"uniform\", \"trn2\" or \"trn1\", found \"trn9\""},
       {"TimingTheRtlCoreCannotRun", R"({"preset": "trn2", "tensor": {"ls_columns_per_cycle": 3}})", "json",

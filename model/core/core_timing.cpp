@@ -19,6 +19,8 @@ void check(bool ok, std::string_view key, std::string_view expected, double foun
 }  // namespace
 
 void CoreTiming::validate() const {
+  check(launch_overhead_ns >= 0 && launch_overhead_ns <= 1e9, "launch.overhead_ns", "a number in [0, 1e9]",
+        launch_overhead_ns);
   check(clocks.base_ghz >= 0.1 && clocks.base_ghz <= 100, "clock.base_ghz", "a number in [0.1, 100]", clocks.base_ghz);
   for (int d = 0; d < kClockDomains; ++d) {
     const int v = clocks.divide[static_cast<size_t>(d)];

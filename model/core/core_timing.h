@@ -117,6 +117,13 @@ struct CoreTiming {
   std::string preset = "uniform";
   CoreClocks clocks;
   CoreCosts costs;
+  // What a launch adds outside the kernel's time: nki.benchmark's latency comes from
+  // neuron-bench, which times the NEFF's launch and host transfers with it. It is reported beside
+  // the kernel's time (ncore run --json `launch_overhead_ns`; nki.benchmark's percentiles add it)
+  // and never inside it. No figure is published ("neuron-bench measures not only the device
+  // latency", nki.benchmark's page): 0 in every preset, ncore's choice; a timing file sets a
+  // measured one (`launch.overhead_ns`).
+  double launch_overhead_ns = 0;
   // Throws ncore::Error naming the key ("clock.base_ghz", "clock.divide.vector",
   // "dma.engine_bytes_per_ns") of a value out of range.
   void validate() const;
@@ -125,8 +132,8 @@ struct CoreTiming {
 // The presets by name: "uniform", "trn2", "trn1" (throws ncore::Error naming the choices).
 CoreTiming timing_preset(std::string_view name);
 
-// What of `t` the RTL core cannot run yet (issue 49: it has the clock domains, and of the fixed
-// costs only the vector and scalar engines' minimum interval), or "" when it can run all of it.
+// What of `t` the RTL core cannot run (it has the clock domains and every fixed cost, and loads 1,
+// 2 or 4 weight columns a cycle), or "" when it can run all of it.
 std::string rtl_timing_refusal(const CoreTiming& t);
 
 }  // namespace ncore::model

@@ -43,7 +43,7 @@ struct RunOptions {
   std::string program_out;  // the image map as JSON
   std::string trace_json;  // a Chrome/Perfetto trace-event timeline (tb/trace/README.md)
   double timing_band = 0;  // cosim: fail unless |golden / RTL cycles - 1| <= this (0: no check)
-  std::string timing = "uniform";  // golden: a preset or a JSON file (tb/cli/timing_option.h)
+  std::string timing = "trn2";  // a preset or a JSON file (tb/cli/timing_option.h); trn2 is the silicon's
 };
 
 // The clocks a run's cycles count: the base clock, and each domain's divider and frequency.
@@ -249,6 +249,7 @@ int run_program(const RunOptions& o) {
   j["cycles"] = r.cycles;
   j["microseconds"] = r.microseconds(cfg);
   j["time_ns"] = cfg.clocks.ns(r.cycles);
+  j["launch_overhead_ns"] = timing.launch_overhead_ns;  // beside the kernel's time, never in it
   j["clock_ghz"] = cfg.clocks.base_ghz;
   j["clocks"] = clocks_json(cfg.clocks);
   j["timing"] = timing.preset;
@@ -313,7 +314,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   o.waves.apply(so);
   so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}{}{}", o.program, o.size,
                              o.seed ? fmt::format(" --seed {}", o.seed) : "", o.hbm == "rtl" ? " --hbm rtl" : "",
-                             o.timing != "uniform" ? " --timing " + o.timing : "");
+                             o.timing != "trn2" ? " --timing " + o.timing : "");
   const bool tty = isatty(fileno(stderr)) && !o.json;
   if (tty) {
     so.progress_every = 20'000;
@@ -340,6 +341,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   j["cycles"] = r.cycles;
   j["microseconds"] = us;
   j["time_ns"] = us * 1e3;
+  j["launch_overhead_ns"] = timing.launch_overhead_ns;
   j["clock_ghz"] = cfg.clocks.base_ghz;
   j["clocks"] = clocks_json(cfg.clocks);
   j["timing"] = timing.preset;
@@ -516,9 +518,10 @@ void add_run_command(CLI::App& app) {
   run->add_flag("--timeline", o->timeline, "with --json: every instruction's queue, index, issue/start/complete cycles and opcode");
   run->add_option("--trace-json", o->trace_json, "write a Chrome/Perfetto trace-event timeline: a track per queue, "
                                                  "DMA engine, semaphore waits and instruction fetch");
-  run->add_option("--timing", o->timing, "the core's clocks and fixed costs: a preset (uniform: one 2.4 GHz clock, no "
-                                        "fixed costs; trn2; trn1) or a JSON file (model/README.md, \"Timing presets\"); "
-                                        "rtl and cosim: the same, with 1, 2 or 4 LoadStationary columns a cycle");
+  run->add_option("--timing", o->timing, "the core's clocks and fixed costs: a preset (trn2, the default: NeuronCore-v3's "
+                                        "clocks and costs; trn1; uniform: one 2.4 GHz clock, no fixed costs) or a JSON "
+                                        "file (model/README.md, \"Timing presets\"); rtl and cosim: the same, with 1, 2 or "
+                                        "4 LoadStationary columns a cycle");
   run->add_option("--timing-band", o->timing_band,
                   "cosim: exit 1 unless the golden core's cycles are within this fraction of the RTL's")
       ->check(CLI::Range(0.0, 1.0));

@@ -120,7 +120,7 @@ struct RunCli {
   std::string program, system = "chip", config_file, engine = "golden", rtl_cores, no_data_cores, outputs, trace_json,
       waves;
   bool json = false, no_data = false;
-  std::string timing = "uniform";
+  std::string timing = "trn2";
 };
 
 void run_system_cmd(const RunCli& o) {
@@ -145,6 +145,7 @@ void run_system_cmd(const RunCli& o) {
   const auto r = tlmsys::run_system(config, so);
   if (o.json) {
     auto j = tlmsys::to_json(r);
+    j["launch_overhead_ns"] = so.timing.launch_overhead_ns;  // beside the run's time, never in it
     j["program"] = o.program;
     j["system"] = o.system;
     if (!o.outputs.empty()) j["outputs_dir"] = o.outputs;
@@ -201,8 +202,8 @@ void add_tlm_command(CLI::App& app) {
   r->add_option("--core-engine", run.engine, "golden|rtl")->check(CLI::IsMember({"golden", "rtl"}));
   r->add_option("--rtl-cores", run.rtl_cores, "CHIP.CORE,... run on the RTL back-end (size chip.pe_rows); "
                 "without it, --core-engine rtl makes every core RTL");
-  r->add_option("--timing", run.timing, "the golden cores' clocks and fixed costs: uniform (one clock, "
-                                        "chip.core_clock_ghz), trn2, trn1 or a JSON file (ncore run --timing)");
+  r->add_option("--timing", run.timing, "the cores' clocks and fixed costs: trn2 (the default), trn1, uniform (one "
+                                        "clock, chip.core_clock_ghz) or a JSON file (ncore run --timing)");
   r->add_flag("--no-data", run.no_data, "every golden core runs timing only (the same cycles, no data or outputs)");
   r->add_option("--no-data-cores", run.no_data_cores, "CHIP.CORE,... golden cores that run timing only")
       ->excludes("--no-data");

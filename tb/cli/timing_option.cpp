@@ -68,6 +68,7 @@ model::CoreTiming load_timing(const std::string& preset_or_file) {
     r.number("window_ns", k.throttle.window_ns, 1e-3, 1e9);
     r.number("low_use", k.throttle.low_use, 0, 1);
   });
+  top.object("launch", [&t](tb::JsonObjectReader& r) { r.number("overhead_ns", t.launch_overhead_ns, 0, 1e9); });
   top.read();
   t.validate();
   return t;

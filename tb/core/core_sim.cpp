@@ -413,14 +413,14 @@ class CoreBench : public RtlCore {
     // counts on the queue's own clock: judged in the cycles after its edges); a semaphore wait
     // one in which the queue's waiting bit is set.
     for (int q = 0; q < isa::kNumQueue; ++q) {
-      if (last_edges_ >> queue_domain_index(q) & 1) {
-        const bool stalled = t.cnt_fetch_stall_o[q] != last_fetch_stall_[q];
-        last_fetch_stall_[q] = t.cnt_fetch_stall_o[q];
-        fetch_stalls_.see(q, stalled, t.pc_o[q], cycle);
-      } else if (fetch_stalls_.open[q]) {
-        fetch_stalls_.see(q, true, t.pc_o[q], cycle);
-      }
-      sem_waits_.see(q, (t.waiting_o >> q & 1) != 0, t.pc_o[q], cycle);
+      if (!(last_edges_ >> queue_domain_index(q) & 1)) continue;
+      const auto div = static_cast<uint64_t>(queue_divide(q));
+      const bool stalled = t.cnt_fetch_stall_o[q] != last_fetch_stall_[q];
+      const bool waited = t.cnt_wait_o[q] != last_wait_[q];
+      last_fetch_stall_[q] = t.cnt_fetch_stall_o[q];
+      last_wait_[q] = t.cnt_wait_o[q];
+      fetch_stalls_.see(q, stalled, t.pc_o[q], cycle, div);
+      sem_waits_.see(q, waited, t.pc_o[q], cycle, div);
     }
     last_edges_ = edges;
     for (size_t i = 0; i < std::size(t.commit_valid_o); ++i) {
@@ -442,8 +442,10 @@ class CoreBench : public RtlCore {
     isa::CcError error = isa::CcError::kNone;
   };
 
-  // Base cycles in a dma-domain cycle (the golden core's LoneCollectives count the same).
+  // Base cycles in a dma-domain cycle (the golden core's LoneCollectives count the same), and in
+  // a cycle of queue q's clock.
   int dma_divide() const { return opt_.clocks.div(model::ClockDomain::kDma); }
+  uint64_t queue_divide(int q) const { return static_cast<uint64_t>(opt_.clocks.div(model::queue_domain(q))); }
 
   // The collective on the request port.
   isa::CcInstruction requested_collective() const {
@@ -730,8 +732,10 @@ class CoreBench : public RtlCore {
     V& t = *top_;
     r.cycles = t.cnt_cycles_o;
     for (int q = 0; q < isa::kNumQueue; ++q)
-      r.queues[q] = {t.cnt_issued_o[q], t.cnt_wait_o[q], t.cnt_busy_o[q], t.cnt_fetch_stall_o[q],
-                     uint64_t{t.cnt_fetch_bursts_o[q]} * kLine};
+      // The sequencer counts its waits and fetch stalls in its own cycles: in base cycles here,
+      // as every other count.
+      r.queues[q] = {t.cnt_issued_o[q], uint64_t{t.cnt_wait_o[q]} * queue_divide(q), t.cnt_busy_o[q],
+                     uint64_t{t.cnt_fetch_stall_o[q]} * queue_divide(q), uint64_t{t.cnt_fetch_bursts_o[q]} * kLine};
     r.te_macs = t.cnt_te_macs_o;
     r.te_stream_cycles = t.cnt_te_stream_o;
     r.dma_bursts = t.cnt_dma_bursts_o;
@@ -879,10 +883,12 @@ class CoreBench : public RtlCore {
     std::array<bool, isa::kNumQueue> open{};
     std::array<size_t, isa::kNumQueue> at{};
     std::vector<model::FetchStall> spans;
-    void see(int q, bool holds, uint64_t pc, uint64_t cycle) {
+    // At the queue's edge: whether the condition held through its cycle just ended (`div` base
+    // cycles, ending at `cycle`).
+    void see(int q, bool holds, uint64_t pc, uint64_t cycle, uint64_t div) {
       if (holds && !open[q]) {
         open[q] = true;
-        spans.push_back({q, pc, cycle - 1, cycle});
+        spans.push_back({q, pc, cycle - div, cycle});
         at[q] = spans.size() - 1;
       } else if (holds) {
         spans[at[q]].end = cycle;
@@ -891,7 +897,7 @@ class CoreBench : public RtlCore {
       }
     }
   };
-  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{};  // each queue's counter at its last edge
+  std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{}, last_wait_{};  // each queue's counters at its last edge
   unsigned last_edges_ = ~0u;  // the domains whose clocks rose at the end of the last cycle
   QueueSpans fetch_stalls_, sem_waits_;
   std::string reproduce_;  // the command that reruns this case

@@ -114,20 +114,33 @@ a, b = full[1], full[1][::-1].copy()
 run("a chip of two cores", tensor_add.tensor_add_kernel[2], (a, b), a.astype(np.float64) + b, tensor_add, cores=2)
 
 with tempfile.TemporaryDirectory() as tmp:
-    bench = nki.benchmark(warmup=1, iters=3)(matmul.matmul_tiled)
+    bench = nki.benchmark(warmup=1, iters=3, timing="uniform")(matmul.matmul_tiled)
     bench(*full)
     us = bench.benchmark_result.nc_latency.get_latency_percentile(50)
     report = bench.benchmark_result.report
     check(us > 0 and us == report["microseconds"] == bench.benchmark_result.nc_latency.get_latency_percentile(99),
           f"nki.benchmark: p50 = p99 = {us:.4f} us, the run's {report['cycles']} cycles")
-    # At trn2's timing: the same outputs, a time in ns at the 4.8 GHz base clock, the tensor
-    # engine's cycles at 2.4 GHz, and slower than the uniform timing (fixed costs, slower clocks).
-    silicon = nki.benchmark(warmup=1, iters=3, timing="trn2")(matmul.matmul_tiled)
+    # At trn2's timing (the default): the same outputs, a time in ns at the 4.8 GHz base clock,
+    # the tensor engine's cycles at 2.4 GHz, and slower than the uniform timing (fixed costs,
+    # slower clocks).
+    silicon = nki.benchmark(warmup=1, iters=3)(matmul.matmul_tiled)
     out = silicon(*full)
     r2 = silicon.benchmark_result.report
     check(np.array_equal(out, report["outputs"]) and r2["time_ns"] == r2["cycles"] / 4.8
           and r2["engine_cycles"]["pe"] == r2["cycles"] // 2 and r2["microseconds"] > us,
-          f"nki.benchmark(timing='trn2'): {r2['microseconds']:.4f} us against {us:.4f} at uniform, the same outputs")
+          f"nki.benchmark (trn2, the default): {r2['microseconds']:.4f} us against {us:.4f} at uniform, the same outputs")
+    # A launch overhead (the timing's launch.overhead_ns) is reported beside the kernel's time and
+    # added to nki.benchmark's latency, as neuron-bench's includes it; the kernel's time is as before.
+    launch = os.path.join(tmp, "launch.json")
+    with open(launch, "w") as f:
+        f.write('{"preset": "trn2", "launch": {"overhead_ns": 5000}}')
+    launched = nki.benchmark(warmup=1, iters=3, timing=launch)(matmul.matmul_tiled)
+    launched(*full)
+    r3 = launched.benchmark_result.report
+    p50 = launched.benchmark_result.nc_latency.get_latency_percentile(50)
+    check(r3["launch_overhead_ns"] == 5000 and r3["microseconds"] == r2["microseconds"]
+          and abs(p50 - (r2["microseconds"] + 5.0)) < 1e-9,
+          f"nki.benchmark with a 5 us launch overhead: p50 {p50:.4f} us = the kernel's {r3['microseconds']:.4f} + 5")
     prof = nki.profile(working_directory=tmp, save_trace_name="mm.json")(matmul.matmul_tiled)
     prof(*full)
     check(os.path.exists(os.path.join(tmp, "mm.json")), "nki.profile: the trace in its working directory")
