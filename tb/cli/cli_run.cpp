@@ -347,7 +347,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   j["timing"] = timing.preset;
   j["instructions"] = prog.instructions();
   j["te_macs"] = r.te_macs;
-  j["te_utilization"] = r.te_utilization(o.size);
+  j["te_utilization"] = r.te_utilization(o.size, cfg.clocks);
   j["hbm_bytes"] = dma_bytes;
   j["hbm_gbps"] = us > 0 ? dma_bytes / (us * 1e3) : 0.0;
   j["wall_seconds"] = r.wall_seconds;

@@ -926,8 +926,9 @@ model::CoreConfig core_config_for_size(int size) {
   return c;
 }
 
-double CoreSimResult::te_utilization(int size) const {
-  return cycles ? static_cast<double>(te_macs) / (static_cast<double>(cycles) * size * size) : 0.0;
+double CoreSimResult::te_utilization(int size, const model::CoreClocks& clocks) const {
+  const double tensor_cycles = static_cast<double>(cycles) / clocks.div(model::ClockDomain::kTensor);
+  return cycles ? static_cast<double>(te_macs) / (tensor_cycles * size * size) : 0.0;
 }
 
 namespace {

@@ -105,7 +105,8 @@ struct CoreSimResult : BenchResult {
   std::array<CoreRtlQueue, isa::kNumQueue> queues{};
   uint64_t te_macs = 0, te_stream_cycles = 0, dma_bursts = 0;
   std::array<uint32_t, model::kNumSemaphores> semaphores{};
-  double te_utilization(int size) const;   // MACs / (cycles * size^2)
+  // MACs / (tensor-engine cycles * size^2); cycles counts base-clock cycles
+  double te_utilization(int size, const model::CoreClocks& clocks) const;
   uint64_t list_entries = 0;               // descriptor-list entries the walkers fetched
   // Co-simulation.
   bool compared = false;
