@@ -322,6 +322,7 @@ struct CoreModel::Impl {
     v.sbuf_bytes = static_cast<uint32_t>(kSbufPartitionStride);
     v.psum_bytes = static_cast<uint32_t>(c.te.psum_banks * c.te.bank_elements * 4);
     v.scalar_engine = scalar;
+    v.performance_mode = c.costs.vector.performance_mode;
     return v;
   }
 

@@ -63,7 +63,12 @@ struct CoreClocks {
 struct EngineCosts {
   uint64_t min_cycles = 0;     // the minimum initiation interval (MIN_II)
   uint64_t static_cycles = 0;  // the pipeline's latency after streaming
-  bool operator==(const EngineCosts& o) const { return min_cycles == o.min_cycles && static_cycles == o.static_cycles; }
+  // The vector engine's performance mode (model::ve_perf_mode: two 16-bit elements a cycle),
+  // NeuronCore-v3 only (Trainium2 architecture guide, "Vector performance mode"): off in trn1.
+  bool performance_mode = true;
+  bool operator==(const EngineCosts& o) const {
+    return min_cycles == o.min_cycles && static_cycles == o.static_cycles && performance_mode == o.performance_mode;
+  }
 };
 
 // The tensor engine's rates beyond the RTL's (its MM already holds the array at least

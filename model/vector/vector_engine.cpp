@@ -650,13 +650,12 @@ bool VeFootprint::blocks(const VeFootprint& later) const {
 }
 
 uint64_t ve_cost_cycles(const VeInstruction& in, const VeConfig& cfg) {
-  (void)cfg;
   const uint64_t n = ve_source_elements(in);
   // iota and affine_select: GpSimd's cost, 150 + N (the engine waits out the difference).
   if (in.opcode == Opcode::kIota || in.opcode == Opcode::kAffineSelect) return kVeAffineFixedCycles + n;
   // memset: no read, so no read or response-buffer stage.
   if (in.opcode == Opcode::kMemset) return kVeFixedCycles - 2 + n;
-  uint64_t reads = uses_src1(in.opcode) ? 2 * n : ve_perf_mode(in) ? n / 2 : n;
+  uint64_t reads = uses_src1(in.opcode) ? 2 * n : cfg.performance_mode && ve_perf_mode(in) ? n / 2 : n;
   reads += (uses_s0(in.opcode) && in.s0_per_partition ? 1 : 0) +
            (uses_s1(in.opcode) && in.s1_per_partition ? 1 : 0);
   if (writes_acc(in)) ++reads;  // the reduction's write, one cycle more

@@ -61,6 +61,7 @@ struct VeConfig {
   static constexpr uint32_t kMaxSbufFree = 65536;
   static constexpr uint32_t kMaxPsumFree = 4096;
   bool scalar_engine = false;
+  bool performance_mode = true;  // NeuronCore-v3's (ve_perf_mode); the trn1 preset has none
   int quadrant() const { return lanes / 4; }
 };
 

@@ -62,6 +62,8 @@ module nc_core
   // Their pipeline latency: results land this many of the engine's cycles after it has
   // streamed an instruction (model::EngineCosts::static_cycles; 0: none): nc_core_pipeline.
   input  logic [15:0]           ve_static_cycles_i [2],
+  // The vector engine's performance mode (NeuronCore-v3's; off in the trn1 preset).
+  input  logic                  ve_perf_mode_i,
   // The DMA engines' (model::DmaCosts; all 0: none): a descriptor's least time, per row and per
   // byte of a copy (0) and a transpose (1), in dma-domain cycles, Q8.24 (nc_dma); from a
   // dma_copy's issue to its first byte (descriptor generation), and from another queue's signal
@@ -486,7 +488,7 @@ module nc_core
     if (c == Dve) begin : g_vector
       nc_vector_engine #(.Scalar(1'b0), .Lanes(Size), .SbufBytes(SbufBytes),
                          .PsumBytes(PsumBytes)) u_engine (
-        .clk_i(clk_dve), .rst_ni,
+        .clk_i(clk_dve), .rst_ni, .perf_mode_en_i(ve_perf_mode_i),
         .cmd_valid_i(ve_cmd_valid[c]), .cmd_ready_o(ve_cmd_ready[c]), .cmd_i(ve_cmd[c]),
         .done_valid_o(ve_done_valid[c]), .done_tag_o(ve_done_tag[c]),
         .done_error_o(ve_done_error[c]),

@@ -39,6 +39,8 @@ module nc_scalar_engine
   output isa_ve_error_e              err_o,
   output ve_counters_t           counters_o
 );
+  logic perf_mode_en_i;  // no instruction of the scalar engine's has a performance mode
+  assign perf_mode_en_i = 1'b0;
   nc_vector_engine #(
     .Scalar(1'b1), .Lanes(Lanes), .SbufBytes(SbufBytes), .PsumBytes(PsumBytes),
     .RspDepth(RspDepth)

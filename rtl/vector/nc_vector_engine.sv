@@ -21,6 +21,9 @@ module nc_vector_engine
 ) (
   input  logic                   clk_i,
   input  logic                   rst_ni,
+  // Performance mode (a pair of 16-bit elements a step; NeuronCore-v3 only, the trn1 preset
+  // turns it off: model::EngineCosts::performance_mode). It changes the time, never the results.
+  input  logic                   perf_mode_en_i,
   // instructions
   input  logic                   cmd_valid_i,
   output logic                   cmd_ready_o,
@@ -679,7 +682,7 @@ module nc_vector_engine
         StCheck: begin
           intc_q <= integer_class(in_q);
           two_q <= uses_src1(in_q.opcode);
-          perf_q <= perf_mode(in_q);
+          perf_q <= perf_mode_en_i && perf_mode(in_q);
           gen_q <= generates(in_q.opcode);
           n_src_q <= source_elements(in_q);
           n_dst_q <= dst_elements(in_q);

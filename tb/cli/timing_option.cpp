@@ -50,9 +50,10 @@ model::CoreTiming load_timing(const std::string& preset_or_file) {
     r.integer("ls_columns_per_cycle", k.tensor.ls_columns_per_cycle, 1, 128);
   });
   for (const auto& engine : {std::pair{"scalar", &k.scalar}, std::pair{"vector", &k.vector}})
-    top.object(engine.first, [e = engine.second](tb::JsonObjectReader& r) {
+    top.object(engine.first, [&k, e = engine.second](tb::JsonObjectReader& r) {
       r.count("min_cycles", e->min_cycles, 0, 65'535);
       r.count("static_cycles", e->static_cycles, 0, 65'535);
+      if (e == &k.vector) r.boolean("performance_mode", e->performance_mode);  // the vector engine's only
     });
   top.object("dma", [&k](tb::JsonObjectReader& r) {
     r.number("engine_bytes_per_ns", k.dma.engine_bytes_per_ns, 0, 1e4);

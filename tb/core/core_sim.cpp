@@ -170,6 +170,7 @@ class CoreBench : public RtlCore {
     t.ve_min_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.min_cycles);  // and Act
     t.ve_static_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.static_cycles);
     t.ve_static_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.static_cycles);
+    t.ve_perf_mode_i = opt_.costs.vector.performance_mode;
     set_dma_costs();
     const int ls = opt_.costs.tensor.ls_columns_per_cycle;
     if (ls != 1 && ls != 2 && ls != 4)

@@ -59,7 +59,7 @@ module nc_vector_engine_tb
     assign upset_unused = ^upset_i;
   end else begin : g_vector
     nc_vector_engine #(.Lanes(Lanes)) u_ve (
-      .clk_i, .rst_ni,
+      .clk_i, .rst_ni, .perf_mode_en_i(1'b1),
       .cmd_valid_i, .cmd_ready_o, .cmd_i,
       .done_valid_o, .done_tag_o, .done_error_o(done_error),
       .rd_valid_o, .rd_ready_i, .rd_space_o, .rd_addr_o, .rd_bytes_o,
