@@ -812,6 +812,38 @@ tensor_copy in0=bf16 out=bf16 partitions=8 src0=sbuf:0x0 src0_ap=[[1,512]] dst=s
   EXPECT_TRUE(model::timing_preset("trn2").costs.vector.performance_mode);
 }
 
+// The vector and scalar engines reach PSUM through nc_core_bridge, on the tensor engine's clock.
+// At trn2's clocks (the tensor engine's two edges in every vector or scalar cycle) the crossing
+// costs nothing: a copy from PSUM takes the engine exactly the cycles a copy from SBUF takes, on
+// the RTL as on the golden core, and both engines reading PSUM at once do not slow each other.
+TEST(CoreRtl, PsumCrossesToTheVectorAndScalarClocksAtNoCost) {
+  const model::Program p = model::assemble(R"(.sem s
+.queue dve
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=psum:0 src0_ap=[[1,256]] dst=sbuf:0x1000 dst_ap=[[1,256]]
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap=[[1,256]] dst=sbuf:0x2000 dst_ap=[[1,256]] signal=s+=1
+.queue act
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x800 src0_ap=[[1,256]] dst=sbuf:0x3000 dst_ap=[[1,256]]
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap=[[1,256]] dst=sbuf:0x5000 dst_ap=[[1,256]] signal=s+=1
+)", "psum_cross.s");
+  CoreSimOptions o;
+  o.size = kSize;
+  o.timeline = true;
+  o.clocks = model::timing_preset("trn2").clocks;
+  const CoreSimResult r = run_core_rtl(p, o);
+  ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
+  ASSERT_TRUE(r.ok) << r.failure;
+  for (const auto* timeline : {&r.timeline, &r.golden.timeline}) {
+    const char* core = timeline == &r.timeline ? "RTL" : "golden";
+    std::map<std::pair<int, size_t>, uint64_t> took;
+    for (const auto& e : *timeline) took[{e.queue, e.index}] = e.complete - e.issue;
+    for (const isa::Queue q : {isa::Queue::kDve, isa::Queue::kAct}) {
+      const int i = static_cast<int>(q);
+      EXPECT_EQ(took.at({i, 0}), took.at({i, 1})) << core << ", " << isa::kQueueNames[i]
+                                                   << ": from PSUM against from SBUF";
+    }
+  }
+}
+
 // A semaphore's signal crosses from the signalling queue's clock domain to the waiting queue's:
 // the waiter issues at the first edge of its own clock after the signal, on the RTL exactly as
 // on the golden core. A chain of nops passes one semaphore around every queue (every pair of

@@ -195,6 +195,7 @@ module nc_core
   // ---------------------------------------------------------------------------------------
   localparam int unsigned DomTensor = 0, DomScalar = 1, DomVector = 2, DomDma = 3, Domains = 4;
   logic [Domains-1:0] dom_en, dom_clk;
+  logic [6:0]         dom_left [Domains];  // base cycles to each domain's next edge, less one
   logic clk_te, clk_act, clk_dve, clk_dma;   // the tensor, scalar, vector and dma domains
   logic en_te, en_act, en_dve, en_dma;
   assign {clk_dma, clk_dve, clk_act, clk_te} = dom_clk;
@@ -544,7 +545,13 @@ module nc_core
   logic [2:0] psum_rsp_bytes_q;
   lanes_t     psum_rsp_elems, ve_psum_rsp_data [2];
   logic       ve_psum_rd_ready [2], ve_psum_rsp_valid [2];
-  assign psum_grant = psum_req[1] && (!psum_req[0] || psum_prio_q);
+  // When both ask, the engine whose own edge comes first goes first: its bridge must have the
+  // answer by then to keep its access to one of its cycles (at trn2's clocks that gives both
+  // every access in one engine cycle); on a tie they alternate, as on one clock.
+  logic act_first, act_tie;
+  assign act_first = dom_left[DomScalar] < dom_left[DomVector];
+  assign act_tie = dom_left[DomScalar] == dom_left[DomVector];
+  assign psum_grant = psum_req[1] && (!psum_req[0] || act_first || (act_tie && psum_prio_q));
   assign psum_rd_valid = dbg_psum_rd_valid_i || psum_req[0] || psum_req[1];
   assign psum_rd_bank = dbg_psum_rd_valid_i ? dbg_psum_bank_i : psum_bank_of(ve_rd_addr[psum_grant]);
   assign psum_rd_elem = dbg_psum_rd_valid_i ? dbg_psum_elem_i : psum_elem_of(ve_rd_addr[psum_grant]);
@@ -599,7 +606,7 @@ module nc_core
   logic [Size-1:0]              psum_ext_wr_part_mask;
   logic [31:0]                  psum_ext_wr_data [Size];
   logic                         ve_psum_wr_ready [2];
-  assign psum_wr_grant = psum_wr_req[1] && (!psum_wr_req[0] || psum_wr_prio_q);
+  assign psum_wr_grant = psum_wr_req[1] && (!psum_wr_req[0] || act_first || (act_tie && psum_wr_prio_q));
   assign psum_ext_wr_valid = psum_wr_req[0] || psum_wr_req[1];
   always_comb begin
     logic [VeAddrW-1:0] a;
@@ -1137,7 +1144,7 @@ module nc_core
 
   nc_core_clocks #(.Domains(Domains), .DivideW(7)) u_clocks (
     .clk_i, .rst_ni, .start_i(run_q == RunIdle && start_i), .running_i(run_q == RunBusy),
-    .divide_i(clk_divide_i), .en_o(dom_en), .clk_o(dom_clk)
+    .divide_i(clk_divide_i), .en_o(dom_en), .clk_o(dom_clk), .left_o(dom_left)
   );
 
   always_ff @(posedge clk_i or negedge rst_ni) begin

@@ -17,7 +17,8 @@ module nc_core_clocks #(
   input  logic               running_i,   // the core runs: the dividers count
   input  logic [DivideW-1:0] divide_i [Domains],
   output logic [Domains-1:0] en_o,
-  output logic [Domains-1:0] clk_o
+  output logic [Domains-1:0] clk_o,
+  output logic [DivideW-1:0] left_o [Domains]   // base cycles to the domain's next edge, less one
 );
   for (genvar d = 0; d < Domains; d++) begin : g_domain
     // Base cycles until the domain's next edge, less one (0: this cycle ends with one).
@@ -29,6 +30,7 @@ module nc_core_clocks #(
       else left_q <= '0;
     end
     assign en_o[d] = !running_i || left_q == '0;
+    assign left_o[d] = left_q;
     nc_clock_gate u_gate (.clk_i, .en_i(en_o[d]), .clk_o(clk_o[d]));
   end
 endmodule
