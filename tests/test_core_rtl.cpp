@@ -654,7 +654,7 @@ nop wait=a>=1 signal=b+=1
   base.semaphore_to_start_ns = 1500;  // more than descriptor generation, even at 1000 ns
   struct Times {
     std::array<uint64_t, 2> rtl, golden;  // each dma_copy's completion
-    std::array<uint64_t, 2> rtl_issue, golden_issue;
+    std::array<uint64_t, 2> rtl_issue, golden_issue, rtl_start, golden_start;
   };
   const auto run = [&](const model::DmaCosts& dma) {
     CoreSimOptions o;
@@ -668,12 +668,17 @@ nop wait=a>=1 signal=b+=1
     Times t{};
     const int sp = static_cast<int>(isa::Queue::kSp);
     for (const auto& e : r.timeline)
-      if (e.queue == sp) t.rtl[e.index] = e.complete, t.rtl_issue[e.index] = e.issue;
+      if (e.queue == sp) t.rtl[e.index] = e.complete, t.rtl_issue[e.index] = e.issue, t.rtl_start[e.index] = e.start;
     for (const auto& e : r.golden.timeline)
-      if (e.queue == sp) t.golden[e.index] = e.complete, t.golden_issue[e.index] = e.issue;
+      if (e.queue == sp)
+        t.golden[e.index] = e.complete, t.golden_issue[e.index] = e.issue, t.golden_start[e.index] = e.start;
     return t;
   };
   const Times t0 = run(base);
+  // The first starts moving data its descriptor generation after its issue (2400 base cycles on
+  // the golden core; the RTL's engine makes its first request a few cycles after that).
+  EXPECT_EQ(t0.golden_start[0] - t0.golden_issue[0], 2400u);
+  EXPECT_LE(t0.rtl_start[0] - t0.rtl_issue[0] - 2400, 8u) << "RTL: " << t0.rtl_start[0] - t0.rtl_issue[0];
   for (size_t i = 0; i < 2; ++i) {
     const int64_t rtl = static_cast<int64_t>(t0.rtl[i] - t0.rtl_issue[i]);
     const int64_t golden = static_cast<int64_t>(t0.golden[i] - t0.golden_issue[i]);

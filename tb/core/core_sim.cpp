@@ -315,7 +315,7 @@ class CoreBench : public RtlCore {
       inject_fault(cycle);
       bench_.fall();
       if (lockstep_ && t.running_o) observe(bench_.cycle(), 0);
-      if (collectives_ || opt_.timeline) record(cycle, edges);
+      if (collectives_ || opt_.timeline) record(cycle, edges, 0, 0);
       bench_.rise();
       run_cycle_ = cycle + 1;
       return;  // parked() counts the dma domain's quiet cycles
@@ -345,7 +345,7 @@ class CoreBench : public RtlCore {
     inject_fault(cycle);
     bench_.fall();
     if (lockstep_ && t.running_o) observe(bench_.cycle(), wr_ready);
-    if (collectives_ || opt_.timeline) record(cycle, edges);
+    if (collectives_ || opt_.timeline) record(cycle, edges, rd_ready, wr_ready);
     if (t.cc_req_valid_o) collectives_ ? issue_outside(cycle) : take_collective(cycle);
     if (cc_done) collectives_ ? collectives_->retire() : cc_jobs_.pop_front();
     const bool quiet = !t.hbm_rd_valid_o && !t.hbm_wr_valid_o && !t.cc_req_valid_o && !rsp_valid && hbm_->idle();
@@ -404,12 +404,27 @@ class CoreBench : public RtlCore {
   }
 
   // The timeline of a stepped core: an instruction issues when its queue's pc passes it and
-  // ends when it commits (a DMA copy: when its transfer completes).
-  void record(uint64_t cycle, unsigned edges) {
+  // ends when it commits (a DMA copy: when its transfer completes). A DMA instruction starts
+  // when its data begins to move, as on the golden core: with its engine's first HBM request
+  // (a read, or for SBUF to HBM a write) once the instruction before it on the engine has made
+  // all its bursts.
+  void record(uint64_t cycle, unsigned edges, uint32_t rd_ready, uint32_t wr_ready) {
     const V& t = *top_;
+    const int sp = static_cast<int>(isa::Queue::kSp);
     for (int q = 0; q < isa::kNumQueue; ++q)
-      for (uint64_t pc = last_pc_[q]; pc < t.pc_o[q] && pc < issue_cycle_[q].size(); ++pc) issue_cycle_[q][pc] = cycle;
+      for (uint64_t pc = last_pc_[q]; pc < t.pc_o[q] && pc < issue_cycle_[q].size(); ++pc) {
+        issue_cycle_[q][pc] = cycle;
+        const model::CoreInstr& in = prog_.queues[q][pc];
+        if (q == sp && in.opcode == isa::Opcode::kDmaCopy && in.dma.engine < kDmaEngines)
+          dma_moving_[in.dma.engine].push_back({pc, model::dma_burst_count(in.dma)});
+        else if (q == sp && in.opcode == isa::Opcode::kDmaList && in.list.engine < kDmaEngines)
+          dma_moving_[in.list.engine].push_back({pc, 0});  // its entries' bursts: until it commits
+      }
     for (int q = 0; q < isa::kNumQueue; ++q) last_pc_[q] = t.pc_o[q];
+    for (int p = 0; p < kDmaPorts; ++p) {  // nc_dma's ids: {16'd0, 8'(engine), 8'(tag)}
+      if (rd_ready >> p & 1) data_moves(static_cast<int>((t.hbm_rd_id_o[p] >> 8) & 0xFF) * kDmaPorts + p, cycle + 1);
+      if (wr_ready >> p & 1) data_moves(static_cast<int>((t.hbm_wr_id_o[p] >> 8) & 0xFF) * kDmaPorts + p, cycle + 1);
+    }
     // A fetch stall is a stretch of cycles in which the queue's stall counter counts (it
     // counts on the queue's own clock: judged in the cycles after its edges); a semaphore wait
     // one in which the queue's waiting bit is set.
@@ -431,7 +446,13 @@ class CoreBench : public RtlCore {
       // A nop commits as it issues, at the edge ending this cycle: before its queue's pc has
       // passed it (an issue is stamped with the cycle after its edge, as record() sees the pc).
       const uint64_t issue = pc < issue_cycle_[q].size() && pc < t.pc_o[q] ? issue_cycle_[q][pc] : cycle + 1;
-      timeline_.push_back({q, static_cast<size_t>(pc), issue, issue, cycle});
+      uint64_t start = issue;
+      if (q == sp) {
+        if (const auto it = dma_started_.find(pc); it != dma_started_.end()) start = it->second, dma_started_.erase(it);
+        for (auto& moving : dma_moving_)  // a list ends when it commits
+          if (!moving.empty() && moving.front().pc == pc) moving.pop_front();
+      }
+      timeline_.push_back({q, static_cast<size_t>(pc), issue, start, cycle});
     }
   }
 
@@ -899,6 +920,23 @@ class CoreBench : public RtlCore {
     }
   };
   std::array<uint32_t, isa::kNumQueue> last_fetch_stall_{}, last_wait_{};  // each queue's counters at its last edge
+  // Per DMA engine, its issued DMA instructions whose bursts have not all gone out (a list's:
+  // until it commits), and when each began to move data.
+  static constexpr int kDmaEngines = 16;
+  struct DmaMoving {
+    uint64_t pc;
+    uint64_t bursts;  // 0: a list, whose count the harness does not follow
+    uint64_t made = 0;
+    bool started = false;
+  };
+  std::array<std::deque<DmaMoving>, kDmaEngines> dma_moving_;
+  std::map<uint64_t, uint64_t> dma_started_;
+  void data_moves(int engine, uint64_t cycle) {
+    if (engine < 0 || engine >= kDmaEngines || dma_moving_[engine].empty()) return;
+    DmaMoving& m = dma_moving_[engine].front();
+    if (!m.started) m.started = true, dma_started_[m.pc] = cycle;
+    if (m.bursts && ++m.made == m.bursts) dma_moving_[engine].pop_front();
+  }
   unsigned last_edges_ = ~0u;  // the domains whose clocks rose at the end of the last cycle
   QueueSpans fetch_stalls_, sem_waits_;
   std::string reproduce_;  // the command that reruns this case
