@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "model/common/error.h"
+#include "model/core/engine_timing.h"
 
 namespace ncore::model {
 
@@ -50,15 +51,23 @@ void CoreTiming::validate() const {
 }
 
 std::string rtl_timing_refusal(const CoreTiming& t) {
-  const CoreTiming u = timing_preset("uniform");
-  CoreCosts rest = t.costs;  // what the RTL has: the vector and scalar engines' costs, the DMA's
-  rest.vector = rest.scalar = EngineCosts{};
-  rest.dma = DmaCosts{};
-  const int ls = rest.tensor.ls_columns_per_cycle;
-  if (ls == 2 || ls == 4) rest.tensor.ls_columns_per_cycle = 1;  // the RTL loads 1, 2 or 4 a cycle
-  rest.throttle = ThrottleConfig{};
-  if (!(rest == u.costs))
-    return "the RTL core loads 1, 2 or 4 weight columns a cycle (tensor.ls_columns_per_cycle)";
+  const CoreCosts& c = t.costs;
+  const int ls = c.tensor.ls_columns_per_cycle;
+  if (ls != 1 && ls != 2 && ls != 4)
+    return fmt::format("the RTL core loads 1, 2 or 4 weight columns a cycle (tensor.ls_columns_per_cycle is {})", ls);
+  const TeCosts te = te_costs(c, t.clocks);
+  if (te.throttle && te.window_cycles > kRtlThrottleWindow)
+    return fmt::format("the RTL core's throttle keeps a window of {} tensor cycles at most (throttle.window_ns is {})",
+                       kRtlThrottleWindow, te.window_cycles);
+  // nc_dma's costs are Q8.24 cycles of the dma domain.
+  const double dma_ghz = t.clocks.ghz(ClockDomain::kDma);
+  if (c.dma.element_ns * dma_ghz >= kRtlDmaCostCycles)
+    return fmt::format("the RTL core's DMA takes under {} dma cycles a row (dma.element_ns is {:.1f} of them)",
+                       kRtlDmaCostCycles, c.dma.element_ns * dma_ghz);
+  if (c.dma.engine_bytes_per_ns > 0 && dma_ghz / (c.dma.engine_bytes_per_ns * c.dma.transpose_share) >= kRtlDmaCostCycles)
+    return fmt::format("the RTL core's DMA takes under {} dma cycles a byte (dma.engine_bytes_per_ns and "
+                       "transpose_share give {:.1f} of them)",
+                       kRtlDmaCostCycles, dma_ghz / (c.dma.engine_bytes_per_ns * c.dma.transpose_share));
   return "";
 }
 

@@ -137,8 +137,12 @@ struct CoreTiming {
 // The presets by name: "uniform", "trn2", "trn1" (throws ncore::Error naming the choices).
 CoreTiming timing_preset(std::string_view name);
 
-// What of `t` the RTL core cannot run (it has the clock domains and every fixed cost, and loads 1,
-// 2 or 4 weight columns a cycle), or "" when it can run all of it.
+// What of `t` the RTL core cannot run, naming the key, or "" when it can run all of it. It has the
+// clock domains and every fixed cost, within its registers: 1, 2 or 4 weight columns a cycle, a
+// throttle window of kRtlThrottleWindow tensor cycles (nc_tensor_engine's ThrottleWindow), and
+// DMA costs under kRtlDmaCostCycles dma cycles a row and a byte (nc_dma's Q8.24).
+inline constexpr uint64_t kRtlThrottleWindow = 16384;
+inline constexpr double kRtlDmaCostCycles = 256;
 std::string rtl_timing_refusal(const CoreTiming& t);
 
 }  // namespace ncore::model

@@ -35,8 +35,6 @@ const int kHbmChannels = model::core_hbm_config().channels;
 constexpr int kDmaPorts = 4;       // nc_core's DmaPorts: HBM ports of the DMA
 constexpr int kFetchPort = kDmaPorts;  // nc_core's FetchPort: the fetch unit's, after the DMA's
 constexpr uint64_t kLine = 32;     // SBUF debug-port and HBM burst bytes
-constexpr int kMaxDivide = 127;    // nc_core's clk_divide_i: 7 bits
-constexpr uint64_t kThrottleWindow = 16384;  // nc_tensor_engine's ThrottleWindow
 constexpr int kDmaDomain = static_cast<int>(model::ClockDomain::kDma);
 
 // The domain whose clock a queue's sequencer runs on (nc_core's queue_domain).
@@ -171,19 +169,16 @@ class CoreBench : public RtlCore {
     t.ve_static_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.static_cycles);
     t.ve_static_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.static_cycles);
     t.ve_perf_mode_i = opt_.costs.vector.performance_mode;
+    // What nc_core cannot hold is refused before anything runs (the command line refuses it
+    // first, naming its option).
+    const model::CoreTiming timing{"", opt_.clocks, opt_.costs};
+    timing.validate();
+    if (const std::string why = model::rtl_timing_refusal(timing); !why.empty()) throw Error("RTL core: " + why);
     set_dma_costs();
-    const int ls = opt_.costs.tensor.ls_columns_per_cycle;
-    if (ls != 1 && ls != 2 && ls != 4)
-      throw Error(fmt::format("RTL core: tensor.ls_columns_per_cycle is {}; nc_core loads 1, 2 or 4 columns a cycle", ls));
-    t.te_ls_columns_i = static_cast<uint8_t>(ls);
+    t.te_ls_columns_i = static_cast<uint8_t>(opt_.costs.tensor.ls_columns_per_cycle);
     set_throttle();
-    for (int d = 0; d < model::kClockDomains; ++d) {
-      const int divide = opt_.clocks.divide[static_cast<size_t>(d)];
-      if (divide < 1 || divide > kMaxDivide)
-        throw Error(fmt::format("RTL core: clock.divide.{} is {}; nc_core takes 1 to {}", model::kClockDomainNames[d],
-                                divide, kMaxDivide));
-      t.clk_divide_i[d] = static_cast<uint8_t>(divide);
-    }
+    for (int d = 0; d < model::kClockDomains; ++d)  // 1 .. CoreClocks::kMaxDivide, under nc_core's 127
+      t.clk_divide_i[d] = static_cast<uint8_t>(opt_.clocks.divide[static_cast<size_t>(d)]);
     bench_.reset();
     for (int i = 0; !t.ready_o; ++i) {  // the PSUM clears itself after reset
       if (i > 1'000'000) throw Error("the RTL core never became ready after reset");
@@ -203,20 +198,15 @@ class CoreBench : public RtlCore {
     V& t = *top_;
     const model::DmaCosts& c = opt_.costs.dma;
     const double dma_ghz = opt_.clocks.ghz(model::ClockDomain::kDma);
-    const auto q24 = [](double cycles, const char* key) {
-      if (cycles >= 256.0)
-        throw Error(fmt::format("RTL core: {} is {:.1f} dma-domain cycles; nc_core takes under 256", key, cycles));
-      return static_cast<uint32_t>(std::llround(cycles * 16777216.0));
-    };
-    const auto per_byte = [&](double share, const char* key) {
-      return c.engine_bytes_per_ns > 0 ? q24(dma_ghz / (c.engine_bytes_per_ns * share), key) : 0u;
+    const auto q24 = [](double cycles) { return static_cast<uint32_t>(std::llround(cycles * 16777216.0)); };
+    const auto per_byte = [&](double share) {
+      return c.engine_bytes_per_ns > 0 ? q24(dma_ghz / (c.engine_bytes_per_ns * share)) : 0u;
     };
     const auto base_cycles = [&](double ns) {
       return ns > 0 ? static_cast<uint32_t>(std::min<uint64_t>(opt_.clocks.cycles_in(ns), UINT32_MAX)) : 0u;
     };
-    t.dma_row_cost_i = q24(c.element_ns * dma_ghz, "dma.element_ns");
-    t.dma_byte_cost_i = static_cast<uint64_t>(per_byte(c.transpose_share, "dma.transpose_share")) << 32 |
-                        per_byte(1.0, "dma.engine_bytes_per_ns");
+    t.dma_row_cost_i = q24(c.element_ns * dma_ghz);
+    t.dma_byte_cost_i = static_cast<uint64_t>(per_byte(c.transpose_share)) << 32 | per_byte(1.0);
     t.dma_descriptor_cycles_i = base_cycles(c.descriptor_ns);
     t.dma_sem_to_start_cycles_i = base_cycles(c.semaphore_to_start_ns);
   }
@@ -232,9 +222,6 @@ class CoreBench : public RtlCore {
       t.te_throttle_window_i = 1;
       return;
     }
-    if (c.window_cycles > kThrottleWindow)
-      throw Error(fmt::format("RTL core: throttle.window_ns is {} tensor cycles; nc_core holds {}", c.window_cycles,
-                              kThrottleWindow));
     const double q32 = 4294967296.0;
     t.te_throttle_start_i = static_cast<uint32_t>(std::min(std::llround(c.start_share * q32), 0xFFFFFFFFll));
     t.te_throttle_step_i = c.ramp_cycles ? static_cast<uint32_t>(std::llround((1.0 - c.start_share) / c.ramp_cycles * q32))
