@@ -22,6 +22,7 @@
 #include "tests/core_random_programs.h"
 #include "tests/dma_list_programs.h"
 #include "tests/seed.h"
+#include "tests/timing_test_util.h"
 
 namespace ncore::tb {
 namespace {
@@ -565,17 +566,16 @@ activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x3040 src0_ap
   }
 }
 
-// Clock domains (issue 49): random dividers of the tensor, scalar, vector and dma domains
-// (seeded; NCORE_SEED reproduces a case), printed with each case.
+// Clock domains (issue 49): trn2's 4.8 GHz base clock with random dividers of the tensor,
+// scalar, vector and dma domains (seeded; NCORE_SEED reproduces a case), printed with each case.
 model::CoreClocks random_clocks(model::SplitMix64& rng) {
   model::CoreClocks c;
   c.base_ghz = 4.8;
-  for (int& d : c.divide) d = 1 + static_cast<int>(rng.next() % 7);
+  test::randomize_dividers(c, rng);
   return c;
 }
-std::string clocks_name(const model::CoreClocks& c) {
-  return fmt::format("dividers tensor {} scalar {} vector {} dma {}", c.divide[0], c.divide[1], c.divide[2], c.divide[3]);
-}
+using test::dividers_name;
+using test::queue_timeline;
 
 // The vector and scalar engines' pipeline latency (issue 49, model::EngineCosts::static_cycles;
 // nc_core_pipeline): results land the latency after an instruction has streamed. The next
@@ -602,31 +602,30 @@ activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x2000 src0_ap
     o.costs.vector = {64, 100};
     o.costs.scalar = {64, 200};
     const CoreSimResult r = run_core_rtl(p, o);
-    ASSERT_EQ(r.status, CoreStatus::kDone) << clocks_name(clocks) << ": " << r.message;
-    ASSERT_TRUE(r.ok) << clocks_name(clocks) << ": " << r.failure;
-    const auto issues = [](const std::vector<model::InstrTiming>& timeline, int q) {
+    ASSERT_EQ(r.status, CoreStatus::kDone) << dividers_name(clocks) << ": " << r.message;
+    ASSERT_TRUE(r.ok) << dividers_name(clocks) << ": " << r.failure;
+    // Starts: the golden core issues one that waits for results at once, and starts it later.
+    const auto starts = [](const std::vector<model::InstrTiming>& timeline, isa::Queue q) {
       std::map<size_t, uint64_t> at;
-      for (const auto& e : timeline)
-        if (e.queue == q) at[e.index] = e.start;  // the golden core issues one held by results at once
+      for (const auto& [i, e] : queue_timeline(timeline, q)) at[i] = e.start;
       return at;
     };
-    const int dve = static_cast<int>(isa::Queue::kDve), act = static_cast<int>(isa::Queue::kAct);
     for (const auto* timeline : {&r.timeline, &r.golden.timeline}) {
       const char* core = timeline == &r.timeline ? "RTL" : "golden";
-      const auto at = issues(*timeline, dve);
+      const auto at = starts(*timeline, isa::Queue::kDve);
       ASSERT_EQ(at.size(), 5u) << core;
       const uint64_t v = static_cast<uint64_t>(clocks.div(model::ClockDomain::kVector));
       // memset of 32: MIN_II; the copy of what the first wrote: until it landed (64 + 100 after
       // the first issued); the copy of the copy's result: 64 + 100 after it; the last memset
       // reads nothing in the pipeline: MIN_II.
-      EXPECT_EQ(at.at(1) - at.at(0), 64 * v) << core << ", " << clocks_name(clocks);
-      EXPECT_EQ(at.at(2) - at.at(1), 100 * v) << core << ", " << clocks_name(clocks);
-      EXPECT_EQ(at.at(3) - at.at(2), 164 * v) << core << ", " << clocks_name(clocks);
-      EXPECT_EQ(at.at(4) - at.at(3), 64 * v) << core << ", " << clocks_name(clocks);
+      EXPECT_EQ(at.at(1) - at.at(0), 64 * v) << core << ", " << dividers_name(clocks);
+      EXPECT_EQ(at.at(2) - at.at(1), 100 * v) << core << ", " << dividers_name(clocks);
+      EXPECT_EQ(at.at(3) - at.at(2), 164 * v) << core << ", " << dividers_name(clocks);
+      EXPECT_EQ(at.at(4) - at.at(3), 64 * v) << core << ", " << dividers_name(clocks);
       // Its fence signals once it has landed; act issues at its first edge after.
       const uint64_t signal = at.at(4) + 164 * v;
-      EXPECT_EQ(issues(*timeline, act).at(0), clocks.edge(model::ClockDomain::kScalar, signal + 1))
-          << core << ", " << clocks_name(clocks);
+      EXPECT_EQ(starts(*timeline, isa::Queue::kAct).at(0), clocks.edge(model::ClockDomain::kScalar, signal + 1))
+          << core << ", " << dividers_name(clocks);
     }
   }
 }
@@ -653,8 +652,7 @@ nop wait=a>=1 signal=b+=1
   base.descriptor_ns = 500;         // 2400 base cycles at 4.8 GHz
   base.semaphore_to_start_ns = 1500;  // more than descriptor generation, even at 1000 ns
   struct Times {
-    std::array<uint64_t, 2> rtl, golden;  // each dma_copy's completion
-    std::array<uint64_t, 2> rtl_issue, golden_issue, rtl_start, golden_start;
+    std::map<size_t, model::InstrTiming> rtl, golden;  // the sp queue's
   };
   const auto run = [&](const model::DmaCosts& dma) {
     CoreSimOptions o;
@@ -665,31 +663,27 @@ nop wait=a>=1 signal=b+=1
     const CoreSimResult r = run_core_rtl(p, o);
     EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
     EXPECT_TRUE(r.ok) << r.failure;
-    Times t{};
-    const int sp = static_cast<int>(isa::Queue::kSp);
-    for (const auto& e : r.timeline)
-      if (e.queue == sp) t.rtl[e.index] = e.complete, t.rtl_issue[e.index] = e.issue, t.rtl_start[e.index] = e.start;
-    for (const auto& e : r.golden.timeline)
-      if (e.queue == sp)
-        t.golden[e.index] = e.complete, t.golden_issue[e.index] = e.issue, t.golden_start[e.index] = e.start;
+    const Times t{queue_timeline(r.timeline, isa::Queue::kSp), queue_timeline(r.golden.timeline, isa::Queue::kSp)};
+    EXPECT_EQ(t.rtl.size(), 2u);
+    EXPECT_EQ(t.golden.size(), 2u);
     return t;
   };
   const Times t0 = run(base);
   // The first starts moving data its descriptor generation after its issue (2400 base cycles on
   // the golden core; the RTL's engine makes its first request a few cycles after that).
-  EXPECT_EQ(t0.golden_start[0] - t0.golden_issue[0], 2400u);
-  EXPECT_LE(t0.rtl_start[0] - t0.rtl_issue[0] - 2400, 8u) << "RTL: " << t0.rtl_start[0] - t0.rtl_issue[0];
+  EXPECT_EQ(t0.golden.at(0).start - t0.golden.at(0).issue, 2400u);
+  EXPECT_LE(t0.rtl.at(0).start - t0.rtl.at(0).issue - 2400, 8u) << "RTL: " << t0.rtl.at(0).start - t0.rtl.at(0).issue;
   for (size_t i = 0; i < 2; ++i) {
-    const int64_t rtl = static_cast<int64_t>(t0.rtl[i] - t0.rtl_issue[i]);
-    const int64_t golden = static_cast<int64_t>(t0.golden[i] - t0.golden_issue[i]);
+    const int64_t rtl = static_cast<int64_t>(t0.rtl.at(i).complete - t0.rtl.at(i).issue);
+    const int64_t golden = static_cast<int64_t>(t0.golden.at(i).complete - t0.golden.at(i).issue);
     fmt::print("dma_copy {}: issue to completion RTL {} golden {}\n", i, rtl, golden);
     EXPECT_LE(std::abs(rtl - golden), 8) << "dma_copy " << i;
   }
   const auto expect_moves = [&](model::DmaCosts dma, const char* what, uint64_t first, uint64_t second) {
     const Times t = run(dma);
     for (const auto& [core, was, now] : {std::tuple{"RTL", t0.rtl, t.rtl}, std::tuple{"golden", t0.golden, t.golden}}) {
-      EXPECT_EQ(now[0] - was[0], first) << core << ", " << what << ": the first dma_copy";
-      EXPECT_EQ(now[1] - was[1], second) << core << ", " << what << ": the second dma_copy";
+      EXPECT_EQ(now.at(0).complete - was.at(0).complete, first) << core << ", " << what << ": the first dma_copy";
+      EXPECT_EQ(now.at(1).complete - was.at(1).complete, second) << core << ", " << what << ": the second dma_copy";
     }
   };
   model::DmaCosts c = base;
@@ -726,10 +720,10 @@ multiply_moving dtype=bf16 k=8 n=16 sbuf_addr=0x100 sbuf_stride=2 psum_bank=0
       ASSERT_EQ(r.status, CoreStatus::kDone) << columns << ": " << r.message;
       ASSERT_TRUE(r.ok) << columns << ": " << r.failure;
       EXPECT_GT(r.psum_words_compared, 0u);
-      for (const auto& e : r.timeline)
-        if (e.index == 0) rtl[columns] = e.complete - e.issue;
-      for (const auto& e : r.golden.timeline)
-        if (e.index == 0) golden[columns] = e.complete - e.issue;
+      const model::InstrTiming ls = queue_timeline(r.timeline, isa::Queue::kPe).at(0);
+      const model::InstrTiming golden_ls = queue_timeline(r.golden.timeline, isa::Queue::kPe).at(0);
+      rtl[columns] = ls.complete - ls.issue;
+      golden[columns] = golden_ls.complete - golden_ls.issue;
     }
     for (const int columns : {2, 4}) {
       const auto saved = static_cast<uint64_t>(m - (m + columns - 1) / columns);  // M = 8: 4 or 6; M = 6: 3 or 4
@@ -760,12 +754,11 @@ TEST(CoreRtl, TensorEngineThrottlesAsOnTheGoldenCore) {
   const CoreSimResult r = run_core_rtl(p, o);
   ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
   ASSERT_TRUE(r.ok) << r.failure;
-  const auto commits = [](const std::vector<model::InstrTiming>& timeline) {
-    std::map<size_t, uint64_t> at;
-    for (const auto& e : timeline)
-      if (e.queue == static_cast<int>(isa::Queue::kPe) && e.index >= 1) at[e.index] = e.complete;
+  const auto commits = [](const std::vector<model::InstrTiming>& timeline) {  // the MMs', from the first's
+    std::map<size_t, model::InstrTiming> pe = queue_timeline(timeline, isa::Queue::kPe);
+    pe.erase(0);  // the LS
     std::vector<uint64_t> from_first;
-    for (const auto& [i, t] : at) from_first.push_back(t - at.begin()->second);
+    for (const auto& [i, e] : pe) from_first.push_back(e.complete - pe.begin()->second.complete);
     return from_first;
   };
   // The oracle: an MM starting `elapsed` cycles into the ramp streams ceil(64 / share) cycles,
@@ -839,12 +832,10 @@ activation func=identity in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap
   ASSERT_TRUE(r.ok) << r.failure;
   for (const auto* timeline : {&r.timeline, &r.golden.timeline}) {
     const char* core = timeline == &r.timeline ? "RTL" : "golden";
-    std::map<std::pair<int, size_t>, uint64_t> took;
-    for (const auto& e : *timeline) took[{e.queue, e.index}] = e.complete - e.issue;
     for (const isa::Queue q : {isa::Queue::kDve, isa::Queue::kAct}) {
-      const int i = static_cast<int>(q);
-      EXPECT_EQ(took.at({i, 0}), took.at({i, 1})) << core << ", " << isa::kQueueNames[i]
-                                                   << ": from PSUM against from SBUF";
+      const auto at = queue_timeline(*timeline, q);
+      EXPECT_EQ(at.at(0).complete - at.at(0).issue, at.at(1).complete - at.at(1).issue)
+          << core << ", " << isa::kQueueNames[static_cast<int>(q)] << ": from PSUM against from SBUF";
     }
   }
 }
@@ -888,7 +879,7 @@ TEST(CoreRtl, SemaphoresCrossClockDomainsAsOnTheGoldenCore) {
       const uint64_t signal = got[k - 1] + (from == static_cast<int>(isa::Queue::kSp)
                                                  ? 0 : static_cast<uint64_t>(clocks.div(model::queue_domain(from))));
       const uint64_t want = clocks.edge(model::queue_domain(to), signal + 1);
-      EXPECT_EQ(got[k], want) << core << ", " << clocks_name(clocks) << ": " << order[k - 1] << " issued at "
+      EXPECT_EQ(got[k], want) << core << ", " << dividers_name(clocks) << ": " << order[k - 1] << " issued at "
                               << got[k - 1] << ", signalled at " << signal << "; " << order[k] << " issued at "
                               << got[k] << ", its first edge after is " << want;
     }
@@ -902,11 +893,11 @@ TEST(CoreRtl, SemaphoresCrossClockDomainsAsOnTheGoldenCore) {
     o.timeline = true;
     o.clocks = clocks;
     const CoreSimResult r = run_core_rtl(p, o);
-    ASSERT_EQ(r.status, CoreStatus::kDone) << clocks_name(clocks) << ": " << r.message;
-    ASSERT_TRUE(r.ok) << clocks_name(clocks) << ": " << r.failure;
+    ASSERT_EQ(r.status, CoreStatus::kDone) << dividers_name(clocks) << ": " << r.message;
+    ASSERT_TRUE(r.ok) << dividers_name(clocks) << ": " << r.failure;
     check(clocks, r.timeline, "RTL");
     check(clocks, r.golden.timeline, "golden");
-    fmt::print("{}: RTL {} cycles, golden {}\n", clocks_name(clocks), r.cycles, r.golden.cycles);
+    fmt::print("{}: RTL {} cycles, golden {}\n", dividers_name(clocks), r.cycles, r.golden.cycles);
   }
 }
 
@@ -926,12 +917,12 @@ TEST(CoreRtl, RandomClocksLeaveEveryResultBitExact) {
     o.clocks = clocks;
     if ((costs = !costs)) o.costs = trn2.costs;  // every other case with trn2's fixed costs too
     const CoreSimResult r = run_core_rtl(program, o);
-    ASSERT_EQ(r.status, CoreStatus::kDone) << name << ", " << clocks_name(clocks) << ": " << r.message;
-    ASSERT_TRUE(r.ok) << name << ", " << clocks_name(clocks) << ": " << r.failure;
+    ASSERT_EQ(r.status, CoreStatus::kDone) << name << ", " << dividers_name(clocks) << ": " << r.message;
+    ASSERT_TRUE(r.ok) << name << ", " << dividers_name(clocks) << ": " << r.failure;
     EXPECT_GT(r.sbuf_bytes_compared + r.hbm_bytes_compared, 0u);
-    fmt::print("{:<48} {}{}: RTL {:>8} golden {:>8} ratio {:.3f}\n", name, clocks_name(clocks),
+    fmt::print("{:<48} {}{}: RTL {:>8} golden {:>8} ratio {:.3f}\n", name, dividers_name(clocks),
                costs ? ", trn2's costs" : "", r.cycles, r.golden.cycles, timing_ratio(r));
-    EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name << ", " << clocks_name(clocks);
+    EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name << ", " << dividers_name(clocks);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "model/core/core_model.h"
 #include "model/core/program.h"
 #include "tests/seed.h"
+#include "tests/timing_test_util.h"
 
 namespace ncore::model {
 namespace {
@@ -238,11 +239,10 @@ TEST(CoreTiming, RandomClocksLeaveEveryResultBitExact) {
     for (int trial = 0; trial < 3; ++trial) {
       CoreConfig cfg;
       cfg.clocks.base_ghz = 1.0 + static_cast<double>(rng.next() % 50) / 10.0;
-      for (int& d : cfg.clocks.divide) d = 1 + static_cast<int>(rng.next() % 7);
+      test::randomize_dividers(cfg.clocks, rng);
       if (rng.next() % 2) cfg.costs = timing_preset(rng.next() % 2 ? "trn2" : "trn1").costs;
-      const std::string what = fmt::format("{} trial {} (base {} GHz, dividers {} {} {} {}, {} costs; NCORE_SEED={})",
-                                           path, trial, cfg.clocks.base_ghz, cfg.clocks.divide[0], cfg.clocks.divide[1],
-                                           cfg.clocks.divide[2], cfg.clocks.divide[3],
+      const std::string what = fmt::format("{} trial {} (base {} GHz, {}, {} costs; NCORE_SEED={})", path, trial,
+                                           cfg.clocks.base_ghz, test::dividers_name(cfg.clocks),
                                            cfg.costs == CoreCosts{} ? "no" : "silicon", seed);
       const auto got = outputs(cfg, &why);
       EXPECT_EQ(why.rfind("done", 0), 0u) << what << ": " << why;
