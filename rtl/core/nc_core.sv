@@ -64,10 +64,6 @@ module nc_core
   input  logic [15:0]           ve_static_cycles_i [2],
   // The vector engine's performance mode (NeuronCore-v3's; off in the trn1 preset).
   input  logic                  ve_perf_mode_i,
-  // The DMA engines' (model::DmaCosts; all 0: none): a descriptor's least time, per row and per
-  // byte of a copy (0) and a transpose (1), in dma-domain cycles, Q8.24 (nc_dma); from a
-  // dma_copy's issue to its first byte (descriptor generation), and from another queue's signal
-  // to the start of a DMA that waited on it, in base cycles.
   // The tensor engine's LoadStationary columns a cycle: 1, 2 or 4 (model::TensorCosts).
   input  logic [2:0]            te_ls_columns_i,
   // Its power throttling (model::ThrottleConfig, in tensor cycles; nc_tensor_engine): on, the
@@ -77,6 +73,10 @@ module nc_core
   input  logic [31:0]           te_throttle_step_i,
   input  logic [15:0]           te_throttle_window_i,
   input  logic [16:0]           te_throttle_low_i,
+  // The DMA engines' (model::DmaCosts; all 0: none): a descriptor's least time, per row and per
+  // byte of a copy (0) and a transpose (1), in dma-domain cycles, Q8.24 (nc_dma); from a
+  // dma_copy's issue to its first byte (descriptor generation), and from another queue's signal
+  // to the start of a DMA that waited on it, in base cycles.
   input  logic [31:0]           dma_row_cost_i,
   input  logic [1:0][31:0]      dma_byte_cost_i,
   input  logic [31:0]           dma_descriptor_cycles_i,

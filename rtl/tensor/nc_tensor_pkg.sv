@@ -23,7 +23,8 @@ package nc_tensor_pkg;
 
   localparam int unsigned MaxReps = 4;  // elements an operand access reads per partition
   // Fast LoadStationary (issue 49, model::TensorCosts::ls_columns_per_cycle): an LS loads up to
-  // LsCols weight columns a cycle (1, 2 or LsCols at run time).
+  // LsCols weight columns a cycle (1, 2 or LsCols at run time); 4 is the NKI performance guide's
+  // "up to 4x faster" LoadStationary.
   localparam int unsigned LsCols = 4;
 
   localparam int unsigned SbufAddrW = 18;  // bytes in one SBUF partition: up to 256 KiB
