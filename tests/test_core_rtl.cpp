@@ -840,6 +840,113 @@ activation func=identity in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap
   }
 }
 
+// NeuronCore-v2 (the trn1 preset) forbids the vector and scalar engines PSUM at once
+// (model::PsumAccess): each engine's PSUM instruction claims it when neither holds it, until
+// its engine is done with it, and on a tie the engine that did not claim last wins. Checked on
+// both cores at trn1, at uniform clocks (every edge a tie) and at random dividers: no two PSUM
+// instructions of the two engines overlap, and on one clock the ties alternate, act first, the
+// same on the RTL as on the golden core. With parallel access (trn2) they overlap. Both engines
+// start when a DMA ends, by when every queue's instructions have been fetched (the two cores
+// fetch differently).
+TEST(CoreRtl, VectorAndScalarTakeTurnsOnPsumWhereNeuronCoreV2Does) {
+  const model::Program p = model::assemble(R"(.sem go
+.sem s
+.queue sp
+dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=0x0 sbuf_addr=0x8000 bytes=8192 count1=8 hbm_stride1=8192 sbuf_stride1=SBUF_PARTITION signal=go+=1
+.queue dve
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=psum:0 src0_ap=[[1,256]] dst=sbuf:0x1000 dst_ap=[[1,256]] wait=go>=1
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap=[[1,256]] dst=psum:0x1000 dst_ap=[[1,256]]
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap=[[1,96]] dst=sbuf:0x2000 dst_ap=[[1,96]]
+tensor_tensor op0=add in0=fp32 in1=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src1=psum:0x800 src0_ap=[[1,128]] src1_ap=[[1,128]] dst=sbuf:0x6000 dst_ap=[[1,128]]
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=psum:0 src0_ap=[[1,64]] dst=sbuf:0x1000 dst_ap=[[1,64]] signal=s+=1
+.queue act
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x800 src0_ap=[[1,256]] dst=sbuf:0x3000 dst_ap=[[1,256]] wait=go>=1
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x800 src0_ap=[[1,64]] dst=sbuf:0x3000 dst_ap=[[1,64]]
+activation func=exp in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap=[[1,256]] dst=psum:0x1800 dst_ap=[[1,256]]
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=sbuf:0x4000 src0_ap=[[1,256]] dst=sbuf:0x5000 dst_ap=[[1,256]]
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x1000 src0_ap=[[1,128]] dst=sbuf:0x5000 dst_ap=[[1,128]] signal=s+=1
+)", "psum_turns.s");
+  const std::map<isa::Queue, std::vector<size_t>> psum_instructions = {{isa::Queue::kDve, {0, 1, 3, 4}},
+                                                                       {isa::Queue::kAct, {0, 1, 2, 4}}};
+  struct Use {
+    uint64_t start, done;
+    isa::Queue queue;
+    size_t index;
+  };
+  // Each PSUM instruction's [start, done], by start. The RTL's timeline completes a vector or
+  // scalar instruction when its engine is done with it; the golden core's when its results
+  // land, the pipeline's latency later (each of these instructions streams past MIN_II).
+  const auto uses = [&](const std::vector<model::InstrTiming>& timeline, const CoreSimOptions& o, bool golden) {
+    std::vector<Use> all;
+    for (const auto& [q, indices] : psum_instructions) {
+      const bool act = q == isa::Queue::kAct;
+      const uint64_t landing = golden ? (act ? o.costs.scalar : o.costs.vector).static_cycles *
+                                            o.clocks.div(act ? model::ClockDomain::kScalar : model::ClockDomain::kVector)
+                                      : 0;
+      const auto at = queue_timeline(timeline, q);
+      for (const size_t i : indices) all.push_back({at.at(i).start, at.at(i).complete - landing, q, i});
+    }
+    std::sort(all.begin(), all.end(), [](const Use& a, const Use& b) { return a.start < b.start; });
+    return all;
+  };
+  const auto overlaps = [](const std::vector<Use>& all) {
+    for (size_t a = 0; a < all.size(); ++a)
+      for (size_t b = a + 1; b < all.size(); ++b)
+        if (all[a].queue != all[b].queue && all[b].start <= all[a].done) return true;
+    return false;
+  };
+  const auto order = [](const std::vector<Use>& all) {
+    std::string text;
+    for (const Use& u : all) text += fmt::format("{}{} ", isa::kQueueNames[static_cast<int>(u.queue)], u.index);
+    return text;
+  };
+  std::vector<std::pair<std::string, CoreSimOptions>> cases;
+  const model::CoreTiming trn1 = model::timing_preset("trn1"), trn2 = model::timing_preset("trn2");
+  CoreSimOptions o;
+  o.size = kSize;
+  o.timeline = true;
+  o.watchdog = 200'000;
+  o.clocks = trn1.clocks;
+  o.costs = trn1.costs;
+  cases.emplace_back("trn1", o);
+  o.clocks = model::CoreClocks{};
+  o.costs = model::CoreCosts{};
+  o.costs.psum.vector_scalar_parallel = false;
+  cases.emplace_back("uniform, serial PSUM", o);
+  model::SplitMix64 rng(test::test_seed(4904));
+  for (int k = 0; k < 4; ++k) {
+    o.clocks = random_clocks(rng);
+    o.costs = (k % 2 ? trn1 : model::timing_preset("uniform")).costs;
+    o.costs.psum.vector_scalar_parallel = false;
+    cases.emplace_back(dividers_name(o.clocks) + (k % 2 ? ", trn1's costs" : ""), o);
+  }
+  for (const auto& [name, opt] : cases) {
+    const CoreSimResult r = run_core_rtl(p, opt);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << name << ": " << r.message;
+    ASSERT_TRUE(r.ok) << name << ": " << r.failure;
+    const std::vector<Use> rtl = uses(r.timeline, opt, false), golden = uses(r.golden.timeline, opt, true);
+    fmt::print("{:<56} RTL {:>6} golden {:>6} cycles; PSUM in turns: {}\n", name, r.cycles, r.golden.cycles, order(rtl));
+    EXPECT_FALSE(overlaps(rtl)) << name << ": " << order(rtl);
+    EXPECT_FALSE(overlaps(golden)) << name << ": " << order(golden);
+    EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name;
+    // On one clock every claim after go is a tie (elsewhere which engine's edge comes first
+    // after the DMA depends on when it ended, which differs between the cores): the turns
+    // alternate, act first, until one engine's PSUM instructions run out.
+    if (name.rfind("uniform", 0) == 0) {
+      EXPECT_EQ(order(rtl), "act0 dve0 act1 dve1 act2 dve3 act4 dve4 ");
+      EXPECT_EQ(order(golden), order(rtl));
+    }
+  }
+  o.clocks = trn2.clocks;
+  o.costs = trn2.costs;
+  const CoreSimResult r = run_core_rtl(p, o);
+  ASSERT_TRUE(r.ok) << r.failure;
+  EXPECT_TRUE(overlaps(uses(r.timeline, o, false))) << "trn2: in parallel";
+  EXPECT_TRUE(overlaps(uses(r.golden.timeline, o, true))) << "trn2: in parallel";
+  EXPECT_FALSE(trn1.costs.psum.vector_scalar_parallel);
+  EXPECT_TRUE(trn2.costs.psum.vector_scalar_parallel);
+}
+
 // A semaphore's signal crosses from the signalling queue's clock domain to the waiting queue's:
 // the waiter issues at the first edge of its own clock after the signal, on the RTL exactly as
 // on the golden core. A chain of nops passes one semaphore around every queue (every pair of
@@ -903,25 +1010,29 @@ TEST(CoreRtl, SemaphoresCrossClockDomainsAsOnTheGoldenCore) {
 
 // Clocks changed at random leave every result bit-exact: the small examples and random
 // semaphore-graph programs co-simulate in lockstep (every write, commit and signal, then every
-// SBUF, PSUM and HBM byte) at random dividers, every other one with trn2's fixed costs, and
-// their times stay within 5% of the golden core's.
+// SBUF, PSUM and HBM byte) at random dividers, in turn without fixed costs, with trn2's and
+// with trn1's, and their times stay within 5% of the golden core's.
 TEST(CoreRtl, RandomClocksLeaveEveryResultBitExact) {
   model::SplitMix64 rng(test::test_seed(4902));
-  const model::CoreTiming trn2 = model::timing_preset("trn2");
-  bool costs = false;
+  // In turn no fixed costs, trn2's and trn1's (PSUM in turns, no performance mode).
+  const std::array<std::pair<const char*, model::CoreCosts>, 3> costs_of = {
+      {{"", model::CoreCosts{}}, {", trn2's costs", model::timing_preset("trn2").costs},
+       {", trn1's costs", model::timing_preset("trn1").costs}}};
+  size_t k = 0;
   for (const auto& [name, program] : small_and_random_programs(test::test_seed(4903), 2)) {
     const model::CoreClocks clocks = random_clocks(rng);
     CoreSimOptions o;
     o.size = kSize;
     o.watchdog = 200'000;
     o.clocks = clocks;
-    if ((costs = !costs)) o.costs = trn2.costs;  // every other case with trn2's fixed costs too
+    const auto& [costs, with] = costs_of[k++ % costs_of.size()];
+    o.costs = with;
     const CoreSimResult r = run_core_rtl(program, o);
     ASSERT_EQ(r.status, CoreStatus::kDone) << name << ", " << dividers_name(clocks) << ": " << r.message;
     ASSERT_TRUE(r.ok) << name << ", " << dividers_name(clocks) << ": " << r.failure;
     EXPECT_GT(r.sbuf_bytes_compared + r.hbm_bytes_compared, 0u);
-    fmt::print("{:<48} {}{}: RTL {:>8} golden {:>8} ratio {:.3f}\n", name, dividers_name(clocks),
-               costs ? ", trn2's costs" : "", r.cycles, r.golden.cycles, timing_ratio(r));
+    fmt::print("{:<48} {}{}: RTL {:>8} golden {:>8} ratio {:.3f}\n", name, dividers_name(clocks), costs, r.cycles,
+               r.golden.cycles, timing_ratio(r));
     EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name << ", " << dividers_name(clocks);
   }
 }

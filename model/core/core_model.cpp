@@ -575,11 +575,28 @@ struct CoreModel::Impl {
         // results land static_cycles later. The engine takes the next instruction when this
         // one stops streaming, unless that one needs results still in the pipeline.
         const EngineCosts& ec = scalar ? cfg.costs.scalar : cfg.costs.vector;
-        uint64_t stream = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
-        if (ec.min_cycles) stream = std::max(stream, ec.min_cycles) + (ve_writes_reduction(in.ve) ? ec.min_cycles : 0);
+        const uint64_t busy = ve_cost_cycles(in.ve, scalar ? se_cfg : ve_cfg);
+        const bool uses_psum = ve_reads_psum(in.ve) || ve_writes_psum(in.ve);
+        const bool serial_psum = uses_psum && !cfg.costs.psum.vector_scalar_parallel;
+        if (serial_psum) {  // claim PSUM (PsumAccess): neither engine may hold it
+          const uint64_t free_from = std::max(psum_free_from[0], psum_free_from[1]);
+          if (now < free_from) {
+            s.ready = std::max(s.ready, cfg.clocks.edge(dom, free_from));
+            return false;
+          }
+        }
         if (ec.static_cycles) start = std::max(start, results_needed(q, in.ve));
-        uint64_t streamed = start + stream * cyc;
-        share_psum_port(q, in.ve, start, streamed);
+        // The engine is done when it has streamed its elements, no faster than the PSUM port
+        // takes them; the next instruction waits for that, and for the minimum interval.
+        const uint64_t done = start + (uses_psum ? psum_port_time(q, busy * cyc) : busy * cyc);
+        uint64_t streamed = std::max(done, start + std::max(busy, ec.min_cycles) * cyc) +
+                            (ec.min_cycles && ve_writes_reduction(in.ve) ? ec.min_cycles * cyc : 0);
+        if (serial_psum) {  // held until the engine is done with it; the register clears at that edge
+          psum_free_from[q == kActQueue ? 0 : 1] = done + 1;
+          psum_last_claim = q;
+        }
+        else if (uses_psum)
+          share_psum_port(q, in.ve, start, streamed);
         complete = streamed + ec.static_cycles * cyc;
         s.ready = streamed;
         result.queues[q].busy_cycles += streamed - start;
@@ -717,12 +734,20 @@ struct CoreModel::Impl {
   // and so moves slower by its rate over its share. On one clock, both move at half speed; at
   // trn2's clocks (the Vector and Scalar engines at 0.96 and 1.2 GHz, the port at 2.4) it keeps
   // up with both.
+  // How long an engine alone takes to stream `cycles` (base cycles, its fixed ones included)
+  // through the PSUM port: one access a tensor-engine cycle, so an engine on a faster clock
+  // waits for the port on every access (the RTL's nc_core_bridge).
+  uint64_t psum_port_time(int q, uint64_t cycles) const {
+    const uint64_t fixed = std::min(kVeFixedCycles * period(q), cycles);
+    const double slow = alone_psum_slowdown(q);
+    return fixed + static_cast<uint64_t>(std::ceil(static_cast<double>(cycles - fixed) * slow - 1e-9));
+  }
+  double alone_psum_slowdown(int q) const {
+    return std::max(1.0, static_cast<double>(period(ClockDomain::kTensor)) / static_cast<double>(period(q)));
+  }
+
   void share_psum_port(int q, const VeInstruction& v, uint64_t begin, uint64_t& complete) {
-    const auto ports = [](const VeInstruction& x) {
-      const bool rd = (ve_reads_src0(x.opcode) && x.src0.space == MemSpace::kPsum) ||
-                      (ve_uses_src1(x.opcode) && x.src1.space == MemSpace::kPsum);
-      return (rd ? 1 : 0) | (x.dst.space == MemSpace::kPsum ? 2 : 0);
-    };
+    const auto ports = [](const VeInstruction& x) { return (ve_reads_psum(x) ? 1 : 0) | (ve_writes_psum(x) ? 2 : 0); };
     const int other = q == kActQueue ? kDveQueue : kActQueue;
     QueueState& o = qs[other];
     if (o.inflight.empty() || o.inflight.back().complete <= now) return;
@@ -735,7 +760,9 @@ struct CoreModel::Impl {
     const auto slowdown = [port](double rate, double other_rate) {
       return rate / std::min(rate, std::max(port / 2, port - other_rate));
     };
-    const double slow_mine = slowdown(rate_mine, rate_theirs), slow_theirs = slowdown(rate_theirs, rate_mine);
+    // Relative to each engine alone, which psum_port_time() has counted already.
+    const double slow_mine = slowdown(rate_mine, rate_theirs) / alone_psum_slowdown(q),
+                 slow_theirs = slowdown(rate_theirs, rate_mine) / alone_psum_slowdown(other);
     const uint64_t fixed = kVeFixedCycles * period(q);
     const uint64_t mine = complete - begin - std::min<uint64_t>(fixed, complete - begin);
     const uint64_t theirs = busy.complete > begin ? busy.complete - begin : 0;
@@ -1312,8 +1339,13 @@ struct CoreModel::Impl {
     bool changed = true;
     while (changed && result.status == CoreStatus::kDone) {
       changed = complete_due();
-      for (int q = 0; q < isa::kNumQueue && result.status == CoreStatus::kDone; ++q)
+      for (int k = 0; k < isa::kNumQueue && result.status == CoreStatus::kDone; ++k) {
+        // Taking turns on PSUM, a tie goes to the engine that did not claim it last: that
+        // engine's queue tries first.
+        int q = k;
+        if (psum_last_claim == kActQueue && (k == kActQueue || k == kDveQueue)) q = k == kActQueue ? kDveQueue : kActQueue;
         while (try_issue(q)) changed = true;
+      }
       if (raise_drained_faults()) break;
       changed |= hand_list_entries();
       request_fetches();
@@ -1413,6 +1445,10 @@ struct CoreModel::Impl {
   std::array<int, kNumSemaphores> sem_signalled_by{};  // the queue of a semaphore's latest signal
   uint32_t te_dirty_banks = 0;
   bool ve_psum_dirty = false;
+  // PsumAccess without parallel access: the base cycle from which the scalar (0) and vector
+  // (1) engine's claim on PSUM is over.
+  std::array<uint64_t, 2> psum_free_from{0, 0};
+  int psum_last_claim = kDveQueue;  // the queue whose claim came last (a first tie goes to act)
   uint64_t progress_every = 0, next_progress = 0;
   std::function<void(uint64_t, size_t, size_t)> progress;
   std::function<void(const InstrEffects&)> effects_cb;

@@ -97,6 +97,9 @@ CoreTiming timing_preset(std::string_view name) {
   t.costs.scalar = {64, 200};
   // Trainium2 architecture guide: the Vector engine's performance mode is NeuronCore-v3's only.
   t.costs.vector.performance_mode = trn2;
+  // Trainium/Inferentia2 architecture guide for NKI: on NeuronCore-v2 the Vector and Scalar
+  // engines cannot access PSUM in parallel; the Trainium2 guide lifts this on NeuronCore-v3.
+  t.costs.psum.vector_scalar_parallel = trn2;
   // NKI DMA bandwidth guide: 23 B/ns per engine on trn2, 17 on trn1.
   t.costs.dma.engine_bytes_per_ns = trn2 ? 23 : 17;
   // hardware.md (DMA bandwidth guide): transfers under 256 B a partition are overhead-bound,

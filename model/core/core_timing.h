@@ -108,13 +108,26 @@ struct ThrottleConfig {
   }
 };
 
+// Who may use PSUM at once. NeuronCore-v3 lets the Vector and Scalar engines access it in
+// parallel; NeuronCore-v2 does not (Trainium/Inferentia2 and Trainium2 architecture guides for
+// NKI), where the compiler serializes their PSUM instructions. ncore, which has no compiler,
+// serializes them in hardware when `vector_scalar_parallel` is off: an instruction of either
+// engine that reads or writes PSUM claims it when neither engine holds it, and holds it until
+// its engine is done with it (rtl/core/README.md, "PSUM between the Vector and Scalar engines").
+struct PsumAccess {
+  bool vector_scalar_parallel = true;
+  bool operator==(const PsumAccess& o) const { return vector_scalar_parallel == o.vector_scalar_parallel; }
+};
+
 struct CoreCosts {
   TensorCosts tensor;
   EngineCosts scalar, vector;
   DmaCosts dma;
   ThrottleConfig throttle;
+  PsumAccess psum;
   bool operator==(const CoreCosts& o) const {
-    return tensor == o.tensor && scalar == o.scalar && vector == o.vector && dma == o.dma && throttle == o.throttle;
+    return tensor == o.tensor && scalar == o.scalar && vector == o.vector && dma == o.dma && throttle == o.throttle &&
+           psum == o.psum;
   }
 };
 

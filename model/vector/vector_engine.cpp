@@ -14,6 +14,11 @@ bool ve_uses_src1(Opcode op) {
          op == Opcode::kScalarTensorTensor;
 }
 bool ve_reads_src0(Opcode op) { return op != Opcode::kMemset && op != Opcode::kIota; }
+bool ve_reads_psum(const VeInstruction& in) {
+  return (ve_reads_src0(in.opcode) && in.src0.space == MemSpace::kPsum) ||
+         (ve_uses_src1(in.opcode) && in.src1.space == MemSpace::kPsum);
+}
+bool ve_writes_psum(const VeInstruction& in) { return in.dst.space == MemSpace::kPsum; }
 
 namespace {
 bool uses_src1(Opcode op) { return ve_uses_src1(op); }

@@ -73,6 +73,9 @@ bool ve_perf_mode(const VeInstruction& in);
 // second (src1).
 bool ve_reads_src0(Opcode op);
 bool ve_uses_src1(Opcode op);
+// Whether the instruction reads PSUM (an operand it reads lies there) and whether it writes it.
+bool ve_reads_psum(const VeInstruction& in);
+bool ve_writes_psum(const VeInstruction& in);
 // Elements the instruction streams (src0's, or dst's for memset and iota) and writes to dst.
 uint32_t ve_source_elements(const VeInstruction& in);
 uint32_t ve_dst_elements(const VeInstruction& in);

@@ -64,6 +64,9 @@ module nc_core
   input  logic [15:0]           ve_static_cycles_i [2],
   // The vector engine's performance mode (NeuronCore-v3's; off in the trn1 preset).
   input  logic                  ve_perf_mode_i,
+  // The vector and scalar engines take turns on PSUM (NeuronCore-v2's rule, the trn1 preset;
+  // model::PsumAccess): "PSUM between the Vector and Scalar engines" in the README.
+  input  logic                  ve_psum_serial_i,
   // The tensor engine's LoadStationary columns a cycle: 1, 2 or 4 (model::TensorCosts).
   input  logic [2:0]            te_ls_columns_i,
   // Its power throttling (model::ThrottleConfig, in tensor cycles; nc_tensor_engine): on, the
@@ -466,19 +469,53 @@ module nc_core
   logic ve_en [2];   // the engine's clock rises at the end of this base cycle
   assign ve_en = '{en_dve, en_act};
 
+  // PSUM between the two engines when they may not access it in parallel (ve_psum_serial_i):
+  // an instruction that reads or writes PSUM claims it, at an edge of its engine where the
+  // engine could take it, when neither engine holds a claim; the claim lasts until the engine
+  // is done with it. When both would claim at once, the one that did not claim last does (the
+  // first such tie goes to the scalar engine). Each claim register is on its engine's clock; the
+  // other engine reads it at its own edges.
+  typedef enum logic [1:0] {PsumFree, PsumClaimed, PsumTaken} psum_claim_e;
+  psum_claim_e psum_claim_q [2];  // g_ve's claim_q
+  logic        psum_use [2], psum_want [2], psum_claim [2], psum_hold [2];
+  logic        psum_last_act_q;   // the last claim was the scalar engine's
+  function automatic logic uses_psum(isa_opcode_e op, isa_mem_space_e src0, isa_mem_space_e src1,
+                                     isa_mem_space_e dst);  // model::ve_reads_psum, ve_writes_psum
+    logic reads0, reads1;
+    reads0 = op != IsaMemset && op != IsaIota;
+    reads1 = op == IsaTensorTensor || op == IsaTensorTensorScan || op == IsaScalarTensorTensor;
+    return (reads0 && src0 == MemSpacePsum) || (reads1 && src1 == MemSpacePsum) || dst == MemSpacePsum;
+  endfunction
+  always_comb begin
+    for (int c = 0; c < 2; c++)
+      psum_use[c] = ve_psum_serial_i &&
+                    uses_psum(ve_cmd[c].opcode, ve_cmd[c].src0.space, ve_cmd[c].src1.space, ve_cmd[c].dst.space);
+    for (int c = 0; c < 2; c++)
+      psum_want[c] = ve_en[c] && psum_use[c] && seq_issue_valid[ve_queue(c)] && ve_cmd_ready[c] &&
+                     psum_claim_q[Dve] == PsumFree && psum_claim_q[Act] == PsumFree;
+    psum_claim[Act] = psum_want[Act] && !(psum_want[Dve] && psum_last_act_q);
+    psum_claim[Dve] = psum_want[Dve] && !(psum_want[Act] && !psum_last_act_q);
+    for (int c = 0; c < 2; c++)
+      psum_hold[c] = psum_use[c] && !(psum_claim_q[c] == PsumClaimed || psum_claim[c]);
+  end
+  always_ff @(posedge clk_i or negedge rst_ni) begin
+    if (!rst_ni) psum_last_act_q <= 1'b0;
+    else if (psum_claim[Act] || psum_claim[Dve]) psum_last_act_q <= psum_claim[Act];
+  end
+
 
   for (genvar c = 0; c < 2; c++) begin : g_ve
     localparam isa_queue_e Q = ve_queue(c);
     // The word's ve payload is the engine's instruction, tagged with its pc.
     assign ve_cmd[c] = isa_ve_instr(isa_opcode_e'(seq_word[Q][7:0]), seq_pc[Q][7:0],
                                     isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]));
-    assign ve_cmd_valid[c] = seq_issue_valid[Q] && !ve_hazard[c];
+    assign ve_cmd_valid[c] = seq_issue_valid[Q] && !ve_hazard[c] && !psum_hold[c];
     // MIN_II on every instruction of the engine; an activation or tensor_scalar_reduce that
     // writes its reduction pays it twice (nki.isa: max(MIN_II, N) + MIN_II).
     assign seq_interval[Q] = ve_min_cycles_i[c];
     assign seq_interval_tail[Q] = ve_cmd[c].acc_enable == 1'b1 &&
         (ve_cmd[c].opcode == IsaActivation || ve_cmd[c].opcode == IsaTensorScalarReduce);
-    assign seq_issue_ready[Q] = ve_cmd_ready[c] && !ve_hazard[c];
+    assign seq_issue_ready[Q] = ve_cmd_ready[c] && !ve_hazard[c] && !psum_hold[c];
     assign seq_drained[Q] = ve_idle[c] && !seq_issue_valid[Q];
     assign seq_landing[Q] = ve_landing[c];
     nc_core_pipeline u_pipeline (
@@ -486,6 +523,17 @@ module nc_core
       .take_i(ve_cmd_valid[c] && ve_cmd_ready[c]), .done_i(ve_done_valid[c]),
       .hold_i(seq_holding[Q]), .hazard_o(ve_hazard[c]), .landing_o(ve_landing[c])
     );
+    psum_claim_e claim_q;
+    assign psum_claim_q[c] = claim_q;
+    always_ff @(posedge queue_clk[Q] or negedge rst_ni) begin
+      if (!rst_ni) claim_q <= PsumFree;
+      else unique case (claim_q)
+        PsumFree:    if (psum_claim[c]) claim_q <= ve_cmd_valid[c] ? PsumTaken : PsumClaimed;
+        PsumClaimed: if (ve_cmd_valid[c] && ve_cmd_ready[c]) claim_q <= PsumTaken;
+        PsumTaken:   if (ve_done_valid[c]) claim_q <= PsumFree;
+        default:     claim_q <= PsumFree;
+      endcase
+    end
     if (c == Dve) begin : g_vector
       nc_vector_engine #(.Scalar(1'b0), .Lanes(Size), .SbufBytes(SbufBytes),
                          .PsumBytes(PsumBytes)) u_engine (

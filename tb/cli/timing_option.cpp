@@ -69,6 +69,7 @@ model::CoreTiming load_timing(const std::string& preset_or_file) {
     r.number("window_ns", k.throttle.window_ns, 1e-3, 1e9);
     r.number("low_use", k.throttle.low_use, 0, 1);
   });
+  top.object("psum", [&k](tb::JsonObjectReader& r) { r.boolean("vector_scalar_parallel", k.psum.vector_scalar_parallel); });
   top.object("launch", [&t](tb::JsonObjectReader& r) { r.number("overhead_ns", t.launch_overhead_ns, 0, 1e9); });
   top.read();
   t.validate();

@@ -169,6 +169,7 @@ class CoreBench : public RtlCore {
     t.ve_static_cycles_i[0] = static_cast<uint16_t>(opt_.costs.vector.static_cycles);
     t.ve_static_cycles_i[1] = static_cast<uint16_t>(opt_.costs.scalar.static_cycles);
     t.ve_perf_mode_i = opt_.costs.vector.performance_mode;
+    t.ve_psum_serial_i = !opt_.costs.psum.vector_scalar_parallel;
     // What nc_core cannot hold is refused before anything runs (the command line refuses it
     // first, naming its option).
     const model::CoreTiming timing{"", opt_.clocks, opt_.costs};
