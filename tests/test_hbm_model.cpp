@@ -95,6 +95,41 @@ TEST(HbmConfig, BadFieldsNameTheFieldAndTheRange) {
   EXPECT_EQ(message([](HbmConfig&) {}), "");
 }
 
+// The DRAM's timing in nanoseconds (issue 50): at the default clock it is the default cycles;
+// at an eightfold slower clock the clock-stated times keep their clocks and every other one
+// keeps its nanoseconds, to within one clock, and the controller takes it.
+TEST(HbmModel, DramTimingAtTheDefaultClockIsTheDefaultCycles) {
+  const model::HbmDramTiming dram;
+  const model::HbmTiming a = dram.at(0.625), d;
+  const auto fields = [](const model::HbmTiming& t) {
+    return std::vector<int>{t.bl,  t.cl,    t.cwl,   t.rcd_rd, t.rcd_wr, t.rp,  t.ras,  t.rc,  t.ccd_s, t.ccd_l, t.rrd_s,
+                            t.rrd_l, t.faw, t.wr,    t.rtp,    t.wtr_s,  t.wtr_l, t.rtw, t.refi, t.rfc,  t.rfcpb, t.rrefd};
+  };
+  EXPECT_EQ(fields(a), fields(d));
+  EXPECT_EQ(a.tck_ns, d.tck_ns);
+
+  const double slow = 8 * 0.625;
+  const model::HbmTiming s = dram.at(slow);
+  EXPECT_EQ(s.bl, d.bl);
+  EXPECT_EQ(s.ccd_s, d.ccd_s);
+  EXPECT_EQ(s.ccd_l, d.ccd_l);
+  const std::vector<std::pair<int, double>> kept = {
+      {s.cl, dram.cl_ns},       {s.cwl, dram.cwl_ns},     {s.rcd_rd, dram.rcd_rd_ns}, {s.rcd_wr, dram.rcd_wr_ns},
+      {s.rp, dram.rp_ns},       {s.ras, dram.ras_ns},     {s.rc, dram.rc_ns},         {s.rrd_s, dram.rrd_s_ns},
+      {s.rrd_l, dram.rrd_l_ns}, {s.faw, dram.faw_ns},     {s.wr, dram.wr_ns},         {s.rtp, dram.rtp_ns},
+      {s.wtr_s, dram.wtr_s_ns}, {s.wtr_l, dram.wtr_l_ns}, {s.refi, dram.refi_ns},     {s.rfc, dram.rfc_ns},
+      {s.rfcpb, dram.rfcpb_ns}, {s.rrefd, dram.rrefd_ns}};
+  for (const auto& [clocks, ns] : kept) {
+    EXPECT_GE(clocks * slow, ns - 1e-9);
+    EXPECT_LT(clocks * slow, ns + slow);
+  }
+  EXPECT_EQ(s.rtw, s.cl + s.bl + 2 - s.cwl);
+  model::HbmConfig c;
+  c.timing = s;
+  EXPECT_NO_THROW(c.validate());
+  EXPECT_THROW(dram.at(0), Error);
+}
+
 std::string trace_error(const std::string& text) {
   std::istringstream in(text);
   try {

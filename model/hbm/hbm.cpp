@@ -1,6 +1,7 @@
 #include "model/hbm/hbm.h"
 
 #include <algorithm>
+#include <cmath>
 #include <istream>
 #include <limits>
 #include <sstream>
@@ -41,6 +42,40 @@ void check_range(const char* field, long long value, long long lo, long long hi)
 }
 
 }  // namespace
+
+HbmTiming HbmDramTiming::at(double tck_ns) const {
+  if (!(tck_ns > 0)) throw Error(fmt::format("HBM timing: a clock period of {} ns, expected a positive one", tck_ns));
+  // Whole clocks covering `ns` (a time already a whole number of clocks stays that number).
+  const auto clocks = [tck_ns](double ns) {
+    const double c = std::ceil(ns / tck_ns - 1e-9);
+    return static_cast<int>(std::clamp(c, 1.0, 1e9));
+  };
+  HbmTiming t;
+  t.tck_ns = tck_ns;
+  t.bl = bl;
+  t.ccd_s = ccd_s;
+  t.ccd_l = ccd_l;
+  t.cl = clocks(cl_ns);
+  t.cwl = clocks(cwl_ns);
+  t.rcd_rd = clocks(rcd_rd_ns);
+  t.rcd_wr = clocks(rcd_wr_ns);
+  t.rp = clocks(rp_ns);
+  t.ras = clocks(ras_ns);
+  t.rc = clocks(rc_ns);
+  t.rrd_s = clocks(rrd_s_ns);
+  t.rrd_l = clocks(rrd_l_ns);
+  t.faw = clocks(faw_ns);
+  t.wr = clocks(wr_ns);
+  t.rtp = clocks(rtp_ns);
+  t.wtr_s = clocks(wtr_s_ns);
+  t.wtr_l = clocks(wtr_l_ns);
+  t.rtw = std::max(1, t.cl + t.bl + 2 - t.cwl);
+  t.refi = clocks(refi_ns);
+  t.rfc = clocks(rfc_ns);
+  t.rfcpb = clocks(rfcpb_ns);
+  t.rrefd = clocks(rrefd_ns);
+  return t;
+}
 
 void HbmConfig::validate() const {
   check_range("channels", channels, 1, 16);

@@ -38,6 +38,24 @@ struct HbmTiming {
   int rrefd = 8;    // REFpb to REFpb or ACT of another bank
 };
 
+// The DRAM's timing in the units the HBM3 standard (JESD238) states it, so that a slower
+// interface keeps the DRAM's own latencies: the burst and the column-to-column delays (BL,
+// tCCD_S, tCCD_L) are clocks of the interface; the row, recovery, turnaround and refresh times
+// are nanoseconds; CL and CWL are programmed in clocks, the fewest whose time covers the DRAM's
+// read and write access times (nanoseconds here). tRTW follows: CL + BL + 2 - CWL. The defaults
+// are HbmTiming's at tCK 0.625 ns (6.4 Gb/s a pin), so there both give the same cycles
+// (HbmModel.DramTimingAtTheDefaultClockIsTheDefaultCycles).
+struct HbmDramTiming {
+  int bl = 2, ccd_s = 2, ccd_l = 4;                        // clocks
+  double cl_ns = 12.5, cwl_ns = 6.25;                      // access times
+  double rcd_rd_ns = 19.375, rcd_wr_ns = 9.375, rp_ns = 16.25, ras_ns = 28.125, rc_ns = 45;
+  double rrd_s_ns = 2.5, rrd_l_ns = 3.125, faw_ns = 15;
+  double wr_ns = 20.625, rtp_ns = 5.625, wtr_s_ns = 4.375, wtr_l_ns = 6.25;
+  double refi_ns = 3900, rfc_ns = 350, rfcpb_ns = 160, rrefd_ns = 5;
+  // The controller's timing at clock period tck_ns: each time in whole clocks, rounded up.
+  HbmTiming at(double tck_ns) const;
+};
+
 enum class HbmSched : uint8_t { kReorder = 0, kFcfs = 1 };
 enum class HbmRefresh : uint8_t { kPerBank = 0, kAllBank = 1 };
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "model/common/error.h"
+#include "tb/tlm/system_config.h"
 
 namespace ncore::tlmsys {
 
@@ -27,10 +28,10 @@ ChipHbmMap::Place ChipHbmMap::locate(uint64_t chip_addr) const {
 
 ChipHbm::ChipHbm(sc_core::sc_module_name name, int stacks, int pseudo_channels_per_stack, double pin_gbps)
     : sc_module(name), socket("socket"), map_(stacks, pseudo_channels_per_stack),
-      tck_(static_cast<Ps>(std::llround(4000.0 / pin_gbps))), stacks_(static_cast<size_t>(stacks)), windows_(static_cast<size_t>(stacks)) {
+      tck_(hbm_tck_ps(pin_gbps)), stacks_(static_cast<size_t>(stacks)), windows_(static_cast<size_t>(stacks)) {
   config_.channels = 1;
   config_.store_data = false;
-  config_.timing.tck_ns = static_cast<double>(tck_) / 1000.0;
+  config_.timing = model::HbmDramTiming{}.at(static_cast<double>(tck_) / 1000.0);
   for (int c = 0; c < map_.channels(); ++c) {
     channels_.emplace_back();
     channels_.back().controller = std::make_unique<model::HbmChannel>(config_);

@@ -5,8 +5,10 @@
 // model proven cycle-exact against rtl/hbm/nc_hbm_ctrl.sv) and shared by every core of the chip.
 //
 // Clock: tCK = 4 / chip.hbm_pin_gbps ns (a 32-bit pseudo-channel moves a 32-byte burst in two
-// tCK), rounded to the picosecond; the HBM3 timing parameters keep their cycle counts, so a
-// slower pin rate slows every command in proportion.
+// tCK), rounded to the picosecond (hbm_tck_ps). The DRAM's timing is model::HbmDramTiming's,
+// as HBM3 states it: the burst and column-to-column delays in clocks, the row, recovery and
+// refresh times in nanoseconds, so a slower pin rate slows the data bus in proportion and
+// keeps the DRAM's own latencies.
 //
 // Address map (ChipHbmMap): a chip address is cut in 256-byte stripes; stripe s goes to channel
 // (s mod N + h(s div N)) mod N of the N = stacks x pseudo-channels, where h hashes the stripe's

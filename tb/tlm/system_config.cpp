@@ -1,5 +1,6 @@
 #include "tb/tlm/system_config.h"
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <map>
@@ -9,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/common/error.h"
+#include "model/hbm/hbm.h"
 #include "tb/common/json_object_reader.h"
 
 namespace ncore::tlmsys {
@@ -38,7 +40,20 @@ void SystemConfig::validate() const {
   check(chip.reduce_gbps > 0, "chip.reduce_gbps", "> 0", chip.reduce_gbps);
   check(quantum_ns > 0, "quantum_ns", "> 0", quantum_ns);
   check(rtl_slice_cycles >= 1 && rtl_slice_cycles <= 1'000'000, "rtl_slice_cycles", "1..1000000", rtl_slice_cycles);
+  // The DRAM's timing in nanoseconds must fit the controller at the pin rate's clock.
+  model::HbmConfig hbm;
+  const double tck_ns = static_cast<double>(hbm_tck_ps(chip.hbm_pin_gbps)) / 1000.0;
+  hbm.timing = model::HbmDramTiming{}.at(tck_ns);
+  try {
+    hbm.validate();
+  } catch (const Error& e) {
+    throw Error(fmt::format("configuration: key 'chip.hbm_pin_gbps': expected a pin rate at whose HBM clock ({} ns) "
+                            "the DRAM's timing fits the controller, found {} ({})",
+                            tck_ns, chip.hbm_pin_gbps, e.what()));
+  }
 }
+
+uint64_t hbm_tck_ps(double pin_gbps) { return static_cast<uint64_t>(std::llround(4000.0 / pin_gbps)); }
 
 SystemConfig default_system(const std::string& name) {
   SystemConfig c;
@@ -104,7 +119,11 @@ SystemConfig parse_system_config(const std::string& text, const std::string& sou
     r.object("z_link", [&k](ObjectReader& l) { link_fields(l, k.z_link); });
   });
   top.read();
-  c.validate();
+  try {
+    c.validate();
+  } catch (const Error& e) {
+    throw Error(fmt::format("{}: {}", source, e.what()));
+  }
   return c;
 }
 

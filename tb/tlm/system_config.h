@@ -83,6 +83,9 @@ struct PeakFigures {
 // core, chip, and the system's own level (instance or UltraServer) when it has several chips.
 std::vector<PeakFigures> derive_peaks(const SystemConfig& c);
 double hbm_stack_gbps(const ChipConfig& c);
+// The chip's HBM clock period in picoseconds: tCK = 4 / pin rate ns (a 32-bit pseudo-channel
+// moves a 32-byte burst in two tCK), rounded to the picosecond.
+uint64_t hbm_tck_ps(double pin_gbps);
 
 nlohmann::json to_json(const PeakFigures& p);
 
