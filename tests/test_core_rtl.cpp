@@ -518,8 +518,9 @@ TEST(CoreRtl, GoldenCyclesWithinFivePercentOfTheRtl) {
 // The vector and scalar engines' minimum interval (issue 49, model::EngineCosts::min_cycles),
 // the one fixed cost the RTL core has so far (nc_core_seq): an instruction issues MIN_II after
 // the one before it on its queue, twice that after one that writes a reduction (nki.isa:
-// max(MIN_II, N), max(MIN_II, N) + MIN_II), on the RTL exactly as on the golden core; the small
-// examples and random semaphore-graph programs stay within 5% of the golden core with it.
+// max(MIN_II, N), max(MIN_II, N) + MIN_II), on the RTL exactly as on the golden core, and a nop
+// on the queue (a semaphore wait) pays none; the small examples and random semaphore-graph
+// programs stay within 5% of the golden core with it.
 TEST(CoreRtl, MinimumIntervalIssuesAsOnTheGoldenCore) {
   const model::Program p = model::assemble(R"(.sem s
 .queue dve
@@ -531,6 +532,9 @@ memset value=0 out=fp32 partitions=8 dst=sbuf:0x100 dst_ap=[[1,32]] signal=s+=1
 .queue act
 activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x0 src0_ap=[[1,1]] dst=sbuf:0x3040 dst_ap=[[1,1]]
 activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x3040 src0_ap=[[1,1]] dst=sbuf:0x3080 dst_ap=[[1,1]] wait=s>=1
+nop
+nop
+activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x0 src0_ap=[[1,1]] dst=sbuf:0x30c0 dst_ap=[[1,1]]
 )", "min_interval.s");
   CoreSimOptions o;
   o.size = kSize;
@@ -539,20 +543,31 @@ activation func=identity in0=fp32 out=fp32 partitions=1 src0=sbuf:0x3040 src0_ap
   const CoreSimResult r = run_core_rtl(p, o);
   ASSERT_EQ(r.status, CoreStatus::kDone) << r.message;
   ASSERT_TRUE(r.ok) << r.failure;
-  const auto issues = [](const std::vector<model::InstrTiming>& timeline) {
+  const auto issues = [](const std::vector<model::InstrTiming>& timeline, isa::Queue q) {
     std::map<size_t, uint64_t> at;
     for (const auto& e : timeline)
-      if (e.queue == static_cast<int>(isa::Queue::kDve)) at[e.index] = e.issue;
+      if (e.queue == static_cast<int>(q)) at[e.index] = e.issue;
     std::vector<uint64_t> gaps;
     for (size_t i = 1; i < at.size(); ++i) gaps.push_back(at.at(i) - at.at(i - 1));
     return gaps;
   };
-  const std::vector<uint64_t> rtl = issues(r.timeline), golden = issues(r.golden.timeline);
+  const std::vector<uint64_t> rtl = issues(r.timeline, isa::Queue::kDve),
+                              golden = issues(r.golden.timeline, isa::Queue::kDve);
   ASSERT_EQ(rtl.size(), 4u);
   EXPECT_EQ(rtl[0], 64u);        // memset of 32: max(MIN_II, N)
   EXPECT_EQ(rtl[1], 64u);
   EXPECT_EQ(rtl[2], 64u + 64);   // tensor_scalar_reduce of 32: max(MIN_II, N) + MIN_II
   EXPECT_EQ(rtl, golden);        // and of 512: its cost + MIN_II, the same on both cores
+  // A nop (a semaphore wait: the sequencer's, not the engine's) pays no MIN_II: after the
+  // activation's interval it issues, and the next the cycle after it.
+  const std::vector<uint64_t> act = issues(r.timeline, isa::Queue::kAct);
+  ASSERT_EQ(act.size(), 4u);
+  EXPECT_EQ(act[1], 64u);
+  EXPECT_EQ(act[2], 1u);
+  EXPECT_EQ(act[3], 1u);
+  const std::vector<uint64_t> act_golden = issues(r.golden.timeline, isa::Queue::kAct);
+  EXPECT_EQ(std::vector<uint64_t>(act.begin() + 1, act.end()),  // [0] ends the wait on s
+            std::vector<uint64_t>(act_golden.begin() + 1, act_golden.end()));
   EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.01) << "RTL " << r.cycles << " cycles, golden " << r.golden.cycles;
 
   for (const auto& [name, program] : small_and_random_programs(test::test_seed(49), 4)) {
@@ -945,6 +960,55 @@ activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x1000 src0_ap
   EXPECT_TRUE(overlaps(uses(r.golden.timeline, o, true))) << "trn2: in parallel";
   EXPECT_FALSE(trn1.costs.psum.vector_scalar_parallel);
   EXPECT_TRUE(trn2.costs.psum.vector_scalar_parallel);
+}
+
+// A PSUM bank with a matmul's vectors in flight into it takes no read of the vector or scalar
+// engine (nc_psum holds the read off until the bank drains), and the held read keeps the read
+// port, so the other engine's reads of another bank wait too. The port keeps its request
+// stable while held (PsumRdReqStable: at trn2's clocks the engine whose edge came first used
+// to take the port over). On both cores, at trn2, uniform and random dividers: the copy of
+// bank 0 ends after the last matmul into bank 0, the activation of bank 4 after it too (the
+// held read kept the port), and the golden core within 5% of the RTL.
+TEST(CoreRtl, PsumReadsWaitForTheBanksMatmulsAsOnTheRtl) {
+  const model::Program p = model::assemble(R"(.sem mm
+.queue pe
+nc_matmul dtype=bf16 k=8 m=8 n=128 stationary=0x0 moving=0x100 stride=2 psum_bank=0 psum_offset=0 accumulate=0 signal=mm+=1
+nc_matmul dtype=bf16 k=8 m=8 n=256 stationary=0x40 moving=0x100 stride=2 psum_bank=0 psum_offset=128 accumulate=0
+nc_matmul dtype=bf16 k=8 m=8 n=256 stationary=0x80 moving=0x100 stride=2 psum_bank=0 psum_offset=256 accumulate=0 signal=mm+=1
+.queue dve
+tensor_copy in0=fp32 out=fp32 partitions=8 src0=psum:0x0 src0_ap=[[1,128]] dst=sbuf:0x1000 dst_ap=[[1,128]] wait=mm>=1
+.queue act
+activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x2000 src0_ap=[[1,128]] dst=sbuf:0x2000 dst_ap=[[1,128]] wait=mm>=1
+)", "psum_bank_hold.s");
+  model::SplitMix64 rng(test::test_seed(4905));
+  std::vector<std::pair<std::string, CoreSimOptions>> cases;
+  CoreSimOptions o;
+  o.size = kSize;
+  o.timeline = true;
+  o.watchdog = 100'000;
+  cases.emplace_back("uniform", o);
+  o.clocks = model::timing_preset("trn2").clocks;
+  o.costs = model::timing_preset("trn2").costs;
+  cases.emplace_back("trn2", o);
+  for (int k = 0; k < 3; ++k) {
+    o.clocks = random_clocks(rng);
+    cases.emplace_back(dividers_name(o.clocks), o);
+  }
+  for (const auto& [name, opt] : cases) {
+    const CoreSimResult r = run_core_rtl(p, opt);
+    ASSERT_EQ(r.status, CoreStatus::kDone) << name << ": " << r.message;
+    ASSERT_TRUE(r.ok) << name << ": " << r.failure;
+    fmt::print("{:<48} RTL {:>6} golden {:>6} ratio {:.3f}\n", name, r.cycles, r.golden.cycles, timing_ratio(r));
+    for (const auto* timeline : {&r.timeline, &r.golden.timeline}) {
+      const char* core = timeline == &r.timeline ? "RTL" : "golden";
+      const auto pe = queue_timeline(*timeline, isa::Queue::kPe), dve = queue_timeline(*timeline, isa::Queue::kDve),
+                 act = queue_timeline(*timeline, isa::Queue::kAct);
+      const uint64_t last_mm = pe.rbegin()->second.complete;
+      EXPECT_GT(dve.at(0).complete, last_mm) << name << ", " << core << ": the copy read bank 0 under a matmul";
+      EXPECT_GT(act.at(0).complete, last_mm) << name << ", " << core << ": the activation passed the held read";
+    }
+    EXPECT_LE(std::abs(timing_ratio(r) - 1.0), 0.05) << name;
+  }
 }
 
 // A semaphore's signal crosses from the signalling queue's clock domain to the waiting queue's:

@@ -300,6 +300,7 @@ struct CoreModel::Impl {
     sems = p.sem_init;
     sem_changed_at.fill(kNever);
     if (c.stream_bases) image.stream = *c.stream_bases;
+    psum_mm_windows.resize(static_cast<size_t>(std::clamp(c.te.psum_banks, 1, 32)));
   }
 
   static uint64_t dma_div(const CoreConfig& c) { return static_cast<uint64_t>(c.clocks.div(ClockDomain::kDma)); }
@@ -555,6 +556,8 @@ struct CoreModel::Impl {
         }
         const TensorEngineTiming::Schedule t = te_timing.schedule(in.te, now / cyc);
         start = t.start * cyc;
+        if (in.te.opcode == Opcode::kMultiplyMoving)  // its vectors in flight into its bank
+          note_psum_writes(in.te.psum_bank, t.start * cyc, t.commit * cyc);
         // The RTL writes PSUM until commit and signals once the engine has drained; the model
         // applies both at the drain (a signal's waiters see nothing earlier either way).
         complete = t.drained * cyc;
@@ -588,7 +591,13 @@ struct CoreModel::Impl {
         if (ec.static_cycles) start = std::max(start, results_needed(q, in.ve));
         // The engine is done when it has streamed its elements, no faster than the PSUM port
         // takes them; the next instruction waits for that, and for the minimum interval.
-        const uint64_t done = start + (uses_psum ? psum_port_time(q, busy * cyc) : busy * cyc);
+        uint64_t psum_time = uses_psum ? psum_port_time(q, busy * cyc) : busy * cyc;
+        if (uses_psum) {
+          const uint64_t asked = start;
+          start = psum_bank_free(in.ve, start, psum_time);
+          if (start > asked) hold_psum_port(q, in.ve, asked, start - 1);
+        }
+        const uint64_t done = start + psum_time;
         uint64_t streamed = std::max(done, start + std::max(busy, ec.min_cycles) * cyc) +
                             (ec.min_cycles && ve_writes_reduction(in.ve) ? ec.min_cycles * cyc : 0);
         if (serial_psum) {  // held until the engine is done with it; the register clears at that edge
@@ -734,6 +743,85 @@ struct CoreModel::Impl {
   // and so moves slower by its rate over its share. On one clock, both move at half speed; at
   // trn2's clocks (the Vector and Scalar engines at 0.96 and 1.2 GHz, the port at 2.4) it keeps
   // up with both.
+  // A PSUM bank with an MM's vectors in flight into it takes no read or write of the vector or
+  // scalar engine (nc_psum: held off until the bank drains): each bank's MM windows [first
+  // vector, commit], in base cycles, as the tensor engine scheduled them.
+  // A vector or scalar instruction still streaming when such a window opens waits for it to
+  // close: its engine (the last instruction its queue issued) finishes that much later.
+  void note_psum_writes(int bank, uint64_t from, uint64_t to) {
+    auto& w = psum_mm_windows[static_cast<size_t>(bank)];
+    while (!w.empty() && w.front().second + 1 < now) w.pop_front();  // long over
+    w.emplace_back(from, to);
+    for (const int q : {kActQueue, kDveQueue}) {
+      const VeInstruction* held =
+          stall_streaming(q, from, to, [&](const VeInstruction& v) { return psum_banks_of(v) >> bank & 1; });
+      if (held) hold_psum_port(q, *held, std::max(from, qs[q].inflight.back().start), to);
+    }
+  }
+  // The last instruction queue q issued, if it is a vector or scalar one that `affected`
+  // picks and it streams while [from, to] holds it, finishes that much later (returned).
+  template <class Affected>
+  const VeInstruction* stall_streaming(int q, uint64_t from, uint64_t to, Affected affected) {
+    QueueState& o = qs[q];
+    if (o.inflight.empty()) return nullptr;
+    InFlight& f = o.inflight.back();
+    const CoreInstr& in = instr(q, f.index);
+    if (format_of(in.opcode) != isa::Format::kVe || !affected(in.ve)) return nullptr;
+    if (from > o.ready || to < f.start || o.ready <= now) return nullptr;  // not streaming then
+    const uint64_t held = to + 1 - std::max(from, f.start);
+    f.complete += held;
+    o.ready += held;
+    o.last_complete = std::max(o.last_complete, f.complete);
+    return &in.ve;
+  }
+  // An access held off by a bank keeps its port (the read port, or the external write port)
+  // until it is taken: the other engine's accesses through that port wait as long.
+  void hold_psum_port(int q, const VeInstruction& v, uint64_t from, uint64_t to) {
+    for (const bool write : {false, true}) {
+      if (!(write ? ve_writes_psum(v) : ve_reads_psum(v))) continue;
+      psum_port_held[write] = {from, to};
+      const int other = q == kActQueue ? kDveQueue : kActQueue;
+      stall_streaming(other, from, to,
+                      [&](const VeInstruction& x) { return write ? ve_writes_psum(x) : ve_reads_psum(x); });
+    }
+  }
+  uint32_t psum_banks_of(const VeInstruction& v) const {
+    const int64_t bank_bytes = static_cast<int64_t>(cfg.te.bank_elements) * 4;
+    uint32_t banks = 0;
+    const VeFootprint f = ve_footprint(v);
+    for (const auto* spans : {&f.reads, &f.writes})
+      for (const VeSpan& sp : *spans)
+        if (sp.space == MemSpace::kPsum && sp.hi > sp.lo)
+          for (int64_t b = std::max<int64_t>(0, sp.lo) / bank_bytes;
+               b <= (sp.hi - 1) / bank_bytes && b < static_cast<int64_t>(psum_mm_windows.size()); ++b)
+            banks |= 1u << b;
+    return banks;
+  }
+  // The first cycle from `start` at which an instruction streaming `length` base cycles meets
+  // no MM window of the PSUM banks it reads or writes.
+  uint64_t psum_bank_free(const VeInstruction& v, uint64_t start, uint64_t length) const {
+    const uint32_t banks = psum_banks_of(v);
+    for (bool moved = true; moved;) {
+      moved = false;
+      for (const bool write : {false, true}) {
+        const auto& [from, to] = psum_port_held[write];
+        if ((write ? ve_writes_psum(v) : ve_reads_psum(v)) && to >= from && from <= start + length && to >= start) {
+          start = to + 1;
+          moved = true;
+        }
+      }
+      for (size_t b = 0; b < psum_mm_windows.size(); ++b) {
+        if (!(banks >> b & 1)) continue;
+        for (const auto& [from, to] : psum_mm_windows[b])
+          if (from <= start + length && to >= start) {
+            start = to + 1;
+            moved = true;
+          }
+      }
+    }
+    return start;
+  }
+
   // How long an engine alone takes to stream `cycles` (base cycles, its fixed ones included)
   // through the PSUM port: one access a tensor-engine cycle, so an engine on a faster clock
   // waits for the port on every access (the RTL's nc_core_bridge).
@@ -1448,6 +1536,10 @@ struct CoreModel::Impl {
   // PsumAccess without parallel access: the base cycle from which the scalar (0) and vector
   // (1) engine's claim on PSUM is over.
   std::array<uint64_t, 2> psum_free_from{0, 0};
+  std::vector<std::deque<std::pair<uint64_t, uint64_t>>> psum_mm_windows;  // per PSUM bank
+  // The last stretch [from, to] each PSUM port (read, external write) was held by an access a
+  // bank held off (to < from: none).
+  std::array<std::pair<uint64_t, uint64_t>, 2> psum_port_held{{{1, 0}, {1, 0}}};
   int psum_last_claim = kDveQueue;  // the queue whose claim came last (a first tie goes to act)
   uint64_t progress_every = 0, next_progress = 0;
   std::function<void(uint64_t, size_t, size_t)> progress;

@@ -510,9 +510,10 @@ module nc_core
     assign ve_cmd[c] = isa_ve_instr(isa_opcode_e'(seq_word[Q][7:0]), seq_pc[Q][7:0],
                                     isa_ve_t'(seq_word[Q][IsaVeLsb +: IsaVeBits]));
     assign ve_cmd_valid[c] = seq_issue_valid[Q] && !ve_hazard[c] && !psum_hold[c];
-    // MIN_II on every instruction of the engine; an activation or tensor_scalar_reduce that
-    // writes its reduction pays it twice (nki.isa: max(MIN_II, N) + MIN_II).
-    assign seq_interval[Q] = ve_min_cycles_i[c];
+    // MIN_II on every instruction of the engine (not on the queue's nops, which the sequencer
+    // runs itself, as on the golden core); an activation or tensor_scalar_reduce that writes its
+    // reduction pays it twice (nki.isa: max(MIN_II, N) + MIN_II).
+    assign seq_interval[Q] = isa_format_of(seq_word[Q][7:0]) == FormatVe ? ve_min_cycles_i[c] : '0;
     assign seq_interval_tail[Q] = ve_cmd[c].acc_enable == 1'b1 &&
         (ve_cmd[c].opcode == IsaActivation || ve_cmd[c].opcode == IsaTensorScalarReduce);
     assign seq_issue_ready[Q] = ve_cmd_ready[c] && !ve_hazard[c] && !psum_hold[c];
@@ -596,10 +597,14 @@ module nc_core
   // When both ask, the engine whose own edge comes first goes first: its bridge must have the
   // answer by then to keep its access to one of its cycles (at trn2's clocks that gives both
   // every access in one engine cycle); on a tie they alternate, as on one clock.
+  // A request the tensor engine holds off (a bank conflict) keeps the port until it is taken:
+  // the port's request stays stable (PsumRdReqStable), whichever engine's edge comes first.
   logic act_first, act_tie;
+  logic psum_lock_q, psum_lock_act_q, psum_wr_lock_q, psum_wr_lock_act_q;
   assign act_first = dom_left[DomScalar] < dom_left[DomVector];
   assign act_tie = dom_left[DomScalar] == dom_left[DomVector];
-  assign psum_grant = psum_req[1] && (!psum_req[0] || act_first || (act_tie && psum_prio_q));
+  assign psum_grant = psum_lock_q ? psum_lock_act_q
+                    : psum_req[1] && (!psum_req[0] || act_first || (act_tie && psum_prio_q));
   assign psum_rd_valid = dbg_psum_rd_valid_i || psum_req[0] || psum_req[1];
   assign psum_rd_bank = dbg_psum_rd_valid_i ? dbg_psum_bank_i : psum_bank_of(ve_rd_addr[psum_grant]);
   assign psum_rd_elem = dbg_psum_rd_valid_i ? dbg_psum_elem_i : psum_elem_of(ve_rd_addr[psum_grant]);
@@ -630,6 +635,15 @@ module nc_core
   end
   always_ff @(posedge clk_te or negedge rst_ni) begin
     if (!rst_ni) begin
+      psum_lock_q <= 1'b0;
+      psum_lock_act_q <= 1'b0;
+    end else begin
+      psum_lock_q <= psum_rd_valid && !psum_rd_ready && !dbg_psum_rd_valid_i;
+      psum_lock_act_q <= psum_grant;
+    end
+  end
+  always_ff @(posedge clk_te or negedge rst_ni) begin
+    if (!rst_ni) begin
       psum_prio_q <= 1'b0;
       psum_rsp_owner_q <= 1'b0;
       psum_rsp_dbg_q <= 1'b0;
@@ -654,7 +668,8 @@ module nc_core
   logic [Size-1:0]              psum_ext_wr_part_mask;
   logic [31:0]                  psum_ext_wr_data [Size];
   logic                         ve_psum_wr_ready [2];
-  assign psum_wr_grant = psum_wr_req[1] && (!psum_wr_req[0] || act_first || (act_tie && psum_wr_prio_q));
+  assign psum_wr_grant = psum_wr_lock_q ? psum_wr_lock_act_q
+                       : psum_wr_req[1] && (!psum_wr_req[0] || act_first || (act_tie && psum_wr_prio_q));
   assign psum_ext_wr_valid = psum_wr_req[0] || psum_wr_req[1];
   always_comb begin
     logic [VeAddrW-1:0] a;
@@ -682,8 +697,15 @@ module nc_core
     assign ve_wr_ready[c] = !ve_wr_space[c] || ve_psum_wr_ready[c];
   end
   always_ff @(posedge clk_te or negedge rst_ni) begin
-    if (!rst_ni) psum_wr_prio_q <= 1'b0;
-    else if (psum_ext_wr_valid && psum_ext_wr_ready) psum_wr_prio_q <= !psum_wr_grant;
+    if (!rst_ni) begin
+      psum_wr_prio_q <= 1'b0;
+      psum_wr_lock_q <= 1'b0;
+      psum_wr_lock_act_q <= 1'b0;
+    end else begin
+      if (psum_ext_wr_valid && psum_ext_wr_ready) psum_wr_prio_q <= !psum_wr_grant;
+      psum_wr_lock_q <= psum_ext_wr_valid && !psum_ext_wr_ready;  // held off: keep the port
+      psum_wr_lock_act_q <= psum_wr_grant;
+    end
   end
 
   // ---------------------------------------------------------------------------------------
