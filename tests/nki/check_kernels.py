@@ -558,7 +558,7 @@ def case_current_matmul_into(rng, size):
 CASES = {name[len("case_"):]: f for name, f in sorted(globals().items()) if name.startswith("case_")}
 
 
-def check(name, engine, size, seed, cores=1):
+def check(name, engine, size, seed, cores=1, band=None):
     rng = np.random.default_rng(seed)
     case = CASES[name](rng, size)
     if case is None:
@@ -593,6 +593,12 @@ def check(name, engine, size, seed, cores=1):
         print(f"{'ok  ' if good else 'FAIL'} {label:14} {where} seed {seed}: {r['cycles']} cycles "
               f"(golden {r['golden_cycles']}), max |err| {err.max():.3g}, worst at {tuple(int(i) for i in worst)}: "
               f"{out[worst]!r} against {ref[worst]!r} (bound {np.broadcast_to(bound, err.shape)[worst]:.3g})")
+    if band is not None:  # the golden core's cycles against the RTL's (cosim: both ran)
+        ratio = r["golden_cycles"] / r["cycles"]
+        inside = abs(ratio - 1.0) <= band
+        print(f"{'ok  ' if inside else 'FAIL'} {name:14} golden / RTL {ratio:.3f} "
+              f"({r['golden_cycles']} / {r['cycles']} cycles), band {band:.0%}")
+        ok = ok and inside
     return ok
 
 
@@ -603,9 +609,13 @@ def main():
     ap.add_argument("--size", type=int, choices=[8, 128], default=128)
     ap.add_argument("--seed", type=int, default=28)
     ap.add_argument("--cores", type=int, default=1)
+    ap.add_argument("--band", type=float, default=None,
+                    help="with --engine cosim: fail unless the golden core's cycles are within this fraction of the RTL's")
     a = ap.parse_args()
+    if a.band is not None and (a.engine != "cosim" or not 0 < a.band < 1):
+        ap.error(f"--band {a.band}: expected a fraction in (0, 1) with --engine cosim")
     names = list(CASES) if a.case == "all" else [a.case]
-    failed = [n for n in names if not check(n, a.engine, a.size, a.seed, a.cores)]
+    failed = [n for n in names if not check(n, a.engine, a.size, a.seed, a.cores, a.band)]
     if failed:
         print(f"{len(failed)} of {len(names)} failed: {', '.join(failed)}")
     return 1 if failed else 0
