@@ -78,4 +78,12 @@ code=$?
 [[ $code == 1 ]] || fail "a bad grid: exit $code, expected 1"
 grep -q "bad.json: key 'axes.chip.hbm_pin_gbps': expected a non-empty list of values, found \[\]" <<<"$msg" ||
   fail "a bad grid's message: $msg"
-echo "PASS: 4 points checked against direct runs; a refused point and a bad grid reported"
+# An axis through a base value that is no object, and a bad option: refused, naming them.
+echo '{"run": "tlm", "system": "chip", "programs": ["tests/programs/system/tp_mlp.s"], "base": {"chip": 3}, "axes": {"chip.hbm_pin_gbps": [5.664]}, "metric": "sim_time_us"}' \
+  > "$work/base.json"
+msg=$("$root/scripts/sweep" "$work/base.json" --ncore "$ncore" --out "$work/base" 2>&1)
+[[ $? == 1 ]] && grep -q "base.json: key 'axes.chip.hbm_pin_gbps': expected a key whose 'chip' is an object" <<<"$msg" ||
+  fail "an axis through a non-object: $msg"
+msg=$("$root/scripts/sweep" "$work/grid.json" --jobs 0 --ncore "$ncore" --out "$work/jobs" 2>&1)
+[[ $? == 1 ]] && grep -q "sweep: --jobs 0: expected at least 1" <<<"$msg" || fail "--jobs 0: $msg"
+echo "PASS: 4 points checked against direct runs; a refused point, bad grids and a bad option reported"

@@ -765,9 +765,9 @@ struct CoreModel::Impl {
     QueueState& o = qs[q];
     if (o.inflight.empty()) return nullptr;
     InFlight& f = o.inflight.back();
+    if (from > o.ready || to < f.start || o.ready <= now) return nullptr;  // not streaming then
     const CoreInstr& in = instr(q, f.index);
     if (format_of(in.opcode) != isa::Format::kVe || !affected(in.ve)) return nullptr;
-    if (from > o.ready || to < f.start || o.ready <= now) return nullptr;  // not streaming then
     const uint64_t held = to + 1 - std::max(from, f.start);
     f.complete += held;
     o.ready += held;

@@ -1118,6 +1118,8 @@ module nc_tensor_engine
   `NC_ASSERT_HANDSHAKE(MvReqStable, mv_req_valid_o, mv_req_ready_i, mv_req_payload)
   `NC_ASSERT_HANDSHAKE(PsumRdReqStable, psum_rd_valid_i, psum_rd_ready_o,
                        {psum_rd_bank_i, psum_rd_elem_i})
+  `NC_ASSERT_HANDSHAKE(PsumExtWrReqStable, psum_ext_wr_valid_i, psum_ext_wr_ready_o,
+                       {psum_ext_wr_bank_i, psum_ext_wr_elem_i, psum_ext_wr_byte_en_i, psum_ext_wr_part_mask_i})
   `NC_ASSERT(StRspOneCycleAfterReq, st_rsp_valid_i == st_fire_q)
   `NC_ASSERT(MvRspOneCycleAfterReq, mv_rsp_valid_i == enter_valid_q)
   // The LS never rewrites a bank an MM of an overlapping tile may still read.
