@@ -134,6 +134,9 @@ const std::vector<BadInput>& cases() {
        "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file}",
        ".json: configuration: key 'chip.hbm_pin_gbps': expected a pin rate at whose HBM clock (16 ns) the DRAM's timing "
        "fits the controller, found 0.25 (HBM configuration: refi is"},
+      {"TlmRunHbmStepEveryCycleNotABoolean", R"({"system": "chip", "chip": {"hbm_step_every_cycle": 1}})", "json",
+       "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file}",
+       ".json: key 'chip.hbm_step_every_cycle': expected true or false, found 1"},
       {"TlmRunUnknownGroup", ".queue cc\n  all_reduce src=0 dst=64 bytes=32 group=chip\n", "s",
        "tlm run {file} --system chip", ".s:2:42: unknown name 'chip'"},
       // ncore run --timing: a preset or a JSON file, each key checked (model/core/core_timing.h)

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "model/common/error.h"
@@ -401,6 +402,75 @@ TEST(HbmGolden, ActivationBoundOfRandomAccesses) {
   EXPECT_DOUBLE_EQ(model::hbm_activation_bound(t, 2), 4.0 / 6.0);
   t.faw = 8;  // then tRC / 16 = 4.5 binds
   EXPECT_DOUBLE_EQ(model::hbm_activation_bound(t, 2), 4.0 / 4.5);
+}
+
+// The event-driven channel (HbmChannel::next_activity, skip_to): one channel stepped every
+// cycle and one stepped only when offered a request or at its next activity, on the same
+// random traffic (hot addresses, bursts of requests and idle stretches long enough for refresh
+// to pull in and fall due), under every policy, give the same commands and read responses,
+// cycle for cycle; the second takes far fewer steps.
+std::vector<model::HbmBurst> bursty_traffic(uint64_t seed, int n, const HbmConfig& config) {
+  model::SplitMix64 rng(seed);
+  std::vector<model::HbmTraceEntry> trace;
+  uint64_t cycle = 0;
+  for (int i = 0; i < n; ++i) {
+    const uint64_t pick = rng.below(16);
+    cycle += pick == 0 ? 500 + rng.below(3000) : pick < 4 ? rng.below(40) : 0;
+    const uint64_t addr = rng.below(2) ? rng.below(24) * 32 : (rng.below(8) * 64 * 1024 + rng.below(64) * 32);
+    trace.push_back({cycle, rng.below(3) == 0, addr % model::hbm_capacity_bytes(config.channels),
+                     32 * (1 + rng.below(4))});
+  }
+  return model::hbm_bursts(trace, config, seed);
+}
+
+TEST(HbmModel, SkippingQuietCyclesKeepsEveryCommand) {
+  const uint64_t seed = test::test_seed(33);
+  for (auto sched : {model::HbmSched::kReorder, model::HbmSched::kFcfs})
+    for (auto refresh : {model::HbmRefresh::kPerBank, model::HbmRefresh::kAllBank}) {
+      SCOPED_TRACE(testing::Message() << "sched " << static_cast<int>(sched) << " refresh "
+                                      << static_cast<int>(refresh) << " seed " << seed);
+      HbmConfig c;
+      c.sched = sched;
+      c.refresh = refresh;
+      c.wr_high = 12;
+      c.wr_low = 3;
+      c.age_cap = 300;
+      const auto bursts = bursty_traffic(seed, 4000, c);
+      model::HbmChannel every(c), events(c);
+      model::HbmPlayer player(bursts, 0);
+      std::vector<std::string> trace[2];
+      const auto record = [&](int k, uint64_t cycle, const model::HbmChannel::StepResult& r) {
+        for (const HbmCommand* x : {&r.row, &r.col})
+          if (x->cmd != HbmCmd::kNone) trace[k].push_back(model::describe(*x));
+        if (r.has_response) trace[k].push_back(fmt::format("{} response {}", cycle, r.response.id));
+      };
+      uint64_t event_steps = 0, cycle = 0;
+      for (; !(player.done() && every.idle()) && cycle < 10000000; ++cycle) {
+        const std::array<const model::HbmBurst*, 2> heads{player.head(false, cycle), player.head(true, cycle)};
+        bool offered = false;
+        for (bool w : {false, true}) {
+          if (heads[w] == nullptr || !every.ready(w)) continue;
+          ASSERT_EQ(events.ready(w), every.ready(w)) << "cycle " << cycle;
+          if (events.cycle() < cycle) events.skip_to(cycle);
+          every.offer(heads[w]->request);
+          events.offer(heads[w]->request);
+          player.accept(w);
+          offered = true;
+        }
+        record(0, cycle, every.step());
+        if (offered || events.next_activity() <= cycle) {
+          events.skip_to(cycle);
+          record(1, cycle, events.step());
+          ++event_steps;
+        }
+      }
+      ASSERT_LT(cycle, 10000000u) << "the traffic never drained";
+      EXPECT_EQ(every.counters().rd + every.counters().wr, bursts.size());
+      EXPECT_GT(every.counters().refpb + every.counters().refab, 10u) << "no refresh to check";
+      ASSERT_EQ(trace[0].size(), trace[1].size());
+      for (size_t i = 0; i < trace[0].size(); ++i) ASSERT_EQ(trace[0][i], trace[1][i]) << "event " << i;
+      EXPECT_LT(event_steps * 3, cycle) << "the event-driven channel stepped almost every cycle";
+    }
 }
 
 // The fabric's arbitration (tb/hbm/hbm_fabric.h): a channel whose read queue is full takes one

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "model/common/error.h"
 
 namespace ncore::model {
@@ -95,6 +97,47 @@ void HbmChannel::offer(const HbmRequest& r) {
     throw Error("HBM channel: a request offered while not ready or twice in a cycle");
   pending_[r.write] = true;
   offer_[r.write] = r;
+  settled_ = false;
+}
+
+uint64_t HbmChannel::next_activity() const {
+  const uint64_t now = s_.now;
+  if (!settled_) return now;
+  // Every readiness rule compares the cycle with a register (now >= register), so a quiet
+  // cycle's decisions hold until the earliest register not yet reached.
+  uint64_t next = now + refresh_->ticks_to_next_debt();
+  const auto reach = [&](uint64_t at) {
+    if (at >= now && at < next) next = at;
+  };
+  for (const HbmBankState& b : s_.banks) {
+    reach(b.act_ok);
+    reach(b.pre_ok);
+    reach(b.rd_ok);
+    reach(b.wr_ok);
+  }
+  for (size_t g = 0; g < kHbmBankGroups; ++g) {
+    reach(s_.bg_act_ok[g]);
+    reach(s_.bg_rd_ok[g]);
+    reach(s_.bg_wr_ok[g]);
+  }
+  reach(s_.ch_act_ok);
+  reach(s_.ch_rd_ok);
+  reach(s_.ch_wr_ok);
+  reach(s_.ch_ref_ok);
+  const uint64_t faw_oldest = s_.faw[static_cast<size_t>(s_.faw_next)];
+  if (faw_oldest != 0) reach(faw_oldest + static_cast<uint64_t>(s_.config.timing.faw) - 1);
+  if (s_.oldest.found) reach(s_.oldest.arrival + static_cast<uint64_t>(s_.config.age_cap));
+  if (!in_flight_.empty()) reach(in_flight_.front().cycle);
+  return next;
+}
+
+void HbmChannel::skip_to(uint64_t cycle) {
+  if (cycle == s_.now) return;
+  if (cycle < s_.now || cycle > next_activity())
+    throw Error(fmt::format("HBM channel: skip from cycle {} to {} past its next activity at {}", s_.now, cycle,
+                            next_activity()));
+  refresh_->tick(cycle - s_.now);
+  s_.now = cycle;
 }
 
 void HbmChannel::issue(const HbmCommand& c) {
@@ -237,6 +280,9 @@ void HbmChannel::find_oldest() {
 
 HbmChannel::StepResult HbmChannel::step() {
   StepResult out;
+  const bool took = pending_[0] || pending_[1];
+  const bool mode_before = scheduler_->write_mode(), urgent_before = urgent_tracked_;
+  const int debt_before = refresh_->debt();
   find_oldest();
 
   // Decisions, all on the state at the start of the cycle.
@@ -292,6 +338,9 @@ HbmChannel::StepResult HbmChannel::step() {
     out.response = in_flight_.front();
     in_flight_.erase(in_flight_.begin());
   }
+  settled_ = !took && row.cmd == HbmCmd::kNone && col.slot < 0 && !out.has_response &&
+             scheduler_->write_mode() == mode_before && urgent_tracked_ == urgent_before &&
+             refresh_->debt() == debt_before;
   ++s_.now;
   return out;
 }

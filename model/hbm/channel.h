@@ -40,6 +40,18 @@ class HbmChannel {
   StepResult step();
 
   uint64_t cycle() const { return s_.now; }
+
+  // Event-driven use (the chip's HBM in system runs). A step is quiet when it issues no
+  // command, answers no read, takes no request and changes neither the scheduler's direction,
+  // the refresh debt nor the urgent request. After a quiet step every later cycle repeats it
+  // until a timing register, the age cap, the refresh timer or a due read reaches the cycle:
+  // next_activity() is the first such cycle (the current one unless settled()), and skip_to()
+  // jumps to any cycle up to it, counting the skipped cycles on the refresh timer. Stepping
+  // only there gives the same commands, cycle for cycle, as stepping every cycle
+  // (HbmModel.SkippingQuietCyclesKeepsEveryCommand). offer() unsettles the channel.
+  bool settled() const { return settled_; }
+  uint64_t next_activity() const;
+  void skip_to(uint64_t cycle);
   bool idle() const;                     // queues empty, nothing in flight
   int queued(bool write) const { return s_.queued(write); }
   uint64_t max_age() const { return max_age_; }  // oldest age any request reached at its column command
@@ -73,6 +85,7 @@ class HbmChannel {
   std::unordered_map<uint64_t, HbmData> store_;
   uint64_t max_age_ = 0;
   uint64_t max_urgent_wait_ = 0;
+  bool settled_ = false;          // the last step was quiet and nothing was offered since
   bool urgent_tracked_ = false;   // the oldest request is urgent, since urgent_since_
   uint32_t urgent_id_ = 0;
   uint64_t urgent_since_ = 0;

@@ -29,6 +29,12 @@ void HbmRefreshManager::tick() {
   }
 }
 
+void HbmRefreshManager::tick(uint64_t n) {
+  timer_ += n;
+  debt_ += static_cast<int>(timer_ / interval_);
+  timer_ %= interval_;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Per-bank
 

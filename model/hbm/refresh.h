@@ -31,6 +31,10 @@ class HbmRefreshManager {
   void tick();
   // Refreshes owed (negative: pulled in ahead of time).
   int debt() const { return debt_; }
+  // Ticks until the next one adds to the debt (1: this cycle's tick does).
+  uint64_t ticks_to_next_debt() const { return interval_ - timer_; }
+  // `n` cycles' ticks at once (an event-driven channel skipping quiet cycles).
+  void tick(uint64_t n);
 
  protected:
   explicit HbmRefreshManager(uint64_t interval) : interval_(interval) {}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -26,9 +27,11 @@ ChipHbmMap::Place ChipHbmMap::locate(uint64_t chip_addr) const {
   return p;
 }
 
-ChipHbm::ChipHbm(sc_core::sc_module_name name, int stacks, int pseudo_channels_per_stack, double pin_gbps)
+ChipHbm::ChipHbm(sc_core::sc_module_name name, int stacks, int pseudo_channels_per_stack, double pin_gbps,
+                 bool step_every_cycle)
     : sc_module(name), socket("socket"), map_(stacks, pseudo_channels_per_stack),
-      tck_(hbm_tck_ps(pin_gbps)), stacks_(static_cast<size_t>(stacks)), windows_(static_cast<size_t>(stacks)) {
+      tck_(hbm_tck_ps(pin_gbps)), stacks_(static_cast<size_t>(stacks)), windows_(static_cast<size_t>(stacks)),
+      step_every_cycle_(step_every_cycle) {
   config_.channels = 1;
   config_.store_data = false;
   config_.timing = model::HbmDramTiming{}.at(static_cast<double>(tck_) / 1000.0);
@@ -74,6 +77,13 @@ double ChipHbm::stack_peak_gbps() const {
   // it ran before or after the initiator in this time step.
   x.next_issue_ps = static_cast<double>(ps_of(sc_core::sc_time_stamp())) + 0.5;
   x.active = true;
+  x.begin_ps = ps_of(sc_core::sc_time_stamp());
+  x.seq = arrivals_++;
+  const auto later = [this](uint32_t a, uint32_t b) {
+    const Transfer &p = slots_[a], &q = slots_[b];
+    return std::tie(p.begin_ps, p.initiator, p.seq) < std::tie(q.begin_ps, q.initiator, q.seq);
+  };
+  order_.insert(std::upper_bound(order_.begin(), order_.end(), id, later), id);
   ++active_transfers_;
   ++transfers_;
   work_.notify(sc_core::SC_ZERO_TIME);
@@ -97,6 +107,7 @@ void ChipHbm::issue_bursts(Transfer& x, uint32_t id, Ps now) {
     c.waiting[x.write].push_back({id, p.local % capacity});
     if (!c.listed) {
       c.listed = true;
+      c.wake = cycle_;
       busy_.push_back(p.channel);
     }
     ++x.issued;
@@ -123,22 +134,43 @@ void ChipHbm::served(uint32_t id) {
   x.active = false;
   --active_transfers_;
   free_slots_.push_back(id);
+  order_.erase(std::find(order_.begin(), order_.end(), id));
   ::tlm::tlm_phase phase = ::tlm::BEGIN_RESP;
   sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
   x.payload->set_response_status(::tlm::TLM_OK_RESPONSE);
   socket[x.initiator]->nb_transport_bw(*x.payload, phase, delay);
 }
 
+void ChipHbm::catch_up(model::HbmChannel& hbm, uint64_t k) {
+  while (hbm.cycle() < k) {
+    const uint64_t next = hbm.next_activity();
+    if (next > hbm.cycle())
+      hbm.skip_to(std::min(next, k));
+    else
+      hbm.step();  // only an idle channel gets here: its refreshes
+  }
+}
+
+bool ChipHbm::must_step(const Channel& c, uint64_t k) const {
+  if (step_every_cycle_ || c.wake <= k) return true;
+  for (bool write : {false, true})
+    if (!c.waiting[write].empty() && c.controller->ready(write)) return true;
+  return false;
+}
+
 void ChipHbm::cycle(uint64_t k, Ps now) {
   cycle_ = k;
-  for (uint32_t id = 0; id < slots_.size(); ++id)
-    if (slots_[id].active) issue_bursts(slots_[id], id, now);
+  for (const uint32_t id : order_) issue_bursts(slots_[id], id, now);
   const int n_stacks = map_.stacks();
   for (size_t i = 0; i < busy_.size();) {
     const int ch = busy_[i];
     Channel& c = channels_[static_cast<size_t>(ch)];
+    if (!must_step(c, k)) {
+      ++i;
+      continue;
+    }
     model::HbmChannel& hbm = *c.controller;
-    while (hbm.cycle() < k) hbm.step();  // idle cycles it missed: only refreshes happen
+    catch_up(hbm, k);
     for (bool write : {false, true}) {
       auto& q = c.waiting[write];
       if (q.empty() || !hbm.ready(write)) continue;
@@ -151,6 +183,8 @@ void ChipHbm::cycle(uint64_t k, Ps now) {
       if (write) served(r.id);  // posted: the write queue has it
     }
     const auto s = hbm.step();
+    ++channel_steps_;
+    c.wake = hbm.next_activity();
     const int stack = ch % n_stacks;
     if (s.col.cmd != model::HbmCmd::kNone) on_data_bus(stack, s.col.cmd == model::HbmCmd::kWr);
     if (s.has_response) served(s.response.id);
@@ -165,20 +199,40 @@ void ChipHbm::cycle(uint64_t k, Ps now) {
   cycle_ = k + 1;
 }
 
+uint64_t ChipHbm::next_cycle(uint64_t k) const {
+  uint64_t next = kNever;
+  for (const int ch : busy_) {
+    const Channel& c = channels_[static_cast<size_t>(ch)];
+    if (must_step(c, k)) return k;
+    next = std::min(next, c.wake);
+  }
+  const double tck = static_cast<double>(tck_);
+  for (const uint32_t id : order_) {
+    const Transfer& x = slots_[id];
+    if (x.issued >= x.bursts || x.in_flight >= kBurstsInFlight) continue;
+    // The first clock edge strictly after the burst's time (issue_bursts: next_issue_ps < t).
+    const auto edge = static_cast<uint64_t>(std::floor(x.next_issue_ps / tck)) + 1;
+    next = std::min(next, std::max(edge, k));
+    if (next == k) break;
+  }
+  return next;
+}
+
 void ChipHbm::run() {
   for (;;) {
-    if (active_transfers_ == 0 && busy_.empty()) {
+    const Ps now = ps_of(sc_core::sc_time_stamp());
+    const uint64_t k = std::max((now + tck_ - 1) / tck_, done_until_);  // the next edge not yet simulated
+    const uint64_t next = next_cycle(k);
+    if (next == kNever) {
       sc_core::wait(work_);
       continue;
     }
-    const Ps now = ps_of(sc_core::sc_time_stamp());
-    const uint64_t k = (now + tck_ - 1) / tck_;  // the next HBM clock edge at or after now
-    if (k * tck_ != now) {
-      sc_core::wait(time_of(k * tck_ - now));
+    if (next * tck_ > now) {  // a transfer that begins meanwhile may need an earlier edge
+      sc_core::wait(time_of(next * tck_ - now), work_);
       continue;
     }
-    cycle(k, now);
-    sc_core::wait(time_of(tck_));
+    cycle(next, now);
+    done_until_ = next + 1;
   }
 }
 

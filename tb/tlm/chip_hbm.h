@@ -30,8 +30,13 @@
 // The channels time; the data lives in the chip's memory (Chip::memory), which the core reads
 // and writes when its transfer ends.
 //
-// The process steps only channels with work; a channel that was idle first catches up the idle
-// cycles it missed (its refreshes), so every channel behaves as if clocked from time zero.
+// Event-driven: the process wakes only at HBM cycles where something happens (a transfer's
+// next burst leaves, or a pseudo-channel takes a request or reaches its next activity:
+// model::HbmChannel::next_activity) and steps only those channels; a channel skips its quiet
+// cycles (skip_to), and one that was idle first catches up the cycles it missed (its
+// refreshes), so every channel issues the commands it would if clocked every cycle from time
+// zero. `step_every_cycle` (chip.hbm_step_every_cycle) steps every busy channel every cycle
+// instead: the reference the event-driven run is tested against.
 
 #include <cstdint>
 #include <deque>
@@ -47,6 +52,7 @@
 namespace ncore::tlmsys {
 
 inline constexpr uint64_t kHbmStripeBytes = 256;
+inline constexpr uint64_t kNever = ~uint64_t{0};
 // Reads in flight per transfer: 2 KiB, enough to cover the controller's read latency (~40-80 ns)
 // at an engine's rate (28.8 GB/s), so the engine, not this limit, sets the pace.
 inline constexpr int kBurstsInFlight = 64;
@@ -89,7 +95,8 @@ class ChipHbm : public sc_core::sc_module {
   tlm_utils::multi_passthrough_target_socket<ChipHbm, 32, ::tlm::tlm_base_protocol_types, 0,
                                              sc_core::SC_ZERO_OR_MORE_BOUND>
       socket;
-  ChipHbm(sc_core::sc_module_name name, int stacks, int pseudo_channels_per_stack, double pin_gbps);
+  ChipHbm(sc_core::sc_module_name name, int stacks, int pseudo_channels_per_stack, double pin_gbps,
+          bool step_every_cycle = false);
 
   const ChipHbmMap& map() const { return map_; }
   Ps tck_ps() const { return tck_; }
@@ -102,6 +109,7 @@ class ChipHbm : public sc_core::sc_module {
   static constexpr uint64_t kWindowCycles = 1024;
   const std::vector<std::vector<uint64_t>>& window_bytes() const { return windows_; }
   uint64_t transfers() const { return transfers_; }
+  uint64_t channel_steps() const { return channel_steps_; }  // pseudo-channel cycles stepped
 
  private:
   struct Transfer {
@@ -113,6 +121,8 @@ class ChipHbm : public sc_core::sc_module {
     int in_flight = 0;
     double next_issue_ps = 0, period_ps = 0;
     bool active = false;
+    Ps begin_ps = 0;
+    uint64_t seq = 0;  // arrival count: orders one initiator's transfers of one instant
   };
   struct Queued {
     uint32_t transfer;
@@ -122,12 +132,16 @@ class ChipHbm : public sc_core::sc_module {
     std::unique_ptr<model::HbmChannel> controller;
     std::deque<Queued> waiting[2];  // reads, writes
     bool listed = false;            // in busy_
+    uint64_t wake = 0;              // listed: the next cycle it must be stepped
   };
 
   ::tlm::tlm_sync_enum nb_transport_fw(int initiator, ::tlm::tlm_generic_payload& t, ::tlm::tlm_phase& phase,
                                        sc_core::sc_time& delay);
   void run();
   void cycle(uint64_t k, Ps now);
+  uint64_t next_cycle(uint64_t k) const;  // the first cycle from k on with work (kNever: none)
+  bool must_step(const Channel& c, uint64_t k) const;
+  static void catch_up(model::HbmChannel& hbm, uint64_t k);  // to cycle k, stepping only while unsettled
   void issue_bursts(Transfer& x, uint32_t id, Ps now);
   void served(uint32_t id);                 // one burst of transfer `id` is done
   void on_data_bus(int stack, bool write);  // a RD or WR command: its burst crosses the data bus
@@ -140,10 +154,17 @@ class ChipHbm : public sc_core::sc_module {
   std::vector<int> busy_;                 // channels with queued or in-flight work
   std::vector<Transfer> slots_;           // transfers by id (reused)
   std::vector<uint32_t> free_slots_;
+  // The active transfers in the order their bursts leave within a cycle: by begin time, then
+  // initiator, then arrival. It never depends on the order SystemC runs processes that act at
+  // one instant (slot ids do).
+  std::vector<uint32_t> order_;
+  uint64_t arrivals_ = 0;
   int active_transfers_ = 0;
   std::vector<HbmStackStats> stacks_;
   std::vector<std::vector<uint64_t>> windows_;  // per stack
-  uint64_t cycle_ = 0, transfers_ = 0;
+  bool step_every_cycle_;
+  uint64_t cycle_ = 0, transfers_ = 0, channel_steps_ = 0;
+  uint64_t done_until_ = 0;               // cycles before this one are simulated
   sc_core::sc_event work_;
 };
 

@@ -41,7 +41,8 @@ Chip::Chip(sc_core::sc_module_name name, const SystemConfig& config, const Topol
       router("router", topology, rank),
       endpoint("endpoint", pointers(stacks)),
       to_router("to_router"),
-      hbm("hbm", config.chip.hbm_stacks, config.chip.hbm_pseudo_channels_per_stack, config.chip.hbm_pin_gbps),
+      hbm("hbm", config.chip.hbm_stacks, config.chip.hbm_pseudo_channels_per_stack, config.chip.hbm_pin_gbps,
+          config.chip.hbm_step_every_cycle),
       cc_hbm_("cc_hbm"),
       core_clock_ghz_(config.chip.core_clock_ghz),
       rank_(rank) {

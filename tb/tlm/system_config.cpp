@@ -113,6 +113,7 @@ SystemConfig parse_system_config(const std::string& text, const std::string& sou
     r.integer("hbm_pseudo_channels_per_stack", k.hbm_pseudo_channels_per_stack, 1, 256);
     r.number("hbm_pin_gbps", k.hbm_pin_gbps, 1e-3, 100);
     r.number("hbm_stack_gib", k.hbm_stack_gib, 1e-3, 1024);
+    r.boolean("hbm_step_every_cycle", k.hbm_step_every_cycle);
     r.integer("dma_engines_per_core", k.dma_engines_per_core, 1, 256);
     r.number("reduce_gbps", k.reduce_gbps, 1e-3, 1e6);
     r.object("link", [&k](ObjectReader& l) { link_fields(l, k.link); });

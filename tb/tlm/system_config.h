@@ -40,6 +40,10 @@ struct ChipConfig {
   int hbm_pseudo_channels_per_stack = 32;  // HBM3: 16 channels x 2 pseudo-channels of 32 bits
   double hbm_pin_gbps = 5.664;             // the 2.9 TB/s figure over 4 x 1,024 pins
   double hbm_stack_gib = 24.0;             // 12-high stack of 16 Gb dies
+  // Simulation only, not timing: step every busy pseudo-channel every HBM cycle (the reference)
+  // instead of only at its events. Both give the same commands cycle for cycle
+  // (SystemRunContention.EventDrivenHbmIsTheCycleByCycleHbm); the default is the faster.
+  bool hbm_step_every_cycle = false;
   int dma_engines_per_core = 16;
   double reduce_gbps = 967.0;   // collective reduction: read two operands, write one at 2.9 TB/s
   LinkConfig link;              // each of the 4 in-instance links
