@@ -426,51 +426,73 @@ std::vector<model::HbmBurst> bursty_traffic(uint64_t seed, int n, const HbmConfi
 TEST(HbmModel, SkippingQuietCyclesKeepsEveryCommand) {
   const uint64_t seed = test::test_seed(33);
   for (auto sched : {model::HbmSched::kReorder, model::HbmSched::kFcfs})
-    for (auto refresh : {model::HbmRefresh::kPerBank, model::HbmRefresh::kAllBank}) {
-      SCOPED_TRACE(testing::Message() << "sched " << static_cast<int>(sched) << " refresh "
-                                      << static_cast<int>(refresh) << " seed " << seed);
-      HbmConfig c;
-      c.sched = sched;
-      c.refresh = refresh;
-      c.wr_high = 12;
-      c.wr_low = 3;
-      c.age_cap = 300;
-      const auto bursts = bursty_traffic(seed, 4000, c);
-      model::HbmChannel every(c), events(c);
-      model::HbmPlayer player(bursts, 0);
-      std::vector<std::string> trace[2];
-      const auto record = [&](int k, uint64_t cycle, const model::HbmChannel::StepResult& r) {
-        for (const HbmCommand* x : {&r.row, &r.col})
-          if (x->cmd != HbmCmd::kNone) trace[k].push_back(model::describe(*x));
-        if (r.has_response) trace[k].push_back(fmt::format("{} response {}", cycle, r.response.id));
-      };
-      uint64_t event_steps = 0, cycle = 0;
-      for (; !(player.done() && every.idle()) && cycle < 10000000; ++cycle) {
-        const std::array<const model::HbmBurst*, 2> heads{player.head(false, cycle), player.head(true, cycle)};
-        bool offered = false;
-        for (bool w : {false, true}) {
-          if (heads[w] == nullptr || !every.ready(w)) continue;
-          ASSERT_EQ(events.ready(w), every.ready(w)) << "cycle " << cycle;
-          if (events.cycle() < cycle) events.skip_to(cycle);
-          every.offer(heads[w]->request);
-          events.offer(heads[w]->request);
-          player.accept(w);
-          offered = true;
+    for (auto refresh : {model::HbmRefresh::kPerBank, model::HbmRefresh::kAllBank})
+      for (double tck_ns : {0.625, 0.706}) {  // the default clock and the chip's (tb/tlm)
+        SCOPED_TRACE(testing::Message() << "sched " << static_cast<int>(sched) << " refresh "
+                                        << static_cast<int>(refresh) << " tCK " << tck_ns << " seed " << seed);
+        HbmConfig c;
+        c.sched = sched;
+        c.refresh = refresh;
+        c.timing = model::HbmDramTiming{}.at(tck_ns);
+        if (tck_ns == 0.625) {  // small watermarks and age cap: many write batches and urgent requests
+          c.wr_high = 12;
+          c.wr_low = 3;
+          c.age_cap = 300;
         }
-        record(0, cycle, every.step());
-        if (offered || events.next_activity() <= cycle) {
-          events.skip_to(cycle);
-          record(1, cycle, events.step());
-          ++event_steps;
+        const auto bursts = bursty_traffic(seed, 4000, c);
+        model::HbmChannel every(c), events(c);
+        model::HbmPlayer player(bursts, 0);
+        std::vector<std::string> trace[2];
+        const auto record = [&](int k, const model::HbmChannel::StepResult& r) {
+          for (const HbmCommand* x : {&r.row, &r.col})
+            if (x->cmd != HbmCmd::kNone) trace[k].push_back(fmt::format("{} {}", x->cycle, model::describe(*x)));
+          if (r.has_response) trace[k].push_back(fmt::format("{} response {}", r.response.cycle, r.response.id));
+        };
+        // The event-driven channel as the chip drives it (tb/tlm/chip_hbm.cpp): stepped when
+        // offered a request or at its next activity while it has work; once idle, left alone
+        // and caught up (skipping to each activity, stepping there) when work comes.
+        uint64_t wake = 0, event_steps = 0, cycle = 0;
+        bool listed = false;
+        const auto catch_up = [&](uint64_t to) {
+          while (events.cycle() < to) {
+            const uint64_t next = events.next_activity();
+            if (next > events.cycle()) {
+              events.skip_to(std::min(next, to));
+            } else {
+              record(1, events.step());
+              ++event_steps;
+            }
+          }
+        };
+        for (; !(player.done() && every.idle()) && cycle < 10000000; ++cycle) {
+          const std::array<const model::HbmBurst*, 2> heads{player.head(false, cycle), player.head(true, cycle)};
+          bool offered = false;
+          for (bool w : {false, true}) {
+            if (heads[w] == nullptr || !every.ready(w)) continue;
+            ASSERT_EQ(events.ready(w), every.ready(w)) << "cycle " << cycle;
+            if (!offered) catch_up(cycle);
+            every.offer(heads[w]->request);
+            events.offer(heads[w]->request);
+            player.accept(w);
+            offered = true;
+          }
+          record(0, every.step());
+          if (offered || (listed && wake <= cycle)) {
+            catch_up(cycle);
+            record(1, events.step());
+            ++event_steps;
+            listed = !events.idle();
+            wake = events.next_activity();
+          }
         }
+        ASSERT_LT(cycle, 10000000u) << "the traffic never drained";
+        catch_up(cycle);
+        EXPECT_EQ(every.counters().rd + every.counters().wr, bursts.size());
+        EXPECT_GT(every.counters().refpb + every.counters().refab, 10u) << "no refresh to check";
+        ASSERT_EQ(trace[0].size(), trace[1].size());
+        for (size_t i = 0; i < trace[0].size(); ++i) ASSERT_EQ(trace[0][i], trace[1][i]) << "event " << i;
+        EXPECT_LT(event_steps * 3, cycle) << "the event-driven channel stepped almost every cycle";
       }
-      ASSERT_LT(cycle, 10000000u) << "the traffic never drained";
-      EXPECT_EQ(every.counters().rd + every.counters().wr, bursts.size());
-      EXPECT_GT(every.counters().refpb + every.counters().refab, 10u) << "no refresh to check";
-      ASSERT_EQ(trace[0].size(), trace[1].size());
-      for (size_t i = 0; i < trace[0].size(); ++i) ASSERT_EQ(trace[0][i], trace[1][i]) << "event " << i;
-      EXPECT_LT(event_steps * 3, cycle) << "the event-driven channel stepped almost every cycle";
-    }
 }
 
 // The fabric's arbitration (tb/hbm/hbm_fabric.h): a channel whose read queue is full takes one

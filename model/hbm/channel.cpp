@@ -23,6 +23,8 @@ HbmChannelState::HbmChannelState(const HbmConfig& c) : config(c) {
   config.validate();
   rdq.resize(static_cast<size_t>(config.rd_depth));
   wrq.resize(static_cast<size_t>(config.wr_depth));
+  rd_detail.resize(rdq.size());
+  wr_detail.resize(wrq.size());
 }
 
 bool HbmChannelState::act_ready(int bank) const {
@@ -103,29 +105,35 @@ void HbmChannel::offer(const HbmRequest& r) {
 uint64_t HbmChannel::next_activity() const {
   const uint64_t now = s_.now;
   if (!settled_) return now;
-  // Every readiness rule compares the cycle with a register (now >= register), so a quiet
-  // cycle's decisions hold until the earliest register not yet reached.
+  // Every decision of a cycle rests on readiness rules, each true from the latest of its
+  // registers on (now >= each). After a quiet cycle the queues and the banks stand still, so
+  // nothing changes before the earliest rule still false turns true, the age cap makes the
+  // oldest request urgent, the refresh timer adds a refresh owed, or a read's data is due.
   uint64_t next = now + refresh_->ticks_to_next_debt();
   const auto reach = [&](uint64_t at) {
     if (at >= now && at < next) next = at;
   };
-  for (const HbmBankState& b : s_.banks) {
-    reach(b.act_ok);
-    reach(b.pre_ok);
-    reach(b.rd_ok);
-    reach(b.wr_ok);
-  }
-  for (size_t g = 0; g < kHbmBankGroups; ++g) {
-    reach(s_.bg_act_ok[g]);
-    reach(s_.bg_rd_ok[g]);
-    reach(s_.bg_wr_ok[g]);
-  }
-  reach(s_.ch_act_ok);
-  reach(s_.ch_rd_ok);
-  reach(s_.ch_wr_ok);
-  reach(s_.ch_ref_ok);
   const uint64_t faw_oldest = s_.faw[static_cast<size_t>(s_.faw_next)];
-  if (faw_oldest != 0) reach(faw_oldest + static_cast<uint64_t>(s_.config.timing.faw) - 1);
+  const uint64_t faw_ok = faw_oldest == 0 ? 0 : faw_oldest + static_cast<uint64_t>(s_.config.timing.faw) - 1;
+  uint64_t all_closed_ok = s_.ch_ref_ok;  // all_bank_ref_ready()
+  for (size_t k = 0; k < s_.banks.size(); ++k) {
+    const HbmBankState& b = s_.banks[k];
+    const size_t g = k % kHbmBankGroups;
+    const bool wanted = s_.per_bank[k] > 0;
+    all_closed_ok = std::max(all_closed_ok, b.act_ok);
+    if (b.open) {
+      reach(b.pre_ok);                                                      // pre_ready
+      if (wanted) {                                                         // col_ready
+        reach(std::max({b.rd_ok, s_.bg_rd_ok[g], s_.ch_rd_ok}));
+        reach(std::max({b.wr_ok, s_.bg_wr_ok[g], s_.ch_wr_ok}));
+      }
+    } else {
+      const uint64_t act_ok = std::max({b.act_ok, s_.bg_act_ok[g], s_.ch_act_ok});
+      if (wanted) reach(std::max(act_ok, faw_ok));                          // act_ready
+      reach(std::max(act_ok, s_.ch_ref_ok));                                // ref_ready
+    }
+  }
+  reach(all_closed_ok);
   if (s_.oldest.found) reach(s_.oldest.arrival + static_cast<uint64_t>(s_.config.age_cap));
   if (!in_flight_.empty()) reach(in_flight_.front().cycle);
   return next;
@@ -133,11 +141,14 @@ uint64_t HbmChannel::next_activity() const {
 
 void HbmChannel::skip_to(uint64_t cycle) {
   if (cycle == s_.now) return;
-  if (cycle < s_.now || cycle > next_activity())
-    throw Error(fmt::format("HBM channel: skip from cycle {} to {} past its next activity at {}", s_.now, cycle,
-                            next_activity()));
+  const uint64_t next = next_activity();
+  if (cycle < s_.now || cycle > next)
+    throw Error(fmt::format("HBM channel: skip from cycle {} to {} past its next activity at {}", s_.now, cycle, next));
   refresh_->tick(cycle - s_.now);
   s_.now = cycle;
+  // Arrived at the activity: this cycle's step is not quiet (the refresh timer may have added
+  // a refresh owed on the way, which next_activity() would no longer see).
+  if (cycle == next) settled_ = false;
 }
 
 void HbmChannel::issue(const HbmCommand& c) {
@@ -205,7 +216,7 @@ void HbmChannel::retire(bool write, int slot) {
   HbmEntry& e = s_.queue(write)[static_cast<size_t>(slot)];
   const uint64_t key = e.burst;
   if (write) {
-    if (s_.config.store_data) store_[key] = e.data;
+    if (s_.config.store_data) store_[key] = s_.wr_detail[static_cast<size_t>(slot)].data;
   } else {
     HbmReadResponse r;
     r.cycle = s_.now + static_cast<uint64_t>(s_.config.timing.cl + s_.config.timing.bl);
@@ -221,12 +232,21 @@ void HbmChannel::retire(bool write, int slot) {
   }
   e.valid = false;
   (write ? s_.wr_valid : s_.rd_valid).reset(static_cast<size_t>(slot));
-  // Only valid entries: insert() writes a new entry's dependencies whole.
-  for (bool w : {false, true})
-    s_.for_each_valid(w, [&](size_t i, const HbmEntry&) {
-      HbmEntry& x = s_.queue(w)[i];
-      (write ? x.dep_wr : x.dep_rd).reset(static_cast<size_t>(slot));
+  const size_t bank = static_cast<size_t>(e.bank);
+  s_.queued_any[bank] = --s_.per_bank[bank] > 0;
+  // The requests that waited for it wait for one fewer (only those with a dependency left).
+  for (bool w : {false, true}) {
+    if (s_.waiting[w] == 0) continue;
+    s_.for_each_valid(w, [&](size_t i, const HbmEntry& x) {
+      if (!x.waits) return;
+      HbmEntryDetail& d = (w ? s_.wr_detail : s_.rd_detail)[i];
+      (write ? d.dep_wr : d.dep_rd).reset(static_cast<size_t>(slot));
+      if (d.dep_rd.none() && d.dep_wr.none()) {
+        s_.queue(w)[i].waits = false;
+        --s_.waiting[w];
+      }
     });
+  }
 }
 
 // The request waits for the older requests to its burst that conflict with it (a read waits
@@ -242,40 +262,51 @@ void HbmChannel::insert(bool write, const HbmRequest& r, int slot) {
   n.id = r.id;
   n.arrival = s_.now;
   n.burst = store_key(a);
-  n.data = r.data;
+  n.seq = s_.inserted++;
+  HbmEntryDetail& d = (write ? s_.wr_detail : s_.rd_detail)[static_cast<size_t>(slot)];
+  d.dep_rd.reset();
+  d.dep_wr.reset();
+  d.data = r.data;
   for (bool qw : {false, true}) {
     if (!qw && !write) continue;
     s_.for_each_valid(qw, [&](size_t i, const HbmEntry& e) {
-      if (e.burst == n.burst) (qw ? n.dep_wr : n.dep_rd)[i] = true;
+      if (e.burst == n.burst) (qw ? d.dep_wr : d.dep_rd)[i] = true;
     });
   }
-  n.had_deps = n.dep_rd.any() || n.dep_wr.any();
+  n.waits = d.dep_rd.any() || d.dep_wr.any();
+  s_.waiting[write] += n.waits;
   s_.queue(write)[static_cast<size_t>(slot)] = n;
   (write ? s_.wr_valid : s_.rd_valid).set(static_cast<size_t>(slot));
+  s_.arrivals.push_back({write, slot, n.seq});
+  const size_t bank = static_cast<size_t>(n.bank);
+  s_.queued_any[bank] = ++s_.per_bank[bank] > 0;
 }
 
 void HbmChannel::find_oldest() {
   HbmOldest& o = s_.oldest;
   o = HbmOldest{};
-  for (bool w : {false, true})
-    s_.for_each_valid(w, [&](size_t i, const HbmEntry& e) {
-      if (!o.found || e.arrival < o.arrival) {
-        o.found = true;
-        o.write = w;
-        o.slot = static_cast<int>(i);
-        o.bank = e.bank;
-        o.arrival = e.arrival;
-      }
-    });
+  // The first arrival still queued (arrival order is oldest first, a read before a write of
+  // the same cycle, as a scan of both queues for the least arrival would find).
+  auto& order = s_.arrivals;
+  while (!order.empty()) {
+    const HbmChannelState::Arrival& a = order.front();
+    const HbmEntry& e = s_.queue(a.write)[static_cast<size_t>(a.slot)];
+    if (e.valid && e.seq == a.seq) {
+      o.found = true;
+      o.write = a.write;
+      o.slot = a.slot;
+      o.bank = e.bank;
+      o.arrival = e.arrival;
+      break;
+    }
+    order.pop_front();
+  }
   o.urgent = o.found && s_.now - o.arrival >= static_cast<uint64_t>(s_.config.age_cap);
   if (o.urgent && !urgent_tracked_) {
     urgent_tracked_ = true;
     urgent_id_ = s_.queue(o.write)[static_cast<size_t>(o.slot)].id;
     urgent_since_ = s_.now;
   }
-  s_.queued_any.fill(false);
-  for (bool w : {false, true})
-    s_.for_each_valid(w, [&](size_t, const HbmEntry& e) { s_.queued_any[static_cast<size_t>(e.bank)] = true; });
 }
 
 HbmChannel::StepResult HbmChannel::step() {

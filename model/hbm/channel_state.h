@@ -7,6 +7,7 @@
 #include <array>
 #include <bitset>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "model/hbm/hbm.h"
@@ -15,17 +16,23 @@ namespace ncore::model {
 
 inline constexpr int kHbmMaxQueue = 256;
 
-// One queued request of one burst.
+// One queued request of one burst: what the policies read every cycle (kept small, so a scan
+// of a queue touches one cache line per request).
 struct HbmEntry {
   bool valid = false;
   bool write = false;
+  bool waits = false;                 // an older conflicting request to its burst is still queued
   int bank = 0, row = 0, col = 0;
   uint32_t id = 0;
   uint64_t arrival = 0;
   uint64_t burst = 0;                 // burst address within the channel (same-address checks)
+  uint64_t seq = 0;                   // insertion count (HbmChannelState::arrivals)
+};
+
+// What only a request's arrival and retirement touch: its same-address dependencies and data.
+struct HbmEntryDetail {
   std::bitset<kHbmMaxQueue> dep_rd;   // older conflicting entries it waits for, per read slot
   std::bitset<kHbmMaxQueue> dep_wr;   // ... per write slot
-  bool had_deps = false;              // either was non-empty at insert (bits only clear after)
   HbmData data{};
 };
 
@@ -62,7 +69,20 @@ struct HbmChannelState {
   HbmConfig config;
   uint64_t now = 0;
   std::vector<HbmEntry> rdq, wrq;
+  std::vector<HbmEntryDetail> rd_detail, wr_detail;
   std::bitset<kHbmMaxQueue> rd_valid, wr_valid;  // which slots hold a request
+  // Kept as requests arrive and retire, so no cycle scans the queues for them: the requests in
+  // arrival order (a read before a write of the same cycle; entries whose seq no longer
+  // matches their slot have retired), the requests per bank, and the waiting ones per queue.
+  struct Arrival {
+    bool write = false;
+    int slot = 0;
+    uint64_t seq = 0;
+  };
+  std::deque<Arrival> arrivals;
+  uint64_t inserted = 0;
+  std::array<int, kHbmBanks> per_bank{};
+  std::array<int, 2> waiting{};
   std::array<HbmBankState, kHbmBanks> banks{};
   std::array<uint64_t, kHbmBankGroups> bg_act_ok{}, bg_rd_ok{}, bg_wr_ok{};
   uint64_t ch_act_ok = 0, ch_rd_ok = 0, ch_wr_ok = 0, ch_ref_ok = 0;
@@ -84,9 +104,8 @@ struct HbmChannelState {
     for (size_t i = bits._Find_first(); i < q.size(); i = bits._Find_next(i)) f(i, q[i]);
   }
   // Waits for an older request to its burst (same-address order).
-  bool blocked(const HbmEntry& e) const {
-    return e.had_deps && ((e.dep_rd & rd_valid).any() || (e.dep_wr & wr_valid).any());
-  }
+  bool blocked(const HbmEntry& e) const { return e.waits; }
+  int ready_count(bool write) const { return queued(write) - waiting[write]; }  // not blocked
   // An ACT may go to the bank now: closed, tRP/tRC/tRRD/tRREFD passed, and tFAW.
   bool act_ready(int bank) const;
   // A REFpb may go to the bank now: as an ACT, but tRREFD instead of tFAW.

@@ -66,12 +66,8 @@ HbmRowPick ReorderScheduler::pick_row(const HbmChannelState& s, const HbmHold& h
 }
 
 void ReorderScheduler::advance(const HbmChannelState& s, const HbmColumnPick& served) {
-  int rd_count = 0, wr_count = 0, rd_ready = 0, wr_ready = 0;
-  for (bool w : {false, true})
-    s.for_each_valid(w, [&](size_t, const HbmEntry& e) {
-      (w ? wr_count : rd_count)++;
-      if (!s.blocked(e)) (w ? wr_ready : rd_ready)++;
-    });
+  const int wr_count = s.queued(true);
+  const int rd_ready = s.ready_count(false), wr_ready = s.ready_count(true);
   const HbmConfig& c = s.config;
   bool next = write_mode_;
   if (s.oldest.urgent)

@@ -141,9 +141,9 @@ void ChipHbm::served(uint32_t id) {
   socket[x.initiator]->nb_transport_bw(*x.payload, phase, delay);
 }
 
-void ChipHbm::catch_up(model::HbmChannel& hbm, uint64_t k) {
+void ChipHbm::catch_up(model::HbmChannel& hbm, uint64_t k) const {
   while (hbm.cycle() < k) {
-    const uint64_t next = hbm.next_activity();
+    const uint64_t next = step_every_cycle_ ? hbm.cycle() : hbm.next_activity();
     if (next > hbm.cycle())
       hbm.skip_to(std::min(next, k));
     else
