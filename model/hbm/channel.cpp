@@ -168,6 +168,11 @@ void HbmChannel::issue(const HbmCommand& c) {
     case HbmCmd::kAct:
       b.open = true;
       b.row = c.row;
+      for (bool w : {false, true}) {
+        int& hits = s_.row_hits[w][static_cast<size_t>(c.bank)];
+        hits = 0;
+        s_.for_each_valid(w, [&](size_t, const HbmEntry& e) { hits += e.bank == c.bank && e.row == c.row; });
+      }
       b.rd_ok = at(t.rcd_rd);
       b.wr_ok = at(t.rcd_wr);
       later(b.pre_ok, at(t.ras));
@@ -180,6 +185,7 @@ void HbmChannel::issue(const HbmCommand& c) {
       break;
     case HbmCmd::kPre:
       b.open = false;
+      s_.row_hits[0][static_cast<size_t>(c.bank)] = s_.row_hits[1][static_cast<size_t>(c.bank)] = 0;
       later(b.act_ok, at(t.rp));
       b.last_use = s_.now;
       ++counters_.pre;
@@ -234,6 +240,7 @@ void HbmChannel::retire(bool write, int slot) {
   (write ? s_.wr_valid : s_.rd_valid).reset(static_cast<size_t>(slot));
   const size_t bank = static_cast<size_t>(e.bank);
   s_.queued_any[bank] = --s_.per_bank[bank] > 0;
+  if (s_.banks[bank].open && s_.banks[bank].row == e.row) --s_.row_hits[write][bank];
   // The requests that waited for it wait for one fewer (only those with a dependency left).
   for (bool w : {false, true}) {
     if (s_.waiting[w] == 0) continue;
@@ -280,6 +287,7 @@ void HbmChannel::insert(bool write, const HbmRequest& r, int slot) {
   s_.arrivals.push_back({write, slot, n.seq});
   const size_t bank = static_cast<size_t>(n.bank);
   s_.queued_any[bank] = ++s_.per_bank[bank] > 0;
+  if (s_.banks[bank].open && s_.banks[bank].row == n.row) ++s_.row_hits[write][bank];
 }
 
 void HbmChannel::find_oldest() {

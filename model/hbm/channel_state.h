@@ -83,6 +83,7 @@ struct HbmChannelState {
   uint64_t inserted = 0;
   std::array<int, kHbmBanks> per_bank{};
   std::array<int, 2> waiting{};
+  std::array<std::array<int, kHbmBanks>, 2> row_hits{};  // per queue and bank: requests its open row serves
   std::array<HbmBankState, kHbmBanks> banks{};
   std::array<uint64_t, kHbmBankGroups> bg_act_ok{}, bg_rd_ok{}, bg_wr_ok{};
   uint64_t ch_act_ok = 0, ch_rd_ok = 0, ch_wr_ok = 0, ch_ref_ok = 0;
@@ -102,6 +103,15 @@ struct HbmChannelState {
     const auto& bits = write ? wr_valid : rd_valid;
     const auto& q = queue(write);
     for (size_t i = bits._Find_first(); i < q.size(); i = bits._Find_next(i)) f(i, q[i]);
+  }
+  // f(write, slot, entry) for every queued request, oldest first (a read before a write of the
+  // same cycle: the order a scan for the least arrival finds them in), until f returns true.
+  template <class F>
+  void for_each_oldest_first(F f) const {
+    for (const Arrival& a : arrivals) {
+      const HbmEntry& e = queue(a.write)[static_cast<size_t>(a.slot)];
+      if (e.valid && e.seq == a.seq && f(a.write, a.slot, e)) return;
+    }
   }
   // Waits for an older request to its burst (same-address order).
   bool blocked(const HbmEntry& e) const { return e.waits; }

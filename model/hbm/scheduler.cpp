@@ -3,39 +3,28 @@
 namespace ncore::model {
 namespace {
 
-// The oldest request of `queues` (reads before writes on equal arrival) that `eligible`
-// accepts and whose row command is needed and ready now.
+// The oldest request that `eligible` accepts and whose row command is needed and ready now.
 template <class Eligible>
 HbmRowPick oldest_row_need(const HbmChannelState& s, const HbmHold& hold,
                            const std::array<bool, kHbmBanks>& hits, Eligible eligible) {
   HbmRowPick pick;
-  const HbmEntry* best = nullptr;
-  for (bool w : {false, true})
-    s.for_each_valid(w, [&](size_t i, const HbmEntry& e) {
-      if (!eligible(w, e) || hold.holds(e.bank)) return;
-      const HbmCmd need = s.row_need(w, static_cast<int>(i), hits);
-      if (need == HbmCmd::kNone) return;
-      if (best == nullptr || e.arrival < best->arrival) {
-        best = &e;
-        pick.cmd = need;
-        pick.bank = e.bank;
-        pick.row = need == HbmCmd::kAct ? e.row : 0;
-      }
-    });
+  s.for_each_oldest_first([&](bool w, int slot, const HbmEntry& e) {
+    if (!eligible(w, e) || hold.holds(e.bank)) return false;
+    const HbmCmd need = s.row_need(w, slot, hits);
+    if (need == HbmCmd::kNone) return false;
+    pick.cmd = need;
+    pick.bank = e.bank;
+    pick.row = need == HbmCmd::kAct ? e.row : 0;
+    return true;
+  });
   return pick;
 }
 
-// Banks whose open row a request that `counts` still hits.
-template <class Counts>
-std::array<bool, kHbmBanks> open_row_hits(const HbmChannelState& s, Counts counts) {
+// Banks whose open row a request of the queues that count still hits.
+std::array<bool, kHbmBanks> open_row_hits(const HbmChannelState& s, bool reads, bool writes) {
   std::array<bool, kHbmBanks> hits{};
-  for (bool w : {false, true}) {
-    if (!counts(w)) continue;
-    s.for_each_valid(w, [&](size_t, const HbmEntry& e) {
-      const HbmBankState& b = s.banks[static_cast<size_t>(e.bank)];
-      if (b.open && b.row == e.row) hits[static_cast<size_t>(e.bank)] = true;
-    });
-  }
+  for (size_t b = 0; b < hits.size(); ++b)
+    hits[b] = (reads && s.row_hits[0][b] > 0) || (writes && s.row_hits[1][b] > 0);
   return hits;
 }
 
@@ -50,17 +39,17 @@ HbmColumnPick ReorderScheduler::pick_column(const HbmChannelState& s, const HbmH
   HbmColumnPick pick;
   pick.write = write_mode_;
   if (hold.all) return pick;
-  const auto& q = s.queue(write_mode_);
-  s.for_each_valid(write_mode_, [&](size_t i, const HbmEntry& e) {
-    const int slot = static_cast<int>(i);
-    if (s.blocked(e) || hold.holds(e.bank) || yields_to_urgent(s, write_mode_, slot, e) || !s.col_ready(e)) return;
-    if (pick.slot < 0 || e.arrival < q[static_cast<size_t>(pick.slot)].arrival) pick.slot = slot;
+  s.for_each_oldest_first([&](bool w, int slot, const HbmEntry& e) {
+    if (w != write_mode_ || s.blocked(e) || hold.holds(e.bank) || yields_to_urgent(s, w, slot, e) || !s.col_ready(e))
+      return false;
+    pick.slot = slot;
+    return true;
   });
   return pick;
 }
 
 HbmRowPick ReorderScheduler::pick_row(const HbmChannelState& s, const HbmHold& hold) const {
-  const auto hits = open_row_hits(s, [&](bool w) { return w == write_mode_; });
+  const auto hits = open_row_hits(s, !write_mode_, write_mode_);
   return oldest_row_need(s, hold, hits,
                          [&](bool w, const HbmEntry& e) { return w == write_mode_ && !s.blocked(e); });
 }
@@ -91,7 +80,7 @@ HbmColumnPick FcfsScheduler::pick_column(const HbmChannelState& s, const HbmHold
 }
 
 HbmRowPick FcfsScheduler::pick_row(const HbmChannelState& s, const HbmHold& hold) const {
-  const auto hits = open_row_hits(s, [](bool) { return true; });
+  const auto hits = open_row_hits(s, true, true);
   return oldest_row_need(s, hold, hits, [](bool, const HbmEntry&) { return true; });
 }
 
