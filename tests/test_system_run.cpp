@@ -8,6 +8,7 @@
 #include <set>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
@@ -180,6 +181,38 @@ TEST(SystemRunContention, EventDrivenHbmIsTheCycleByCycleHbmUnderAnRtlCore) {
   SystemConfig c = default_system("chip");
   c.chip.pe_rows = c.chip.pe_cols = 8;
   expect_event_driven_hbm_equal(c, o);
+}
+
+// The speed benchmark's millisecond workloads (scripts/system_bench --long): dp_step.s and
+// tp_mlp.s at STEPS > 1, one step after another. At 3 steps on a chip every output is
+// the single step's, bit for bit (each step computes the same block from the same inputs), and
+// the run takes at least 3 steps' time less their overlap (a step waits for the last one's
+// all_reduce, so the repeated run is longer than 3 single steps that overlap their collectives).
+TEST(SystemRunSpeedWorkloads, StepsRepeatTheStepAndItsOutputs) {
+  const fs::path dir = temp_dir("steps");
+  for (const auto& f : fs::directory_iterator(kSystemPrograms))
+    if (f.path().extension() == ".npy") fs::copy_file(f.path(), dir / f.path().filename());
+  for (const char* program : {"tp_mlp.s", "dp_step.s"}) {
+    SCOPED_TRACE(program);
+    std::ifstream in(kSystemPrograms + "/" + program);
+    std::stringstream text;
+    text << in.rdbuf();
+    std::string source = text.str();
+    const size_t at = source.find(".equ STEPS ");
+    ASSERT_NE(at, std::string::npos);
+    source.replace(at, source.find(' ', at + 11) - at, ".equ STEPS 3");
+    const SystemRunResult single = run(default_system("chip"), kSystemPrograms + "/" + program);
+    const SystemRunResult repeated = run(default_system("chip"), write_file(dir / program, source));
+    ASSERT_EQ(single.status, "done") << single.message;
+    ASSERT_EQ(repeated.status, "done") << repeated.message;
+    ASSERT_EQ(single.outputs.size(), repeated.outputs.size());
+    ASSERT_FALSE(single.outputs.empty());
+    for (size_t i = 0; i < single.outputs.size(); ++i) {
+      EXPECT_EQ(single.outputs[i].name, repeated.outputs[i].name);
+      EXPECT_EQ(single.outputs[i].bytes, repeated.outputs[i].bytes) << single.outputs[i].name;
+    }
+    EXPECT_GT(repeated.sim_time_us, 2.5 * single.sim_time_us);
+  }
 }
 
 TEST(ChipHbmMap, EveryStripeHasOnePlaceAndNeighboursAlternateStacks) {

@@ -5,6 +5,9 @@
 # algo multiring: every link of the torus busy). A layer's all_reduce runs while the next
 # layers compute: nothing on pe, dve or sp waits for a collective. tests/test_system_run.cpp
 # checks every dW_l against the sum over the chips computed in float64 from the same files.
+.equ STEPS 1                   # steps, one after another (a step's loads wait for the last
+                               # step's all_reduce); scripts/system_bench --long sets STEPS so
+                               # that the run lasts a simulated millisecond (issue 50)
 .equ T 64                      # tokens per core (K)
 .equ DIN 64                    # layer input width (M)
 .equ DOUT 64                   # layer output width (N)
@@ -38,27 +41,38 @@
 .sem reduced    # one per layer
 
 .queue sp
+.rept s STEPS
+.if s>0
+  nop wait=reduced>=s*LAYERS
+.endif
 .rept l LAYERS
   dma_copy engine=2*l dir=hbm_to_sbuf hbm_addr=X+(4*RANK+l)*DIN*2 sbuf_addr=X_SB+l*0x100 bytes=DIN*2 count1=T hbm_stride1=DIN*2 sbuf_stride1=SBUF_PARTITION signal=(loaded0+l)+=1
   dma_copy engine=2*l+1 dir=hbm_to_sbuf hbm_addr=DY+(4*RANK+l)*DOUT*2 sbuf_addr=DY_SB+l*0x100 bytes=DOUT*2 count1=T hbm_stride1=DOUT*2 sbuf_stride1=SBUF_PARTITION signal=(loaded0+l)+=1
 .endr
 .rept l LAYERS
   .rept e 4
-    dma_copy engine=8+e dir=sbuf_to_hbm hbm_addr=G0+l*0x4000+e*16*DOUT*4 sbuf_addr=e*16*SBUF_PARTITION+G_SB+l*0x100 bytes=DOUT*4 count1=16 hbm_stride1=DOUT*4 sbuf_stride1=SBUF_PARTITION wait=evicted>=l+1 signal=(stored0+l)+=1
+    dma_copy engine=8+e dir=sbuf_to_hbm hbm_addr=G0+l*0x4000+e*16*DOUT*4 sbuf_addr=e*16*SBUF_PARTITION+G_SB+l*0x100 bytes=DOUT*4 count1=16 hbm_stride1=DOUT*4 sbuf_stride1=SBUF_PARTITION wait=evicted>=s*LAYERS+l+1 signal=(stored0+l)+=1
   .endr
+.endr
 .endr
 
 .queue pe
+.rept s STEPS
 .rept l LAYERS
-  nc_matmul dtype=bf16 k=T m=DIN n=DOUT stationary=X_SB+l*0x100 moving=DY_SB+l*0x100 stride=2 psum_bank=l wait=(loaded0+l)>=2 signal=mm+=1
+  nc_matmul dtype=bf16 k=T m=DIN n=DOUT stationary=X_SB+l*0x100 moving=DY_SB+l*0x100 stride=2 psum_bank=l wait=(loaded0+l)>=2*(s+1) signal=mm+=1
+.endr
 .endr
 
 .queue dve
+.rept s STEPS
 .rept l LAYERS
-  tensor_copy in0=fp32 out=fp32 partitions=DIN src0=psum:l*PSUM_BANK src0_ap=[[1,DOUT]] dst=sbuf:G_SB+l*0x100 dst_ap=[[1,DOUT]] wait=mm>=l+1 signal=evicted+=1
+  tensor_copy in0=fp32 out=fp32 partitions=DIN src0=psum:l*PSUM_BANK src0_ap=[[1,DOUT]] dst=sbuf:G_SB+l*0x100 dst_ap=[[1,DOUT]] wait=mm>=s*LAYERS+l+1 signal=evicted+=1
+.endr
 .endr
 
 .queue cc
+.rept s STEPS
 .rept l LAYERS
-  all_reduce dtype=fp32 src=G0+l*0x4000 dst=R0+l*0x4000 bytes=DIN*DOUT*4 group=chips algo=multiring wait=(stored0+l)>=4 signal=reduced+=1
+  all_reduce dtype=fp32 src=G0+l*0x4000 dst=R0+l*0x4000 bytes=DIN*DOUT*4 group=chips algo=multiring wait=(stored0+l)>=4*(s+1) signal=reduced+=1
+.endr
 .endr

@@ -7,6 +7,9 @@
 # stores its partial sum P_k to HBM, and an all_reduce over the chip's cores (group cores) sums
 # the 8 partials into Y on every core, in FP32 in rank order. tests/test_system_run.cpp checks
 # Y against relu(X W1) W2 computed in float64 from the same .npy files.
+.equ STEPS 1                   # steps, one after another (a step's loads wait for the last
+                               # step's all_reduce); scripts/system_bench --long sets STEPS so
+                               # that the run lasts a simulated millisecond (issue 50)
 .equ T 128                     # tokens (the second matmul's M, its PSUM partitions)
 .equ D 64                      # model width
 .equ F 512                     # hidden width
@@ -34,7 +37,11 @@
 .sem reduced    # Y
 
 .queue sp
+.rept s STEPS
 # X^T, W1's columns 64k.. and W2's rows 64k.., 16 partitions per descriptor on 12 engines.
+.if s>0
+  nop wait=reduced>=s
+.endif
 .rept e 4
   dma_copy engine=e dir=hbm_to_sbuf hbm_addr=XT+e*16*T*2 sbuf_addr=e*16*SBUF_PARTITION+XT_sb bytes=T*2 count1=16 hbm_stride1=T*2 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
   dma_copy engine=4+e dir=hbm_to_sbuf hbm_addr=W1+e*16*F*2+CORE*FK*2 sbuf_addr=e*16*SBUF_PARTITION+W1_sb bytes=FK*2 count1=16 hbm_stride1=F*2 sbuf_stride1=SBUF_PARTITION signal=loaded+=1
@@ -42,20 +49,29 @@
 .endr
 # P_k out, 16 partitions per descriptor on 8 engines.
 .rept e 8
-  dma_copy engine=e dir=sbuf_to_hbm hbm_addr=P+e*16*D*4 sbuf_addr=e*16*SBUF_PARTITION+P_sb bytes=D*4 count1=16 hbm_stride1=D*4 sbuf_stride1=SBUF_PARTITION wait=p_ready>=1 signal=stored+=1
+  dma_copy engine=e dir=sbuf_to_hbm hbm_addr=P+e*16*D*4 sbuf_addr=e*16*SBUF_PARTITION+P_sb bytes=D*4 count1=16 hbm_stride1=D*4 sbuf_stride1=SBUF_PARTITION wait=p_ready>=s+1 signal=stored+=1
+.endr
 .endr
 
 .queue pe
+.rept s STEPS
 # H_k^T = W1_k^T X^T: stationary W1_k (K = D, M = FK), moving X^T (N = T).
-nc_matmul dtype=bf16 k=D m=FK n=T stationary=W1_sb moving=XT_sb stride=2 psum_bank=0 wait=loaded>=12 signal=h_done+=1
+nc_matmul dtype=bf16 k=D m=FK n=T stationary=W1_sb moving=XT_sb stride=2 psum_bank=0 wait=loaded>=12*(s+1) signal=h_done+=1
 # P_k = H_k W2_k: stationary H_k^T (K = FK, M = T), moving W2_k (N = D).
-nc_matmul dtype=bf16 k=FK m=T n=D stationary=HT_sb moving=W2_sb stride=2 psum_bank=1 wait=h_ready>=1 signal=p_done+=1
+nc_matmul dtype=bf16 k=FK m=T n=D stationary=HT_sb moving=W2_sb stride=2 psum_bank=1 wait=h_ready>=s+1 signal=p_done+=1
+.endr
 
 .queue act
-activation func=relu in0=fp32 out=bf16 partitions=FK src0=psum:0 src0_ap=[[1,T]] dst=sbuf:HT_sb dst_ap=[[1,T]] wait=h_done>=1 signal=h_ready+=1
+.rept s STEPS
+activation func=relu in0=fp32 out=bf16 partitions=FK src0=psum:0 src0_ap=[[1,T]] dst=sbuf:HT_sb dst_ap=[[1,T]] wait=h_done>=s+1 signal=h_ready+=1
+.endr
 
 .queue dve
-tensor_copy in0=fp32 out=fp32 partitions=T src0=psum:PSUM_BANK src0_ap=[[1,D]] dst=sbuf:P_sb dst_ap=[[1,D]] wait=p_done>=1 signal=p_ready+=1
+.rept s STEPS
+tensor_copy in0=fp32 out=fp32 partitions=T src0=psum:PSUM_BANK src0_ap=[[1,D]] dst=sbuf:P_sb dst_ap=[[1,D]] wait=p_done>=s+1 signal=p_ready+=1
+.endr
 
 .queue cc
-all_reduce dtype=fp32 src=P dst=Y bytes=T*D*4 group=cores wait=stored>=8 signal=reduced+=1
+.rept s STEPS
+all_reduce dtype=fp32 src=P dst=Y bytes=T*D*4 group=cores wait=stored>=8*(s+1) signal=reduced+=1
+.endr
