@@ -821,6 +821,30 @@ TEST(SystemRunTimingOnly, TimingOnlyCoresTakeTheCyclesOfTheRunWithData) {
   EXPECT_TRUE(all.outputs.empty());
 }
 
+// Issue 50: timing only keeps exactly the cycles of the run with data on the instance's
+// data-parallel step too (128 cores, 32 all-reduces over the NeuronLinks, the chips' HBM at
+// trn2's timing): every figure of the report but the outputs is the same.
+TEST(SystemRunTimingOnly, TheDataParallelStepOnAnInstanceTakesTheSameTimeWithoutData) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/dp_step.s";
+  o.timing = model::timing_preset("trn2");
+  const SystemRunResult data = run_system(default_system("trn2"), o);
+  o.all_timing_only = true;
+  const SystemRunResult timing = run_system(default_system("trn2"), o);
+  ASSERT_EQ(data.status, "done") << data.message;
+  ASSERT_EQ(timing.status, "done") << timing.message;
+  nlohmann::json a = to_json(data), b = to_json(timing);
+  for (auto* j : {&a, &b}) {
+    j->erase("wall_seconds");
+    j->erase("outputs");
+    for (auto& c : j->at("cores")) c.erase("timing_only");
+  }
+  EXPECT_EQ(data.outputs.size(), 128u * 4);
+  EXPECT_TRUE(timing.outputs.empty());
+  EXPECT_EQ(a.at("collectives").size(), 32u);  // 4 layers x the 8 groups of one core index
+  EXPECT_EQ(a.dump(1), b.dump(1));
+}
+
 TEST(SystemRunTimingOnly, AnRtlCoreCannotRunTimingOnly) {
   SystemRunOptions o;
   o.program = kSystemPrograms + "/collectives.s";
