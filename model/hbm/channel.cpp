@@ -274,8 +274,9 @@ void HbmChannel::insert(bool write, const HbmRequest& r, int slot) {
   d.dep_rd.reset();
   d.dep_wr.reset();
   d.data = r.data;
+  // Only a request to the same bank can be to the same burst.
   for (bool qw : {false, true}) {
-    if (!qw && !write) continue;
+    if ((!qw && !write) || s_.per_bank[static_cast<size_t>(n.bank)] == 0) continue;
     s_.for_each_valid(qw, [&](size_t i, const HbmEntry& e) {
       if (e.burst == n.burst) (qw ? d.dep_wr : d.dep_rd)[i] = true;
     });

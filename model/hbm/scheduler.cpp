@@ -1,5 +1,7 @@
 #include "model/hbm/scheduler.h"
 
+#include <algorithm>
+
 namespace ncore::model {
 namespace {
 
@@ -39,6 +41,10 @@ HbmColumnPick ReorderScheduler::pick_column(const HbmChannelState& s, const HbmH
   HbmColumnPick pick;
   pick.write = write_mode_;
   if (hold.all) return pick;
+  // A column command needs its row open: with no request of the direction hitting an open row,
+  // there is none to find.
+  const auto& hits = s.row_hits[write_mode_];
+  if (std::none_of(hits.begin(), hits.end(), [](int n) { return n > 0; })) return pick;
   s.for_each_oldest_first([&](bool w, int slot, const HbmEntry& e) {
     if (w != write_mode_ || s.blocked(e) || hold.holds(e.bank) || yields_to_urgent(s, w, slot, e) || !s.col_ready(e))
       return false;
