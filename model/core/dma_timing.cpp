@@ -110,11 +110,19 @@ void HbmDmaTransfers::begin(int engine, const DmaDescriptor& d, uint64_t now) {
       ++bursts;
     }
   }
+  // Every burst of an aligned KiB (a DRAM row's 32 columns) maps to one channel, bank and row.
+  constexpr uint64_t kColumnsBytes = kHbmColumns * kHbmBurstBytes;
+  uint64_t mapped_block = ~uint64_t{0};
+  HbmAddress a;
   for (uint64_t p = 0; p < (d.transpose ? 0 : d.count2); ++p)
     for (uint64_t r = 0; r < d.count1; ++r) {
       const uint64_t row = d.hbm_addr + p * d.hbm_stride2 + r * d.hbm_stride1;
       for (uint64_t off = 0; off < d.bytes; off += kDmaBurstBytes, ++bursts) {
-        const HbmAddress a = hbm_map((row + off) % capacity_, cfg_.hbm.channels, cfg_.hbm.xor_hash);
+        const uint64_t addr = (row + off) % capacity_;
+        if (addr / kColumnsBytes != mapped_block) {
+          mapped_block = addr / kColumnsBytes;
+          a = hbm_map(addr, cfg_.hbm.channels, cfg_.hbm.xor_hash);
+        }
         if (!e.runs.empty()) {
           Run& last = e.runs.back();
           if (last.channel == a.channel && last.bank == a.bank && last.row == a.row) {
