@@ -743,6 +743,7 @@ struct CoreModel::Impl {
   // and so moves slower by its rate over its share. On one clock, both move at half speed; at
   // trn2's clocks (the Vector and Scalar engines at 0.96 and 1.2 GHz, the port at 2.4) it keeps
   // up with both.
+
   // A PSUM bank with an MM's vectors in flight into it takes no read or write of the vector or
   // scalar engine (nc_psum: held off until the bank drains): each bank's MM windows [first
   // vector, commit], in base cycles, as the tensor engine scheduled them.

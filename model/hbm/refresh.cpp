@@ -22,13 +22,6 @@ HbmCommand close_all_then_refresh(const HbmChannelState& s) {
 
 }  // namespace
 
-void HbmRefreshManager::tick() {
-  if (++timer_ == interval_) {
-    timer_ = 0;
-    ++debt_;
-  }
-}
-
 void HbmRefreshManager::tick(uint64_t n) {
   timer_ += n;
   debt_ += static_cast<int>(timer_ / interval_);

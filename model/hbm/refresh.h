@@ -28,7 +28,7 @@ class HbmRefreshManager {
   // A refresh command (REFpb or REFab) went out: one fewer owed.
   virtual void issued(const HbmCommand& c) = 0;
   // End of the cycle: the refresh timer; one more refresh owed every interval.
-  void tick();
+  void tick() { tick(1); }
   // Refreshes owed (negative: pulled in ahead of time).
   int debt() const { return debt_; }
   // Ticks until the next one adds to the debt (1: this cycle's tick does).
