@@ -966,32 +966,31 @@ activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x1000 src0_ap
 // scalar engine (nc_psum holds the access off until the bank drains), and the held access keeps
 // its port (the read port, the external write port), so the other engine's accesses of another
 // bank wait too. The port keeps its request stable while held (PsumRdReqStable,
-// PsumExtWrReqStable: at trn2's clocks the engine whose edge came first used to take it over). On both cores, at trn2, uniform and random dividers: the copy of
-// bank 0 (or into it) ends after the last matmul into bank 0, the activation of bank 4 (or
-// into bank 5) after it too, and the golden core within 5% of the RTL.
+// PsumExtWrReqStable: at trn2's clocks the engine whose edge came first used to take it over).
+// On both cores, at trn2, uniform and random dividers: the copy of bank 0 (or into it) ends
+// after the last matmul into bank 0, the activation of bank 4 (or into bank 5) after it too,
+// and the golden core within 5% of the RTL.
 TEST(CoreRtl, PsumReadsWaitForTheBanksMatmulsAsOnTheRtl) {
-  const model::Program p = model::assemble(R"(.sem mm
+  // Three matmuls into bank 0 (the last two of `n` vectors), a copy on dve and an activation on
+  // act once the first has signalled.
+  const auto bank_hold = [](int n, const std::string& copy, const std::string& activation, const std::string& name) {
+    return model::assemble(fmt::format(R"(.sem mm
 .queue pe
 nc_matmul dtype=bf16 k=8 m=8 n=128 stationary=0x0 moving=0x100 stride=2 psum_bank=0 psum_offset=0 accumulate=0 signal=mm+=1
-nc_matmul dtype=bf16 k=8 m=8 n=256 stationary=0x40 moving=0x100 stride=2 psum_bank=0 psum_offset=128 accumulate=0
-nc_matmul dtype=bf16 k=8 m=8 n=256 stationary=0x80 moving=0x100 stride=2 psum_bank=0 psum_offset=256 accumulate=0 signal=mm+=1
+nc_matmul dtype=bf16 k=8 m=8 n={0} stationary=0x40 moving=0x100 stride=2 psum_bank=0 psum_offset=128 accumulate=0
+nc_matmul dtype=bf16 k=8 m=8 n={0} stationary=0x80 moving=0x100 stride=2 psum_bank=0 psum_offset=256 accumulate=0 signal=mm+=1
 .queue dve
-tensor_copy in0=fp32 out=fp32 partitions=8 src0=psum:0x0 src0_ap=[[1,128]] dst=sbuf:0x1000 dst_ap=[[1,128]] wait=mm>=1
+tensor_copy in0=fp32 out=fp32 partitions=8 {1} src0_ap=[[1,128]] dst_ap=[[1,128]] wait=mm>=1
 .queue act
-activation func=identity in0=fp32 out=fp32 partitions=8 src0=psum:0x2000 src0_ap=[[1,128]] dst=sbuf:0x2000 dst_ap=[[1,128]] wait=mm>=1
-)", "psum_bank_hold.s");
+activation func=identity in0=fp32 out=fp32 partitions=8 {2} src0_ap=[[1,128]] dst_ap=[[1,128]] wait=mm>=1
+)", n, copy, activation), name);
+  };
+  const model::Program p = bank_hold(256, "src0=psum:0x0 dst=sbuf:0x1000", "src0=psum:0x2000 dst=sbuf:0x2000",
+                                     "psum_bank_hold.s");
   // The same with writes, through the external write port: the copy into bank 0 (words the
   // matmuls leave alone) and the activation into bank 5.
-  const model::Program writes = model::assemble(R"(.sem mm
-.queue pe
-nc_matmul dtype=bf16 k=8 m=8 n=128 stationary=0x0 moving=0x100 stride=2 psum_bank=0 psum_offset=0 accumulate=0 signal=mm+=1
-nc_matmul dtype=bf16 k=8 m=8 n=128 stationary=0x40 moving=0x100 stride=2 psum_bank=0 psum_offset=128 accumulate=0
-nc_matmul dtype=bf16 k=8 m=8 n=128 stationary=0x80 moving=0x100 stride=2 psum_bank=0 psum_offset=256 accumulate=0 signal=mm+=1
-.queue dve
-tensor_copy in0=fp32 out=fp32 partitions=8 src0=sbuf:0x1000 src0_ap=[[1,128]] dst=psum:0x600 dst_ap=[[1,128]] wait=mm>=1
-.queue act
-activation func=identity in0=fp32 out=fp32 partitions=8 src0=sbuf:0x2000 src0_ap=[[1,128]] dst=psum:0x2800 dst_ap=[[1,128]] wait=mm>=1
-)", "psum_bank_hold_writes.s");
+  const model::Program writes = bank_hold(128, "src0=sbuf:0x1000 dst=psum:0x600", "src0=sbuf:0x2000 dst=psum:0x2800",
+                                          "psum_bank_hold_writes.s");
   model::SplitMix64 rng(test::test_seed(4905));
   std::vector<std::pair<std::string, CoreSimOptions>> cases;
   CoreSimOptions o;
