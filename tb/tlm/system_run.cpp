@@ -346,6 +346,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
   const double seconds = r.sim_time_us * 1e-6;
   for (int c = 0; c < system.chips(); ++c) {
     const ChipHbm& hbm = system.chip(c).hbm;
+    r.hbm_channel_steps += hbm.channel_steps();
     for (size_t s = 0; s < hbm.stack_stats().size(); ++s) {
       StackReport rep;
       rep.chip = c;
@@ -385,6 +386,7 @@ Json to_json(const SystemRunResult& r) {
   if (!r.message.empty()) j["message"] = r.message;
   j["sim_time_us"] = r.sim_time_us;
   j["wall_seconds"] = r.wall_seconds;
+  j["hbm_channel_steps"] = r.hbm_channel_steps;
   j["cores"] = Json::array();
   for (const auto& c : r.cores) {
     Json busy, wait, engine_cycles, engine_busy;

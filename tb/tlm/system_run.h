@@ -106,6 +106,9 @@ struct SystemRunResult {
   std::vector<OutputReport> outputs;
   std::vector<CollectiveRecord> collectives;
   double wall_seconds = 0;
+  // What the simulation cost, not what it simulated: the pseudo-channel steps the chips' HBM
+  // took (ChipHbm; the event-driven HBM takes far fewer than one a busy channel a cycle).
+  uint64_t hbm_channel_steps = 0;
 };
 
 SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& options);
