@@ -141,7 +141,8 @@ class ChipHbm : public sc_core::sc_module {
   void cycle(uint64_t k, Ps now);
   uint64_t next_cycle(uint64_t k) const;  // the first cycle from k on with work (kNever: none)
   bool must_step(const Channel& c, uint64_t k) const;
-  // An idle channel to cycle k (its refreshes): stepped every cycle, or only while unsettled.
+  // A channel to cycle k: its quiet cycles skipped (with step_every_cycle, stepped); a channel
+  // that was idle may have refreshes to step on the way.
   void catch_up(model::HbmChannel& hbm, uint64_t k) const;
   void issue_bursts(Transfer& x, uint32_t id, Ps now);
   void served(uint32_t id);                 // one burst of transfer `id` is done
