@@ -6,7 +6,10 @@ the tolerance reference.py derives from where the kernel rounds to BF16, element
 element. Inputs are random from a fixed seed (printed;
 --seed changes it).
 
-  check_layer.py [--system chip|trn2] [--seed N] [--batch B] [--context T]
+  check_layer.py [--system chip|trn2] [--rtl] [--seed N] [--batch B] [--context T]
+  check_layer.py --pieces [--engine cosim] [--size 8]   each piece of the layer alone on one
+                                                         core (co-simulated: the RTL bit-exact
+                                                         with the golden core), same tolerance
 """
 import os
 import sys
@@ -24,6 +27,7 @@ import nki.collectives as ncc  # noqa: E402
 import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
+import layer  # noqa: E402
 from layer import decoder_layer_decode  # noqa: E402
 
 CORES = 8
@@ -76,13 +80,93 @@ def shard_args(cfg, tp, rank, model, step):
             as_bf16(f32(model["w_up"])[:, ms]), as_bf16(f32(model["w_down"])[ms, :])], kv
 
 
+def compare(name, got, want):
+    """got within reference.tolerance of want (a (value, variance) pair): prints a line and
+    returns whether it is."""
+    ref, bound = want[0], reference.tolerance(want)
+    got = np.asarray(got, np.float64)
+    err = np.abs(got - ref)
+    worst = np.unravel_index(np.argmax(err / (bound + 1e-300)), err.shape)
+    ok = bool(np.all(err <= bound))
+    print(f"{'ok  ' if ok else 'FAIL'} {name}: max |err| {err.max():.3g}, worst at {tuple(int(i) for i in worst)}: "
+          f"{float(got[worst]):.6g} against {ref[worst]:.6g} (bound {bound[worst]:.3g}, bound max {bound.max():.3g})")
+    return ok
+
+
+def pieces(rng, engine, size):
+    """Each piece of the layer as a kernel of its own on one core, at shapes that take at least
+    two tiles of every tiled dimension."""
+    # (HBM rows are whole 32-byte bursts: q^T's rows hold rows x q_heads BF16 values, a cache row
+    # `past` of them. At size 128 the new position shares its block of 128 with cached ones.)
+    rows, h, d, q_heads, past, inter = (8, 16, 16, 2, 16, 16) if size == 8 else (8, 256, 32, 2, 144, 320)
+    E = reference.exact
+    run = lambda kernel, *a: ncore_nki.simulate_kernel(kernel, *a, engine=engine, size=size)  # noqa: E731
+    ok = True
+
+    x, xv = bf16(rng.standard_normal((rows, h)))
+    g, gv = bf16(1.0 + 0.1 * rng.standard_normal((1, h)))
+    ok &= compare("rmsnorm_kernel y", run(layer.rmsnorm_kernel, x, g), reference.to_bf16(reference.rmsnorm(E(xv), E(gv), 1e-5)))
+
+    cos = np.cos(rng.uniform(0, 6.3, (rows, d // 2))).astype(np.float32)
+    sin = np.sqrt(1 - cos.astype(np.float64) ** 2).astype(np.float32)
+    cos, sin = np.concatenate([cos, cos], 1), np.concatenate([sin, sin], 1)
+    w_qkv, wv = bf16(rng.standard_normal((h, (q_heads + 2) * d)) / np.sqrt(h))
+    dp = min(d, size)  # a head's values on the partitions, in d / dp tiles (layer.head_tiles)
+    tiled = lambda a: a.reshape(d // dp, dp, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731 ([d, ..] -> [dp, dt, ..])
+    q_t, k_new, v_new = run(layer.qkv_rope_kernel, x, w_qkv, cos, sin)
+    q_t = np.asarray(q_t, np.float64).swapaxes(0, 1).reshape(d, rows, q_heads)
+    qkv = reference.matmul(E(xv), E(wv))
+    part = lambda a, i: (a[0][:, i * d:(i + 1) * d], a[1][:, i * d:(i + 1) * d])  # noqa: E731
+    c64, s64 = cos.astype(np.float64), sin.astype(np.float64)
+    for head in range(q_heads):
+        qr = reference.to_bf16(reference.rope(part(qkv, head), c64, s64))
+        ok &= compare(f"qkv_rope_kernel q head {head}", q_t[:, :, head].T, qr)
+    ok &= compare("qkv_rope_kernel k_new", k_new, reference.to_bf16(reference.rope(part(qkv, q_heads), c64, s64)))
+    ok &= compare("qkv_rope_kernel v_new", v_new, reference.to_bf16(part(qkv, q_heads + 1)))
+
+    q_t, qv = bf16(tiled(rng.standard_normal((d, rows, q_heads))))
+    qv = qv.swapaxes(0, 1).reshape(d, rows, q_heads)
+    kn, knv = bf16(rng.standard_normal((rows, d)))
+    vn, vnv = bf16(rng.standard_normal((rows, d)))
+    kc, kcv = bf16(rng.standard_normal((rows, d, past)))
+    vc, vcv = bf16(rng.standard_normal((rows, past, d)))
+    w_o, wov = bf16(rng.standard_normal((q_heads * d, h)) / np.sqrt(q_heads * d))
+    o_v, o_var = np.zeros((rows, q_heads * d)), np.zeros((rows, q_heads * d))
+    for b in range(rows):
+        keys = E(np.concatenate([kcv[b], knv[b][:, None]], 1))
+        values = E(np.concatenate([vcv[b], vnv[b][None, :]], 0))
+        for head in range(q_heads):
+            o = reference.to_bf16(reference.attention(E(qv[:, b, head][None, :]), keys, values, d))
+            o_v[b, head * d:(head + 1) * d], o_var[b, head * d:(head + 1) * d] = o[0][0], o[1][0]
+    ok &= compare("attention_kernel partial", run(layer.attention_kernel, q_t, kn, vn, kc, vc, w_o),
+                  reference.matmul((o_v, o_var), E(wov)))
+
+    w_gate, wgv = bf16(rng.standard_normal((h, inter)) / np.sqrt(h))
+    w_up, wuv = bf16(rng.standard_normal((h, inter)) / np.sqrt(h))
+    w_down, wdv = bf16(rng.standard_normal((inter, h)) / np.sqrt(inter))
+    gate, up = reference.matmul(E(xv), E(wgv)), reference.matmul(E(xv), E(wuv))
+    product = reference.to_bf16(reference.mul(reference.mul(gate, reference.sigmoid(gate)), up))
+    ok &= compare("swiglu_kernel partial", run(layer.swiglu_kernel, x, w_gate, w_up, w_down),
+                  reference.matmul(product, E(wdv)))
+    return 0 if ok else 1
+
+
 def main():
     ap = ArgumentParser(description=__doc__)
     ap.add_argument("--system", choices=["chip", "trn2"], default="chip")
     ap.add_argument("--seed", type=int, default=51)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--context", type=int, default=127, help="earlier positions in the KV cache")
+    ap.add_argument("--rtl", action="store_true",
+                    help="also run the layer on RTL cores (the Verilated nc_core, size 128): every rank's outputs "
+                         "must be the golden cores' bit for bit")
+    ap.add_argument("--pieces", action="store_true", help="each piece of the layer alone on one core")
+    ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
+    ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
     args = ap.parse_args()
+    if args.pieces:
+        print(f"seed {args.seed}: the layer's pieces on the {args.engine} core of size {args.size}")
+        return pieces(np.random.default_rng(args.seed), args.engine, args.size)
     cfg = reference.Config(hidden=256, heads=8, kv_heads=2, head_dim=32, intermediate=512)
     tp = CORES
     groups = 1 if args.system == "chip" else 16
@@ -97,6 +181,12 @@ def main():
     group = ncc.ReplicaGroup([list(range(g * tp, (g + 1) * tp)) for g in range(groups)])
     outs = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system)
     failures = 0
+    if args.rtl:
+        rtl = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system, engine="rtl")
+        same = all(np.array_equal(np.asarray(g, np.float64), np.asarray(r, np.float64))
+                   for gs, rs in zip(outs, rtl) for g, r in zip(gs, rs))
+        print(f"{'ok  ' if same else 'FAIL'} on RTL cores: every rank's y, k_new and v_new the golden cores', bit for bit")
+        failures += not same
     for g, step in enumerate(steps):
         ys, k_new, v_new = reference.decode_layer(
             cfg, step["x"][1], model["g_attn"][1], model["w_q"][1], model["w_k"][1], model["w_v"][1],
@@ -106,15 +196,7 @@ def main():
             kv = per_rank[r][1]
             for name, got, want in (("y", outs[r][0], ys), ("k_new", outs[r][1], (k_new[0][:, kv], k_new[1][:, kv])),
                                     ("v_new", outs[r][2], (v_new[0][:, kv], v_new[1][:, kv]))):
-                ref, bound = want[0], reference.tolerance(want)
-                err = np.abs(np.asarray(got, np.float64) - ref)
-                worst = np.unravel_index(np.argmax(err / (bound + 1e-300)), err.shape)
-                ok = bool(np.all(err <= bound))
-                failures += not ok
-                if not ok or r == 0:
-                    print(f"{'ok  ' if ok else 'FAIL'} rank {r} {name}: max |err| {err.max():.3g}, "
-                          f"worst at {tuple(int(i) for i in worst)}: {float(np.asarray(got, np.float64)[worst]):.6g} "
-                          f"against {ref[worst]:.6g} (bound {bound[worst]:.3g}, bound max {bound.max():.3g})")
+                failures += not compare(f"rank {r} {name}", got, want)
     print(f"{groups * tp} ranks: {'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
 

@@ -35,8 +35,12 @@ import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
 
-P = 128          # partitions: a matmul's contraction tile and the transposes' blocks
-N_TILE = 512     # a matmul's moving free size (nl.tile_size.gemm_moving_fmax)
+N_TILE = 512  # a matmul's moving free size (nl.tile_size.gemm_moving_fmax)
+
+
+def tiles(n, size):
+    """(start, length) of each tile of at most `size` covering 0 .. n - 1."""
+    return [(i, min(size, n - i)) for i in range(0, n, size)]
 
 
 def _broadcast_row(row_hbm, rows):
@@ -46,18 +50,18 @@ def _broadcast_row(row_hbm, rows):
     row = nl.ndarray((1, n), dtype=row_hbm.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=row, src=row_hbm)
     ones = nl.ones((1, rows), dtype=row_hbm.dtype, buffer=nl.sbuf)
-    return matmul_columns(ones, row, nl.ndarray((rows, n), dtype=nl.float32, buffer=nl.sbuf))
+    return matmul_columns([(ones, row)], nl.ndarray((rows, n), dtype=nl.float32, buffer=nl.sbuf))
 
 
-def matmul_columns(stationary, moving, out):
-    """out [M, N] (SBUF, FP32) = stationary^T @ moving for stationary [K, M] and moving [K, N]
-    in SBUF (K at most 128), N in tiles of 512."""
+def matmul_columns(pairs, out):
+    """out [M, N] (SBUF, FP32) = sum over (stationary [K, M], moving [K, N]) in pairs of
+    stationary^T @ moving (SBUF, K at most the partitions), N in tiles of 512."""
     m, n = out.shape
-    for j in nl.affine_range((n + N_TILE - 1) // N_TILE):
-        cols = slice(j * N_TILE, min(n, (j + 1) * N_TILE))
-        acc = nl.ndarray((m, cols.stop - cols.start), dtype=nl.float32, buffer=nl.psum)
-        nisa.nc_matmul(dst=acc, stationary=stationary, moving=moving[:, cols])
-        nisa.tensor_copy(dst=out[:, cols], src=acc)
+    for c0, cn in tiles(n, N_TILE):
+        acc = nl.ndarray((m, cn), dtype=nl.float32, buffer=nl.psum)
+        for i, (stationary, moving) in enumerate(pairs):
+            nisa.nc_matmul(dst=acc, stationary=stationary, moving=moving[:, c0:c0 + cn], accumulate=i > 0)
+        nisa.tensor_copy(dst=out[:, c0:c0 + cn], src=acc)
     return out
 
 
@@ -78,31 +82,32 @@ def rmsnorm_rows(x, gain, eps):
 
 
 def transpose_rows(x):
-    """x [B, K] (SBUF, BF16) -> x^T as [min(K, 128), K / 128 tiles, B]: the contraction dimension
-    on the partitions, a tile per 128 of it, for the stationary side of a matmul."""
+    """x [B, K] (SBUF, BF16) -> x^T as [min(K, P), K / P tiles, B]: the contraction dimension on
+    the partitions (P of them), a tile per P of it (the last may be partly filled), for the
+    stationary side of a matmul."""
     rows, k = x.shape
-    kp = min(k, P)
-    out = nl.ndarray((kp, k // kp, rows), dtype=x.dtype, buffer=nl.sbuf)
-    for t in nl.affine_range(k // kp):
-        turned = nl.ndarray((kp, rows), dtype=x.dtype, buffer=nl.psum)
-        nisa.nc_transpose(dst=turned, data=x[:, t * kp:(t + 1) * kp])
-        nisa.tensor_copy(dst=out[:, t, :], src=turned)
+    kp = min(k, nl.tile_size.pmax)
+    parts = tiles(k, kp)
+    out = nl.ndarray((kp, len(parts), rows), dtype=x.dtype, buffer=nl.sbuf)
+    for t, (start, size) in enumerate(parts):
+        turned = nl.ndarray((size, rows), dtype=x.dtype, buffer=nl.psum)
+        nisa.nc_transpose(dst=turned, data=x[:, start:start + size])
+        nisa.tensor_copy(dst=out[0:size, t, :], src=turned)
     return out
 
 
 def project(x_t, w_hbm, out):
-    """out [B, N] (SBUF) = x @ w for x^T [kp, K / kp, B] (transpose_rows) and w [K, N] in HBM:
+    """out [B, N] (SBUF) = x @ w for x^T [kp, K tiles, B] (transpose_rows) and w [K, N] in HBM:
     N in tiles of 512, K in tiles of kp accumulated in PSUM."""
-    kp, kt, rows = x_t.shape
-    n = w_hbm.shape[1]
-    for j in nl.affine_range((n + N_TILE - 1) // N_TILE):
-        cols = slice(j * N_TILE, min(n, (j + 1) * N_TILE))
-        acc = nl.ndarray((rows, cols.stop - cols.start), dtype=nl.float32, buffer=nl.psum)
-        for t in nl.affine_range(kt):
-            w = nl.ndarray((kp, cols.stop - cols.start), dtype=w_hbm.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=w, src=w_hbm[t * kp:(t + 1) * kp, cols])
-            nisa.nc_matmul(dst=acc, stationary=x_t[:, t, :], moving=w)
-        nisa.tensor_copy(dst=out[:, cols], src=acc)
+    kp, _, rows = x_t.shape
+    k, n = w_hbm.shape
+    for c0, cn in tiles(n, N_TILE):
+        acc = nl.ndarray((rows, cn), dtype=nl.float32, buffer=nl.psum)
+        for t, (start, size) in enumerate(tiles(k, kp)):
+            w = nl.ndarray((size, cn), dtype=w_hbm.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=w, src=w_hbm[start:start + size, c0:c0 + cn])
+            nisa.nc_matmul(dst=acc, stationary=x_t[0:size, t, :], moving=w, accumulate=t > 0)
+        nisa.tensor_copy(dst=out[:, c0:c0 + cn], src=acc)
     return out
 
 
@@ -125,13 +130,35 @@ def rope(x, head, d, cos, sin, out):
     return out
 
 
-def decode_attention(q_t, k_t, v_rows, q_heads, d, out_t, b):
-    """One token's grouped-query attention: q^T [d, q_heads] (its heads as columns) against the
-    keys k^T [d, S] and values v [S, d] (S positions, in row blocks of 128: v_rows(i) gives block
-    i as [rows, d] in SBUF); softmax(q k^T / sqrt(d)) v, its heads' outputs transposed into
-    out_t[:, h, b] ([d, q_heads, B], BF16)."""
-    s = k_t.shape[1]
-    scores = matmul_columns(q_t, k_t, nl.ndarray((q_heads, s), dtype=nl.float32, buffer=nl.sbuf))
+def head_tiles(d):
+    """A head's d values on the partitions: (partitions per tile, tiles). d is at most the
+    partitions on NeuronCore-v3 (128); the size-8 test core needs two tiles of 8."""
+    dp = min(d, nl.tile_size.pmax)
+    if d % dp:
+        raise ValueError(f"head size {d}: expected a multiple of the partitions ({dp}) or at most them")
+    return dp, d // dp
+
+
+def turn_into(x, out, index):
+    """x [B, d] (SBUF, BF16) transposed into out[:, t, <index>] for each head tile t ([dp, B])."""
+    rows, d = x.shape
+    dp, dt = head_tiles(d)
+    for t in nl.affine_range(dt):
+        turned = nl.ndarray((dp, rows), dtype=x.dtype, buffer=nl.psum)
+        nisa.nc_transpose(dst=turned, data=x[:, t * dp:(t + 1) * dp])
+        nisa.tensor_copy(dst=out[(slice(None), t) + index], src=turned)
+
+
+def decode_attention(q_t, keys, v_rows, b, out_t):
+    """Token b's grouped-query attention: its heads' q^T (q_t [dp, dt, B, q_heads]) against the
+    keys k^T (keys [dp, dt, S]) and values v [S, d] (S positions, in row blocks of P partitions:
+    v_rows(first, rows) gives positions first .. first + rows - 1 as [rows, d] in SBUF);
+    softmax(q k^T / sqrt(d)) v, its heads' outputs transposed into out_t[:, :, :, b]
+    ([dp, dt, q_heads, B], BF16)."""
+    dp, dt, _, q_heads = q_t.shape
+    d, s = dp * dt, keys.shape[2]
+    scores = matmul_columns([(q_t[:, t, b, :], keys[:, t, :]) for t in range(dt)],
+                            nl.ndarray((q_heads, s), dtype=nl.float32, buffer=nl.sbuf))
     scale = 1.0 / math.sqrt(d)
     neg_scaled = nl.ndarray((q_heads, s), dtype=nl.float32, buffer=nl.sbuf)
     neg_max = nl.ndarray((q_heads, 1), dtype=nl.float32, buffer=nl.sbuf)
@@ -142,21 +169,17 @@ def decode_attention(q_t, k_t, v_rows, q_heads, d, out_t, b):
     nisa.activation(dst=probs, op=nl.exp, data=neg_scaled, scale=-1.0, bias=neg_max, reduce_op=nl.add,
                     reduce_res=row_sum, reduce_cmd=nisa.reduce_cmd.reset_reduce)
     acc = nl.ndarray((q_heads, d), dtype=nl.float32, buffer=nl.psum)
-    blocks = (s + P - 1) // P
-    for i in nl.affine_range(blocks):
-        rows = min(P, s - i * P)
+    for i, (first, rows) in enumerate(tiles(s, nl.tile_size.pmax)):
         p_t_psum = nl.ndarray((rows, q_heads), dtype=nl.bfloat16, buffer=nl.psum)
-        nisa.nc_transpose(dst=p_t_psum, data=probs[:, i * P:i * P + rows])
+        nisa.nc_transpose(dst=p_t_psum, data=probs[:, first:first + rows])
         p_t = nl.ndarray((rows, q_heads), dtype=nl.bfloat16, buffer=nl.sbuf)
         nisa.tensor_copy(dst=p_t, src=p_t_psum)
-        nisa.nc_matmul(dst=acc, stationary=p_t, moving=v_rows(i), accumulate=i > 0)
+        nisa.nc_matmul(dst=acc, stationary=p_t, moving=v_rows(first, rows), accumulate=i > 0)
     inverse = nl.ndarray((q_heads, 1), dtype=nl.float32, buffer=nl.sbuf)
     nisa.reciprocal(dst=inverse, data=row_sum)
     o = nl.ndarray((q_heads, d), dtype=nl.bfloat16, buffer=nl.sbuf)
     nisa.tensor_scalar(dst=o, data=acc, op0=nl.multiply, operand0=inverse)
-    o_t = nl.ndarray((d, q_heads), dtype=nl.bfloat16, buffer=nl.psum)
-    nisa.nc_transpose(dst=o_t, data=o)
-    nisa.tensor_copy(dst=out_t[:, :, b], src=o_t)
+    turn_into(o, out_t, (slice(None), b))
 
 
 def all_reduce_rows(partial, replica_group):
@@ -166,52 +189,53 @@ def all_reduce_rows(partial, replica_group):
     return total
 
 
-@nki.jit
-def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down,
-                         replica_group, eps=1e-5):
-    rows, h = x.shape
-    d = cos.shape[1]
-    q_heads = w_o.shape[0] // d
-    past = k_cache.shape[2]
-    inter = w_gate.shape[1]
-    y = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
-    k_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+def load(src, dtype=None):
+    """An HBM tensor into a new SBUF tile (cast on the way when dtype differs)."""
+    tile = nl.ndarray(src.shape, dtype=dtype or src.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=tile, src=src)
+    return tile
 
-    x_sb = nl.ndarray((rows, h), dtype=x.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=x_sb, src=x)
-    cos_sb = nl.ndarray((rows, d), dtype=nl.float32, buffer=nl.sbuf)
-    sin_sb = nl.ndarray((rows, d), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(dst=cos_sb, src=cos)
-    nisa.dma_copy(dst=sin_sb, src=sin)
 
-    # Attention: q, k, v of every token, rotated; the new k and v are this step's cache entries.
-    xn_t = transpose_rows(rmsnorm_rows(x_sb, _broadcast_row(g_attn, rows), eps))
+def qkv_rope(xn_t, w_qkv, cos, sin, q_heads, k_new, v_new):
+    """The rank's q, k and v of every token from the normed rows (xn_t, transpose_rows), q and k
+    rotated; k and v written to their HBM outputs k_new, v_new [B, d]. Returns q^T as
+    [dp, dt, B, q_heads] (each token's heads as columns) and k^T [dp, dt, B], both BF16, a head's
+    d values in dt tiles of dp partitions (head_tiles)."""
+    rows, d = cos.shape
+    dp, dt = head_tiles(d)
     qkv = project(xn_t, w_qkv, nl.ndarray((rows, (q_heads + 2) * d), dtype=nl.float32, buffer=nl.sbuf))
-    q_t = nl.ndarray((d, rows, q_heads), dtype=nl.bfloat16, buffer=nl.sbuf)
+    q_t = nl.ndarray((dp, dt, rows, q_heads), dtype=nl.bfloat16, buffer=nl.sbuf)
     for head in nl.affine_range(q_heads):
-        q_rot = rope(qkv, head, d, cos_sb, sin_sb, nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf))
-        turned = nl.ndarray((d, rows), dtype=nl.bfloat16, buffer=nl.psum)
-        nisa.nc_transpose(dst=turned, data=q_rot)
-        nisa.tensor_copy(dst=q_t[:, :, head], src=turned)
-    k_rot = rope(qkv, q_heads, d, cos_sb, sin_sb, nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf))
+        q_rot = rope(qkv, head, d, cos, sin, nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf))
+        turn_into(q_rot, q_t, (slice(None), head))
+    k_rot = rope(qkv, q_heads, d, cos, sin, nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf))
     v_sb = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf)
     nisa.tensor_copy(dst=v_sb, src=qkv[:, (q_heads + 1) * d:(q_heads + 2) * d])
     nisa.dma_copy(dst=k_new, src=k_rot)
     nisa.dma_copy(dst=v_new, src=v_sb)
-    k_new_t = nl.ndarray((d, rows), dtype=nl.bfloat16, buffer=nl.psum)
-    nisa.nc_transpose(dst=k_new_t, data=k_rot)
+    k_new_t = nl.ndarray((dp, dt, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
+    turn_into(k_rot, k_new_t, (slice(None),))
+    return q_t, k_new_t
 
-    o_t = nl.ndarray((d, q_heads, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
+
+def attend(q_t, k_new_t, k_cache, v_cache, v_new):
+    """Every token's attention over its cache (k_cache [B, d, T], v_cache [B, T, d]) and its own
+    new key (k_new_t [dp, dt, B]) and value (v_new [B, d], HBM). Returns the heads' outputs
+    transposed, [dp, dt, q_heads, B] (BF16)."""
+    dp, dt, rows, q_heads = q_t.shape
+    d = dp * dt
+    past = k_cache.shape[2]
     s = past + 1
+    o_t = nl.ndarray((dp, dt, q_heads, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
     for b in nl.affine_range(rows):
-        keys = nl.ndarray((d, s), dtype=nl.bfloat16, buffer=nl.sbuf)
-        nisa.dma_copy(dst=keys[:, 0:past], src=k_cache[b])
-        nisa.tensor_copy(dst=keys[:, past:s], src=k_new_t[:, b:b + 1])
+        keys = nl.ndarray((dp, dt, s), dtype=nl.bfloat16, buffer=nl.sbuf)
+        for t in nl.affine_range(dt):
+            nisa.dma_copy(dst=keys[:, t, 0:past], src=k_cache[b, t * dp:(t + 1) * dp, :])
+            nisa.tensor_copy(dst=keys[:, t, past:s], src=k_new_t[:, t, b:b + 1])
 
-        def values(i, b=b):
-            block = nl.ndarray((min(P, s - i * P), d), dtype=nl.bfloat16, buffer=nl.sbuf)
-            first, last = i * P, min(s, (i + 1) * P)
+        def values(first, count, b=b):
+            block = nl.ndarray((count, d), dtype=nl.bfloat16, buffer=nl.sbuf)
+            last = first + count
             if last <= past:
                 nisa.dma_copy(dst=block, src=v_cache[b, first:last, :])
             else:  # the block with the new position: its value row comes back from HBM
@@ -220,22 +244,30 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
                 nisa.dma_copy(dst=block[past - first:past - first + 1, :], src=v_new[b:b + 1, :])
             return block
 
-        decode_attention(q_t[:, b, :], keys, values, q_heads, d, o_t, b)
+        decode_attention(q_t, keys, values, b, o_t)
+    return o_t
 
+
+def output_projection(o_t, w_o, h):
+    """The rank's part of the output projection: [B, H] (FP32) = sum over its heads of o_h @ w_o
+    rows of head h, for o^T [dp, dt, q_heads, B]."""
+    dp, dt, q_heads, rows = o_t.shape
     attn = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
-    for j in nl.affine_range((h + N_TILE - 1) // N_TILE):
-        cols = slice(j * N_TILE, min(h, (j + 1) * N_TILE))
-        acc = nl.ndarray((rows, cols.stop - cols.start), dtype=nl.float32, buffer=nl.psum)
-        for head in nl.affine_range(q_heads):
-            w = nl.ndarray((d, cols.stop - cols.start), dtype=w_o.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=w, src=w_o[head * d:(head + 1) * d, cols])
-            nisa.nc_matmul(dst=acc, stationary=o_t[:, head, :], moving=w, accumulate=head > 0)
-        nisa.tensor_copy(dst=attn[:, cols], src=acc)
-    hidden = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_tensor(dst=hidden, data1=x_sb, data2=all_reduce_rows(attn, replica_group), op=nl.add)
+    for c0, cn in tiles(h, N_TILE):
+        acc = nl.ndarray((rows, cn), dtype=nl.float32, buffer=nl.psum)
+        for i, (head, t) in enumerate((head, t) for head in range(q_heads) for t in range(dt)):
+            w = nl.ndarray((dp, cn), dtype=w_o.dtype, buffer=nl.sbuf)
+            first = head * dp * dt + t * dp
+            nisa.dma_copy(dst=w, src=w_o[first:first + dp, c0:c0 + cn])
+            nisa.nc_matmul(dst=acc, stationary=o_t[:, t, head, :], moving=w, accumulate=i > 0)
+        nisa.tensor_copy(dst=attn[:, c0:c0 + cn], src=acc)
+    return attn
 
-    # MLP: SwiGLU on the rank's slice of the intermediate dimension.
-    hn_t = transpose_rows(rmsnorm_rows(hidden, _broadcast_row(g_mlp, rows), eps))
+
+def swiglu(hn_t, w_gate, w_up, w_down):
+    """The rank's part of the MLP, [B, H] (FP32): (silu(hn @ w_gate) * (hn @ w_up)) @ w_down."""
+    _, _, rows = hn_t.shape
+    inter, h = w_down.shape
     gate = project(hn_t, w_gate, nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf))
     up = project(hn_t, w_up, nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf))
     sig = nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf)
@@ -244,8 +276,77 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
     nisa.tensor_tensor(dst=silu, data1=gate, data2=sig, op=nl.multiply)
     product = nl.ndarray((rows, inter), dtype=nl.bfloat16, buffer=nl.sbuf)
     nisa.tensor_tensor(dst=product, data1=silu, data2=up, op=nl.multiply)
-    mlp = project(transpose_rows(product), w_down, nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf))
-    out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_tensor(dst=out, data1=hidden, data2=all_reduce_rows(mlp, replica_group), op=nl.add)
+    return project(transpose_rows(product), w_down, nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf))
+
+
+def residual(a, b):
+    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_tensor(dst=out, data1=a, data2=b, op=nl.add)
+    return out
+
+
+@nki.jit
+def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down,
+                         replica_group, eps=1e-5):
+    rows, h = x.shape
+    d = cos.shape[1]
+    q_heads = w_o.shape[0] // d
+    y = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
+    k_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    x_sb = load(x)
+    xn_t = transpose_rows(rmsnorm_rows(x_sb, _broadcast_row(g_attn, rows), eps))
+    q_t, k_new_t = qkv_rope(xn_t, w_qkv, load(cos), load(sin), q_heads, k_new, v_new)
+    o_t = attend(q_t, k_new_t, k_cache, v_cache, v_new)
+    hidden = residual(x_sb, all_reduce_rows(output_projection(o_t, w_o, h), replica_group))
+    hn_t = transpose_rows(rmsnorm_rows(hidden, _broadcast_row(g_mlp, rows), eps))
+    out = residual(hidden, all_reduce_rows(swiglu(hn_t, w_gate, w_up, w_down), replica_group))
     nisa.dma_copy(dst=y, src=out)
     return y, k_new, v_new
+
+
+# -- each piece alone, for the size-8 RTL core in co-simulation ----------------------------------
+
+@nki.jit
+def rmsnorm_kernel(x, gain, eps=1e-5):
+    """rmsnorm_rows of x [B, H] with gain [1, H]: BF16 [B, H]."""
+    rows, h = x.shape
+    y = nl.ndarray((rows, h), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=y, src=rmsnorm_rows(load(x), _broadcast_row(gain, rows), eps))
+    return y
+
+
+@nki.jit
+def qkv_rope_kernel(xn, w_qkv, cos, sin):
+    """qkv_rope of normed rows xn [B, H] (BF16): q^T [dp, dt, B, q_heads], k_new and v_new [B, d]."""
+    rows, d = cos.shape
+    dp, dt = head_tiles(d)
+    q_heads = w_qkv.shape[1] // d - 2
+    q_out = nl.ndarray((dp, dt, rows, q_heads), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    k_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    q_t, _ = qkv_rope(transpose_rows(load(xn)), w_qkv, load(cos), load(sin), q_heads, k_new, v_new)
+    nisa.dma_copy(dst=q_out, src=q_t)
+    return q_out, k_new, v_new
+
+
+@nki.jit
+def attention_kernel(q_t, k_new, v_new, k_cache, v_cache, w_o):
+    """attend then output_projection: q^T [dp, dt, B, q_heads], the new k and v [B, d], the
+    caches and w_o [q_heads d, H]: the rank's partial [B, H] (FP32)."""
+    dp, dt, rows, _ = q_t.shape
+    h = w_o.shape[1]
+    out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
+    k_new_t = nl.ndarray((dp, dt, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
+    turn_into(load(k_new), k_new_t, (slice(None),))
+    nisa.dma_copy(dst=out, src=output_projection(attend(load(q_t), k_new_t, k_cache, v_cache, v_new), w_o, h))
+    return out
+
+
+@nki.jit
+def swiglu_kernel(hn, w_gate, w_up, w_down):
+    """swiglu of normed rows hn [B, H] (BF16): the rank's partial [B, H] (FP32)."""
+    rows, h = hn.shape
+    out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=swiglu(transpose_rows(load(hn)), w_gate, w_up, w_down))
+    return out
