@@ -29,6 +29,7 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
+
 // The program of every core that runs one, by (chip, core).
 std::map<std::pair<int, int>, model::Program> load_programs(const SystemConfig& config, const std::string& path) {
   const int chips = config.chips(), cores = config.chip.cores;
@@ -320,6 +321,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
     for (int q = 0; q < isa::kNumQueue; ++q) {
       rep.busy_cycles[q] = cr.queues[q].busy_cycles;
       rep.wait_cycles[q] = cr.queues[q].wait_cycles;
+      rep.fetch_stall_cycles[q] = cr.queues[q].fetch_stall_cycles;
     }
     rep.busy_cycles[model::kSpQueue] = cr.dma_busy_cycles;  // as ncore run reports it
     const model::CoreClocks& clocks = core.config().clocks;
@@ -389,9 +391,10 @@ Json to_json(const SystemRunResult& r) {
   j["hbm_channel_steps"] = r.hbm_channel_steps;
   j["cores"] = Json::array();
   for (const auto& c : r.cores) {
-    Json busy, wait, engine_cycles, engine_busy;
+    Json busy, wait, engine_cycles, engine_busy, fetch_stall;
     for (int q = 0; q < isa::kNumQueue; ++q) {
       busy[isa::kQueueNames[q]] = c.busy_cycles[q];
+      fetch_stall[isa::kQueueNames[q]] = c.fetch_stall_cycles[q];
       wait[isa::kQueueNames[q]] = c.wait_cycles[q];
       engine_cycles[isa::kQueueNames[q]] = c.engine_cycles[q];
       engine_busy[isa::kQueueNames[q]] = c.engine_busy_cycles[q];
@@ -399,6 +402,7 @@ Json to_json(const SystemRunResult& r) {
     j["cores"].push_back({{"chip", c.chip}, {"core", c.core}, {"engine", c.engine}, {"timing_only", c.timing_only}, {"status", c.status},
                           {"cycles", c.cycles}, {"time_ns", c.time_ns}, {"instructions", c.instructions},
                           {"te_utilization", c.te_utilization}, {"hbm_bytes", c.hbm_bytes}, {"fetch_bytes", c.fetch_bytes},
+                          {"fetch_stall_cycles", fetch_stall},
                           {"busy_cycles", busy}, {"wait_cycles", wait}, {"engine_cycles", engine_cycles},
                           {"engine_busy_cycles", engine_busy}});
   }

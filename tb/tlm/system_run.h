@@ -72,6 +72,7 @@ struct CoreReport {
   // Cycles each queue's engine was busy (pe: the array streaming; sp: any DMA engine busy; cc:
   // a collective in flight), and its instructions' waits on semaphores.
   std::array<uint64_t, isa::kNumQueue> busy_cycles{}, wait_cycles{};
+  std::array<uint64_t, isa::kNumQueue> fetch_stall_cycles{};  // its next instruction not yet fetched
 };
 
 struct StackReport {

@@ -44,17 +44,17 @@ def tiles(n, size):
 
 
 def _broadcast_row(row_hbm, rows):
-    """[1, n] in HBM -> [rows, n] FP32 in SBUF, every partition a copy (ones [1, rows] as the
-    stationary, the row as the moving tile)."""
+    """[1, n] in HBM -> [rows, n] in SBUF (its type: the sums of one term are exact), every
+    partition a copy (ones [1, rows] as the stationary, the row as the moving tile)."""
     n = row_hbm.shape[1]
     row = nl.ndarray((1, n), dtype=row_hbm.dtype, buffer=nl.sbuf)
     nisa.dma_copy(dst=row, src=row_hbm)
     ones = nl.ones((1, rows), dtype=row_hbm.dtype, buffer=nl.sbuf)
-    return matmul_columns([(ones, row)], nl.ndarray((rows, n), dtype=nl.float32, buffer=nl.sbuf))
+    return matmul_columns([(ones, row)], nl.ndarray((rows, n), dtype=row_hbm.dtype, buffer=nl.sbuf))
 
 
 def matmul_columns(pairs, out):
-    """out [M, N] (SBUF, FP32) = sum over (stationary [K, M], moving [K, N]) in pairs of
+    """out [M, N] (SBUF) = sum over (stationary [K, M], moving [K, N]) in pairs of
     stationary^T @ moving (SBUF, K at most the partitions), N in tiles of 512."""
     m, n = out.shape
     for c0, cn in tiles(n, N_TILE):
@@ -68,13 +68,14 @@ def matmul_columns(pairs, out):
 def rmsnorm_rows(x, gain, eps):
     """x [B, H] (SBUF, any float type) -> x / sqrt(mean(x^2) + eps) * gain, BF16 [B, H]."""
     rows, h = x.shape
-    squares = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
+    # The squares go where the normed values will (only their sum is kept): with one token, a
+    # row of the hidden state is up to 64 KiB of a partition's SBUF.
+    normed = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
     square_sum = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=squares, op=nl.square, data=x, reduce_op=nl.add, reduce_res=square_sum,
+    nisa.activation(dst=normed, op=nl.square, data=x, reduce_op=nl.add, reduce_res=square_sum,
                     reduce_cmd=nisa.reduce_cmd.reset_reduce)
     rstd = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
     nisa.activation(dst=rstd, op=nl.rsqrt, data=square_sum, scale=1.0 / h, bias=eps)
-    normed = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_scalar(dst=normed, data=x, op0=nl.multiply, operand0=rstd)
     out = nl.ndarray((rows, h), dtype=nl.bfloat16, buffer=nl.sbuf)
     nisa.tensor_tensor(dst=out, data1=normed, data2=gain, op=nl.multiply)

@@ -196,6 +196,7 @@ class Compiler:
         self.lists = 0  # descriptor lists made so far (their names)
         self.next_engine = {False: 0, True: 0}  # per direction (to HBM or not): the next in its pool
         self.input_suffix = ""  # the inputs' .npy files: NAME{suffix}.npy (a rank's: ".rR")
+        self.inputs_zero = False  # a timing-only run: inputs declared init=zero, no .npy files
         self.drop_dead_loads()
 
     def hoist_loads(self, depth=2, spec=None):
@@ -608,7 +609,8 @@ class Compiler:
                  "# read/write hazards between queues. The comment on each line is the kernel's line."]
         for t in self.trace.hbm:
             shape = "x".join(str(n) for n in t.shape)
-            init = {"input": f" init=file:{t.name}{self.input_suffix}.npy", "scratch": ""}.get(t.role, " output")
+            data = " init=zero" if self.inputs_zero else f" init=file:{t.name}{self.input_suffix}.npy"
+            init = {"input": data, "scratch": ""}.get(t.role, " output")
             if t.output_arg:
                 init += " output"
             lines.append(f".tensor {t.name} hbm addr={t.addr:#x} dtype={t.dtype.isa} shape={shape}{init}")

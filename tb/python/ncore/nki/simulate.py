@@ -367,10 +367,12 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
         raise ValueError(f"system={system!r}: expected one of {', '.join(SYSTEMS)}")
     if engine not in ("golden", "rtl"):
         raise ValueError(f"engine={engine!r}: a system run has golden or RTL cores (co-simulation is per core)")
-    if size != 128 or cores != 1 or timing_only:
-        raise ValueError(f"system={system!r} with size={size!r}, cores={cores!r}, timing_only={timing_only!r}: a system "
-                         "runs every core of its chips, each of size 128, with data; leave size, cores and "
-                         "timing_only out")
+    if size != 128 or cores != 1:
+        raise ValueError(f"system={system!r} with size={size!r}, cores={cores!r}: a system runs every core of its "
+                         "chips, each of size 128; leave size and cores out")
+    if timing_only and engine != "golden":
+        raise ValueError(f"timing_only with engine={engine!r}: only golden cores run without data "
+                         "(ncore tlm run --no-data)")
     chips = SYSTEMS[system]
     ranks = chips * CHIP_CORES
     for a in arrays:
@@ -388,6 +390,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
             t.live_ops()
             c = Compiler(t, kernel.__name__, policy)
             c.input_suffix = f".r{r}"
+            c.inputs_zero = timing_only
             c.place_hbm(base=(r % CHIP_CORES) * RANK_WINDOW, window=RANK_WINDOW)
             c.build()
             lines += [f".if CHIP*CORES+CORE=={r}"] + c.header(source)[3:] + c.queues() + [".endif"]
@@ -397,15 +400,21 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
     compile_seconds = time.perf_counter() - t0
     with tempfile.TemporaryDirectory(prefix="ncore_nki_") as tmp:
         path = _write_program(program_out or os.path.join(tmp, f"{kernel.__name__}.s"), "\n".join(lines) + "\n",
-                              [(f".r{r}", t) for r, t in enumerate(traces)])
+                              [] if timing_only else [(f".r{r}", t) for r, t in enumerate(traces)])
         out_dir = os.path.join(tmp, "out")
-        extra = _trace_option(trace_json) + (["--timing", str(timing)] if timing is not None else [])
+        extra = (_trace_option(trace_json) + (["--timing", str(timing)] if timing is not None else []) +
+                 (["--no-data"] if timing_only else []))
         t1 = time.perf_counter()
-        report = _chip_report(tool.run_system(path, engine=engine, outputs=out_dir, system=system, extra=extra),
-                              CHIP_CORES)
+        system_json = tool.run_system(path, engine=engine, outputs=None if timing_only else out_dir, system=system,
+                                      extra=extra)
+        report = _chip_report(system_json, CHIP_CORES)
+        report["system"] = system_json  # stacks, links and collectives, for a time split
         run_seconds = time.perf_counter() - t1
         per_rank_out = []
         for r, (t, outs, single, rank_args) in enumerate(results):
+            if timing_only:
+                per_rank_out.append(None)
+                continue
             prefix = f"chip{r // CHIP_CORES}.core{r % CHIP_CORES}."
             got = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
                    for o in outs]
@@ -470,6 +479,7 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
         "compile_seconds": r["compile_seconds"],
         "run_seconds": r["run_seconds"],
         "cores": r.get("cores"),
+        "system": r.get("system"),  # a system run's `ncore tlm run --json`: stacks, links, collectives
         "outputs": outputs,
     }
 

@@ -1,0 +1,59 @@
+#!/usr/bin/python3
+"""CTest Llama.Driver: scripts/llm-layer on a small configuration on a chip.
+  - timing-only and with-data runs take the same time, to the nanosecond (issue 50: timing-only
+    keeps the cycles of a run with data);
+  - the report adds up: the model's estimate is layers x the layer, every part of the split is
+    within the layer's time, and the run used the system (HBM stacks busy, a collective ran);
+  - bad input gets a message naming the option and exit status 1.
+"""
+import json
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+DRIVER = os.path.join(ROOT, "scripts", "llm-layer")
+SMALL = ["--hidden", "512", "--heads", "16", "--kv-heads", "4", "--head-dim", "64", "--intermediate", "1024",
+         "--layers", "3", "--context", "256", "--batch", "2", "--system", "chip", "--tp", "8"]
+failures = []
+
+
+def report(ok, what):
+    print(f"{'ok  ' if ok else 'FAIL'} {what}")
+    if not ok:
+        failures.append(what)
+
+
+def driver(*args):
+    return subprocess.run([sys.executable, DRIVER, *args], capture_output=True, text=True)
+
+
+runs = {}
+for fidelity in ("timing", "data"):
+    p = driver(*SMALL, "--fidelity", fidelity, "--json")
+    report(p.returncode == 0, f"llm-layer --fidelity {fidelity} runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        runs[fidelity] = json.loads(p.stdout)
+if len(runs) == 2:
+    t, d = runs["timing"], runs["data"]
+    report(t["layer_us"] == d["layer_us"] and t["split_us"] == d["split_us"],
+           f"timing-only and with-data layers take the same time: {t['layer_us']} and {d['layer_us']} us")
+    report(abs(t["model_ms"] - 3 * t["layer_us"] / 1e3) < 1e-12, f"the model's estimate is 3 layers: {t['model_ms']} ms")
+    report(all(0 <= us <= t["layer_us"] for us in t["split_us"].values()) and t["split_us"]["pe"] > 0 and
+           t["split_us"]["hbm_dma"] > 0 and t["split_us"]["collectives"] > 0,
+           f"every part of the split within the layer, and compute, HBM and collectives seen: {t['split_us']}")
+    report(t["hbm_bound_us"] < t["layer_us"] and all(s["utilization"] > 0 for s in t["hbm_stacks"]),
+           f"the layer is above its HBM bound ({t['hbm_bound_us']:.2f} us) and every stack was used")
+
+BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill"], "phase 'prefill'"),
+       (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
+       (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2"),
+       (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
+       (["--hidden", "512"], "give --model, or all of"),
+       (["--model", "llama-3.1-8b", "--tp", "16", "--system", "chip"], "tp 16 on chip")]
+for args, needle in BAD:
+    p = driver(*args)
+    report(p.returncode == 1 and needle in p.stderr, f"llm-layer {' '.join(args)}: exit {p.returncode}, says "
+                                                    f"{p.stderr.strip().splitlines()[-1] if p.stderr.strip() else '-'!r}")
+print(f"{len(failures)} failed" if failures else "all passed")
+sys.exit(1 if failures else 0)

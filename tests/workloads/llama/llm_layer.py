@@ -1,0 +1,134 @@
+"""One Llama decoder layer on ncore's system, and what it costs (issue 51's driver; scripts/llm-layer
+is its command line).
+
+    import llm_layer
+    r = llm_layer.run_layer(llm_layer.MODELS["llama-3.3-70b"], batch=1, context=10000, tp=8, system="trn2")
+    r["layer_us"], r["split"], r["model_ms"]
+
+What is modelled: the decode layer of layer.py on every core of the system, one tensor-parallel
+rank per core, the ranks of a group summing their partials with nki.collectives; its time is the
+slowest core's. What is not (yet): prefill, LNC=2 (a rank over two cores), FP8 weights, the
+embedding and the LM head, and everything outside the cores (host, runtime, launch, sampling).
+"""
+import os
+import sys
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import ncore.nki as ncore_nki  # noqa: E402
+from ncore.report import busy_us, union_us  # noqa: E402
+
+ncore_nki.alias_nki()
+import nki.collectives as ncc  # noqa: E402
+import nki.language as nl  # noqa: E402
+
+import reference  # noqa: E402
+from layer import decoder_layer_decode  # noqa: E402
+
+CHIP_CORES = 8
+CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
+
+
+class Model(reference.Config):
+    def __init__(self, name, hidden, heads, kv_heads, head_dim, intermediate, layers):
+        super().__init__(hidden, heads, kv_heads, head_dim, intermediate)
+        self.name, self.layers = name, layers
+
+
+# The public configurations (each model's config.json on Hugging Face: hidden_size,
+# num_attention_heads, num_key_value_heads, head_dim, intermediate_size, num_hidden_layers).
+MODELS = {m.name: m for m in (
+    Model("llama-3.1-8b", 4096, 32, 8, 128, 14336, 32),
+    Model("llama-3.3-70b", 8192, 64, 8, 128, 28672, 80),
+    Model("llama-3.1-405b", 16384, 128, 8, 128, 53248, 126),
+)}
+QUEUES = ("pe", "act", "dve", "sp", "cc")  # tensor, scalar, vector engines; DMA; collectives
+
+
+def replica_group(tp, system):
+    """The ranks of each tensor-parallel group: ncore's collective engine runs groups of every
+    rank of the system, of each chip, or of each core across the chips."""
+    chips = CHIPS[system]
+    ranks = chips * CHIP_CORES
+    kinds = {ranks: [list(range(ranks))], CHIP_CORES: [list(range(c * CHIP_CORES, (c + 1) * CHIP_CORES))
+                                                       for c in range(chips)]}
+    if chips > 1:
+        kinds.setdefault(chips, [list(range(k, ranks, CHIP_CORES)) for k in range(CHIP_CORES)])
+    if tp not in kinds:
+        raise ValueError(f"tp {tp} on {system}: expected one of {sorted(kinds)} (every rank, each chip's "
+                         f"{CHIP_CORES} cores, or one core of each chip); LNC=2 and other groups are not built yet")
+    return ncc.ReplicaGroup(kinds[tp])
+
+
+def layer_inputs(model, tp, batch, context, rng=None):
+    """One rank's arguments (every rank gets the same arrays: the time does not depend on the
+    values). rng None: zeros (for a timing-only run), else random values of the layer's scale."""
+    q_heads, inter = model.shard(tp)
+    h, d = model.hidden, model.head_dim
+
+    def array(shape, scale=1.0):
+        values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
+        return ncore_nki.typed(values, nl.bfloat16)
+    angles = np.zeros((batch, d)) if rng is None else rng.uniform(0, 6.3, (batch, d))
+    return [array((batch, h)), array((1, h)), array((h, (q_heads + 2) * d), h ** -0.5),
+            np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32),
+            array((batch, d, context)), array((batch, context, d)), array((q_heads * d, h), (q_heads * d) ** -0.5),
+            array((1, h)), array((h, inter), h ** -0.5), array((h, inter), h ** -0.5), array((inter, h), inter ** -0.5)]
+
+
+def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
+              timing=None, trace=None, seed=51):
+    """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
+    fidelity: timing (golden cores without data: the same cycles), data (golden cores with
+    data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
+    run --timing). trace: a Perfetto trace-event file to write."""
+    if phase != "decode":
+        raise ValueError(f"phase {phase!r}: only decode is built so far (prefill's flash attention is issue 51's "
+                         "next step)")
+    if lnc != 1:
+        raise ValueError(f"lnc {lnc}: only LNC=1 (one rank per physical core) is built so far")
+    if system not in CHIPS:
+        raise ValueError(f"system {system!r}: expected one of {', '.join(CHIPS)}")
+    if fidelity not in ("timing", "data", "rtl"):
+        raise ValueError(f"fidelity {fidelity!r}: expected timing, data or rtl")
+    if batch < 1 or batch > 128 or context < 16 or context % 16:
+        raise ValueError(f"batch {batch}, context {context}: expected batch 1..128 (a token a partition) and a "
+                         "context that is a multiple of 16 (a cache row is whole 32-byte bursts)")
+    group = replica_group(tp, system)
+    args = layer_inputs(model, tp, batch, context, None if fidelity == "timing" else np.random.default_rng(seed))
+    r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
+                                   engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
+                                   timing=timing, trace=trace)
+    run = r["system"]
+    cores = run["cores"]
+    layer_us = max(c["time_ns"] for c in cores) / 1e3
+    busiest = {q: max(busy_us(c, q) for c in cores) for q in QUEUES}
+    collectives = union_us([(c["start_us"], c["end_us"]) for c in run["collectives"]])
+    # A queue waiting for its next instruction's fetch: the longest-waiting queue of any core.
+    fetch_us = max(max(c["fetch_stall_cycles"].values()) / (c["cycles"] / c["time_ns"]) / 1e3 if c["cycles"] else 0
+                   for c in cores)
+    q_heads, inter = model.shard(tp)
+    weights = 2 * model.hidden * (model.heads * model.head_dim + 2 * model.kv_heads * model.head_dim +
+                                  model.heads * model.head_dim + 3 * model.intermediate)
+    kv = 2 * batch * context * model.kv_heads * model.head_dim * 2 * (tp // min(tp, model.kv_heads))
+    chips = CHIPS[system]
+    replicas = chips * CHIP_CORES // tp
+    hbm_tbps = sum(s["peak_gbps"] for s in run["hbm"]) / 1e3
+    return {
+        "model": model.name, "phase": phase, "batch": batch, "context": context, "tp": tp, "lnc": lnc,
+        "system": system, "fidelity": fidelity, "replicas": replicas, "q_heads_per_rank": q_heads,
+        "intermediate_per_rank": inter,
+        "layer_us": layer_us,
+        "split_us": {"pe": busiest["pe"], "act": busiest["act"], "dve": busiest["dve"], "hbm_dma": busiest["sp"],
+                     "collectives": collectives, "instruction_fetch": fetch_us},
+        "utilization": {q: sum(c["busy_cycles"][q] for c in cores) / sum(c["cycles"] for c in cores)
+                        for q in QUEUES if q != "cc"},
+        "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
+        "links": [{"from": link["from"], "to": link["to"], "utilization": link["utilization"]} for link in run["links"]],
+        "hbm_bound_us": replicas * (weights + kv) / (hbm_tbps * 1e12) * 1e6,
+        "model_ms": model.layers * layer_us / 1e3,
+        "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
+    }
