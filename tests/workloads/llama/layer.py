@@ -36,6 +36,7 @@ import nki.isa as nisa
 import nki.language as nl
 
 N_TILE = 512  # a matmul's moving free size (nl.tile_size.gemm_moving_fmax)
+W_BLOCK = 2048  # weight columns a DMA brings (project)
 
 
 def tiles(n, size):
@@ -99,16 +100,21 @@ def transpose_rows(x):
 
 def project(x_t, w_hbm, out):
     """out [B, N] (SBUF) = x @ w for x^T [kp, K tiles, B] (transpose_rows) and w [K, N] in HBM:
-    N in tiles of 512, K in tiles of kp accumulated in PSUM."""
+    K in tiles of kp accumulated in PSUM, N in tiles of 512. The weights come in blocks of
+    W_BLOCK columns (4 KiB a partition), one DMA for four matmuls: the DMA is near its peak
+    from 2 KiB a partition (AWS's DMA pages), and a decode layer is its weights' traffic."""
     kp, _, rows = x_t.shape
     k, n = w_hbm.shape
-    for c0, cn in tiles(n, N_TILE):
-        acc = nl.ndarray((rows, cn), dtype=nl.float32, buffer=nl.psum)
+    for b0, bn in tiles(n, W_BLOCK):
+        slices = tiles(bn, N_TILE)
+        accs = [nl.ndarray((rows, cn), dtype=nl.float32, buffer=nl.psum) for _, cn in slices]
         for t, (start, size) in enumerate(tiles(k, kp)):
-            w = nl.ndarray((size, cn), dtype=w_hbm.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=w, src=w_hbm[start:start + size, c0:c0 + cn])
-            nisa.nc_matmul(dst=acc, stationary=x_t[0:size, t, :], moving=w, accumulate=t > 0)
-        nisa.tensor_copy(dst=out[:, c0:c0 + cn], src=acc)
+            w = nl.ndarray((size, bn), dtype=w_hbm.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=w, src=w_hbm[start:start + size, b0:b0 + bn])
+            for acc, (c0, cn) in zip(accs, slices):
+                nisa.nc_matmul(dst=acc, stationary=x_t[0:size, t, :], moving=w[:, c0:c0 + cn], accumulate=t > 0)
+        for acc, (c0, cn) in zip(accs, slices):
+            nisa.tensor_copy(dst=out[:, b0 + c0:b0 + c0 + cn], src=acc)
     return out
 
 
