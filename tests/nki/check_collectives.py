@@ -211,7 +211,7 @@ def errors():
         ("per_rank of the wrong length", dict(system="chip", per_rank=3), KernelError,
          ["per_rank(...) of 3 arrays", "runs 8 ranks"]),
         ("a co-simulated system", dict(system="chip", engine="cosim"), ValueError, ["engine='cosim'"]),
-        ("cores= with a system", dict(system="chip", cores=2), ValueError, ["cores=2", "leave size, cores"]),
+        ("cores= with a system", dict(system="chip", cores=2), ValueError, ["cores=2", "leave size and cores out"]),
         ("size=8 with a system", dict(system="chip", size=8), ValueError, ["size=8", "size 128"]),
         ("per_rank without a system", dict(per_rank=8), KernelError, ["per_rank(...)", "pass system="]),
     ]
