@@ -227,6 +227,11 @@ def errors():
             report(False, f"{name}: expected {exc_type.__name__}, got {type(e).__name__}: {e}")
         else:
             report(False, f"{name}: ran without an error")
+    try:  # a system run may be timing-only (benchmark_kernel), but only on golden cores
+        ncore_nki.benchmark_kernel(reduce_with, x, everyone, nl.add, system="chip", engine="rtl", timing_only=True)
+        report(False, "timing_only on a system of RTL cores: ran without an error")
+    except ValueError as e:
+        report("timing_only" in str(e) and "golden cores" in str(e), f"timing_only on a system of RTL cores: {e}")
     try:
         ncc.ReplicaGroup([[0, 1], [1, 2]])
         report(False, "a rank in two rank-lists: accepted")
