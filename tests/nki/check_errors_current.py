@@ -124,8 +124,17 @@ def ap_indexed(a):
     t.ap([[64, 8], [1, 64]])[0:4]  # MARK-ap-index
 
 
+def fp8_transpose(a):
+    t = nl.ndarray((8, 8), dtype=nl.float8_e4m3, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=t, src=tile(a.shape)[:, 0:8])
+    out = nl.ndarray((8, 8), dtype=nl.float8_e4m3, buffer=nl.psum)
+    nisa.nc_transpose(dst=out, data=t)  # MARK-fp8-transpose
+
+
 a8 = np.ones((8, 64), np.float32)
 CASES = [
+    ("a transpose of FP8 (16-bit PSUM elements)", fp8_transpose, "nisa.nc_transpose", "float8_e4m3",
+     "transpose it in BF16", "MARK-fp8-transpose"),
     ("a dynamic offset", ap_dynamic, "tensor.ap", "dynamic offsets", "MARK-ap-dynamic"),
     ("an access pattern that leaves the tile", ap_outside, "tensor.ap", "leaves", "MARK-ap-outside"),
     ("indexing an access pattern", ap_indexed, ".ap(...)[...]", "give the pattern", "MARK-ap-index"),

@@ -4,6 +4,7 @@
     keeps the cycles of a run with data);
   - the report adds up: the model's estimate is layers x the layer, every part of the split is
     within the layer's time, and the run used the system (HBM stacks busy, a collective ran);
+  - FP8 weights lower the HBM bound and the DMA time;
   - bad input gets a message naming the option and exit status 1.
 """
 import json
@@ -45,11 +46,21 @@ if len(runs) == 2:
     report(t["hbm_bound_us"] < t["layer_us"] and all(s["utilization"] > 0 for s in t["hbm_stacks"]),
            f"the layer is above its HBM bound ({t['hbm_bound_us']:.2f} us) and every stack was used")
 
+p = driver(*SMALL, "--weights", "fp8", "--json")
+report(p.returncode == 0, f"llm-layer --weights fp8 runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
+if p.returncode == 0 and "timing" in runs:
+    f8, b16 = json.loads(p.stdout), runs["timing"]
+    report(f8["weights"] == "fp8" and f8["hbm_bound_us"] < b16["hbm_bound_us"] and
+           f8["split_us"]["hbm_dma"] < b16["split_us"]["hbm_dma"],
+           f"FP8 weights: a lower HBM bound ({f8['hbm_bound_us']:.2f} against {b16['hbm_bound_us']:.2f} us) and less "
+           f"DMA time ({f8['split_us']['hbm_dma']:.2f} against {b16['split_us']['hbm_dma']:.2f} us)")
+
 BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill"], "phase 'prefill'"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
        (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
        (["--hidden", "512"], "give --model, or all of"),
+       (["--model", "llama-3.1-8b", "--weights", "fp4"], "invalid choice: 'fp4'"),
        (["--model", "llama-3.1-8b", "--tp", "16", "--system", "chip"], "tp 16 on chip")]
 for args, needle in BAD:
     p = driver(*args)

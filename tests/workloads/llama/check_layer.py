@@ -33,22 +33,29 @@ from layer import decoder_layer_decode  # noqa: E402
 CORES = 8
 
 
-def bf16(rng_values):
-    """Values rounded to BF16 (nearest even), as float64, and as the kernel's BF16 input."""
-    typed = ncore_nki.typed(np.asarray(rng_values, np.float32), nl.bfloat16)
-    back = ncore_nki.dtypes.from_storage(ncore_nki.dtypes.to_storage(np.asarray(rng_values, np.float32), nl.bfloat16),
-                                         nl.bfloat16).astype(np.float64)
-    return typed, back
+def rounded(values, dtype):
+    """Values rounded to dtype (BF16 or FP8, nearest even), as the kernel's input and as float64."""
+    f32 = np.asarray(values, np.float32)
+    back = ncore_nki.dtypes.from_storage(ncore_nki.dtypes.to_storage(f32, dtype), dtype).astype(np.float64)
+    return ncore_nki.typed(f32, dtype), back
 
 
-def make_model(rng, cfg):
-    """Random weights scaled by 1/sqrt(fan-in), so every state stays about 1 in size."""
+def bf16(values):
+    return rounded(values, nl.bfloat16)
+
+
+WEIGHTS = {"bf16": nl.bfloat16, "fp8": nl.float8_e4m3}
+
+
+def make_model(rng, cfg, weights="bf16"):
+    """Random weights scaled by 1/sqrt(fan-in), so every state stays about 1 in size, in BF16 or
+    FP8 (E4M3: the model is the rounded values; the gains stay BF16)."""
     h, d, i = cfg.hidden, cfg.head_dim, cfg.intermediate
-    w = lambda k, n: bf16(rng.standard_normal((k, n)) / np.sqrt(k))  # noqa: E731
+    w = lambda k, n: rounded(rng.standard_normal((k, n)) / np.sqrt(k), WEIGHTS[weights])  # noqa: E731
     gain = lambda: bf16(1.0 + 0.1 * rng.standard_normal((1, h)))  # noqa: E731
     return {"g_attn": gain(), "w_q": w(h, cfg.heads * d), "w_k": w(h, cfg.kv_heads * d),
             "w_v": w(h, cfg.kv_heads * d), "w_o": w(cfg.heads * d, h), "g_mlp": gain(),
-            "w_gate": w(h, i), "w_up": w(h, i), "w_down": w(i, h)}
+            "w_gate": w(h, i), "w_up": w(h, i), "w_down": w(i, h), "dtype": WEIGHTS[weights]}
 
 
 def make_step(rng, cfg, rows, past):
@@ -71,13 +78,14 @@ def shard_args(cfg, tp, rank, model, step):
     qs = slice(rank * q_heads * d, (rank + 1) * q_heads * d)
     ks = slice(kv * d, (kv + 1) * d)
     ms = slice(rank * inter, (rank + 1) * inter)
-    f32 = lambda a: a[1].astype(np.float32)  # noqa: E731 (a BF16 value, exactly)
+    f32 = lambda a: a[1].astype(np.float32)  # noqa: E731 (a BF16 or FP8 value, exactly)
     w_qkv = np.concatenate([model["w_q"][1][:, qs], model["w_k"][1][:, ks], model["w_v"][1][:, ks]], 1)
     as_bf16 = lambda a: ncore_nki.typed(np.ascontiguousarray(a, np.float32), nl.bfloat16)  # noqa: E731
-    return [step["x"][0], model["g_attn"][0], as_bf16(w_qkv), step["cos"], step["sin"],
+    as_w = lambda a: ncore_nki.typed(np.ascontiguousarray(a, np.float32), model["dtype"])  # noqa: E731
+    return [step["x"][0], model["g_attn"][0], as_w(w_qkv), step["cos"], step["sin"],
             as_bf16(f32(step["k_cache"])[:, kv]), as_bf16(f32(step["v_cache"])[:, kv]),
-            as_bf16(f32(model["w_o"])[qs, :]), model["g_mlp"][0], as_bf16(f32(model["w_gate"])[:, ms]),
-            as_bf16(f32(model["w_up"])[:, ms]), as_bf16(f32(model["w_down"])[ms, :])], kv
+            as_w(f32(model["w_o"])[qs, :]), model["g_mlp"][0], as_w(f32(model["w_gate"])[:, ms]),
+            as_w(f32(model["w_up"])[:, ms]), as_w(f32(model["w_down"])[ms, :])], kv
 
 
 def compare(name, got, want):
@@ -141,13 +149,17 @@ def pieces(rng, engine, size):
     ok &= compare("attention_kernel partial", run(layer.attention_kernel, q_t, kn, vn, kc, vc, w_o),
                   reference.matmul((o_v, o_var), E(wov)))
 
-    w_gate, wgv = bf16(rng.standard_normal((h, inter)) / np.sqrt(h))
-    w_up, wuv = bf16(rng.standard_normal((h, inter)) / np.sqrt(h))
-    w_down, wdv = bf16(rng.standard_normal((inter, h)) / np.sqrt(inter))
-    gate, up = reference.matmul(E(xv), E(wgv)), reference.matmul(E(xv), E(wuv))
-    product = reference.to_bf16(reference.mul(reference.mul(gate, reference.sigmoid(gate)), up))
-    ok &= compare("swiglu_kernel partial", run(layer.swiglu_kernel, x, w_gate, w_up, w_down),
-                  reference.matmul(product, E(wdv)))
+    for name, dtype in WEIGHTS.items():  # the tensor engine takes BF16 rows against FP8 weights too
+        # (FP8 rows of 16 bytes are not whole bursts: at size 8 the FP8 case is 32 wide.)
+        hw, iw = (32, 32) if dtype.size * min(h, inter) < 32 else (h, inter)
+        xw, xwv = (x, xv) if hw == h else bf16(rng.standard_normal((rows, hw)))
+        w_gate, wgv = rounded(rng.standard_normal((hw, iw)) / np.sqrt(hw), dtype)
+        w_up, wuv = rounded(rng.standard_normal((hw, iw)) / np.sqrt(hw), dtype)
+        w_down, wdv = rounded(rng.standard_normal((iw, hw)) / np.sqrt(iw), dtype)
+        gate, up = reference.matmul(E(xwv), E(wgv)), reference.matmul(E(xwv), E(wuv))
+        product = reference.to_bf16(reference.mul(reference.mul(gate, reference.sigmoid(gate)), up))
+        ok &= compare(f"swiglu_kernel partial, {name} weights", run(layer.swiglu_kernel, xw, w_gate, w_up, w_down),
+                      reference.matmul(product, E(wdv)))
     return 0 if ok else 1
 
 
@@ -157,6 +169,7 @@ def main():
     ap.add_argument("--seed", type=int, default=51)
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--context", type=int, default=127, help="earlier positions in the KV cache")
+    ap.add_argument("--weights", choices=sorted(WEIGHTS), default="bf16", help="the weights' type")
     ap.add_argument("--rtl", action="store_true",
                     help="also run the layer on RTL cores (the Verilated nc_core, size 128): every rank's outputs "
                          "must be the golden cores' bit for bit")
@@ -174,7 +187,7 @@ def main():
           f"intermediate {cfg.intermediate}; batch {args.batch}, context {args.context}; "
           f"{groups} group(s) of tp {tp} on {args.system}")
     rng = np.random.default_rng(args.seed)
-    model = make_model(rng, cfg)
+    model = make_model(rng, cfg, args.weights)
     steps = [make_step(rng, cfg, args.batch, args.context) for _ in range(groups)]
     per_rank = [shard_args(cfg, tp, r % tp, model, steps[r // tp]) for r in range(groups * tp)]
     columns = [ncore_nki.per_rank([a[0][k] for a in per_rank]) for k in range(len(per_rank[0][0]))]

@@ -7,8 +7,8 @@ is its command line).
 
 What is modelled: the decode layer of layer.py on every core of the system, one tensor-parallel
 rank per core, the ranks of a group summing their partials with nki.collectives; its time is the
-slowest core's. What is not (yet): prefill, LNC=2 (a rank over two cores), FP8 weights, the
-embedding and the LM head, and everything outside the cores (host, runtime, launch, sampling).
+slowest core's; weights in BF16 or FP8 (E4M3). What is not (yet): prefill, LNC=2 (a rank over
+two cores), the embedding and the LM head, and everything outside the cores (host, runtime, launch, sampling).
 """
 import os
 import sys
@@ -63,24 +63,31 @@ def replica_group(tp, system):
     return ncc.ReplicaGroup(kinds[tp])
 
 
-def layer_inputs(model, tp, batch, context, rng=None):
+WEIGHTS = {"bf16": nl.bfloat16, "fp8": nl.float8_e4m3}
+
+
+def layer_inputs(model, tp, batch, context, rng=None, weights="bf16"):
     """One rank's arguments (every rank gets the same arrays: the time does not depend on the
-    values). rng None: zeros (for a timing-only run), else random values of the layer's scale."""
+    values). rng None: zeros (for a timing-only run), else random values of the layer's scale.
+    weights: the projections' type (the gains, the activations and the KV cache stay BF16)."""
     q_heads, inter = model.shard(tp)
     h, d = model.hidden, model.head_dim
 
-    def array(shape, scale=1.0):
+    def array(shape, scale=1.0, dtype=nl.bfloat16):
         values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
-        return ncore_nki.typed(values, nl.bfloat16)
+        return ncore_nki.typed(values, dtype)
+
+    def weight(shape, scale):
+        return array(shape, scale, WEIGHTS[weights])
     angles = np.zeros((batch, d)) if rng is None else rng.uniform(0, 6.3, (batch, d))
-    return [array((batch, h)), array((1, h)), array((h, (q_heads + 2) * d), h ** -0.5),
+    return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5),
             np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32),
-            array((batch, d, context)), array((batch, context, d)), array((q_heads * d, h), (q_heads * d) ** -0.5),
-            array((1, h)), array((h, inter), h ** -0.5), array((h, inter), h ** -0.5), array((inter, h), inter ** -0.5)]
+            array((batch, d, context)), array((batch, context, d)), weight((q_heads * d, h), (q_heads * d) ** -0.5),
+            array((1, h)), weight((h, inter), h ** -0.5), weight((h, inter), h ** -0.5), weight((inter, h), inter ** -0.5)]
 
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
-              timing=None, trace=None, seed=51):
+              timing=None, trace=None, seed=51, weights="bf16"):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
@@ -92,13 +99,16 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         raise ValueError(f"lnc {lnc}: only LNC=1 (one rank per physical core) is built so far")
     if system not in CHIPS:
         raise ValueError(f"system {system!r}: expected one of {', '.join(CHIPS)}")
+    if weights not in WEIGHTS:
+        raise ValueError(f"weights {weights!r}: expected one of {', '.join(WEIGHTS)}")
     if fidelity not in ("timing", "data", "rtl"):
         raise ValueError(f"fidelity {fidelity!r}: expected timing, data or rtl")
     if batch < 1 or batch > 128 or context < 16 or context % 16:
         raise ValueError(f"batch {batch}, context {context}: expected batch 1..128 (a token a partition) and a "
                          "context that is a multiple of 16 (a cache row is whole 32-byte bursts)")
     group = replica_group(tp, system)
-    args = layer_inputs(model, tp, batch, context, None if fidelity == "timing" else np.random.default_rng(seed))
+    args = layer_inputs(model, tp, batch, context, None if fidelity == "timing" else np.random.default_rng(seed),
+                        weights)
     r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
                                    timing=timing, trace=trace)
@@ -111,14 +121,15 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     fetch_us = max(max(c["fetch_stall_cycles"].values()) / (c["cycles"] / c["time_ns"]) / 1e3 if c["cycles"] else 0
                    for c in cores)
     q_heads, inter = model.shard(tp)
-    weights = 2 * model.hidden * (model.heads * model.head_dim + 2 * model.kv_heads * model.head_dim +
-                                  model.heads * model.head_dim + 3 * model.intermediate)
+    weight_bytes = WEIGHTS[weights].size * model.hidden * (model.heads * model.head_dim +
+                                                           2 * model.kv_heads * model.head_dim +
+                                                           model.heads * model.head_dim + 3 * model.intermediate)
     kv = 2 * batch * context * model.kv_heads * model.head_dim * 2 * (tp // min(tp, model.kv_heads))
     chips = CHIPS[system]
     replicas = chips * CHIP_CORES // tp
     hbm_tbps = sum(s["peak_gbps"] for s in run["hbm"]) / 1e3
     return {
-        "model": model.name, "phase": phase, "batch": batch, "context": context, "tp": tp, "lnc": lnc,
+        "model": model.name, "phase": phase, "weights": weights, "batch": batch, "context": context, "tp": tp, "lnc": lnc,
         "system": system, "fidelity": fidelity, "replicas": replicas, "q_heads_per_rank": q_heads,
         "intermediate_per_rank": inter,
         "layer_us": layer_us,
@@ -128,7 +139,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
                         for q in QUEUES if q != "cc"},
         "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
         "links": [{"from": link["from"], "to": link["to"], "utilization": link["utilization"]} for link in run["links"]],
-        "hbm_bound_us": replicas * (weights + kv) / (hbm_tbps * 1e12) * 1e6,
+        "hbm_bound_us": replicas * (weight_bytes + kv) / (hbm_tbps * 1e12) * 1e6,
         "model_ms": model.layers * layer_us / 1e3,
         "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
     }
