@@ -2,7 +2,7 @@
 """CTest Llama.Driver: scripts/llm-layer on a small configuration on a chip.
   - timing-only and with-data runs take the same time, to the nanosecond (issue 50: timing-only
     keeps the cycles of a run with data);
-  - the report adds up: the model's estimate is layers x the layer, every part of the split is
+  - the report adds up: the model's estimate is layers x the layer plus the LM head, every part of the split is
     within the layer's time, and the run used the system (HBM stacks busy, a collective ran);
   - FP8 weights lower the HBM bound and the DMA time;
   - bad input gets a message naming the option and exit status 1.
@@ -15,7 +15,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 DRIVER = os.path.join(ROOT, "scripts", "llm-layer")
 SMALL = ["--hidden", "512", "--heads", "16", "--kv-heads", "4", "--head-dim", "64", "--intermediate", "1024",
-         "--layers", "3", "--context", "256", "--batch", "2", "--system", "chip", "--tp", "8"]
+         "--layers", "3", "--vocab", "1000", "--context", "256", "--batch", "2", "--system", "chip", "--tp", "8"]
 failures = []
 
 
@@ -39,7 +39,10 @@ if len(runs) == 2:
     t, d = runs["timing"], runs["data"]
     report(t["layer_us"] == d["layer_us"] and t["split_us"] == d["split_us"],
            f"timing-only and with-data layers take the same time: {t['layer_us']} and {d['layer_us']} us")
-    report(abs(t["model_ms"] - 3 * t["layer_us"] / 1e3) < 1e-12, f"the model's estimate is 3 layers: {t['model_ms']} ms")
+    report(abs(t["model_ms"] - (3 * t["layer_us"] + t["lm_head_us"]) / 1e3) < 1e-12 and t["lm_head_us"] > 0 and
+           t["vocab_per_rank"] == 128 and t["lm_head_us"] == d["lm_head_us"],
+           f"the model's estimate is 3 layers and the LM head ({t['lm_head_us']:.2f} us, 128 of the vocabulary a "
+           f"rank, the same with data): {t['model_ms']} ms")
     report(all(0 <= us <= t["layer_us"] for us in t["split_us"].values()) and t["split_us"]["pe"] > 0 and
            t["split_us"]["hbm_dma"] > 0 and t["split_us"]["collectives"] > 0,
            f"every part of the split within the layer, and compute, HBM and collectives seen: {t['split_us']}")

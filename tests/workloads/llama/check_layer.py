@@ -160,6 +160,10 @@ def pieces(rng, engine, size):
         product = reference.to_bf16(reference.mul(reference.mul(gate, reference.sigmoid(gate)), up))
         ok &= compare(f"swiglu_kernel partial, {name} weights", run(layer.swiglu_kernel, xw, w_gate, w_up, w_down),
                       reference.matmul(product, E(wdv)))
+    vocab = 64 if size == 8 else 1008  # a rank's slice of the vocabulary (whole 32-byte rows)
+    w_lm, wlv = bf16(rng.standard_normal((h, vocab)) / np.sqrt(h))
+    normed = reference.to_bf16(reference.rmsnorm(E(xv), E(gv), 1e-5))
+    ok &= compare("lm_head_kernel logits", run(layer.lm_head_kernel, x, g, w_lm), reference.matmul(normed, E(wlv)))
     return 0 if ok else 1
 
 

@@ -357,3 +357,17 @@ def swiglu_kernel(hn, w_gate, w_up, w_down):
     out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
     nisa.dma_copy(dst=out, src=swiglu(transpose_rows(load(hn)), w_gate, w_up, w_down))
     return out
+
+
+@nki.jit
+def lm_head_kernel(x, g_final, w_lm, eps=1e-5):
+    """The model's end, for the rank's slice of the vocabulary: the final RMSNorm of x [B, H]
+    (BF16) with g_final [1, H], then the logits [B, V_r] (FP32) = normed @ w_lm [H, V_r]. Tensor
+    parallelism splits the vocabulary; the host gathers the slices (or each rank reduces its own
+    to a best token)."""
+    rows, h = x.shape
+    logits = nl.ndarray((rows, w_lm.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    normed_t = transpose_rows(rmsnorm_rows(load(x), _broadcast_row(g_final, rows), eps))
+    nisa.dma_copy(dst=logits, src=project(normed_t, w_lm, nl.ndarray(logits.shape, dtype=nl.float32,
+                                                                       buffer=nl.sbuf)))
+    return logits

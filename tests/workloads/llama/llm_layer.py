@@ -7,8 +7,11 @@ is its command line).
 
 What is modelled: the decode layer of layer.py on every core of the system, one tensor-parallel
 rank per core, the ranks of a group summing their partials with nki.collectives; its time is the
-slowest core's; weights in BF16 or FP8 (E4M3). What is not (yet): prefill, LNC=2 (a rank over
-two cores), the embedding and the LM head, and everything outside the cores (host, runtime, launch, sampling).
+slowest core's; weights in BF16 or FP8 (E4M3); and the LM head (lm_head_kernel) on the same ranks,
+each its slice of the vocabulary. What is not (yet): prefill, LNC=2 (a rank over two cores), the
+embedding (a lookup of one row a token: a DMA with the token's offset, which ncore.nki cannot
+express yet; a few KiB a token), and everything outside the cores (host, runtime, launch,
+sampling).
 """
 import os
 import sys
@@ -26,20 +29,21 @@ import nki.collectives as ncc  # noqa: E402
 import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
-from layer import decoder_layer_decode  # noqa: E402
+from layer import decoder_layer_decode, lm_head_kernel  # noqa: E402
 
 CHIP_CORES = 8
 CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
 
 
 class Model(reference.Config):
-    def __init__(self, name, hidden, heads, kv_heads, head_dim, intermediate, layers):
+    def __init__(self, name, hidden, heads, kv_heads, head_dim, intermediate, layers, vocab=128256):
         super().__init__(hidden, heads, kv_heads, head_dim, intermediate)
-        self.name, self.layers = name, layers
+        self.name, self.layers, self.vocab = name, layers, vocab
 
 
 # The public configurations (each model's config.json on Hugging Face: hidden_size,
-# num_attention_heads, num_key_value_heads, head_dim, intermediate_size, num_hidden_layers).
+# num_attention_heads, num_key_value_heads, head_dim, intermediate_size, num_hidden_layers;
+# vocab_size 128256 for all three).
 MODELS = {m.name: m for m in (
     Model("llama-3.1-8b", 4096, 32, 8, 128, 14336, 32),
     Model("llama-3.3-70b", 8192, 64, 8, 128, 28672, 80),
@@ -86,6 +90,18 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16"):
             array((1, h)), weight((h, inter), h ** -0.5), weight((h, inter), h ** -0.5), weight((inter, h), inter ** -0.5)]
 
 
+def rng_for(fidelity, seed):
+    return None if fidelity == "timing" else np.random.default_rng(seed)
+
+
+def lm_head_weights(model, vocab_rank, weights, rng):
+    """The LM head's weights [H, V_r] (its tokens and final gain are the layer's x and gain)."""
+    shape = (model.hidden, vocab_rank)
+    values = (np.zeros(shape, np.float32) if rng is None else
+              (rng.standard_normal(shape) * model.hidden ** -0.5).astype(np.float32))
+    return ncore_nki.typed(values, WEIGHTS[weights])
+
+
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
               timing=None, trace=None, seed=51, weights="bf16"):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
@@ -107,11 +123,18 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         raise ValueError(f"batch {batch}, context {context}: expected batch 1..128 (a token a partition) and a "
                          "context that is a multiple of 16 (a cache row is whole 32-byte bursts)")
     group = replica_group(tp, system)
-    args = layer_inputs(model, tp, batch, context, None if fidelity == "timing" else np.random.default_rng(seed),
-                        weights)
+    args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights)
     r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
                                    timing=timing, trace=trace)
+    # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
+    # rows (ncore's choice; NxD pads the vocabulary to split it evenly too).
+    vocab_rank = -(-model.vocab // tp // 16) * 16
+    w_lm = lm_head_weights(model, vocab_rank, weights, rng_for(fidelity, seed))
+    lm = ncore_nki.benchmark_kernel(lm_head_kernel, args[0], args[1], w_lm, system=system,
+                                    engine="rtl" if fidelity == "rtl" else "golden",
+                                    timing_only=fidelity == "timing", timing=timing)
+    lm_head_us = max(c["time_ns"] for c in lm["system"]["cores"]) / 1e3
     run = r["system"]
     cores = run["cores"]
     layer_us = max(c["time_ns"] for c in cores) / 1e3
@@ -140,6 +163,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
         "links": [{"from": link["from"], "to": link["to"], "utilization": link["utilization"]} for link in run["links"]],
         "hbm_bound_us": replicas * (weight_bytes + kv) / (hbm_tbps * 1e12) * 1e6,
-        "model_ms": model.layers * layer_us / 1e3,
+        "lm_head_us": lm_head_us, "vocab_per_rank": vocab_rank,
+        "model_ms": (model.layers * layer_us + lm_head_us) / 1e3,
         "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
     }
