@@ -29,7 +29,6 @@ namespace {
 namespace fs = std::filesystem;
 using Json = nlohmann::json;
 
-
 // The program of every core that runs one, by (chip, core).
 std::map<std::pair<int, int>, model::Program> load_programs(const SystemConfig& config, const std::string& path) {
   const int chips = config.chips(), cores = config.chip.cores;

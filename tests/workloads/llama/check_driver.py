@@ -44,8 +44,10 @@ if len(runs) == 2:
            f"the model's estimate is 3 layers and the LM head ({t['lm_head_us']:.2f} us, 128 of the vocabulary a "
            f"rank, the same with data): {t['model_ms']} ms")
     report(all(0 <= us <= t["layer_us"] for us in t["split_us"].values()) and t["split_us"]["pe"] > 0 and
-           t["split_us"]["hbm_dma"] > 0 and t["split_us"]["collectives"] > 0,
-           f"every part of the split within the layer, and compute, HBM and collectives seen: {t['split_us']}")
+           t["split_us"]["hbm_dma"] > 0 and t["split_us"]["collectives"] > 0 and
+           t["split_us"]["instruction_fetch"] > 0,
+           f"every part of the split within the layer, and compute, HBM, collectives and fetch stalls (system "
+           f"runs' fetch_stall_cycles) seen: {t['split_us']}")
     report(t["hbm_bound_us"] < t["layer_us"] and all(s["utilization"] > 0 for s in t["hbm_stacks"]),
            f"the layer is above its HBM bound ({t['hbm_bound_us']:.2f} us) and every stack was used")
 
@@ -64,6 +66,10 @@ BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill"], "phase 'prefill'"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
        (["--hidden", "512"], "give --model, or all of"),
        (["--model", "llama-3.1-8b", "--weights", "fp4"], "invalid choice: 'fp4'"),
+       (SMALL[:1] + ["500"] + SMALL[2:], "hidden 500: expected a multiple of 32"),
+       (SMALL[:7] + ["63"] + SMALL[8:], "head_dim 63"),
+       (SMALL[:11] + ["-2"] + SMALL[12:], "layers -2"),
+       (SMALL + ["--config", "/nonexistent/timing.json"], "--timing /nonexistent/timing.json: expected a preset"),
        (["--model", "llama-3.1-8b", "--tp", "16", "--system", "chip"], "tp 16 on chip")]
 for args, needle in BAD:
     p = driver(*args)

@@ -181,6 +181,9 @@ def main():
     ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
     ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
     args = ap.parse_args()
+    if not 1 <= args.batch <= 128 or args.context < 1:
+        ap.error(f"--batch {args.batch}, --context {args.context}: expected a batch of 1 to 128 (a token a "
+                 "partition) and a context of at least 1")
     if args.pieces:
         print(f"seed {args.seed}: the layer's pieces on the {args.engine} core of size {args.size}")
         return pieces(np.random.default_rng(args.seed), args.engine, args.size)

@@ -38,6 +38,8 @@ CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
 class Model(reference.Config):
     def __init__(self, name, hidden, heads, kv_heads, head_dim, intermediate, layers, vocab=128256):
         super().__init__(hidden, heads, kv_heads, head_dim, intermediate)
+        if layers < 1 or vocab < 1:
+            raise ValueError(f"layers {layers}, vocab {vocab}: expected at least 1 of each")
         self.name, self.layers, self.vocab = name, layers, vocab
 
 
@@ -123,6 +125,10 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         raise ValueError(f"batch {batch}, context {context}: expected batch 1..128 (a token a partition) and a "
                          "context that is a multiple of 16 (a cache row is whole 32-byte bursts)")
     group = replica_group(tp, system)
+    q_heads, inter = model.shard(tp)
+    for name, size in (("hidden", model.hidden), ("head_dim", model.head_dim), ("intermediate / tp", inter)):
+        if size % 32:  # a row of it in HBM: whole 32-byte bursts in FP8 and in BF16
+            raise ValueError(f"{name} {size}: expected a multiple of 32 (ncore's DMA moves whole 32-byte bursts a row)")
     args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights)
     r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",

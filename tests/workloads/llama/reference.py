@@ -19,8 +19,10 @@ class Config:
     """A Llama shape: hidden size, query heads, KV heads, head size, intermediate size."""
 
     def __init__(self, hidden, heads, kv_heads, head_dim, intermediate):
-        if heads % kv_heads or hidden % 128 and hidden > 128:
-            raise ValueError(f"heads {heads} must be a multiple of kv_heads {kv_heads}, hidden {hidden} of 128")
+        if min(hidden, heads, kv_heads, head_dim, intermediate) < 1 or heads % kv_heads or head_dim % 2:
+            raise ValueError(f"hidden {hidden}, heads {heads}, kv_heads {kv_heads}, head_dim {head_dim}, intermediate "
+                             f"{intermediate}: expected sizes of at least 1, heads a multiple of kv_heads, and an "
+                             "even head_dim (rotary turns half against half)")
         self.hidden, self.heads, self.kv_heads, self.head_dim, self.intermediate = (
             hidden, heads, kv_heads, head_dim, intermediate)
 
