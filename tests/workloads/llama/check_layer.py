@@ -119,21 +119,25 @@ def pieces(rng, engine, size):
     sin = np.sqrt(1 - cos.astype(np.float64) ** 2).astype(np.float32)
     cos, sin = np.concatenate([cos, cos], 1), np.concatenate([sin, sin], 1)
     w_qkv, wv = bf16(rng.standard_normal((h, (q_heads + 2) * d)) / np.sqrt(h))
-    dp = min(d, size)  # a head's values on the partitions, in d / dp tiles (layer.head_tiles)
-    tiled = lambda a: a.reshape(d // dp, dp, *a.shape[1:]).swapaxes(0, 1)  # noqa: E731 ([d, ..] -> [dp, dt, ..])
+    # q^T's layout (layer.qkv_rope): [dp, q_heads * dt, B], head h's values t * dp + p at
+    # partition p of tile h * dt + t; to_heads gives [q_heads, B, d], from_heads the inverse.
+    dp, dt = min(d, size), d // min(d, size)
+    to_heads = lambda a: np.asarray(a, np.float64).reshape(dp, q_heads, dt, rows).transpose(1, 3, 2, 0).reshape(  # noqa: E731
+        q_heads, rows, d)
+    from_heads = lambda a: a.reshape(q_heads, rows, dt, dp).transpose(3, 0, 2, 1).reshape(dp, q_heads * dt, rows)  # noqa: E731
     q_t, k_new, v_new = run(layer.qkv_rope_kernel, x, w_qkv, cos, sin)
-    q_t = np.asarray(q_t, np.float64).swapaxes(0, 1).reshape(d, rows, q_heads)
+    q_t = to_heads(q_t)
     qkv = reference.matmul(E(xv), E(wv))
     part = lambda a, i: (a[0][:, i * d:(i + 1) * d], a[1][:, i * d:(i + 1) * d])  # noqa: E731
     c64, s64 = cos.astype(np.float64), sin.astype(np.float64)
     for head in range(q_heads):
         qr = reference.to_bf16(reference.rope(part(qkv, head), c64, s64))
-        ok &= compare(f"qkv_rope_kernel q head {head}", q_t[:, :, head].T, qr)
+        ok &= compare(f"qkv_rope_kernel q head {head}", q_t[head], qr)
     ok &= compare("qkv_rope_kernel k_new", k_new, reference.to_bf16(reference.rope(part(qkv, q_heads), c64, s64)))
     ok &= compare("qkv_rope_kernel v_new", v_new, reference.to_bf16(part(qkv, q_heads + 1)))
 
-    q_t, qv = bf16(tiled(rng.standard_normal((d, rows, q_heads))))
-    qv = qv.swapaxes(0, 1).reshape(d, rows, q_heads)
+    _, qv = bf16(rng.standard_normal((q_heads, rows, d)))
+    q_t = ncore_nki.typed(from_heads(qv).astype(np.float32), nl.bfloat16)
     kn, knv = bf16(rng.standard_normal((rows, d)))
     vn, vnv = bf16(rng.standard_normal((rows, d)))
     kc, kcv = bf16(rng.standard_normal((rows, d, past)))
@@ -144,7 +148,7 @@ def pieces(rng, engine, size):
         keys = E(np.concatenate([kcv[b], knv[b][:, None]], 1))
         values = E(np.concatenate([vcv[b], vnv[b][None, :]], 0))
         for head in range(q_heads):
-            o = reference.to_bf16(reference.attention(E(qv[:, b, head][None, :]), keys, values, d))
+            o = reference.to_bf16(reference.attention(E(qv[head, b][None, :]), keys, values, d))
             o_v[b, head * d:(head + 1) * d], o_var[b, head * d:(head + 1) * d] = o[0][0], o[1][0]
     ok &= compare("attention_kernel partial", run(layer.attention_kernel, q_t, kn, vn, kc, vc, w_o),
                   reference.matmul((o_v, o_var), E(wov)))

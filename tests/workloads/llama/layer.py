@@ -24,9 +24,15 @@ Layouts (every rank is given its own shard, as a sharded checkpoint gives it):
 Outputs: y [B, H] FP32, and the token's new cache entries k_new [B, d] and v_new [B, d] (BF16,
 rotated keys).
 
+On chip a token's state is a column (the features layout, load_features): hidden feature f at
+partition f % P of tile f // P. The projections take it as the moving side against the weights as
+the stationary one, so their outputs come out in the same layout, and every element-wise step
+uses all P lanes, however few the tokens. Attention puts the positions on the partitions.
+
 Where it rounds to BF16 (the tensor engine's inputs): the normalized states, the rotated q and k,
-v, the probabilities, the attention output and the MLP's product. Everything else is FP32. The
-scalar engine has no SiLU, so silu(g) is g * sigmoid(g).
+v, the probabilities, the attention output and the MLP's product. Everything else is FP32 (the
+turns between layouts and the rotary's half swap keep the bits). The scalar engine has no SiLU,
+so silu(g) is g * sigmoid(g).
 """
 import math
 
@@ -35,8 +41,11 @@ import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
 
-N_TILE = 512  # a matmul's moving free size (nl.tile_size.gemm_moving_fmax)
-W_BLOCK = 2048  # weight columns a DMA brings (project)
+W_BLOCK = 2048  # weight columns a DMA brings (project): 4 KiB a partition in BF16
+PSUM_FP32 = 512  # FP32 words of a PSUM bank a partition (nl.tile_size.gemm_moving_fmax)
+# A score past the last position: its exp is 0 at any scale a head size gives (ncore's choice; it
+# only has to be below every real score).
+MASKED = -30000.0
 
 
 def tiles(n, size):
@@ -44,96 +53,152 @@ def tiles(n, size):
     return [(i, min(size, n - i)) for i in range(0, n, size)]
 
 
-def _broadcast_row(row_hbm, rows):
-    """[1, n] in HBM -> [rows, n] in SBUF (its type: the sums of one term are exact), every
-    partition a copy (ones [1, rows] as the stationary, the row as the moving tile)."""
-    n = row_hbm.shape[1]
-    row = nl.ndarray((1, n), dtype=row_hbm.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=row, src=row_hbm)
-    ones = nl.ones((1, rows), dtype=row_hbm.dtype, buffer=nl.sbuf)
-    return matmul_columns([(ones, row)], nl.ndarray((rows, n), dtype=row_hbm.dtype, buffer=nl.sbuf))
+def sbuf(shape, dtype):
+    return nl.ndarray(shape, dtype=dtype, buffer=nl.sbuf)
 
 
-def matmul_columns(pairs, out):
-    """out [M, N] (SBUF) = sum over (stationary [K, M], moving [K, N]) in pairs of
-    stationary^T @ moving (SBUF, K at most the partitions), N in tiles of 512."""
-    m, n = out.shape
-    for c0, cn in tiles(n, N_TILE):
-        acc = nl.ndarray((m, cn), dtype=nl.float32, buffer=nl.psum)
-        for i, (stationary, moving) in enumerate(pairs):
-            nisa.nc_matmul(dst=acc, stationary=stationary, moving=moving[:, c0:c0 + cn], accumulate=i > 0)
-        nisa.tensor_copy(dst=out[:, c0:c0 + cn], src=acc)
+def psum(shape, dtype=nl.float32):
+    return nl.ndarray(shape, dtype=dtype, buffer=nl.psum)
+
+
+def free_ap(tile, pattern, offset=0, partitions=None):
+    """An access pattern over `tile`'s free elements ([stride, count] pairs, outermost first)
+    on its first `partitions` partitions (all of them by default)."""
+    free = math.prod(tile.shape[1:])
+    return tile.ap([[free, partitions or tile.shape[0]]] + [list(p) for p in pattern], offset=offset)
+
+
+# -- the features layout ---------------------------------------------------------------------------
+#
+# Between the projections a token's state is a column: feature f of token b at partition f % P of
+# tile f // P, a tile [P, tiles, B] (the last tile partly filled when P does not divide the
+# features). Element-wise steps then use every lane, and a projection takes the state as its
+# moving side with the weights stationary, so its output comes out in the same layout.
+
+def by_token(rows, nt, tile_row_bytes):
+    """Whether load_features and store_rows go token by token (a transpose a token) rather than
+    tile by tile (a transpose a tile): when there are fewer tokens than tiles, and a tile's row
+    of a token is whole 32-byte bursts in HBM (ncore's DMA moves whole bursts)."""
+    return rows < nt and tile_row_bytes % 32 == 0
+
+
+def load_features(src):
+    """src [B, N] in HBM -> [min(N, P), tiles, B] in SBUF (its type): token by token, each a
+    [tiles, P] load turned by the tensor engine, or the rows turned a tile at a time (by_token)."""
+    rows, n = src.shape
+    kp = min(n, nl.tile_size.pmax)
+    parts = tiles(n, kp)
+    out = sbuf((kp, len(parts), rows), src.dtype)
+    if not by_token(rows, len(parts), kp * src.dtype.itemsize):
+        whole = sbuf((rows, n), src.dtype)
+        nisa.dma_copy(dst=whole, src=src)
+        for t, (start, size) in enumerate(parts):
+            turned = psum((size, rows), src.dtype)
+            nisa.nc_transpose(dst=turned, data=whole[:, start:start + size])
+            nisa.tensor_copy(dst=out[0:size, t, :], src=turned)
+        return out
+    full = n // kp
+    for b in range(rows):
+        for c0, cn in tiles(full, nl.tile_size.pmax):
+            block = sbuf((cn, kp), src.dtype)
+            nisa.dma_copy(dst=block, src=src.ap([[kp, cn], [1, kp]], offset=b * n + c0 * kp))
+            turned = psum((kp, cn), src.dtype)
+            nisa.nc_transpose(dst=turned, data=block)
+            nisa.tensor_copy(dst=out[:, c0:c0 + cn, b], src=turned)
+        if full < len(parts):
+            rem = n - full * kp
+            block = sbuf((1, rem), src.dtype)
+            nisa.dma_copy(dst=block, src=src[b:b + 1, full * kp:n])
+            turned = psum((rem, 1), src.dtype)
+            nisa.nc_transpose(dst=turned, data=block)
+            nisa.tensor_copy(dst=out[0:rem, full, b:b + 1], src=turned)
     return out
 
 
-def rmsnorm_rows(x, gain, eps):
-    """x [B, H] (SBUF, any float type) -> x / sqrt(mean(x^2) + eps) * gain, BF16 [B, H]."""
-    rows, h = x.shape
-    # The squares go where the normed values will (only their sum is kept): with one token, a
-    # row of the hidden state is up to 64 KiB of a partition's SBUF.
-    normed = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
-    square_sum = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=normed, op=nl.square, data=x, reduce_op=nl.add, reduce_res=square_sum,
-                    reduce_cmd=nisa.reduce_cmd.reset_reduce)
-    rstd = nl.ndarray((rows, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=rstd, op=nl.rsqrt, data=square_sum, scale=1.0 / h, bias=eps)
-    nisa.tensor_scalar(dst=normed, data=x, op0=nl.multiply, operand0=rstd)
-    out = nl.ndarray((rows, h), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.tensor_tensor(dst=out, data1=normed, data2=gain, op=nl.multiply)
+def store_rows(x_t, dst):
+    """x_t [kp, tiles, B] (the features layout, dst's type) -> dst [B, N] in HBM, the inverse of
+    load_features."""
+    kp, nt, rows = x_t.shape
+    n = dst.shape[1]
+    parts = tiles(n, kp)
+    if not by_token(rows, nt, kp * x_t.dtype.itemsize):
+        whole = sbuf((rows, n), x_t.dtype)
+        for t, (start, size) in enumerate(parts):
+            turned = psum((rows, size), x_t.dtype)
+            nisa.nc_transpose(dst=turned, data=x_t[0:size, t, :])
+            nisa.tensor_copy(dst=whole[:, start:start + size], src=turned)
+        nisa.dma_copy(dst=dst, src=whole)
+        return
+    full = n // kp
+    for b in range(rows):
+        for c0, cn in tiles(full, nl.tile_size.pmax):
+            turned = psum((cn, kp), x_t.dtype)
+            nisa.nc_transpose(dst=turned, data=x_t[:, c0:c0 + cn, b])
+            block = sbuf((cn, kp), x_t.dtype)
+            nisa.tensor_copy(dst=block, src=turned)
+            nisa.dma_copy(dst=dst.ap([[kp, cn], [1, kp]], offset=b * n + c0 * kp), src=block)
+        if full < nt:
+            rem = n - full * kp
+            turned = psum((1, rem), x_t.dtype)
+            nisa.nc_transpose(dst=turned, data=x_t[0:rem, full, b:b + 1])
+            block = sbuf((1, rem), x_t.dtype)
+            nisa.tensor_copy(dst=block, src=turned)
+            nisa.dma_copy(dst=dst[b:b + 1, full * kp:n], src=block)
+
+
+def rmsnorm_features(x_t, gain_t, eps):
+    """x_t [kp, tiles, B] (any float type, every tile full) -> x / sqrt(mean(x^2) + eps) * gain,
+    BF16, for gain_t [kp, tiles, 1]. A token's sum of squares: its tiles added on each lane, then
+    the lanes added (and the sum put on every lane) by a matmul with a ones matrix."""
+    kp, nt, rows = x_t.shape
+    squares = sbuf((kp, nt, rows), nl.float32)
+    nisa.activation(dst=squares, op=nl.square, data=x_t)
+    lane_sums = sbuf((kp, rows), nl.float32)
+    nisa.tensor_reduce(dst=lane_sums, op=nl.add, data=free_ap(squares, [[1, rows], [rows, nt]]), axis=2)
+    total = psum((kp, rows))
+    nisa.nc_matmul(dst=total, stationary=nl.ones((kp, kp), dtype=nl.float32, buffer=nl.sbuf), moving=lane_sums)
+    rstd = sbuf((kp, rows), nl.float32)
+    nisa.activation(dst=rstd, op=nl.rsqrt, data=total, scale=1.0 / (kp * nt), bias=eps)
+    normed = sbuf((kp, nt, rows), nl.float32)
+    nisa.tensor_tensor(dst=normed, data1=x_t, data2=free_ap(rstd, [[0, nt], [1, rows]]), op=nl.multiply)
+    out = sbuf((kp, nt, rows), nl.bfloat16)
+    nisa.tensor_tensor(dst=out, data1=normed, data2=free_ap(gain_t, [[1, nt], [0, rows]]), op=nl.multiply)
     return out
 
 
-def transpose_rows(x):
-    """x [B, K] (SBUF, BF16) -> x^T as [min(K, P), K / P tiles, B]: the contraction dimension on
-    the partitions (P of them), a tile per P of it (the last may be partly filled), for the
-    stationary side of a matmul."""
-    rows, k = x.shape
-    kp = min(k, nl.tile_size.pmax)
-    parts = tiles(k, kp)
-    out = nl.ndarray((kp, len(parts), rows), dtype=x.dtype, buffer=nl.sbuf)
-    for t, (start, size) in enumerate(parts):
-        turned = nl.ndarray((size, rows), dtype=x.dtype, buffer=nl.psum)
-        nisa.nc_transpose(dst=turned, data=x[:, start:start + size])
-        nisa.tensor_copy(dst=out[0:size, t, :], src=turned)
-    return out
-
-
-def project(x_t, w_hbm, out):
-    """out [B, N] (SBUF) = x @ w for x^T [kp, K tiles, B] (transpose_rows) and w [K, N] in HBM:
-    K in tiles of kp accumulated in PSUM, N in tiles of 512. The weights come in blocks of
-    W_BLOCK columns (4 KiB a partition), one DMA for four matmuls: the DMA is near its peak
-    from 2 KiB a partition (AWS's DMA pages), and a decode layer is its weights' traffic."""
+def project(x_t, w_hbm, tile=None):
+    """x @ w in the features layout: x_t [kp, K tiles, B] (BF16) and w [K, N] in HBM ->
+    [size, N tiles, B] FP32, size = min(tile or P, N). The weights are the stationary side, a
+    [kp, size] block each, the tokens the moving one, K accumulated in PSUM; they come W_BLOCK
+    columns a DMA (4 KiB a partition: AWS's DMA pages put a DMA near its peak from 2 KiB a
+    partition, and a decode layer is its weights' traffic). A partly filled last tile is zero
+    beyond N."""
     kp, _, rows = x_t.shape
     k, n = w_hbm.shape
-    for b0, bn in tiles(n, W_BLOCK):
-        slices = tiles(bn, N_TILE)
-        accs = [nl.ndarray((rows, cn), dtype=nl.float32, buffer=nl.psum) for _, cn in slices]
-        for t, (start, size) in enumerate(tiles(k, kp)):
-            w = nl.ndarray((size, bn), dtype=w_hbm.dtype, buffer=nl.sbuf)
-            nisa.dma_copy(dst=w, src=w_hbm[start:start + size, b0:b0 + bn])
-            for acc, (c0, cn) in zip(accs, slices):
-                nisa.nc_matmul(dst=acc, stationary=x_t[0:size, t, :], moving=w[:, c0:c0 + cn], accumulate=t > 0)
-        for acc, (c0, cn) in zip(accs, slices):
-            nisa.tensor_copy(dst=out[:, b0 + c0:b0 + c0 + cn], src=acc)
-    return out
-
-
-def rope(x, head, d, cos, sin, out):
-    """Rotary embedding of head `head` of x [B, heads d] (FP32) into out [B, d] (BF16):
-    [x1 cos - x2 sin, x2 cos + x1 sin] for the halves x1, x2 of the head."""
-    rows = x.shape[0]
-    half = d // 2
-    x1, x2 = x[:, head * d:head * d + half], x[:, head * d + half:(head + 1) * d]
-    a = nl.ndarray((rows, half), dtype=nl.float32, buffer=nl.sbuf)
-    b = nl.ndarray((rows, half), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_tensor(dst=a, data1=x1, data2=cos[:, 0:half], op=nl.multiply)
-    nisa.tensor_tensor(dst=b, data1=x2, data2=sin[:, 0:half], op=nl.multiply)
-    nisa.tensor_tensor(dst=out[:, 0:half], data1=a, data2=b, op=nl.subtract)
-    c = nl.ndarray((rows, half), dtype=nl.float32, buffer=nl.sbuf)
-    e = nl.ndarray((rows, half), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_tensor(dst=c, data1=x2, data2=cos[:, half:d], op=nl.multiply)
-    nisa.tensor_tensor(dst=e, data1=x1, data2=sin[:, half:d], op=nl.multiply)
-    nisa.tensor_tensor(dst=out[:, half:d], data1=c, data2=e, op=nl.add)
+    size = min(tile or nl.tile_size.pmax, n)
+    parts = tiles(n, size)
+    out = sbuf((size, len(parts), rows), nl.float32)
+    if n % size:
+        nisa.memset(dst=out[:, len(parts) - 1, :], value=0.0)
+    per_bank = max(1, PSUM_FP32 // rows)
+    for b0, bn in tiles(n, max(size, W_BLOCK // size * size)):
+        cols = tiles(bn, size)
+        groups = tiles(len(cols), per_bank)
+        accs = [psum((size, gn, rows)) for _, gn in groups]
+        for t, (start, ks) in enumerate(tiles(k, kp)):
+            w = sbuf((ks, bn), w_hbm.dtype)
+            nisa.dma_copy(dst=w, src=w_hbm[start:start + ks, b0:b0 + bn])
+            for j, (c0, cn) in enumerate(cols):
+                nisa.nc_matmul(dst=accs[j // per_bank][0:cn, j % per_bank, :], stationary=w[:, c0:c0 + cn],
+                               moving=x_t[0:ks, t, :], accumulate=t > 0)
+        for (g0, gn), acc in zip(groups, accs):
+            first = b0 // size + g0
+            whole = gn if cols[g0 + gn - 1][1] == size else gn - 1
+            if whole:
+                nisa.tensor_copy(dst=out[:, first:first + whole, :], src=acc[:, 0:whole, :])
+            if whole < gn:
+                cn = cols[g0 + gn - 1][1]
+                nisa.tensor_copy(dst=out[0:cn, first + whole, :], src=acc[0:cn, whole, :])
     return out
 
 
@@ -146,102 +211,188 @@ def head_tiles(d):
     return dp, d // dp
 
 
-def turn_into(x, out, index):
-    """x [B, d] (SBUF, BF16) transposed into out[:, t, <index>] for each head tile t ([dp, B])."""
-    rows, d = x.shape
-    dp, dt = head_tiles(d)
-    for t in nl.affine_range(dt):
-        turned = nl.ndarray((dp, rows), dtype=x.dtype, buffer=nl.psum)
-        nisa.nc_transpose(dst=turned, data=x[:, t * dp:(t + 1) * dp])
-        nisa.tensor_copy(dst=out[(slice(None), t) + index], src=turned)
+def rotate_half(x_t, first, heads, dt):
+    """[-x2, x1] of each of `heads` heads from tile `first` of x_t [dp, tiles, B] (FP32, a head dt
+    tiles): [dp, heads * dt * B] FP32 (PSUM or SBUF). Within a tile (dt = 1) the halves trade
+    partitions, which the tensor engine does with a signed permutation (exact in FP32); across
+    tiles (dt even) they trade tiles."""
+    dp, _, rows = x_t.shape
+    cols = heads * dt * rows
+    if dt == 1:
+        half = dp // 2
+        swap = sbuf((dp, dp), nl.float32)
+        minus_ones = nl.full((dp, half), -1.0, dtype=nl.float32, buffer=nl.sbuf)
+        ones = nl.ones((dp, half), dtype=nl.float32, buffer=nl.sbuf)
+        # swap[k, m] = -1 where k = m + half (m < half), +1 where k = m - half (m >= half)
+        nisa.affine_select(dst=swap[:, 0:half], pattern=[[-1, half]], channel_multiplier=1, offset=-half,
+                           on_true_tile=minus_ones, on_false_value=0.0)
+        nisa.affine_select(dst=swap[:, half:dp], pattern=[[-1, half]], channel_multiplier=1, offset=0,
+                           on_true_tile=ones, on_false_value=0.0)
+        out = psum((dp, cols)) if cols <= PSUM_FP32 else sbuf((dp, cols), nl.float32)
+        for c0, cn in tiles(cols, PSUM_FP32):
+            turned = out if cols <= PSUM_FP32 else psum((dp, cn))
+            nisa.nc_matmul(dst=turned, stationary=swap, moving=free_ap(x_t, [[1, cn]], offset=first * rows + c0))
+            if cols > PSUM_FP32:
+                nisa.tensor_copy(dst=out[:, c0:c0 + cn], src=turned)
+        return out
+    if dt % 2:
+        raise ValueError(f"a head of {dt} tiles: rotary needs its halves on whole tiles (an even count)")
+    out = sbuf((dp, heads * dt, rows), nl.float32)  # the same elements as [dp, heads * dt * B]
+    h = dt // 2
+    for head in range(heads):
+        lo, mine = first + head * dt, head * dt
+        nisa.tensor_scalar(dst=out[:, mine:mine + h, :], data=x_t[:, lo + h:lo + dt, :], op0=nl.multiply,
+                           operand0=-1.0)
+        nisa.tensor_copy(dst=out[:, mine + h:mine + dt, :], src=x_t[:, lo:lo + h, :])
+    return out
 
 
-def decode_attention(q_t, keys, v_rows, b, out_t):
-    """Token b's grouped-query attention: its heads' q^T (q_t [dp, dt, B, q_heads]) against the
-    keys k^T (keys [dp, dt, S]) and values v [S, d] (S positions, in row blocks of P partitions:
-    v_rows(first, rows) gives positions first .. first + rows - 1 as [rows, d] in SBUF);
-    softmax(q k^T / sqrt(d)) v, its heads' outputs transposed into out_t[:, :, :, b]
-    ([dp, dt, q_heads, B], BF16)."""
-    dp, dt, _, q_heads = q_t.shape
-    d, s = dp * dt, keys.shape[2]
-    scores = matmul_columns([(q_t[:, t, b, :], keys[:, t, :]) for t in range(dt)],
-                            nl.ndarray((q_heads, s), dtype=nl.float32, buffer=nl.sbuf))
-    scale = 1.0 / math.sqrt(d)
-    neg_scaled = nl.ndarray((q_heads, s), dtype=nl.float32, buffer=nl.sbuf)
-    neg_max = nl.ndarray((q_heads, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_scalar_reduce(dst=neg_scaled, data=scores, op0=nl.multiply, operand0=-scale, reduce_op=nl.minimum,
-                              reduce_res=neg_max)
-    probs = nl.ndarray((q_heads, s), dtype=nl.bfloat16, buffer=nl.sbuf)
-    row_sum = nl.ndarray((q_heads, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=probs, op=nl.exp, data=neg_scaled, scale=-1.0, bias=neg_max, reduce_op=nl.add,
-                    reduce_res=row_sum, reduce_cmd=nisa.reduce_cmd.reset_reduce)
-    acc = nl.ndarray((q_heads, d), dtype=nl.float32, buffer=nl.psum)
-    for i, (first, rows) in enumerate(tiles(s, nl.tile_size.pmax)):
-        p_t_psum = nl.ndarray((rows, q_heads), dtype=nl.bfloat16, buffer=nl.psum)
-        nisa.nc_transpose(dst=p_t_psum, data=probs[:, first:first + rows])
-        p_t = nl.ndarray((rows, q_heads), dtype=nl.bfloat16, buffer=nl.sbuf)
-        nisa.tensor_copy(dst=p_t, src=p_t_psum)
-        nisa.nc_matmul(dst=acc, stationary=p_t, moving=v_rows(first, rows), accumulate=i > 0)
-    inverse = nl.ndarray((q_heads, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.reciprocal(dst=inverse, data=row_sum)
-    o = nl.ndarray((q_heads, d), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.tensor_scalar(dst=o, data=acc, op0=nl.multiply, operand0=inverse)
-    turn_into(o, out_t, (slice(None), b))
+def rope(x_t, first, heads, cos_t, sin_t, out):
+    """Rotary embedding of `heads` heads from tile `first` of x_t [dp, tiles, B] (FP32) into out
+    [dp, heads * dt, B] (BF16): x cos + [-x2, x1] sin, for the tables cos_t, sin_t [dp, dt, B]
+    (the features layout of [B, d], the halves repeated)."""
+    dp, dt, rows = cos_t.shape
+    span = dt * rows
+    rotated = rotate_half(x_t, first, heads, dt)
+    by_head = [[span, heads], [1, span]]
+    tables = [[0, heads], [1, span]]  # the same table for every head
+    a = sbuf((dp, heads * dt, rows), nl.float32)
+    b = sbuf((dp, heads * dt, rows), nl.float32)
+    nisa.tensor_tensor(dst=free_ap(a, by_head), data1=free_ap(x_t, by_head, offset=first * rows),
+                       data2=free_ap(cos_t, tables), op=nl.multiply)
+    nisa.tensor_tensor(dst=free_ap(b, by_head), data1=free_ap(rotated, by_head), data2=free_ap(sin_t, tables),
+                       op=nl.multiply)
+    nisa.tensor_tensor(dst=out, data1=a, data2=b, op=nl.add)
+    return out
 
 
-def all_reduce_rows(partial, replica_group):
-    """The group's sum of each rank's partial [B, H] (SBUF, FP32)."""
-    total = nl.ndarray(partial.shape, dtype=nl.float32, buffer=nl.sbuf)
-    ncc.all_reduce(srcs=[partial], dsts=[total], replica_group=replica_group, op=nl.add)
+def qkv_rope(xn_t, w_qkv, cos_t, sin_t, q_heads, k_new, v_new):
+    """The rank's q, k and v of every token from the normed state (xn_t, features layout), q and
+    k rotated; k and v also written to their HBM outputs k_new, v_new [B, d]. Returns q^T
+    [dp, q_heads * dt, B] (head h's tile t at h * dt + t) and k^T [dp, dt, B], BF16."""
+    dp, dt, rows = cos_t.shape
+    qkv = project(xn_t, w_qkv, tile=dp)
+    q_t = rope(qkv, 0, q_heads, cos_t, sin_t, sbuf((dp, q_heads * dt, rows), nl.bfloat16))
+    k_t = rope(qkv, q_heads * dt, 1, cos_t, sin_t, sbuf((dp, dt, rows), nl.bfloat16))
+    v_t = sbuf((dp, dt, rows), nl.bfloat16)
+    nisa.tensor_copy(dst=v_t, src=qkv[:, (q_heads + 1) * dt:(q_heads + 2) * dt, :])
+    store_rows(k_t, k_new)
+    store_rows(v_t, v_new)
+    return q_t, k_t
+
+
+def decode_attention(q_t, keys, v_rows, b, o_t):
+    """Token b's grouped-query attention: its heads' q^T (q_t [dp, q_heads * dt, B]) against the
+    keys k^T (keys [dp, dt, S]) and values v [S, d] (S positions, in blocks of P: v_rows(first,
+    rows) gives positions first .. first + rows - 1 as [rows, d] in SBUF); softmax(q k^T /
+    sqrt(d)) v, its heads' outputs into o_t[:, :, b] ([dp, q_heads * dt, B], BF16).
+
+    The positions are on the partitions, a block of P at a time (the keys stationary, the heads
+    moving), so the softmax uses every lane: a head's maximum is each lane's, then the lanes'
+    through a transpose; its sum each lane's, then the lanes' through a ones matmul. The
+    probabilities are then the moving side against the values stationary, which gives o^T."""
+    dp, dt, s = keys.shape
+    rows = q_t.shape[2]
+    q_heads = q_t.shape[1] // dt
+    pmax = nl.tile_size.pmax
+    blocks = tiles(s, pmax)
+    nb = len(blocks)
+    last = blocks[-1][1]
+    scale = 1.0 / math.sqrt(dp * dt)
+    scores = sbuf((pmax, nb, q_heads), nl.float32)
+    if last < pmax:
+        nisa.memset(dst=scores[:, nb - 1, :], value=MASKED)
+    for g0, gn in tiles(nb, max(1, PSUM_FP32 // q_heads)):
+        acc = psum((pmax, gn, q_heads))
+        for j in range(g0, g0 + gn):
+            first, n = blocks[j]
+            for t in range(dt):
+                heads = free_ap(q_t, [[dt * rows, q_heads]], offset=t * rows + b)  # [dp, q_heads]
+                nisa.nc_matmul(dst=acc[0:n, j - g0, :], stationary=keys[:, t, first:first + n], moving=heads,
+                               accumulate=t > 0)
+        whole = gn if blocks[g0 + gn - 1][1] == pmax else gn - 1
+        if whole:
+            nisa.tensor_copy(dst=scores[:, g0:g0 + whole, :], src=acc[:, 0:whole, :])
+        if whole < gn:
+            nisa.tensor_copy(dst=scores[0:last, nb - 1, :], src=acc[0:last, whole, :])
+    by_head = [[1, q_heads], [q_heads, nb]]  # [P, q_heads, nb]
+    lane_max = sbuf((pmax, q_heads), nl.float32)
+    nisa.tensor_reduce(dst=lane_max, op=nl.max, data=free_ap(scores, by_head), axis=2)
+    lanes = psum((q_heads, pmax))
+    nisa.nc_transpose(dst=lanes, data=lane_max)
+    head_max = sbuf((q_heads, 1), nl.float32)
+    nisa.tensor_reduce(dst=head_max, op=nl.max, data=lanes, axis=1)
+    bias_rows = sbuf((q_heads, pmax), nl.float32)  # -scale max, along every head's row
+    nisa.tensor_scalar(dst=bias_rows, data=free_ap(head_max, [[0, pmax]]), op0=nl.multiply, operand0=-scale)
+    bias_t = psum((pmax, q_heads))
+    nisa.nc_transpose(dst=bias_t, data=bias_rows)
+    bias = sbuf((pmax, q_heads), nl.float32)
+    nisa.tensor_copy(dst=bias, src=bias_t)
+    probs = sbuf((pmax, nb, q_heads), nl.bfloat16)
+    lane_sums = sbuf((pmax, q_heads), nl.float32)
+    for head in range(q_heads):
+        nisa.activation(dst=free_ap(probs, [[q_heads, nb]], offset=head), op=nl.exp,
+                        data=free_ap(scores, [[q_heads, nb]], offset=head), scale=scale, bias=bias[:, head:head + 1],
+                        reduce_op=nl.add, reduce_res=lane_sums[:, head:head + 1],
+                        reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    total = psum((pmax, q_heads))
+    nisa.nc_matmul(dst=total, stationary=nl.ones((pmax, pmax), dtype=nl.float32, buffer=nl.sbuf), moving=lane_sums)
+    inverse = sbuf((pmax, q_heads), nl.float32)
+    nisa.reciprocal(dst=inverse, data=total)
+    acc = psum((dp, dt, q_heads))
+    for j, (first, n) in enumerate(blocks):
+        block = v_rows(first, n)
+        for t in range(dt):
+            nisa.nc_matmul(dst=acc[:, t, :], stationary=block[:, t * dp:(t + 1) * dp], moving=probs[0:n, j, :],
+                           accumulate=j > 0)
+    # o^T [dp, (t, head)] / sum, into o_t's tile head * dt + t of token b
+    nisa.tensor_tensor(dst=free_ap(o_t, [[rows, dt], [dt * rows, q_heads]], offset=b), data1=acc,
+                       data2=free_ap(inverse, [[0, dt], [1, q_heads]], partitions=dp), op=nl.multiply)
+
+
+def all_reduce(partial, replica_group):
+    """The group's sum of each rank's partial [kp, tiles, B] (SBUF, FP32). An SBUF collective goes
+    through HBM a partition's row at a time, and ncore's DMA moves whole 32-byte bursts, so rows
+    of another size (small test shapes) are padded with zeros on the way."""
+    kp, nt, rows = partial.shape
+    n = nt * rows
+    width = -(-n // 8) * 8  # FP32 words of whole bursts
+    total = sbuf(partial.shape, nl.float32)
+    if width == n:
+        ncc.all_reduce(srcs=[partial], dsts=[total], replica_group=replica_group, op=nl.add)
+        return total
+    padded, summed = sbuf((kp, width), nl.float32), sbuf((kp, width), nl.float32)
+    nisa.memset(dst=padded[:, n:width], value=0.0)
+    nisa.tensor_copy(dst=padded[:, 0:n], src=free_ap(partial, [[1, n]]))
+    ncc.all_reduce(srcs=[padded], dsts=[summed], replica_group=replica_group, op=nl.add)
+    nisa.tensor_copy(dst=total, src=free_ap(summed, [[rows, nt], [1, rows]]))
     return total
 
 
 def load(src, dtype=None):
     """An HBM tensor into a new SBUF tile (cast on the way when dtype differs)."""
-    tile = nl.ndarray(src.shape, dtype=dtype or src.dtype, buffer=nl.sbuf)
+    tile = sbuf(src.shape, dtype or src.dtype)
     nisa.dma_copy(dst=tile, src=src)
     return tile
 
 
-def qkv_rope(xn_t, w_qkv, cos, sin, q_heads, k_new, v_new):
-    """The rank's q, k and v of every token from the normed rows (xn_t, transpose_rows), q and k
-    rotated; k and v written to their HBM outputs k_new, v_new [B, d]. Returns q^T as
-    [dp, dt, B, q_heads] (each token's heads as columns) and k^T [dp, dt, B], both BF16, a head's
-    d values in dt tiles of dp partitions (head_tiles)."""
-    rows, d = cos.shape
-    dp, dt = head_tiles(d)
-    qkv = project(xn_t, w_qkv, nl.ndarray((rows, (q_heads + 2) * d), dtype=nl.float32, buffer=nl.sbuf))
-    q_t = nl.ndarray((dp, dt, rows, q_heads), dtype=nl.bfloat16, buffer=nl.sbuf)
-    for head in nl.affine_range(q_heads):
-        q_rot = rope(qkv, head, d, cos, sin, nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf))
-        turn_into(q_rot, q_t, (slice(None), head))
-    k_rot = rope(qkv, q_heads, d, cos, sin, nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf))
-    v_sb = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=v_sb, src=qkv[:, (q_heads + 1) * d:(q_heads + 2) * d])
-    nisa.dma_copy(dst=k_new, src=k_rot)
-    nisa.dma_copy(dst=v_new, src=v_sb)
-    k_new_t = nl.ndarray((dp, dt, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
-    turn_into(k_rot, k_new_t, (slice(None),))
-    return q_t, k_new_t
-
-
-def attend(q_t, k_new_t, k_cache, v_cache, v_new):
+def attend(q_t, k_t, k_cache, v_cache, v_new):
     """Every token's attention over its cache (k_cache [B, d, T], v_cache [B, T, d]) and its own
-    new key (k_new_t [dp, dt, B]) and value (v_new [B, d], HBM). Returns the heads' outputs
-    transposed, [dp, dt, q_heads, B] (BF16)."""
-    dp, dt, rows, q_heads = q_t.shape
+    new key (k_t [dp, dt, B]) and value (v_new [B, d], HBM). Returns the heads' outputs o^T,
+    [dp, q_heads * dt, B] (BF16)."""
+    dp, dt, rows = k_t.shape
     d = dp * dt
     past = k_cache.shape[2]
     s = past + 1
-    o_t = nl.ndarray((dp, dt, q_heads, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
+    o_t = sbuf(q_t.shape, nl.bfloat16)
     for b in nl.affine_range(rows):
-        keys = nl.ndarray((dp, dt, s), dtype=nl.bfloat16, buffer=nl.sbuf)
+        keys = sbuf((dp, dt, s), nl.bfloat16)
         for t in nl.affine_range(dt):
             nisa.dma_copy(dst=keys[:, t, 0:past], src=k_cache[b, t * dp:(t + 1) * dp, :])
-            nisa.tensor_copy(dst=keys[:, t, past:s], src=k_new_t[:, t, b:b + 1])
+            nisa.tensor_copy(dst=keys[:, t, past:s], src=k_t[:, t, b:b + 1])
 
         def values(first, count, b=b):
-            block = nl.ndarray((count, d), dtype=nl.bfloat16, buffer=nl.sbuf)
+            block = sbuf((count, d), nl.bfloat16)
             last = first + count
             if last <= past:
                 nisa.dma_copy(dst=block, src=v_cache[b, first:last, :])
@@ -255,41 +406,31 @@ def attend(q_t, k_new_t, k_cache, v_cache, v_new):
     return o_t
 
 
-def output_projection(o_t, w_o, h):
-    """The rank's part of the output projection: [B, H] (FP32) = sum over its heads of o_h @ w_o
-    rows of head h, for o^T [dp, dt, q_heads, B]."""
-    dp, dt, q_heads, rows = o_t.shape
-    attn = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf)
-    for c0, cn in tiles(h, N_TILE):
-        acc = nl.ndarray((rows, cn), dtype=nl.float32, buffer=nl.psum)
-        for i, (head, t) in enumerate((head, t) for head in range(q_heads) for t in range(dt)):
-            w = nl.ndarray((dp, cn), dtype=w_o.dtype, buffer=nl.sbuf)
-            first = head * dp * dt + t * dp
-            nisa.dma_copy(dst=w, src=w_o[first:first + dp, c0:c0 + cn])
-            nisa.nc_matmul(dst=acc, stationary=o_t[:, t, head, :], moving=w, accumulate=i > 0)
-        nisa.tensor_copy(dst=attn[:, c0:c0 + cn], src=acc)
-    return attn
-
-
 def swiglu(hn_t, w_gate, w_up, w_down):
-    """The rank's part of the MLP, [B, H] (FP32): (silu(hn @ w_gate) * (hn @ w_up)) @ w_down."""
-    _, _, rows = hn_t.shape
-    inter, h = w_down.shape
-    gate = project(hn_t, w_gate, nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf))
-    up = project(hn_t, w_up, nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf))
-    sig = nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf)
+    """The rank's part of the MLP in the features layout, FP32: (silu(hn @ w_gate) * (hn @ w_up))
+    @ w_down. A partly filled last tile of the intermediate slice is zero beyond it (project), so
+    every lane computes on numbers."""
+    gate = project(hn_t, w_gate)
+    up = project(hn_t, w_up)
+    sig = sbuf(gate.shape, nl.float32)
     nisa.activation(dst=sig, op=nl.sigmoid, data=gate)
-    silu = nl.ndarray((rows, inter), dtype=nl.float32, buffer=nl.sbuf)
+    silu = sbuf(gate.shape, nl.float32)
     nisa.tensor_tensor(dst=silu, data1=gate, data2=sig, op=nl.multiply)
-    product = nl.ndarray((rows, inter), dtype=nl.bfloat16, buffer=nl.sbuf)
+    product = sbuf(gate.shape, nl.bfloat16)
     nisa.tensor_tensor(dst=product, data1=silu, data2=up, op=nl.multiply)
-    return project(transpose_rows(product), w_down, nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.sbuf))
+    return project(product, w_down)
 
 
 def residual(a, b):
-    out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+    out = sbuf(a.shape, nl.float32)
     nisa.tensor_tensor(dst=out, data1=a, data2=b, op=nl.add)
     return out
+
+
+def check_hidden(h):
+    if h % min(h, nl.tile_size.pmax):
+        raise ValueError(f"hidden size {h}: expected a multiple of the partitions ({nl.tile_size.pmax}) or at most "
+                         "them (the features layout's tiles are whole)")
 
 
 @nki.jit
@@ -298,17 +439,17 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
     rows, h = x.shape
     d = cos.shape[1]
     q_heads = w_o.shape[0] // d
+    check_hidden(h)
     y = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
     k_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    x_sb = load(x)
-    xn_t = transpose_rows(rmsnorm_rows(x_sb, _broadcast_row(g_attn, rows), eps))
-    q_t, k_new_t = qkv_rope(xn_t, w_qkv, load(cos), load(sin), q_heads, k_new, v_new)
-    o_t = attend(q_t, k_new_t, k_cache, v_cache, v_new)
-    hidden = residual(x_sb, all_reduce_rows(output_projection(o_t, w_o, h), replica_group))
-    hn_t = transpose_rows(rmsnorm_rows(hidden, _broadcast_row(g_mlp, rows), eps))
-    out = residual(hidden, all_reduce_rows(swiglu(hn_t, w_gate, w_up, w_down), replica_group))
-    nisa.dma_copy(dst=y, src=out)
+    x_t = load_features(x)
+    xn_t = rmsnorm_features(x_t, load_features(g_attn), eps)
+    q_t, k_t = qkv_rope(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, k_new, v_new)
+    o_t = attend(q_t, k_t, k_cache, v_cache, v_new)
+    hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
+    hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
+    store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
     return y, k_new, v_new
 
 
@@ -316,37 +457,39 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
 
 @nki.jit
 def rmsnorm_kernel(x, gain, eps=1e-5):
-    """rmsnorm_rows of x [B, H] with gain [1, H]: BF16 [B, H]."""
+    """rmsnorm_features of x [B, H] with gain [1, H]: BF16 [B, H]."""
     rows, h = x.shape
+    check_hidden(h)
     y = nl.ndarray((rows, h), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    nisa.dma_copy(dst=y, src=rmsnorm_rows(load(x), _broadcast_row(gain, rows), eps))
+    store_rows(rmsnorm_features(load_features(x), load_features(gain), eps), y)
     return y
 
 
 @nki.jit
 def qkv_rope_kernel(xn, w_qkv, cos, sin):
-    """qkv_rope of normed rows xn [B, H] (BF16): q^T [dp, dt, B, q_heads], k_new and v_new [B, d]."""
+    """qkv_rope of normed rows xn [B, H] (BF16): q^T [dp, q_heads * dt, B], k_new and v_new
+    [B, d]."""
     rows, d = cos.shape
     dp, dt = head_tiles(d)
     q_heads = w_qkv.shape[1] // d - 2
-    q_out = nl.ndarray((dp, dt, rows, q_heads), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    q_out = nl.ndarray((dp, q_heads * dt, rows), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     k_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-    q_t, _ = qkv_rope(transpose_rows(load(xn)), w_qkv, load(cos), load(sin), q_heads, k_new, v_new)
+    q_t, _ = qkv_rope(load_features(xn), w_qkv, load_features(cos), load_features(sin), q_heads, k_new, v_new)
     nisa.dma_copy(dst=q_out, src=q_t)
     return q_out, k_new, v_new
 
 
 @nki.jit
 def attention_kernel(q_t, k_new, v_new, k_cache, v_cache, w_o):
-    """attend then output_projection: q^T [dp, dt, B, q_heads], the new k and v [B, d], the
+    """attend then the output projection: q^T [dp, q_heads * dt, B], the new k and v [B, d], the
     caches and w_o [q_heads d, H]: the rank's partial [B, H] (FP32)."""
-    dp, dt, rows, _ = q_t.shape
+    rows = q_t.shape[2]
     h = w_o.shape[1]
+    check_hidden(h)
     out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
-    k_new_t = nl.ndarray((dp, dt, rows), dtype=nl.bfloat16, buffer=nl.sbuf)
-    turn_into(load(k_new), k_new_t, (slice(None),))
-    nisa.dma_copy(dst=out, src=output_projection(attend(load(q_t), k_new_t, k_cache, v_cache, v_new), w_o, h))
+    o_t = attend(load(q_t), load_features(k_new), k_cache, v_cache, v_new)
+    store_rows(project(o_t, w_o), out)
     return out
 
 
@@ -354,8 +497,9 @@ def attention_kernel(q_t, k_new, v_new, k_cache, v_cache, w_o):
 def swiglu_kernel(hn, w_gate, w_up, w_down):
     """swiglu of normed rows hn [B, H] (BF16): the rank's partial [B, H] (FP32)."""
     rows, h = hn.shape
+    check_hidden(h)
     out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
-    nisa.dma_copy(dst=out, src=swiglu(transpose_rows(load(hn)), w_gate, w_up, w_down))
+    store_rows(swiglu(load_features(hn), w_gate, w_up, w_down), out)
     return out
 
 
@@ -366,8 +510,7 @@ def lm_head_kernel(x, g_final, w_lm, eps=1e-5):
     parallelism splits the vocabulary; the host gathers the slices (or each rank reduces its own
     to a best token)."""
     rows, h = x.shape
+    check_hidden(h)
     logits = nl.ndarray((rows, w_lm.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
-    normed_t = transpose_rows(rmsnorm_rows(load(x), _broadcast_row(g_final, rows), eps))
-    nisa.dma_copy(dst=logits, src=project(normed_t, w_lm, nl.ndarray(logits.shape, dtype=nl.float32,
-                                                                       buffer=nl.sbuf)))
+    store_rows(project(rmsnorm_features(load_features(x), load_features(g_final), eps), w_lm), logits)
     return logits

@@ -129,6 +129,9 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     for name, size in (("hidden", model.hidden), ("head_dim", model.head_dim), ("intermediate / tp", inter)):
         if size % 32:  # a row of it in HBM: whole 32-byte bursts in FP8 and in BF16
             raise ValueError(f"{name} {size}: expected a multiple of 32 (ncore's DMA moves whole 32-byte bursts a row)")
+    if model.hidden > 128 and model.hidden % 128:  # layer.check_hidden, at NeuronCore-v3's 128 partitions
+        raise ValueError(f"hidden {model.hidden}: expected a multiple of 128 (the layer keeps a token's state as "
+                         "whole tiles of 128 partitions)")
     args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights)
     r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
