@@ -11,7 +11,8 @@ tb/python/backend) against plain Python statements of them written here, brute f
     bank for PSUM tiles of a bank or less;
   - synchronisation: each instruction waits, per other semaphore, for the newest earlier
     instruction with a read/write hazard that its queue does not know to be done, found by
-    comparing it with every earlier instruction (no index);
+    comparing it with every earlier instruction (no index); then the pe, act and dve
+    instructions nothing waits for lose their signal and the rest are counted again;
   - the check that programs on different cores of a chip touch no HBM bytes in common (one of
     them writing), swept by address in compiler.py: random accesses against every pair.
 
@@ -186,7 +187,26 @@ def synchronise_reference(instrs, limit):
             vc[ps] = max(vc.get(ps, 0), pc)
         issued.append(dict(vc))
         done.append((s, counts[s], waits))
-    return done, epochs
+    return only_waited_signals(done, epochs)
+
+
+def only_waited_signals(done, epochs):
+    """The second pass: a pe, act or dve instruction whose count nothing waits for (no wait and
+    no epoch's barrier) does not signal (None, 0); the rest are counted again, per epoch."""
+    bounds = [seq for seq, _ in epochs]
+    epoch = [sum(1 for b in bounds if b <= seq) for seq in range(len(done))]
+    waited = {(epoch[seq], s, c) for seq, (_, _, waits) in enumerate(done) for s, c in waits}
+    waited |= {(e, s, c) for e, (_, final) in enumerate(epochs) for s, c in final.items()}
+    new, counts = {}, {}
+    for seq, (s, c, _) in enumerate(done):
+        if not s.endswith("_done") or s == "cc_done" or (epoch[seq], s, c) in waited:
+            counts[(epoch[seq], s)] = counts.get((epoch[seq], s), 0) + 1
+            new[(epoch[seq], s, c)] = counts[(epoch[seq], s)]
+    renumbered = []
+    for seq, (s, c, waits) in enumerate(done):
+        count = new.get((epoch[seq], s, c))
+        renumbered.append((s if count else None, count or 0, [(ws, new[(epoch[seq], ws, wc)]) for ws, wc in waits]))
+    return renumbered, [(seq, {s: new[(e, s, c)] for s, c in final.items()}) for e, (seq, final) in enumerate(epochs)]
 
 
 def check_kernel(name, size, rng, limit=compiler.SEMAPHORE_MAX):

@@ -234,9 +234,20 @@ void add_buckets(const Box& b, std::vector<uint64_t>& keys) {
       keys.push_back((uint64_t(k) << 16 | uint64_t(p)) << 2 | uint64_t(b.space));
 }
 
+// The semaphores whose signal is a fence: a signalling instruction of the tensor, scalar or
+// vector engine holds its queue until the engine has drained (rtl/core/README.md), so an
+// instruction of theirs signals only when something waits for it (or an epoch's barrier does).
+constexpr bool fenced(int sem) { return sem < 3; }
+
 // instrs: [(queue, engine or None, reads, writes), ...] in program order; semaphore_max: what a
-// semaphore counts to. Returns (per instruction: (semaphore, count, [(semaphore, count) waited
-// for, newest first]), epochs: [(position, {semaphore: final count})]).
+// semaphore counts to. Returns (per instruction: (semaphore or None, count, [(semaphore, count)
+// waited for, newest first]), epochs: [(position, {semaphore: final count})]).
+//
+// Two passes. The first gives every instruction a count on its semaphore and finds the waits
+// (each queue and DMA engine completes in order, so "count c reached" means "that instruction
+// and every earlier one of its semaphore completed"). The second drops the signals of fenced
+// instructions nothing waits for and counts the rest again: a wait for the n-th signalling
+// instruction means the same completion as before, since the order is the same.
 py::tuple synchronise(const py::list& instrs_in, int64_t semaphore_max) {
   std::vector<SyncInstr> instrs;
   instrs.reserve(instrs_in.size());
@@ -249,25 +260,28 @@ py::tuple synchronise(const py::list& instrs_in, int64_t semaphore_max) {
     ins.writes = to_boxes(t[3]);
     instrs.push_back(std::move(ins));
   }
+  using Wait = std::pair<int, int64_t>;  // semaphore, count
+  std::vector<std::vector<Wait>> waits(instrs.size());
+  std::vector<size_t> epoch_at;   // where each epoch ends (the position of the next's first)
+  std::vector<Clock> finals;      // each epoch's final counts
+  std::vector<int> epoch_of(instrs.size());
   Clock counts{};
   std::array<Clock, kQueues> queue_vc{};
   // bucket -> per semaphore, the instructions that touched it, oldest first
   std::unordered_map<uint64_t, std::array<std::vector<int32_t>, kSemaphores>> touched;
-  py::list result, epochs;
   std::vector<uint64_t> mine;
   for (size_t seq = 0; seq < instrs.size(); ++seq) {
     SyncInstr& ins = instrs[seq];
     if (counts[ins.sem] == semaphore_max) {
       // A semaphore would pass what it counts to: a new epoch (compiler.py's queues() writes
       // the barrier), and nothing after waits for anything before.
-      py::dict final;
-      for (int s = 0; s < kSemaphores; ++s)
-        if (counts[s]) final[kSemNames[s]] = counts[s];
-      epochs.append(py::make_tuple(seq, final));
+      epoch_at.push_back(seq);
+      finals.push_back(counts);
       counts = {};
       touched.clear();
       queue_vc = {};
     }
+    epoch_of[seq] = static_cast<int>(epoch_at.size());
     ins.count = ++counts[ins.sem];
     Clock& vc = queue_vc[ins.queue];
     mine.clear();
@@ -299,17 +313,58 @@ py::tuple synchronise(const py::list& instrs_in, int64_t semaphore_max) {
     for (int s = 0; s < kSemaphores; ++s)
       if (newest[s] >= 0) found.push_back(newest[s]);
     std::sort(found.begin(), found.end(), [](int32_t a, int32_t b) { return a > b; });  // the newest first
-    py::list waits;
     for (int32_t p : found) {
       const SyncInstr& prev = instrs[p];
       if (vc[prev.sem] >= prev.count) continue;
-      waits.append(py::make_tuple(kSemNames[prev.sem], prev.count));
+      waits[seq].emplace_back(prev.sem, prev.count);
       for (int s = 0; s < kSemaphores; ++s) vc[s] = std::max(vc[s], prev.issue_vc[s]);
       vc[prev.sem] = std::max(vc[prev.sem], prev.count);
     }
     ins.issue_vc = vc;
     for (uint64_t key : mine) touched[key][ins.sem].push_back(static_cast<int32_t>(seq));
-    result.append(py::make_tuple(kSemNames[ins.sem], ins.count, waits));
+  }
+
+  // Second pass: which counts something waits for (a wait, or an epoch's barrier), per epoch.
+  const size_t epochs_n = epoch_at.size() + 1;
+  std::vector<Clock> ends = finals;  // each epoch's counts at its end
+  ends.push_back(counts);
+  std::vector<std::array<std::vector<char>, kSemaphores>> waited(epochs_n);
+  std::vector<std::array<std::vector<int64_t>, kSemaphores>> renumbered(epochs_n);
+  for (size_t e = 0; e < epochs_n; ++e)
+    for (int s = 0; s < kSemaphores; ++s) {
+      waited[e][s].assign(static_cast<size_t>(ends[e][s]) + 1, 0);
+      renumbered[e][s].assign(static_cast<size_t>(ends[e][s]) + 1, 0);
+    }
+  for (size_t seq = 0; seq < instrs.size(); ++seq)
+    for (const Wait& w : waits[seq]) waited[epoch_of[seq]][w.first][w.second] = 1;
+  for (size_t e = 0; e < finals.size(); ++e)
+    for (int s = 0; s < kSemaphores; ++s)
+      if (finals[e][s]) waited[e][s][finals[e][s]] = 1;
+  // renumbered[e][s][old count] = the new count (0: it does not signal)
+  std::vector<Clock> new_counts(epochs_n, Clock{});
+  for (size_t seq = 0; seq < instrs.size(); ++seq) {
+    const SyncInstr& ins = instrs[seq];
+    const int e = epoch_of[seq];
+    if (!fenced(ins.sem) || waited[e][ins.sem][ins.count])
+      renumbered[e][ins.sem][ins.count] = ++new_counts[e][ins.sem];
+  }
+  py::list result, epochs;
+  for (size_t seq = 0; seq < instrs.size(); ++seq) {
+    const SyncInstr& ins = instrs[seq];
+    const int e = epoch_of[seq];
+    const int64_t count = renumbered[e][ins.sem][ins.count];
+    py::list ws;
+    for (const Wait& w : waits[seq]) ws.append(py::make_tuple(kSemNames[w.first], renumbered[e][w.first][w.second]));
+    if (count)
+      result.append(py::make_tuple(kSemNames[ins.sem], count, ws));
+    else
+      result.append(py::make_tuple(py::none(), 0, ws));
+  }
+  for (size_t e = 0; e < finals.size(); ++e) {
+    py::dict final;
+    for (int s = 0; s < kSemaphores; ++s)
+      if (finals[e][s]) final[kSemNames[s]] = renumbered[e][s][finals[e][s]];
+    epochs.append(py::make_tuple(epoch_at[e], final));
   }
   return py::make_tuple(result, epochs);
 }

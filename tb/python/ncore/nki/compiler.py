@@ -17,11 +17,13 @@ The passes, in order:
      16 pieces of at least 16 KiB on consecutive DMA engines (consecutive engines sit on
      different DMA ports); each piece goes to the next engine, round-robin over the 16. The split
      was chosen by measurement (tb/python/README.md, "Benchmark").
-  6. Synchronisation: every instruction signals its queue's semaphore (pe, act, dve: they
+  6. Synchronisation: each instruction may signal its queue's semaphore (pe, act, dve: they
      complete in order) or its DMA engine's (each engine completes in order). An instruction
      that reads or writes bytes an earlier instruction of another queue or engine writes (or
      writes bytes it reads) waits for that instruction's count. Vector clocks drop every wait a
-     queue already knows to be met; a second wait goes on a `nop` before it.
+     queue already knows to be met; a second wait goes on a `nop` before it. A signal on pe,
+     act or dve is a fence (its queue holds until the engine drains), so their instructions
+     signal only when something waits for them; DMAs and collectives always signal.
   7. Text: one line per instruction, commented with the kernel's line; on a chip, each core's
      queues under `.if CORE==k` (compile_trace).
 """
@@ -605,8 +607,9 @@ class Compiler:
     def header(self, source, cores=1):
         where = f" on the {cores} cores of a chip (program p on core p % {cores})" if cores > 1 else ""
         lines = [f"# {self.kernel_name}, traced from {source} by ncore.nki (tb/python/README.md){where}.",
-                 "# Every instruction signals its queue's (or DMA engine's) semaphore; waits come from the",
-                 "# read/write hazards between queues. The comment on each line is the kernel's line."]
+                 "# An instruction signals its queue's (or DMA engine's) semaphore when another queue waits for",
+                 "# it; waits come from the read/write hazards between queues. The comment on each line is the",
+                 "# kernel's line."]
         for t in self.trace.hbm:
             shape = "x".join(str(n) for n in t.shape)
             data = " init=zero" if self.inputs_zero else f" init=file:{t.name}{self.input_suffix}.npy"
@@ -635,7 +638,8 @@ class Compiler:
                 for sem, value in ins.waits[:-1]:  # the waits an instruction has no room for
                     lines.append(f"nop wait={sem}>={value}  # {ins.where}")
                 wait = f" wait={ins.waits[-1][0]}>={ins.waits[-1][1]}" if ins.waits else ""
-                lines.append(f"{ins.text}{wait} signal={ins.sem}+=1  # {ins.where}")
+                signal = f" signal={ins.sem}+=1" if ins.sem else ""
+                lines.append(f"{ins.text}{wait}{signal}  # {ins.where}")
         return lines
 
     @staticmethod
