@@ -41,7 +41,7 @@ import nki.collectives as ncc
 import nki.isa as nisa
 import nki.language as nl
 
-W_BLOCK = 2048  # weight columns a DMA brings (project): 4 KiB a partition in BF16
+W_BLOCK = 4096  # weight columns a DMA brings (project): 8 KiB a partition in BF16
 PSUM_FP32 = 512  # FP32 words of a PSUM bank a partition (nl.tile_size.gemm_moving_fmax)
 # A score past the last position: its exp is 0 at any scale a head size gives (ncore's choice; it
 # only has to be below every real score).
@@ -170,7 +170,7 @@ def project(x_t, w_hbm, tile=None):
     """x @ w in the features layout: x_t [kp, K tiles, B] (BF16) and w [K, N] in HBM ->
     [size, N tiles, B] FP32, size = min(tile or P, N). The weights are the stationary side, a
     [kp, size] block each, the tokens the moving one, K accumulated in PSUM; they come W_BLOCK
-    columns a DMA (4 KiB a partition: AWS's DMA pages put a DMA near its peak from 2 KiB a
+    columns a DMA (8 KiB a partition in BF16: AWS's DMA pages put a DMA near its peak from 2 KiB a
     partition, and a decode layer is its weights' traffic). A partly filled last tile is zero
     beyond N."""
     kp, _, rows = x_t.shape
