@@ -164,11 +164,35 @@ def pieces(rng, engine, size):
         product = reference.to_bf16(reference.mul(reference.mul(gate, reference.sigmoid(gate)), up))
         ok &= compare(f"swiglu_kernel partial, {name} weights", run(layer.swiglu_kernel, xw, w_gate, w_up, w_down),
                       reference.matmul(product, E(wdv)))
+    table, table_v = bf16(rng.standard_normal((2 * rows, h)))
+    ids = tuple(-1 if b % 3 == 1 else int(i) for b, i in enumerate(rng.integers(0, 2 * rows, rows)))  # -1: another rank's
+    want = np.stack([table_v[i] if i >= 0 else np.zeros(h) for i in ids])
+    got = np.asarray(run(layer.embedding_kernel, table, ids), np.float64)
+    same = np.array_equal(got, want)
+    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel rows {ids}: the table's rows (zero for -1), bit for bit")
+    ok &= same
     vocab = 64 if size == 8 else 1008  # a rank's slice of the vocabulary (whole 32-byte rows)
     w_lm, wlv = bf16(rng.standard_normal((h, vocab)) / np.sqrt(h))
     normed = reference.to_bf16(reference.rmsnorm(E(xv), E(gv), 1e-5))
     ok &= compare("lm_head_kernel logits", run(layer.lm_head_kernel, x, g, w_lm), reference.matmul(normed, E(wlv)))
     return 0 if ok else 1
+
+
+def check_embedding(rng, cfg, tp, groups, batch, group, system):
+    """embedding_kernel, vocabulary-parallel over each group (tp rows of the vocabulary a rank):
+    every rank's x must be its group's tokens' rows of the table, bit for bit."""
+    per = 4  # rows a rank holds
+    table, table_v = bf16(rng.standard_normal((tp * per, cfg.hidden)))
+    shards = [ncore_nki.typed(table_v[k * per:(k + 1) * per].astype(np.float32), nl.bfloat16) for k in range(tp)]
+    ids = [rng.integers(0, tp * per, batch) for _ in range(groups)]
+    rows = [tuple(int(i) - (r % tp) * per if (r % tp) * per <= i < (r % tp + 1) * per else -1 for i in ids[r // tp])
+            for r in range(groups * tp)]
+    xs = ncore_nki.simulate_kernel(layer.embedding_kernel, ncore_nki.per_rank([shards[r % tp] for r in range(groups * tp)]),
+                                   ncore_nki.per_rank(rows), group, system=system)
+    same = all(np.array_equal(np.asarray(x, np.float64), table_v[ids[r // tp]]) for r, x in enumerate(xs))
+    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel on {groups * tp} ranks: each rank's x the table's rows of its "
+          "group's tokens, bit for bit")
+    return same
 
 
 def main():
@@ -223,6 +247,7 @@ def main():
             for name, got, want in (("y", outs[r][0], ys), ("k_new", outs[r][1], (k_new[0][:, kv], k_new[1][:, kv])),
                                     ("v_new", outs[r][2], (v_new[0][:, kv], v_new[1][:, kv]))):
                 failures += not compare(f"rank {r} {name}", got, want)
+    failures += not check_embedding(rng, cfg, tp, groups, args.batch, group, args.system)
     print(f"{groups * tp} ranks: {'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
 

@@ -7,11 +7,10 @@ is its command line).
 
 What is modelled: the decode layer of layer.py on every core of the system, one tensor-parallel
 rank per core, the ranks of a group summing their partials with nki.collectives; its time is the
-slowest core's; weights in BF16 or FP8 (E4M3); and the LM head (lm_head_kernel) on the same ranks,
-each its slice of the vocabulary. What is not (yet): prefill, LNC=2 (a rank over two cores), the
-embedding (a lookup of one row a token: a DMA with the token's offset, which ncore.nki cannot
-express yet; a few KiB a token), and everything outside the cores (host, runtime, launch,
-sampling).
+slowest core's; weights in BF16 or FP8 (E4M3); and the embedding (embedding_kernel) and the LM
+head (lm_head_kernel) on the same ranks, each rank holding its slice of the vocabulary. What is
+not (yet): prefill, LNC=2 (a rank over two cores), and everything outside the cores (host,
+runtime, launch, sampling).
 """
 import os
 import sys
@@ -29,7 +28,7 @@ import nki.collectives as ncc  # noqa: E402
 import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
-from layer import decoder_layer_decode, lm_head_kernel  # noqa: E402
+from layer import decoder_layer_decode, embedding_kernel, lm_head_kernel  # noqa: E402
 
 CHIP_CORES = 8
 CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
@@ -104,6 +103,23 @@ def lm_head_weights(model, vocab_rank, weights, rng):
     return ncore_nki.typed(values, WEIGHTS[weights])
 
 
+def embedding_table(model, vocab_rank, rng):
+    """A rank's slice of the embedding table [V_r, H] (BF16, whatever the projections' type)."""
+    shape = (vocab_rank, model.hidden)
+    values = np.zeros(shape, np.float32) if rng is None else rng.standard_normal(shape).astype(np.float32)
+    return ncore_nki.typed(values, nl.bfloat16)
+
+
+def embedding_rows(model, batch, tp, vocab_rank, system):
+    """Each rank's rows for the step's tokens (embedding_kernel's rows: -1 where another rank
+    of its group holds the token). The tokens are fixed and spread over the vocabulary: which
+    rank reads a row changes no rank's time by more than that one row's DMA."""
+    tokens = [(b * 7919 + 1) % model.vocab for b in range(batch)]
+    ranks = CHIPS[system] * CHIP_CORES
+    return [tuple(t - (r % tp) * vocab_rank if (r % tp) * vocab_rank <= t < (r % tp + 1) * vocab_rank else -1
+                  for t in tokens) for r in range(ranks)]
+
+
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
               timing=None, trace=None, seed=51, weights="bf16"):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
@@ -144,6 +160,13 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
                                     engine="rtl" if fidelity == "rtl" else "golden",
                                     timing_only=fidelity == "timing", timing=timing)
     lm_head_us = max(c["time_ns"] for c in lm["system"]["cores"]) / 1e3
+    # The embedding on the same ranks, vocabulary-parallel over the same slices: each token's
+    # row from the rank that holds it, summed over the group.
+    emb = ncore_nki.benchmark_kernel(embedding_kernel, embedding_table(model, vocab_rank, rng_for(fidelity, seed)),
+                                     ncore_nki.per_rank(embedding_rows(model, batch, tp, vocab_rank, system)), group,
+                                     system=system, engine="rtl" if fidelity == "rtl" else "golden",
+                                     timing_only=fidelity == "timing", timing=timing)
+    embedding_us = max(c["time_ns"] for c in emb["system"]["cores"]) / 1e3
     run = r["system"]
     cores = run["cores"]
     layer_us = max(c["time_ns"] for c in cores) / 1e3
@@ -172,7 +195,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
         "links": [{"from": link["from"], "to": link["to"], "utilization": link["utilization"]} for link in run["links"]],
         "hbm_bound_us": replicas * (weight_bytes + kv) / (hbm_tbps * 1e12) * 1e6,
-        "lm_head_us": lm_head_us, "vocab_per_rank": vocab_rank,
-        "model_ms": (model.layers * layer_us + lm_head_us) / 1e3,
+        "lm_head_us": lm_head_us, "vocab_per_rank": vocab_rank, "embedding_us": embedding_us,
+        "model_ms": (model.layers * layer_us + lm_head_us + embedding_us) / 1e3,
         "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
     }
