@@ -121,11 +121,13 @@ def embedding_rows(model, batch, tp, vocab_rank, system):
 
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
-              timing=None, trace=None, seed=51, weights="bf16"):
+              timing=None, trace=None, seed=51, weights="bf16", estimate=True):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
-    run --timing). trace: a Perfetto trace-event file to write."""
+    run --timing). trace: a Perfetto trace-event file to write. estimate False: the layer only
+    (no embedding, LM head or model estimate: their entries are None), as a sweep of the layer
+    wants it."""
     if phase != "decode":
         raise ValueError(f"phase {phase!r}: only decode is built so far (prefill's flash attention is issue 51's "
                          "next step)")
@@ -155,18 +157,20 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
     # rows (ncore's choice; NxD pads the vocabulary to split it evenly too).
     vocab_rank = -(-model.vocab // tp // 16) * 16
-    w_lm = lm_head_weights(model, vocab_rank, weights, rng_for(fidelity, seed))
-    lm = ncore_nki.benchmark_kernel(lm_head_kernel, args[0], args[1], w_lm, system=system,
-                                    engine="rtl" if fidelity == "rtl" else "golden",
-                                    timing_only=fidelity == "timing", timing=timing)
-    lm_head_us = max(c["time_ns"] for c in lm["system"]["cores"]) / 1e3
-    # The embedding on the same ranks, vocabulary-parallel over the same slices: each token's
-    # row from the rank that holds it, summed over the group.
-    emb = ncore_nki.benchmark_kernel(embedding_kernel, embedding_table(model, vocab_rank, rng_for(fidelity, seed)),
-                                     ncore_nki.per_rank(embedding_rows(model, batch, tp, vocab_rank, system)), group,
-                                     system=system, engine="rtl" if fidelity == "rtl" else "golden",
-                                     timing_only=fidelity == "timing", timing=timing)
-    embedding_us = max(c["time_ns"] for c in emb["system"]["cores"]) / 1e3
+    lm_head_us = embedding_us = None
+    if estimate:
+        w_lm = lm_head_weights(model, vocab_rank, weights, rng_for(fidelity, seed))
+        lm = ncore_nki.benchmark_kernel(lm_head_kernel, args[0], args[1], w_lm, system=system,
+                                        engine="rtl" if fidelity == "rtl" else "golden",
+                                        timing_only=fidelity == "timing", timing=timing)
+        lm_head_us = max(c["time_ns"] for c in lm["system"]["cores"]) / 1e3
+        # The embedding on the same ranks, vocabulary-parallel over the same slices: each
+        # token's row from the rank that holds it, summed over the group.
+        emb = ncore_nki.benchmark_kernel(embedding_kernel, embedding_table(model, vocab_rank, rng_for(fidelity, seed)),
+                                         ncore_nki.per_rank(embedding_rows(model, batch, tp, vocab_rank, system)),
+                                         group, system=system, engine="rtl" if fidelity == "rtl" else "golden",
+                                         timing_only=fidelity == "timing", timing=timing)
+        embedding_us = max(c["time_ns"] for c in emb["system"]["cores"]) / 1e3
     run = r["system"]
     cores = run["cores"]
     layer_us = max(c["time_ns"] for c in cores) / 1e3
@@ -196,6 +200,6 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "links": [{"from": link["from"], "to": link["to"], "utilization": link["utilization"]} for link in run["links"]],
         "hbm_bound_us": replicas * (weight_bytes + kv) / (hbm_tbps * 1e12) * 1e6,
         "lm_head_us": lm_head_us, "vocab_per_rank": vocab_rank, "embedding_us": embedding_us,
-        "model_ms": (model.layers * layer_us + lm_head_us + embedding_us) / 1e3,
+        "model_ms": (model.layers * layer_us + lm_head_us + embedding_us) / 1e3 if estimate else None,
         "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
     }
