@@ -43,6 +43,9 @@ import nki.language as nl
 
 W_BLOCK = 4096  # weight columns a DMA brings (project): 8 KiB a partition in BF16
 PSUM_FP32 = 512  # FP32 words of a PSUM bank a partition (nl.tile_size.gemm_moving_fmax)
+# SBUF a partition the MLP's first weights take while the attention's all-reduce runs (ncore's
+# choice: about 20 us of a core's DMA, more than the all-reduce and the norm after it take).
+PREFETCH_BYTES = 64 * 1024
 # A score past the last position: its exp is 0 at any scale a head size gives (ncore's choice; it
 # only has to be below every real score).
 MASKED = -30000.0
@@ -166,30 +169,64 @@ def rmsnorm_features(x_t, gain_t, eps):
     return out
 
 
-def project(x_t, w_hbm, tile=None):
-    """x @ w in the features layout: x_t [kp, K tiles, B] (BF16) and w [K, N] in HBM ->
-    [size, N tiles, B] FP32, size = min(tile or P, N). The weights are the stationary side, a
-    [kp, size] block each, the tokens the moving one, K accumulated in PSUM; they come W_BLOCK
-    columns a DMA (8 KiB a partition in BF16: AWS's DMA pages put a DMA near its peak from 2 KiB a
-    partition, and a decode layer is its weights' traffic). A partly filled last tile is zero
-    beyond N."""
+class Weights:
+    """A weight matrix w [K, N] in HBM as project() reads it: blocks of kp rows by W_BLOCK columns
+    (a multiple of the output tile `size`), column blocks outermost, one DMA each (8 KiB a
+    partition in BF16: AWS's DMA pages put a DMA near its peak from 2 KiB a partition, and a
+    decode layer is its weights' traffic). prefetch() issues the first blocks' DMAs ahead, so
+    they move while the DMA queue would otherwise wait (on a collective's input, say)."""
+
+    def __init__(self, w_hbm, kp, tile=None):
+        self.hbm, self.kp = w_hbm, kp
+        k, n = w_hbm.shape
+        self.size = min(tile or nl.tile_size.pmax, n)
+        self.column_blocks = tiles(n, max(self.size, W_BLOCK // self.size * self.size))
+        self.order = [(b0, bn, start, ks) for b0, bn in self.column_blocks for start, ks in tiles(k, kp)]
+        self.loaded = []  # the blocks prefetched and not yet taken, in order
+
+    def prefetch(self, partition_bytes):
+        """Issues the next blocks' DMAs, up to about partition_bytes of SBUF a partition."""
+        used = 0
+        while len(self.loaded) < len(self.order) and used < partition_bytes:
+            b0, bn, start, ks = self.order[len(self.loaded)]
+            self.loaded.append(self._load(b0, bn, start, ks))
+            used += bn * self.hbm.dtype.itemsize
+        return self
+
+    def _load(self, b0, bn, start, ks):
+        w = sbuf((ks, bn), self.hbm.dtype)
+        nisa.dma_copy(dst=w, src=self.hbm[start:start + ks, b0:b0 + bn])
+        return w
+
+    def block(self, index):
+        """Block `index` of the order: prefetched, or loaded now."""
+        return self.loaded[index] if index < len(self.loaded) else self._load(*self.order[index])
+
+
+def project(x_t, w, tile=None):
+    """x @ w in the features layout: x_t [kp, K tiles, B] (BF16) and w [K, N] in HBM (or a
+    Weights over it) -> [size, N tiles, B] FP32, size = min(tile or P, N). The weights are the
+    stationary side, a [kp, size] block each, the tokens the moving one, K accumulated in PSUM.
+    A partly filled last tile is zero beyond N."""
     kp, _, rows = x_t.shape
-    k, n = w_hbm.shape
-    size = min(tile or nl.tile_size.pmax, n)
+    weights = w if isinstance(w, Weights) else Weights(w, kp, tile)
+    k, n = weights.hbm.shape
+    size = weights.size
     parts = tiles(n, size)
     out = sbuf((size, len(parts), rows), nl.float32)
     if n % size:
         nisa.memset(dst=out[:, len(parts) - 1, :], value=0.0)
     per_bank = max(1, PSUM_FP32 // rows)
-    for b0, bn in tiles(n, max(size, W_BLOCK // size * size)):
+    index = 0
+    for b0, bn in weights.column_blocks:
         cols = tiles(bn, size)
         groups = tiles(len(cols), per_bank)
         accs = [psum((size, gn, rows)) for _, gn in groups]
         for t, (start, ks) in enumerate(tiles(k, kp)):
-            w = sbuf((ks, bn), w_hbm.dtype)
-            nisa.dma_copy(dst=w, src=w_hbm[start:start + ks, b0:b0 + bn])
+            block = weights.block(index)
+            index += 1
             for j, (c0, cn) in enumerate(cols):
-                nisa.nc_matmul(dst=accs[j // per_bank][0:cn, j % per_bank, :], stationary=w[:, c0:c0 + cn],
+                nisa.nc_matmul(dst=accs[j // per_bank][0:cn, j % per_bank, :], stationary=block[:, c0:c0 + cn],
                                moving=x_t[0:ks, t, :], accumulate=t > 0)
         for (g0, gn), acc in zip(groups, accs):
             first = b0 // size + g0
@@ -408,8 +445,8 @@ def attend(q_t, k_t, k_cache, v_cache, v_new):
 
 def swiglu(hn_t, w_gate, w_up, w_down):
     """The rank's part of the MLP in the features layout, FP32: (silu(hn @ w_gate) * (hn @ w_up))
-    @ w_down. A partly filled last tile of the intermediate slice is zero beyond it (project), so
-    every lane computes on numbers."""
+    @ w_down (w_gate may be a Weights with blocks prefetched). A partly filled last tile of the
+    intermediate slice is zero beyond it (project), so every lane computes on numbers."""
     gate = project(hn_t, w_gate)
     up = project(hn_t, w_up)
     sig = sbuf(gate.shape, nl.float32)
@@ -447,9 +484,12 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
     xn_t = rmsnorm_features(x_t, load_features(g_attn), eps)
     q_t, k_t = qkv_rope(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, k_new, v_new)
     o_t = attend(q_t, k_t, k_cache, v_cache, v_new)
-    hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
+    attn = project(o_t, w_o)
+    # The gate's first weights move while the DMA queue waits for the all-reduce's input.
+    gate = Weights(w_gate, min(h, nl.tile_size.pmax)).prefetch(PREFETCH_BYTES)
+    hidden = residual(x_t, all_reduce(attn, replica_group))
     hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
-    store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
+    store_rows(residual(hidden, all_reduce(swiglu(hn_t, gate, w_up, w_down), replica_group)), y)
     return y, k_new, v_new
 
 
