@@ -31,6 +31,7 @@ import layer  # noqa: E402
 from layer import decoder_layer_decode  # noqa: E402
 
 CORES = 8
+SIZE = 128  # a system core's partitions
 
 
 def rounded(values, dtype):
@@ -82,10 +83,11 @@ def shard_args(cfg, tp, rank, model, step):
     w_qkv = np.concatenate([model["w_q"][1][:, qs], model["w_k"][1][:, ks], model["w_v"][1][:, ks]], 1)
     as_bf16 = lambda a: ncore_nki.typed(np.ascontiguousarray(a, np.float32), nl.bfloat16)  # noqa: E731
     as_w = lambda a: ncore_nki.typed(np.ascontiguousarray(a, np.float32), model["dtype"])  # noqa: E731
-    return [step["x"][0], model["g_attn"][0], as_w(w_qkv), step["cos"], step["sin"],
+    tiled = lambda a: as_w(layer.tile_rows(a, SIZE))  # noqa: E731 (K-tiled, as Weights reads it)
+    return [step["x"][0], model["g_attn"][0], tiled(w_qkv), step["cos"], step["sin"],
             as_bf16(f32(step["k_cache"])[:, kv]), as_bf16(f32(step["v_cache"])[:, kv]),
-            as_w(f32(model["w_o"])[qs, :]), model["g_mlp"][0], as_w(f32(model["w_gate"])[:, ms]),
-            as_w(f32(model["w_up"])[:, ms]), as_w(f32(model["w_down"])[ms, :])], kv
+            as_w(f32(model["w_o"])[qs, :]), model["g_mlp"][0], tiled(f32(model["w_gate"])[:, ms]),
+            tiled(f32(model["w_up"])[:, ms]), as_w(f32(model["w_down"])[ms, :])], kv
 
 
 def compare(name, got, want):
@@ -164,6 +166,11 @@ def pieces(rng, engine, size):
         product = reference.to_bf16(reference.mul(reference.mul(gate, reference.sigmoid(gate)), up))
         ok &= compare(f"swiglu_kernel partial, {name} weights", run(layer.swiglu_kernel, xw, w_gate, w_up, w_down),
                       reference.matmul(product, E(wdv)))
+        if name == "bf16":  # the gate and up weights K-tiled (Weights), the same products
+            k_tiled = lambda v: ncore_nki.typed(layer.tile_rows(v, min(hw, size)).astype(np.float32), dtype)  # noqa: E731
+            ok &= compare("swiglu_kernel partial, K-tiled bf16 weights",
+                          run(layer.swiglu_kernel, xw, k_tiled(wgv), k_tiled(wuv), w_down),
+                          reference.matmul(product, E(wdv)))
     table, table_v = bf16(rng.standard_normal((2 * rows, h)))
     ids = tuple(-1 if b % 3 == 1 else int(i) for b, i in enumerate(rng.integers(0, 2 * rows, rows)))  # -1: another rank's
     want = np.stack([table_v[i] if i >= 0 else np.zeros(h) for i in ids])

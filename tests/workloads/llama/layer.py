@@ -21,6 +21,9 @@ Layouts (every rank is given its own shard, as a sharded checkpoint gives it):
     v_cache  [B, T, d]           BF16 values of the earlier positions
     w_o      [q_heads d, H]      BF16 rows of the output projection
     w_gate, w_up [H, I_r], w_down [I_r, H]  BF16 slices of the MLP
+w_qkv, w_gate and w_up (and the LM head's w_lm) may also come K-tiled, [P, H / P, N] (tile_rows:
+a partition's rows of several contraction tiles side by side, so a rank's narrow slice still
+moves in DMA rows of several KiB).
 Outputs: y [B, H] FP32, and the token's new cache entries k_new [B, d] and v_new [B, d] (BF16,
 rotated keys).
 
@@ -46,6 +49,7 @@ PSUM_FP32 = 512  # FP32 words of a PSUM bank a partition (nl.tile_size.gemm_movi
 # SBUF a partition the MLP's first weights take while the attention's all-reduce runs (ncore's
 # choice: about 20 us of a core's DMA, more than the all-reduce and the norm after it take).
 PREFETCH_BYTES = 64 * 1024
+ROW_BYTES = 8 * 1024  # a K-tiled weight DMA's bytes a partition (Weights)
 # A score past the last position: its exp is 0 at any scale a head size gives (ncore's choice; it
 # only has to be below every real score).
 MASKED = -30000.0
@@ -170,32 +174,57 @@ def rmsnorm_features(x_t, gain_t, eps):
 
 
 class Weights:
-    """A weight matrix w [K, N] in HBM as project() reads it: blocks of kp rows by W_BLOCK columns
-    (a multiple of the output tile `size`), column blocks outermost, one DMA each (8 KiB a
-    partition in BF16: AWS's DMA pages put a DMA near its peak from 2 KiB a partition, and a
-    decode layer is its weights' traffic). prefetch() issues the first blocks' DMAs ahead, so
-    they move while the DMA queue would otherwise wait (on a collective's input, say)."""
+    """A weight matrix as project() reads it, in blocks of column tiles (W_BLOCK columns, a multiple
+    of the output tile `size`) by contraction tiles, column blocks outermost, one DMA each.
+
+    In HBM it is either w [K, N] (rows as a checkpoint has them) or K-tiled, [P, K / P, N] with
+    w_t[p, t, n] = w[t P + p, n] (tile_rows gives it): then a partition's rows of several
+    contraction tiles lie side by side, and one DMA brings g of them, about ROW_BYTES a
+    partition. That matters when a rank's slice is narrow: at tp 128 Llama-3.1-405B's MLP slice is
+    416 columns, 832 bytes a row, where a DMA row's fixed cost (that of 256 bytes in ncore's
+    trn2 timing, from AWS's DMA pages) takes a quarter of the time; tiled, a DMA moves about 8 KiB
+    a partition (near the peak from 2 KiB, the same pages). prefetch() issues the first blocks'
+    DMAs ahead, so they move while the DMA queue would otherwise wait (on a collective's input,
+    say)."""
 
     def __init__(self, w_hbm, kp, tile=None):
         self.hbm, self.kp = w_hbm, kp
-        k, n = w_hbm.shape
+        self.tiled = len(w_hbm.shape) == 3
+        if self.tiled:
+            if w_hbm.shape[0] != kp:
+                raise ValueError(f"K-tiled weights {w_hbm.shape}: expected {kp} partitions first (tile_rows)")
+            k, n = w_hbm.shape[1] * kp, w_hbm.shape[2]
+        else:
+            k, n = w_hbm.shape
+        self.k, self.n = k, n
         self.size = min(tile or nl.tile_size.pmax, n)
         self.column_blocks = tiles(n, max(self.size, W_BLOCK // self.size * self.size))
-        self.order = [(b0, bn, start, ks) for b0, bn in self.column_blocks for start, ks in tiles(k, kp)]
-        self.loaded = []  # the blocks prefetched and not yet taken, in order
+        kt = len(tiles(k, kp))
+        self.order = []  # (first column, columns, first contraction tile, tiles)
+        for b0, bn in self.column_blocks:
+            g = max(1, ROW_BYTES // (bn * w_hbm.dtype.itemsize)) if self.tiled else 1
+            self.order += [(b0, bn, t0, tn) for t0, tn in tiles(kt, g)]
+        self.loaded = []  # the blocks prefetched, in order
 
     def prefetch(self, partition_bytes):
         """Issues the next blocks' DMAs, up to about partition_bytes of SBUF a partition."""
         used = 0
         while len(self.loaded) < len(self.order) and used < partition_bytes:
-            b0, bn, start, ks = self.order[len(self.loaded)]
-            self.loaded.append(self._load(b0, bn, start, ks))
-            used += bn * self.hbm.dtype.itemsize
+            b0, bn, t0, tn = self.order[len(self.loaded)]
+            self.loaded.append(self._load(b0, bn, t0, tn))
+            used += tn * bn * self.hbm.dtype.itemsize
         return self
 
-    def _load(self, b0, bn, start, ks):
-        w = sbuf((ks, bn), self.hbm.dtype)
-        nisa.dma_copy(dst=w, src=self.hbm[start:start + ks, b0:b0 + bn])
+    def _load(self, b0, bn, t0, tn):
+        """Block [rows, tn, bn]: contraction tiles t0 .. t0 + tn - 1 of columns b0 .. b0 + bn - 1."""
+        if self.tiled:
+            w = sbuf((self.kp, tn, bn), self.hbm.dtype)
+            nisa.dma_copy(dst=w, src=self.hbm[:, t0:t0 + tn, b0:b0 + bn])
+            return w
+        start = t0 * self.kp
+        ks = min(self.kp, self.k - start)
+        w = sbuf((ks, 1, bn), self.hbm.dtype)
+        nisa.dma_copy(dst=w[:, 0, :], src=self.hbm[start:start + ks, b0:b0 + bn])
         return w
 
     def block(self, index):
@@ -203,31 +232,43 @@ class Weights:
         return self.loaded[index] if index < len(self.loaded) else self._load(*self.order[index])
 
 
+def tile_rows(w, partitions):
+    """w [K, N] (NumPy, K a multiple of partitions) in the K-tiled layout [P, K / P, N] that
+    Weights reads: w_t[p, t, n] = w[t P + p, n]. What a checkpoint prepared for this kernel holds."""
+    k, n = w.shape
+    if k % partitions:
+        raise ValueError(f"weights of {k} rows: expected a multiple of {partitions} partitions to tile them")
+    return w.reshape(k // partitions, partitions, n).transpose(1, 0, 2).copy()
+
+
 def project(x_t, w, tile=None):
-    """x @ w in the features layout: x_t [kp, K tiles, B] (BF16) and w [K, N] in HBM (or a
-    Weights over it) -> [size, N tiles, B] FP32, size = min(tile or P, N). The weights are the
-    stationary side, a [kp, size] block each, the tokens the moving one, K accumulated in PSUM.
-    A partly filled last tile is zero beyond N."""
+    """x @ w in the features layout: x_t [kp, K tiles, B] (BF16) and w in HBM ([K, N], or K-tiled
+    [P, K / P, N]; or a Weights over either) -> [size, N tiles, B] FP32, size = min(tile or P, N).
+    The weights are the stationary side, a [kp, size] block each, the tokens the moving one, K
+    accumulated in PSUM. A partly filled last tile is zero beyond N."""
     kp, _, rows = x_t.shape
     weights = w if isinstance(w, Weights) else Weights(w, kp, tile)
-    k, n = weights.hbm.shape
+    k, n = weights.k, weights.n
     size = weights.size
     parts = tiles(n, size)
     out = sbuf((size, len(parts), rows), nl.float32)
     if n % size:
         nisa.memset(dst=out[:, len(parts) - 1, :], value=0.0)
     per_bank = max(1, PSUM_FP32 // rows)
-    index = 0
+    contraction = tiles(k, kp)
     for b0, bn in weights.column_blocks:
         cols = tiles(bn, size)
         groups = tiles(len(cols), per_bank)
         accs = [psum((size, gn, rows)) for _, gn in groups]
-        for t, (start, ks) in enumerate(tiles(k, kp)):
+        for index in [i for i, (first, *_) in enumerate(weights.order) if first == b0]:
             block = weights.block(index)
-            index += 1
-            for j, (c0, cn) in enumerate(cols):
-                nisa.nc_matmul(dst=accs[j // per_bank][0:cn, j % per_bank, :], stationary=block[:, c0:c0 + cn],
-                               moving=x_t[0:ks, t, :], accumulate=t > 0)
+            _, _, t0, tn = weights.order[index]
+            for t in range(t0, t0 + tn):
+                ks = contraction[t][1]
+                for j, (c0, cn) in enumerate(cols):
+                    nisa.nc_matmul(dst=accs[j // per_bank][0:cn, j % per_bank, :],
+                                   stationary=block[0:ks, t - t0, c0:c0 + cn], moving=x_t[0:ks, t, :],
+                                   accumulate=t > 0)
         for (g0, gn), acc in zip(groups, accs):
             first = b0 // size + g0
             whole = gn if cols[g0 + gn - 1][1] == size else gn - 1
@@ -511,7 +552,7 @@ def qkv_rope_kernel(xn, w_qkv, cos, sin):
     [B, d]."""
     rows, d = cos.shape
     dp, dt = head_tiles(d)
-    q_heads = w_qkv.shape[1] // d - 2
+    q_heads = w_qkv.shape[-1] // d - 2
     q_out = nl.ndarray((dp, q_heads * dt, rows), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     k_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
@@ -580,6 +621,6 @@ def lm_head_kernel(x, g_final, w_lm, eps=1e-5):
     to a best token)."""
     rows, h = x.shape
     check_hidden(h)
-    logits = nl.ndarray((rows, w_lm.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    logits = nl.ndarray((rows, w_lm.shape[-1]), dtype=nl.float32, buffer=nl.shared_hbm)
     store_rows(project(rmsnorm_features(load_features(x), load_features(g_final), eps), w_lm), logits)
     return logits

@@ -28,7 +28,7 @@ import nki.collectives as ncc  # noqa: E402
 import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
-from layer import decoder_layer_decode, embedding_kernel, lm_head_kernel  # noqa: E402
+from layer import decoder_layer_decode, embedding_kernel, lm_head_kernel, tile_rows  # noqa: E402
 
 CHIP_CORES = 8
 CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
@@ -82,13 +82,17 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16"):
         values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
         return ncore_nki.typed(values, dtype)
 
-    def weight(shape, scale):
-        return array(shape, scale, WEIGHTS[weights])
+    def weight(shape, scale, tiled=False):
+        """A projection's weights; tiled: K-tiled for the core's 128 partitions (layer.tile_rows),
+        so a narrow slice still moves in DMA rows of several KiB."""
+        values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
+        return ncore_nki.typed(tile_rows(values, min(shape[0], 128)) if tiled else values, WEIGHTS[weights])
     angles = np.zeros((batch, d)) if rng is None else rng.uniform(0, 6.3, (batch, d))
-    return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5),
+    return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5, tiled=True),
             np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32),
             array((batch, d, context)), array((batch, context, d)), weight((q_heads * d, h), (q_heads * d) ** -0.5),
-            array((1, h)), weight((h, inter), h ** -0.5), weight((h, inter), h ** -0.5), weight((inter, h), inter ** -0.5)]
+            array((1, h)), weight((h, inter), h ** -0.5, tiled=True), weight((h, inter), h ** -0.5, tiled=True),
+            weight((inter, h), inter ** -0.5)]
 
 
 def rng_for(fidelity, seed):
@@ -96,11 +100,12 @@ def rng_for(fidelity, seed):
 
 
 def lm_head_weights(model, vocab_rank, weights, rng):
-    """The LM head's weights [H, V_r] (its tokens and final gain are the layer's x and gain)."""
+    """The LM head's weights [H, V_r], K-tiled (its tokens and final gain are the layer's x and
+    gain)."""
     shape = (model.hidden, vocab_rank)
     values = (np.zeros(shape, np.float32) if rng is None else
               (rng.standard_normal(shape) * model.hidden ** -0.5).astype(np.float32))
-    return ncore_nki.typed(values, WEIGHTS[weights])
+    return ncore_nki.typed(tile_rows(values, min(model.hidden, 128)), WEIGHTS[weights])
 
 
 def embedding_table(model, vocab_rank, rng):
