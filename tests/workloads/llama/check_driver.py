@@ -62,6 +62,15 @@ if p.returncode == 0 and "timing" in runs:
            f"FP8 weights: a lower HBM bound ({f8['hbm_bound_us']:.2f} against {b16['hbm_bound_us']:.2f} us) and less "
            f"DMA time ({f8['split_us']['hbm_dma']:.2f} against {b16['split_us']['hbm_dma']:.2f} us)")
 
+p = driver(*SMALL, "--k-tiled", "--layer-only", "--json")
+report(p.returncode == 0, f"llm-layer --k-tiled runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
+if p.returncode == 0 and "timing" in runs:
+    kt, rows = json.loads(p.stdout), runs["timing"]
+    report(kt["k_tiled"] and not rows["k_tiled"] and kt["model_ms"] is None and kt["layer_us"] > 0 and
+           kt["split_us"]["hbm_dma"] != rows["split_us"]["hbm_dma"],
+           f"K-tiled weights: another DMA time ({kt['split_us']['hbm_dma']:.2f} against "
+           f"{rows['split_us']['hbm_dma']:.2f} us), the layer alone ({kt['layer_us']:.2f} us)")
+
 BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill"], "phase 'prefill'"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
        (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2"),

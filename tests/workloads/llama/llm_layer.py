@@ -71,10 +71,11 @@ def replica_group(tp, system):
 WEIGHTS = {"bf16": nl.bfloat16, "fp8": nl.float8_e4m3}
 
 
-def layer_inputs(model, tp, batch, context, rng=None, weights="bf16"):
+def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=False):
     """One rank's arguments (every rank gets the same arrays: the time does not depend on the
     values). rng None: zeros (for a timing-only run), else random values of the layer's scale.
-    weights: the projections' type (the gains, the activations and the KV cache stay BF16)."""
+    weights: the projections' type (the gains, the activations and the KV cache stay BF16).
+    k_tiled: w_qkv, w_gate and w_up K-tiled (layer.tile_rows) instead of as rows."""
     q_heads, inter = model.shard(tp)
     h, d = model.hidden, model.head_dim
 
@@ -88,10 +89,10 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16"):
         values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
         return ncore_nki.typed(tile_rows(values, min(shape[0], 128)) if tiled else values, WEIGHTS[weights])
     angles = np.zeros((batch, d)) if rng is None else rng.uniform(0, 6.3, (batch, d))
-    return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5, tiled=True),
+    return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5, tiled=k_tiled),
             np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32),
             array((batch, d, context)), array((batch, context, d)), weight((q_heads * d, h), (q_heads * d) ** -0.5),
-            array((1, h)), weight((h, inter), h ** -0.5, tiled=True), weight((h, inter), h ** -0.5, tiled=True),
+            array((1, h)), weight((h, inter), h ** -0.5, tiled=k_tiled), weight((h, inter), h ** -0.5, tiled=k_tiled),
             weight((inter, h), inter ** -0.5)]
 
 
@@ -99,13 +100,13 @@ def rng_for(fidelity, seed):
     return None if fidelity == "timing" else np.random.default_rng(seed)
 
 
-def lm_head_weights(model, vocab_rank, weights, rng):
-    """The LM head's weights [H, V_r], K-tiled (its tokens and final gain are the layer's x and
-    gain)."""
+def lm_head_weights(model, vocab_rank, weights, rng, k_tiled=False):
+    """The LM head's weights [H, V_r] as rows, or K-tiled (its tokens and final gain are the
+    layer's x and gain)."""
     shape = (model.hidden, vocab_rank)
     values = (np.zeros(shape, np.float32) if rng is None else
               (rng.standard_normal(shape) * model.hidden ** -0.5).astype(np.float32))
-    return ncore_nki.typed(tile_rows(values, min(model.hidden, 128)), WEIGHTS[weights])
+    return ncore_nki.typed(tile_rows(values, min(model.hidden, 128)) if k_tiled else values, WEIGHTS[weights])
 
 
 def embedding_table(model, vocab_rank, rng):
@@ -126,13 +127,14 @@ def embedding_rows(model, batch, tp, vocab_rank, system):
 
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
-              timing=None, trace=None, seed=51, weights="bf16", estimate=True):
+              timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
     run --timing). trace: a Perfetto trace-event file to write. estimate False: the layer only
     (no embedding, LM head or model estimate: their entries are None), as a sweep of the layer
-    wants it."""
+    wants it. k_tiled: the weights whose rows are the hidden size K-tiled (layer.Weights); off by
+    default, since it made both measured layers slower (tests/workloads/llama/README.md)."""
     if phase != "decode":
         raise ValueError(f"phase {phase!r}: only decode is built so far (prefill's flash attention is issue 51's "
                          "next step)")
@@ -155,7 +157,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if model.hidden > 128 and model.hidden % 128:  # layer.check_hidden, at NeuronCore-v3's 128 partitions
         raise ValueError(f"hidden {model.hidden}: expected a multiple of 128 (the layer keeps a token's state as "
                          "whole tiles of 128 partitions)")
-    args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights)
+    args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights, k_tiled)
     r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
                                    timing=timing, trace=trace)
@@ -164,7 +166,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     vocab_rank = -(-model.vocab // tp // 16) * 16
     lm_head_us = embedding_us = None
     if estimate:
-        w_lm = lm_head_weights(model, vocab_rank, weights, rng_for(fidelity, seed))
+        w_lm = lm_head_weights(model, vocab_rank, weights, rng_for(fidelity, seed), k_tiled)
         lm = ncore_nki.benchmark_kernel(lm_head_kernel, args[0], args[1], w_lm, system=system,
                                         engine="rtl" if fidelity == "rtl" else "golden",
                                         timing_only=fidelity == "timing", timing=timing)
@@ -193,7 +195,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     replicas = chips * CHIP_CORES // tp
     hbm_tbps = sum(s["peak_gbps"] for s in run["hbm"]) / 1e3
     return {
-        "model": model.name, "phase": phase, "weights": weights, "batch": batch, "context": context, "tp": tp, "lnc": lnc,
+        "model": model.name, "phase": phase, "weights": weights, "k_tiled": k_tiled, "batch": batch,
+        "context": context, "tp": tp, "lnc": lnc,
         "system": system, "fidelity": fidelity, "replicas": replicas, "q_heads_per_rank": q_heads,
         "intermediate_per_rank": inter,
         "layer_us": layer_us,
