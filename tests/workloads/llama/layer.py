@@ -46,9 +46,6 @@ import nki.language as nl
 
 W_BLOCK = 4096  # weight columns a DMA brings (project): 8 KiB a partition in BF16
 PSUM_FP32 = 512  # FP32 words of a PSUM bank a partition (nl.tile_size.gemm_moving_fmax)
-# SBUF a partition the MLP's first weights take while the attention's all-reduce runs (ncore's
-# choice: about 20 us of a core's DMA, more than the all-reduce and the norm after it take).
-PREFETCH_BYTES = 64 * 1024
 ROW_BYTES = 8 * 1024  # a K-tiled weight DMA's bytes a partition (Weights)
 # A score past the last position: its exp is 0 at any scale a head size gives (ncore's choice; it
 # only has to be below every real score).
@@ -183,9 +180,7 @@ class Weights:
     partition. That matters when a rank's slice is narrow: at tp 128 Llama-3.1-405B's MLP slice is
     416 columns, 832 bytes a row, where a DMA row's fixed cost (that of 256 bytes in ncore's
     trn2 timing, from AWS's DMA pages) takes a quarter of the time; tiled, a DMA moves about 8 KiB
-    a partition (near the peak from 2 KiB, the same pages). prefetch() issues the first blocks'
-    DMAs ahead, so they move while the DMA queue would otherwise wait (on a collective's input,
-    say)."""
+    a partition (near the peak from 2 KiB, the same pages)."""
 
     def __init__(self, w_hbm, kp, tile=None):
         self.hbm, self.kp = w_hbm, kp
@@ -204,16 +199,7 @@ class Weights:
         for b0, bn in self.column_blocks:
             g = max(1, ROW_BYTES // (bn * w_hbm.dtype.itemsize)) if self.tiled else 1
             self.order += [(b0, bn, t0, tn) for t0, tn in tiles(kt, g)]
-        self.loaded = []  # the blocks prefetched, in order
 
-    def prefetch(self, partition_bytes):
-        """Issues the next blocks' DMAs, up to about partition_bytes of SBUF a partition."""
-        used = 0
-        while len(self.loaded) < len(self.order) and used < partition_bytes:
-            b0, bn, t0, tn = self.order[len(self.loaded)]
-            self.loaded.append(self._load(b0, bn, t0, tn))
-            used += tn * bn * self.hbm.dtype.itemsize
-        return self
 
     def _load(self, b0, bn, t0, tn):
         """Block [rows, tn, bn]: contraction tiles t0 .. t0 + tn - 1 of columns b0 .. b0 + bn - 1."""
@@ -228,8 +214,8 @@ class Weights:
         return w
 
     def block(self, index):
-        """Block `index` of the order: prefetched, or loaded now."""
-        return self.loaded[index] if index < len(self.loaded) else self._load(*self.order[index])
+        """Block `index` of the order, loaded now (one DMA)."""
+        return self._load(*self.order[index])
 
 
 def tile_rows(w, partitions):
@@ -486,8 +472,8 @@ def attend(q_t, k_t, k_cache, v_cache, v_new):
 
 def swiglu(hn_t, w_gate, w_up, w_down):
     """The rank's part of the MLP in the features layout, FP32: (silu(hn @ w_gate) * (hn @ w_up))
-    @ w_down (w_gate may be a Weights with blocks prefetched). A partly filled last tile of the
-    intermediate slice is zero beyond it (project), so every lane computes on numbers."""
+    @ w_down. A partly filled last tile of the intermediate slice is zero beyond it (project), so
+    every lane computes on numbers."""
     gate = project(hn_t, w_gate)
     up = project(hn_t, w_up)
     sig = sbuf(gate.shape, nl.float32)
@@ -525,12 +511,9 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
     xn_t = rmsnorm_features(x_t, load_features(g_attn), eps)
     q_t, k_t = qkv_rope(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, k_new, v_new)
     o_t = attend(q_t, k_t, k_cache, v_cache, v_new)
-    attn = project(o_t, w_o)
-    # The gate's first weights move while the DMA queue waits for the all-reduce's input.
-    gate = Weights(w_gate, min(h, nl.tile_size.pmax)).prefetch(PREFETCH_BYTES)
-    hidden = residual(x_t, all_reduce(attn, replica_group))
+    hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
     hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
-    store_rows(residual(hidden, all_reduce(swiglu(hn_t, gate, w_up, w_down), replica_group)), y)
+    store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
     return y, k_new, v_new
 
 
