@@ -182,7 +182,34 @@ def pieces(rng, engine, size):
     w_lm, wlv = bf16(rng.standard_normal((h, vocab)) / np.sqrt(h))
     normed = reference.to_bf16(reference.rmsnorm(E(xv), E(gv), 1e-5))
     ok &= compare("lm_head_kernel logits", run(layer.lm_head_kernel, x, g, w_lm), reference.matmul(normed, E(wlv)))
+    ok &= refusals(rng, run, size)
     return 0 if ok else 1
+
+
+def refusals(rng, run, size):
+    """Bad inputs to the layer's helpers: each a ValueError naming what it expected."""
+    table, _ = bf16(rng.standard_normal((4, 16 * (size // 8))))
+    w, _ = bf16(rng.standard_normal((2 * size, 16)))
+    x, _ = bf16(rng.standard_normal((2, 2 * size)))
+    cases = [("embedding row past the table", lambda: run(layer.embedding_kernel, table, (0, 4)),
+              "row 4 of a table of 4 rows (expected -1 .. 3)"),
+             ("tile_rows of rows off the partitions", lambda: layer.tile_rows(np.zeros((size + 1, 4)), size),
+              f"weights of {size + 1} rows: expected a multiple of {size}"),
+             ("K-tiled weights of another partition count",
+              lambda: run(layer.swiglu_kernel, x, ncore_nki.typed(np.zeros((size // 2, 4, 16), np.float32), nl.bfloat16),
+                          w, w),
+              f"expected {size} partitions first")]
+    ok = True
+    for name, call, needle in cases:
+        try:
+            call()
+            print(f"FAIL {name}: no error")
+            ok = False
+        except (ValueError, ncore_nki.KernelError) as e:
+            good = needle in str(e)
+            print(f"{'ok  ' if good else 'FAIL'} {name}: {e}")
+            ok &= good
+    return ok
 
 
 def check_embedding(rng, cfg, tp, groups, batch, group, system):

@@ -71,6 +71,12 @@ def replica_group(tp, system):
 WEIGHTS = {"bf16": nl.bfloat16, "fp8": nl.float8_e4m3}
 
 
+def draw(shape, scale, rng):
+    """FP32 values of a kernel input: zeros without an rng (a timing-only run, whose time does not
+    depend on them), else normal values times scale."""
+    return np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
 def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=False):
     """One rank's arguments (every rank gets the same arrays: the time does not depend on the
     values). rng None: zeros (for a timing-only run), else random values of the layer's scale.
@@ -80,13 +86,12 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=Fa
     h, d = model.hidden, model.head_dim
 
     def array(shape, scale=1.0, dtype=nl.bfloat16):
-        values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
-        return ncore_nki.typed(values, dtype)
+        return ncore_nki.typed(draw(shape, scale, rng), dtype)
 
     def weight(shape, scale, tiled=False):
         """A projection's weights; tiled: K-tiled for the core's 128 partitions (layer.tile_rows),
         so a narrow slice still moves in DMA rows of several KiB."""
-        values = np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
+        values = draw(shape, scale, rng)
         return ncore_nki.typed(tile_rows(values, min(shape[0], 128)) if tiled else values, WEIGHTS[weights])
     angles = np.zeros((batch, d)) if rng is None else rng.uniform(0, 6.3, (batch, d))
     return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5, tiled=k_tiled),
@@ -104,16 +109,14 @@ def lm_head_weights(model, vocab_rank, weights, rng, k_tiled=False):
     """The LM head's weights [H, V_r] as rows, or K-tiled (its tokens and final gain are the
     layer's x and gain)."""
     shape = (model.hidden, vocab_rank)
-    values = (np.zeros(shape, np.float32) if rng is None else
-              (rng.standard_normal(shape) * model.hidden ** -0.5).astype(np.float32))
+    values = draw(shape, model.hidden ** -0.5, rng)
     return ncore_nki.typed(tile_rows(values, min(model.hidden, 128)) if k_tiled else values, WEIGHTS[weights])
 
 
 def embedding_table(model, vocab_rank, rng):
     """A rank's slice of the embedding table [V_r, H] (BF16, whatever the projections' type)."""
     shape = (vocab_rank, model.hidden)
-    values = np.zeros(shape, np.float32) if rng is None else rng.standard_normal(shape).astype(np.float32)
-    return ncore_nki.typed(values, nl.bfloat16)
+    return ncore_nki.typed(draw(shape, 1.0, rng), nl.bfloat16)
 
 
 def embedding_rows(model, batch, tp, vocab_rank, system):
