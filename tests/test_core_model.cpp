@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -646,6 +647,48 @@ TEST(Core, DmaTimingSharesAChannelsReadsFairly) {
   ASSERT_GT(end[1], 0u);
   EXPECT_LE(std::max(end[0], end[1]) - std::min(end[0], end[1]), 1u) << end[0] << " " << end[1];
   EXPECT_GE(std::min(end[0], end[1]), kStart + 64u * static_cast<uint64_t>(hbm.timing.ccd_l));
+}
+
+// Head-of-line blocking at a DMA port (issue 50), as the RTL core's ports hold a request until
+// its channel takes it: while engines 0 and 1 (ports 0 and 1) fill channel 0's read queue
+// between them, port 0 waits for its turn there, and its engine 4, reading 8 KiB alone in
+// channel 4, moves only as fast as port 0's share of channel 0. Engine 6 does the same on port 2
+// and is not held. With engine 0 alone in channel 0, its own port's share holds nothing back
+// (engine 4 then only shares port 0's burst a cycle with it).
+TEST(Core, DmaTimingHoldsAPortBehindAFullReadQueue) {
+  const model::HbmConfig hbm = model::core_hbm_config();
+  const auto run = [&](std::vector<std::pair<int, uint64_t>> reads) {  // (engine, address) of 8 KiB each
+    model::HbmDmaTransfers dma{model::HbmDmaConfig{}};
+    constexpr uint64_t kStart = 1000;
+    for (const auto& [e, addr] : reads) {
+      model::DmaDescriptor d;
+      d.engine = static_cast<uint64_t>(e);
+      d.hbm_addr = addr;
+      d.bytes = 8 * 1024;
+      dma.begin(e, d, kStart);
+    }
+    std::map<int, uint64_t> took;
+    for (uint64_t now = kStart; dma.busy() && now < 100'000;) {
+      const uint64_t next = dma.next_event(now);
+      EXPECT_NE(next, model::kNoEvent);
+      if (next == model::kNoEvent) break;
+      dma.advance(now, next);
+      now = next;
+      for (const auto& [e, addr] : reads)
+        if (!took.count(e) && dma.done(e)) took[e] = now - kStart;
+    }
+    return took;
+  };
+  const uint64_t ch0 = 0, ch0_upper = 8 * 1024, ch4 = 4 * 16 * 1024, ch6 = 6 * 16 * 1024;
+  for (const uint64_t a : {ch0, ch0_upper, ch4, ch6})
+    ASSERT_EQ(model::hbm_map(a, hbm.channels, hbm.xor_hash).channel, static_cast<int>(a / (16 * 1024)));
+  const auto held = run({{0, ch0}, {1, ch0_upper}, {4, ch4}, {6, ch6}});
+  const auto alone = run({{0, ch0}, {4, ch4}, {6, ch6}});
+  fmt::print("8 KiB in cycles: engine 4 {} held, {} not; engine 6 {} and {}\n", held.at(4), alone.at(4),
+             held.at(6), alone.at(6));
+  EXPECT_GT(held.at(4), held.at(6) * 3 / 2);  // port 0 waits on channel 0 at half its rate
+  EXPECT_EQ(held.at(6), alone.at(6));
+  EXPECT_LE(alone.at(4), alone.at(6) * 21 / 20);  // port 0's one burst a cycle, shared with engine 0
 }
 
 TEST(Core, TimingParametersChangeCyclesNotResults) {

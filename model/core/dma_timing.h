@@ -17,7 +17,12 @@
 //     pseudo-channel a burst every tCCD_S = BL (2) cycles; each DMA port sends, and each
 //     pseudo-channel takes, one read and one write burst a cycle. Read runs share their
 //     channel and bank groups max-min fairly (the queue holds the engines' requests in turn,
-//     and FR-FCFS serves the oldest); writes and drains take them oldest first.
+//     and FR-FCFS serves the oldest); writes and drains take them oldest first. Behind a full
+//     read queue (more entered than it holds) a crowded bank group serves its reads oldest
+//     first instead.
+//   - Head-of-line blocking: a port whose engine has a run waiting for room in a full read
+//     queue that other ports read too sends its bursts in turn with theirs, so each of its
+//     engines moves no faster than the channel's rate over the ports reading there.
 //   - A port sends one burst a cycle, round-robin over its reading engines, so a run's first
 //     burst leaves no earlier than its place in the descriptor times those engines after the
 //     descriptor starts.
@@ -139,6 +144,9 @@ class HbmDmaTransfers : public DmaTransferModel {
   int ports() const { return cfg_.ports + (cfg_.fetch_engines > 0 ? 1 : 0); }
   void open_rows(uint64_t now);     // flows whose bank may switch to their row
   void allocate();                  // rates
+  // Per port, the most each of its engines may move while a full read queue that other ports
+  // fill too holds it (1e30: not held); whether any port is held.
+  bool pace_held_ports(double channel_rate, std::vector<double>& pace);
   // Each channel's read flows get max-min fair shares of it and its bank groups (as bounds).
   void share_reads_fairly(const std::vector<size_t>& reads, double channel_rate, double group_rate,
                           std::vector<double>& bound);
@@ -165,6 +173,8 @@ class HbmDmaTransfers : public DmaTransferModel {
     std::vector<size_t> order;
     std::vector<int> sharing;  // open_rows(): reading_on_port() of each port
     std::vector<double> engine_rate, read_rate, write_in, write_out;
+    std::vector<uint32_t> asking, waiting;  // pace_held_ports(): per channel, ports (bits)
+    std::vector<double> pace;               // allocate(): per port (pace_held_ports())
   };
   Scratch scratch_;                // settle(), allocate(), open_rows()
   mutable Scratch const_scratch_;  // next_event()'s
