@@ -155,6 +155,22 @@ def pieces(rng, engine, size):
     ok &= compare("attention_kernel partial", run(layer.attention_kernel, q_t, kn, vn, kc, vc, w_o),
                   reference.matmul((o_v, o_var), E(wov)))
 
+    # Prefill's causal attention over a prompt of s positions (whole 32-byte rows of k^T; at size
+    # 128 the last query block is partly filled).
+    s = 40 if size == 8 else 208
+    _, qv = bf16(rng.standard_normal((q_heads, s, d)))
+    _, kv_ = bf16(rng.standard_normal((s, d)))
+    vp, vpv = bf16(rng.standard_normal((s, d)))
+    q_pt = ncore_nki.typed(np.ascontiguousarray(
+        qv.reshape(q_heads, s, dt, dp).transpose(3, 0, 2, 1).reshape(dp, q_heads * dt, s), np.float32), nl.bfloat16)
+    k_pt = ncore_nki.typed(np.ascontiguousarray(kv_.reshape(s, dt, dp).transpose(2, 1, 0), np.float32), nl.bfloat16)
+    o_v, o_var = np.zeros((s, q_heads * d)), np.zeros((s, q_heads * d))
+    for head in range(q_heads):
+        o = reference.to_bf16(reference.causal_attention(E(qv[head]), E(kv_.T), E(vpv), d))
+        o_v[:, head * d:(head + 1) * d], o_var[:, head * d:(head + 1) * d] = o
+    ok &= compare(f"prefill_attention_kernel partial, {s} positions",
+                  run(layer.prefill_attention_kernel, q_pt, k_pt, vp, w_o), reference.matmul((o_v, o_var), E(wov)))
+
     for name, dtype in WEIGHTS.items():  # the tensor engine takes BF16 rows against FP8 weights too
         # (FP8 rows of 16 bytes are not whole bursts: at size 8 the FP8 case is 32 wide.)
         hw, iw = (32, 32) if dtype.size * min(h, inter) < 32 else (h, inter)

@@ -119,9 +119,9 @@ def load_features(src):
     return out
 
 
-def store_rows(x_t, dst):
-    """x_t [kp, tiles, B] (the features layout, dst's type) -> dst [B, N] in HBM, the inverse of
-    load_features."""
+def store_rows(x_t, dst, row0=0):
+    """x_t [kp, tiles, B] (the features layout, dst's type) -> rows row0 .. row0 + B - 1 of dst
+    [rows, N] in HBM, the inverse of load_features."""
     kp, nt, rows = x_t.shape
     n = dst.shape[1]
     parts = tiles(n, kp)
@@ -131,7 +131,7 @@ def store_rows(x_t, dst):
             turned = psum((rows, size), x_t.dtype)
             nisa.nc_transpose(dst=turned, data=x_t[0:size, t, :])
             nisa.tensor_copy(dst=whole[:, start:start + size], src=turned)
-        nisa.dma_copy(dst=dst, src=whole)
+        nisa.dma_copy(dst=dst[row0:row0 + rows, :], src=whole)
         return
     full = n // kp
     for b in range(rows):
@@ -140,14 +140,14 @@ def store_rows(x_t, dst):
             nisa.nc_transpose(dst=turned, data=x_t[:, c0:c0 + cn, b])
             block = sbuf((cn, kp), x_t.dtype)
             nisa.tensor_copy(dst=block, src=turned)
-            nisa.dma_copy(dst=dst.ap([[kp, cn], [1, kp]], offset=b * n + c0 * kp), src=block)
+            nisa.dma_copy(dst=dst.ap([[kp, cn], [1, kp]], offset=(row0 + b) * n + c0 * kp), src=block)
         if full < nt:
             rem = n - full * kp
             turned = psum((1, rem), x_t.dtype)
             nisa.nc_transpose(dst=turned, data=x_t[0:rem, full, b:b + 1])
             block = sbuf((1, rem), x_t.dtype)
             nisa.tensor_copy(dst=block, src=turned)
-            nisa.dma_copy(dst=dst[b:b + 1, full * kp:n], src=block)
+            nisa.dma_copy(dst=dst[row0 + b:row0 + b + 1, full * kp:n], src=block)
 
 
 def rmsnorm_features(x_t, gain_t, eps):
@@ -414,6 +414,89 @@ def decode_attention(q_t, keys, v_rows, b, o_t):
                        data2=free_ap(inverse, [[0, dt], [1, q_heads]], partitions=dp), op=nl.multiply)
 
 
+def causal_attention(q_t, k_t, values, q0, qn):
+    """Prefill's grouped-query attention, flash style, for the queries at positions q0 .. q0 + qn
+    - 1 (qn at most P): their heads' q^T (q_t [dp, q_heads * dt, S]) against the keys k^T (k_t
+    [dp, dt, S]) and values (values [P, blocks, d]: position j at partition j % P of block
+    j // P) of positions 0 .. q0 + qn - 1, causal. Returns the heads' outputs o^T, [dp, q_heads *
+    dt, qn] (BF16, the features layout of the block's tokens).
+
+    The queries are on the partitions, the keys a block of P at a time along the free axis, so
+    that the softmax runs along each lane: every query keeps a running maximum, sum and FP32
+    output, rescaled by exp(scale (old - new maximum)) when a block raises the maximum (online
+    softmax), and only one block of scores is ever held. In the block on the diagonal a key after
+    its query is masked (affine_select). The probabilities (BF16) turn through the tensor engine to
+    be the stationary side against the values: o = p v, a block at a time."""
+    dp, dt, _ = k_t.shape
+    d = dp * dt
+    q_heads = q_t.shape[1] // dt
+    scale = 1.0 / math.sqrt(d)
+    o_t = sbuf((dp, q_heads * dt, qn), nl.bfloat16)
+    for head in range(q_heads):
+        run_max = sbuf((qn, 1), nl.float32)
+        run_sum = sbuf((qn, 1), nl.float32)
+        acc = sbuf((qn, d), nl.float32)
+        nisa.memset(dst=run_max, value=MASKED)
+        nisa.memset(dst=run_sum, value=0.0)
+        nisa.memset(dst=acc, value=0.0)
+        for j, (k0, kn) in enumerate(tiles(q0 + qn, nl.tile_size.pmax)):
+            raw = psum((qn, kn))
+            for t in range(dt):
+                nisa.nc_matmul(dst=raw, stationary=q_t[:, head * dt + t, q0:q0 + qn], moving=k_t[:, t, k0:k0 + kn],
+                               accumulate=t > 0)
+            scores = sbuf((qn, kn), nl.float32)
+            if k0 + kn > q0 + 1:  # key k0 + i after query q0 + p where p - i + q0 - k0 < 0
+                nisa.affine_select(dst=scores, pattern=[[-1, kn]], channel_multiplier=1, offset=q0 - k0,
+                                   on_true_tile=raw, on_false_value=MASKED, cmp_op=nl.greater_equal)
+            else:
+                nisa.tensor_copy(dst=scores, src=raw)
+            block_max = sbuf((qn, 1), nl.float32)
+            nisa.tensor_reduce(dst=block_max, op=nl.max, data=scores, axis=1)
+            new_max = sbuf((qn, 1), nl.float32)
+            nisa.tensor_tensor(dst=new_max, data1=run_max, data2=block_max, op=nl.maximum)
+            drop = sbuf((qn, 1), nl.float32)  # old - new maximum
+            nisa.tensor_tensor(dst=drop, data1=run_max, data2=new_max, op=nl.subtract)
+            rescale = sbuf((qn, 1), nl.float32)
+            nisa.activation(dst=rescale, op=nl.exp, data=drop, scale=scale)
+            bias = sbuf((qn, 1), nl.float32)
+            nisa.tensor_scalar(dst=bias, data=new_max, op0=nl.multiply, operand0=-scale)
+            probs = sbuf((qn, kn), nl.bfloat16)
+            block_sum = sbuf((qn, 1), nl.float32)
+            nisa.activation(dst=probs, op=nl.exp, data=scores, scale=scale, bias=bias, reduce_op=nl.add,
+                            reduce_res=block_sum, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+            nisa.scalar_tensor_tensor(dst=run_sum, data=run_sum, op0=nl.multiply, operand0=rescale, op1=nl.add,
+                                      operand1=block_sum)
+            turned = psum((kn, qn), nl.bfloat16)
+            nisa.nc_transpose(dst=turned, data=probs)
+            probs_t = sbuf((kn, qn), nl.bfloat16)
+            nisa.tensor_copy(dst=probs_t, src=turned)
+            pv = psum((qn, d))
+            nisa.nc_matmul(dst=pv, stationary=probs_t, moving=values[0:kn, j, :])
+            nisa.scalar_tensor_tensor(dst=acc, data=acc, op0=nl.multiply, operand0=rescale, op1=nl.add, operand1=pv)
+            nisa.tensor_copy(dst=run_max, src=new_max)
+        inverse = sbuf((qn, 1), nl.float32)
+        nisa.reciprocal(dst=inverse, data=run_sum)
+        out = sbuf((qn, d), nl.bfloat16)
+        nisa.tensor_scalar(dst=out, data=acc, op0=nl.multiply, operand0=inverse)
+        for t in range(dt):
+            turned = psum((dp, qn), nl.bfloat16)
+            nisa.nc_transpose(dst=turned, data=out[:, t * dp:(t + 1) * dp])
+            nisa.tensor_copy(dst=o_t[:, head * dt + t, :], src=turned)
+    return o_t
+
+
+def value_blocks(v):
+    """v [S, d] in HBM -> [P, blocks, d] in SBUF, position j at partition j % P of block j // P
+    (causal_attention's values), a DMA a block."""
+    s, d = v.shape
+    pmax = nl.tile_size.pmax
+    blocks = tiles(s, pmax)
+    out = sbuf((pmax, len(blocks), d), v.dtype)
+    for j, (first, n) in enumerate(blocks):
+        nisa.dma_copy(dst=out[0:n, j, :], src=v[first:first + n, :])
+    return out
+
+
 def all_reduce(partial, replica_group):
     """The group's sum of each rank's partial [kp, tiles, B] (SBUF, FP32). An SBUF collective goes
     through HBM a partition's row at a time, and ncore's DMA moves whole 32-byte bursts, so rows
@@ -554,6 +637,21 @@ def attention_kernel(q_t, k_new, v_new, k_cache, v_cache, w_o):
     out = nl.ndarray((rows, h), dtype=nl.float32, buffer=nl.shared_hbm)
     o_t = attend(load(q_t), load_features(k_new), k_cache, v_cache, v_new)
     store_rows(project(o_t, w_o), out)
+    return out
+
+
+@nki.jit
+def prefill_attention_kernel(q_t, k_t, v, w_o):
+    """causal_attention over a prompt of S positions, a query block of P at a time, each block's
+    output projected as it is done: q^T [dp, q_heads * dt, S] and k^T [dp, dt, S] (the features
+    layout, BF16), v [S, d] and w_o [q_heads d, H]: the rank's partial [S, H] (FP32)."""
+    s = q_t.shape[2]
+    h = w_o.shape[1]
+    check_hidden(h)
+    out = nl.ndarray((s, h), dtype=nl.float32, buffer=nl.shared_hbm)
+    queries, keys, values = load(q_t), load(k_t), value_blocks(v)
+    for q0, qn in tiles(s, nl.tile_size.pmax):
+        store_rows(project(causal_attention(queries, keys, values, q0, qn), w_o), out, q0)
     return out
 
 

@@ -86,10 +86,12 @@ def rope(x, cos, sin):
     return np.concatenate([lo[0], hi[0]], -1), np.concatenate([lo[1], hi[1]], -1)
 
 
-def attention(q, keys_t, values, d):
+def attention(q, keys_t, values, d, online=False):
     """softmax(q keys / sqrt(d)) values for q [1, d], keys_t [d, S], values [S, d], as the kernel
     does it: exps of the shifted scores (FP32) rounded to BF16 for the matmul, their FP32 sum
-    dividing after. do = scale sum_i p_i ds_i (v_i - o) + sum_i p_i dv_i + sum_i p_i v_i de_i / e_i."""
+    dividing after. do = scale sum_i p_i ds_i (v_i - o) + sum_i p_i dv_i + sum_i p_i v_i de_i / e_i.
+    online: the exps are shifted by a running maximum (flash attention's online softmax), not the
+    final one, so each one's rounding is bounded by BF16's largest relative step, 2^-7."""
     scale = 1.0 / np.sqrt(d)
     sv, svar = matmul(q, keys_t)
     e = np.exp(scale * (sv - sv.max(axis=-1, keepdims=True)))
@@ -98,10 +100,21 @@ def attention(q, keys_t, values, d):
     o = p @ vv
     _, ex = np.frexp(e)
     rounding = np.ldexp(1.0, ex - 8) ** 2 / 12 / (e * e)  # the exps' BF16 rounding, relative
+    if online:
+        rounding = np.full_like(e, 2.0 ** -14 / 12)
     dev = vv[None, :, :] - o[:, None, :]  # [1, S, d]
     var = (scale ** 2 * np.einsum("qs,qs,qsd->qd", p * p, svar, dev * dev) + (p * p) @ vvar +
            np.einsum("qs,qs,sd->qd", p * p, rounding, vv * vv))
     return o, var
+
+
+def causal_attention(q, keys_t, values, d):
+    """Each query i of q [S, d] attending to keys_t[:, 0..i] [d, S] and values[0..i] [S, d] (the
+    prompt's own positions, causal), as the kernel does it with an online softmax: [S, d]."""
+    (qv, qvar), (kv, kvar), (vv, vvar) = q, keys_t, values
+    rows = [attention((qv[i:i + 1], qvar[i:i + 1]), (kv[:, :i + 1], kvar[:, :i + 1]), (vv[:i + 1], vvar[:i + 1]), d,
+                      online=True) for i in range(qv.shape[0])]
+    return np.concatenate([r[0] for r in rows]), np.concatenate([r[1] for r in rows])
 
 
 def sigmoid(g):
