@@ -7,6 +7,8 @@ element. Inputs are random from a fixed seed (printed;
 --seed changes it).
 
   check_layer.py [--system chip|trn2] [--rtl] [--seed N] [--batch B] [--context T]
+  check_layer.py --phase prefill [--system chip|trn2] [--rtl] [--context S]   the layer over a
+                                                         prompt of S tokens, causal
   check_layer.py --pieces [--engine cosim] [--size 8]   each piece of the layer alone on one
                                                          core (co-simulated: the RTL bit-exact
                                                          with the golden core), same tolerance
@@ -28,7 +30,7 @@ import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
 import layer  # noqa: E402
-from layer import decoder_layer_decode  # noqa: E402
+from layer import decoder_layer_decode, decoder_layer_prefill  # noqa: E402
 
 CORES = 8
 SIZE = 128  # a system core's partitions
@@ -59,20 +61,26 @@ def make_model(rng, cfg, weights="bf16"):
             "w_gate": w(h, i), "w_up": w(h, i), "w_down": w(i, h), "dtype": WEIGHTS[weights]}
 
 
-def make_step(rng, cfg, rows, past):
-    """Tokens, their rotary tables at positions past (Llama's theta 500000) and the KV cache."""
+def rotary(cfg, positions):
+    """cos, sin [len(positions), d] (FP32) at the positions: Llama's theta 500000, halves repeated."""
     d = cfg.head_dim
-    inv = 500000.0 ** (-np.arange(0, d, 2) / d)
-    angles = np.outer(np.full(rows, past, np.float64), inv)
-    cos = np.concatenate([np.cos(angles)] * 2, 1).astype(np.float32)
-    sin = np.concatenate([np.sin(angles)] * 2, 1).astype(np.float32)
+    angles = np.outer(np.asarray(positions, np.float64), 500000.0 ** (-np.arange(0, d, 2) / d))
+    return (np.concatenate([np.cos(angles)] * 2, 1).astype(np.float32),
+            np.concatenate([np.sin(angles)] * 2, 1).astype(np.float32))
+
+
+def make_step(rng, cfg, rows, past):
+    """Tokens, their rotary tables at positions past and the KV cache."""
+    d = cfg.head_dim
+    cos, sin = rotary(cfg, np.full(rows, past))
     return {"x": bf16(rng.standard_normal((rows, cfg.hidden))), "cos": cos, "sin": sin,
             "k_cache": bf16(rng.standard_normal((rows, cfg.kv_heads, d, past))),
             "v_cache": bf16(rng.standard_normal((rows, cfg.kv_heads, past, d)))}
 
 
 def shard_args(cfg, tp, rank, model, step):
-    """Rank `rank` (of tp)'s arguments, in decoder_layer_decode's order, as BF16 kernel inputs."""
+    """Rank `rank` (of tp)'s arguments, in decoder_layer_decode's order, as BF16 kernel inputs (the
+    caches None when the step has none: a prefill)."""
     q_heads, inter = cfg.shard(tp)
     d = cfg.head_dim
     kv = rank * q_heads // (cfg.heads // cfg.kv_heads)
@@ -85,7 +93,7 @@ def shard_args(cfg, tp, rank, model, step):
     as_w = lambda a: ncore_nki.typed(np.ascontiguousarray(a, np.float32), model["dtype"])  # noqa: E731
     tiled = lambda a: as_w(layer.tile_rows(a, SIZE))  # noqa: E731 (K-tiled, as Weights reads it)
     return [step["x"][0], model["g_attn"][0], tiled(w_qkv), step["cos"], step["sin"],
-            as_bf16(f32(step["k_cache"])[:, kv]), as_bf16(f32(step["v_cache"])[:, kv]),
+            *((as_bf16(f32(step[c])[:, kv]) if step[c] is not None else None) for c in ("k_cache", "v_cache")),
             as_w(f32(model["w_o"])[qs, :]), model["g_mlp"][0], tiled(f32(model["w_gate"])[:, ms]),
             tiled(f32(model["w_up"])[:, ms]), as_w(f32(model["w_down"])[ms, :])], kv
 
@@ -245,6 +253,43 @@ def check_embedding(rng, cfg, tp, groups, batch, group, system):
     return same
 
 
+def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl):
+    """decoder_layer_prefill over a prompt of `prompt` tokens (each group its own): every rank's y,
+    k_cache and v_cache against reference.prefill_layer."""
+    model = make_model(rng, cfg, weights)
+    cos, sin = rotary(cfg, np.arange(prompt))
+    xs = [bf16(rng.standard_normal((prompt, cfg.hidden))) for _ in range(groups)]
+    per_rank = []
+    for r in range(groups * tp):
+        args, kv = shard_args(cfg, tp, r % tp, model, {"x": xs[r // tp], "cos": cos, "sin": sin, "k_cache": None,
+                                                        "v_cache": None})
+        per_rank.append((args[:5] + args[7:], kv))
+    columns = [ncore_nki.per_rank([a[0][k] for a in per_rank]) for k in range(len(per_rank[0][0]))]
+    outs = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system)
+    failures = 0
+    if rtl:
+        again = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, engine="rtl")
+        same = (len(again) == len(outs) == groups * tp and all(len(rs) == len(gs) == 3 for gs, rs in zip(outs, again))
+                and all(np.array_equal(np.asarray(g, np.float64), np.asarray(r, np.float64))
+                        for gs, rs in zip(outs, again) for g, r in zip(gs, rs)))
+        print(f"{'ok  ' if same else 'FAIL'} on RTL cores: every rank's y, k_cache and v_cache the golden cores', "
+              "bit for bit")
+        failures += not same
+    for g in range(groups):
+        y, k, v = reference.prefill_layer(cfg, xs[g][1], model["g_attn"][1], model["w_q"][1], model["w_k"][1],
+                                          model["w_v"][1], cos.astype(np.float64), sin.astype(np.float64),
+                                          model["w_o"][1], model["g_mlp"][1], model["w_gate"][1], model["w_up"][1],
+                                          model["w_down"][1])
+        for r in range(g * tp, (g + 1) * tp):
+            kv = per_rank[r][1]
+            for name, got, want in (("y", outs[r][0], y), ("k_cache", outs[r][1], (k[0][:, kv].T, k[1][:, kv].T)),
+                                    ("v_cache", outs[r][2], (v[0][:, kv], v[1][:, kv]))):
+                failures += not compare(f"rank {r} {name}", got, want)
+    print(f"{groups * tp} ranks, prefill of {prompt} tokens: "
+          f"{'all within the bound' if not failures else f'{failures} outputs outside it'}")
+    return 1 if failures else 0
+
+
 def main():
     ap = ArgumentParser(description=__doc__)
     ap.add_argument("--system", choices=["chip", "trn2"], default="chip")
@@ -255,6 +300,8 @@ def main():
     ap.add_argument("--rtl", action="store_true",
                     help="also run the layer on RTL cores (the Verilated nc_core, size 128): every rank's outputs "
                          "must be the golden cores' bit for bit")
+    ap.add_argument("--phase", choices=["decode", "prefill"], default="decode",
+                    help="prefill: the layer over a prompt of --context tokens, causal (decoder_layer_prefill)")
     ap.add_argument("--pieces", action="store_true", help="each piece of the layer alone on one core")
     ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
     ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
@@ -269,9 +316,17 @@ def main():
     tp = CORES
     groups = 1 if args.system == "chip" else 16
     print(f"seed {args.seed}: hidden {cfg.hidden}, heads {cfg.heads} (KV {cfg.kv_heads}) of {cfg.head_dim}, "
-          f"intermediate {cfg.intermediate}; batch {args.batch}, context {args.context}; "
+          f"intermediate {cfg.intermediate}; "
+          f"{f'batch {args.batch}, context {args.context}' if args.phase == 'decode' else f'a prompt of {args.context}'}; "
           f"{groups} group(s) of tp {tp} on {args.system}")
     rng = np.random.default_rng(args.seed)
+    if args.phase == "prefill":
+        if args.context % 16:
+            ap.error(f"--context {args.context}: a prompt's k_cache rows are whole 32-byte bursts; expected a "
+                     "multiple of 16 tokens")
+        return check_prefill(rng, cfg, CORES, groups, ncc.ReplicaGroup([list(range(g * CORES, (g + 1) * CORES))
+                                                                       for g in range(groups)]),
+                             args.system, args.weights, args.context, args.rtl)
     model = make_model(rng, cfg, args.weights)
     steps = [make_step(rng, cfg, args.batch, args.context) for _ in range(groups)]
     per_rank = [shard_args(cfg, tp, r % tp, model, steps[r // tp]) for r in range(groups * tp)]

@@ -86,16 +86,18 @@ def by_token(rows, nt, tile_row_bytes):
     return rows < nt and tile_row_bytes % 32 == 0
 
 
-def load_features(src):
-    """src [B, N] in HBM -> [min(N, P), tiles, B] in SBUF (its type): token by token, each a
-    [tiles, P] load turned by the tensor engine, or the rows turned a tile at a time (by_token)."""
-    rows, n = src.shape
+def load_features(src, row0=0, rows=None):
+    """Rows row0 .. row0 + rows - 1 of src [rows, N] in HBM (all of them by default) -> [min(N, P),
+    tiles, rows] in SBUF (its type): token by token, each a [tiles, P] load turned by the tensor
+    engine, or the rows turned a tile at a time (by_token)."""
+    n = src.shape[1]
+    rows = src.shape[0] - row0 if rows is None else rows
     kp = min(n, nl.tile_size.pmax)
     parts = tiles(n, kp)
     out = sbuf((kp, len(parts), rows), src.dtype)
     if not by_token(rows, len(parts), kp * src.dtype.itemsize):
         whole = sbuf((rows, n), src.dtype)
-        nisa.dma_copy(dst=whole, src=src)
+        nisa.dma_copy(dst=whole, src=src[row0:row0 + rows, :])
         for t, (start, size) in enumerate(parts):
             turned = psum((size, rows), src.dtype)
             nisa.nc_transpose(dst=turned, data=whole[:, start:start + size])
@@ -105,14 +107,14 @@ def load_features(src):
     for b in range(rows):
         for c0, cn in tiles(full, nl.tile_size.pmax):
             block = sbuf((cn, kp), src.dtype)
-            nisa.dma_copy(dst=block, src=src.ap([[kp, cn], [1, kp]], offset=b * n + c0 * kp))
+            nisa.dma_copy(dst=block, src=src.ap([[kp, cn], [1, kp]], offset=(row0 + b) * n + c0 * kp))
             turned = psum((kp, cn), src.dtype)
             nisa.nc_transpose(dst=turned, data=block)
             nisa.tensor_copy(dst=out[:, c0:c0 + cn, b], src=turned)
         if full < len(parts):
             rem = n - full * kp
             block = sbuf((1, rem), src.dtype)
-            nisa.dma_copy(dst=block, src=src[b:b + 1, full * kp:n])
+            nisa.dma_copy(dst=block, src=src[row0 + b:row0 + b + 1, full * kp:n])
             turned = psum((rem, 1), src.dtype)
             nisa.nc_transpose(dst=turned, data=block)
             nisa.tensor_copy(dst=out[0:rem, full, b:b + 1], src=turned)
@@ -414,9 +416,10 @@ def decode_attention(q_t, keys, v_rows, b, o_t):
                        data2=free_ap(inverse, [[0, dt], [1, q_heads]], partitions=dp), op=nl.multiply)
 
 
-def causal_attention(q_t, k_t, values, q0, qn):
+def causal_attention(q_t, k_t, values, q0, qn, q_col=None):
     """Prefill's grouped-query attention, flash style, for the queries at positions q0 .. q0 + qn
-    - 1 (qn at most P): their heads' q^T (q_t [dp, q_heads * dt, S]) against the keys k^T (k_t
+    - 1 (qn at most P): their heads' q^T (columns q_col .. q_col + qn - 1 of q_t [dp, q_heads *
+    dt, columns], q_col = q0 by default) against the keys k^T (k_t
     [dp, dt, S]) and values (values [P, blocks, d]: position j at partition j % P of block
     j // P) of positions 0 .. q0 + qn - 1, causal. Returns the heads' outputs o^T, [dp, q_heads *
     dt, qn] (BF16, the features layout of the block's tokens).
@@ -431,6 +434,7 @@ def causal_attention(q_t, k_t, values, q0, qn):
     d = dp * dt
     q_heads = q_t.shape[1] // dt
     scale = 1.0 / math.sqrt(d)
+    q_col = q0 if q_col is None else q_col
     o_t = sbuf((dp, q_heads * dt, qn), nl.bfloat16)
     for head in range(q_heads):
         run_max = sbuf((qn, 1), nl.float32)
@@ -442,7 +446,8 @@ def causal_attention(q_t, k_t, values, q0, qn):
         for j, (k0, kn) in enumerate(tiles(q0 + qn, nl.tile_size.pmax)):
             raw = psum((qn, kn))
             for t in range(dt):
-                nisa.nc_matmul(dst=raw, stationary=q_t[:, head * dt + t, q0:q0 + qn], moving=k_t[:, t, k0:k0 + kn],
+                nisa.nc_matmul(dst=raw, stationary=q_t[:, head * dt + t, q_col:q_col + qn],
+                               moving=k_t[:, t, k0:k0 + kn],
                                accumulate=t > 0)
             scores = sbuf((qn, kn), nl.float32)
             if k0 + kn > q0 + 1:  # key k0 + i after query q0 + p where p - i + q0 - k0 < 0
@@ -598,6 +603,52 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
     hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
     store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
     return y, k_new, v_new
+
+
+@nki.jit
+def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, w_down, replica_group, eps=1e-5):
+    """The layer over a prompt of S tokens x [S, H] at positions 0 .. S - 1 (cos, sin [S, d]), the
+    same weights as decoder_layer_decode. Returns y [S, H] (FP32) and the KV cache the decode steps
+    read: k_cache [d, S] (rotated keys, transposed) and v_cache [S, d] (BF16).
+
+    It streams the prompt a block of P tokens at a time, in order: the block's norm, q, k and v
+    (its keys and values joining those of the earlier blocks in SBUF), its causal attention over
+    every position so far (causal_attention), then its output projection, MLP and all-reduces. Only
+    the keys and values of the whole prompt stay on chip (2 d S bytes a partition's worth, spread
+    over the partitions); the weights stream again for every block."""
+    s, h = x.shape
+    d = cos.shape[1]
+    dp, dt = head_tiles(d)
+    q_heads = w_o.shape[0] // d
+    check_hidden(h)
+    pmax = nl.tile_size.pmax
+    blocks = tiles(s, pmax)
+    y = nl.ndarray((s, h), dtype=nl.float32, buffer=nl.shared_hbm)
+    k_cache = nl.ndarray((d, s), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    v_cache = nl.ndarray((s, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    keys = sbuf((dp, dt, s), nl.bfloat16)
+    values = sbuf((pmax, len(blocks), d), nl.bfloat16)
+    gain_attn, gain_mlp = load_features(g_attn), load_features(g_mlp)
+    for j, (q0, qn) in enumerate(blocks):
+        x_t = load_features(x, q0, qn)
+        cos_t, sin_t = load_features(cos, q0, qn), load_features(sin, q0, qn)
+        qkv = project(rmsnorm_features(x_t, gain_attn, eps), w_qkv, tile=dp)
+        q_t = rope(qkv, 0, q_heads, cos_t, sin_t, sbuf((dp, q_heads * dt, qn), nl.bfloat16))
+        k_t = rope(qkv, q_heads * dt, 1, cos_t, sin_t, sbuf((dp, dt, qn), nl.bfloat16))
+        v_t = sbuf((dp, dt, qn), nl.bfloat16)
+        nisa.tensor_copy(dst=v_t, src=qkv[:, (q_heads + 1) * dt:(q_heads + 2) * dt, :])
+        nisa.tensor_copy(dst=keys[:, :, q0:q0 + qn], src=k_t)
+        for t in range(dt):  # the block's values as rows: positions on the partitions
+            turned = psum((qn, dp), nl.bfloat16)
+            nisa.nc_transpose(dst=turned, data=v_t[:, t, :])
+            nisa.tensor_copy(dst=values[0:qn, j, t * dp:(t + 1) * dp], src=turned)
+            nisa.dma_copy(dst=k_cache[t * dp:(t + 1) * dp, q0:q0 + qn], src=k_t[:, t, :])
+        nisa.dma_copy(dst=v_cache[q0:q0 + qn, :], src=values[0:qn, j, :])
+        o_t = causal_attention(q_t, keys, values, q0, qn, q_col=0)
+        hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
+        hn_t = rmsnorm_features(hidden, gain_mlp, eps)
+        store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y, q0)
+    return y, k_cache, v_cache
 
 
 # -- each piece alone, for the size-8 RTL core in co-simulation ----------------------------------

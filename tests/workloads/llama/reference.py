@@ -129,6 +129,21 @@ def tolerance(a):
     return SIGMAS * np.sqrt(var) + FP32 * np.abs(v)
 
 
+def qkv_heads(cfg, x, g_attn, w_q, w_k, w_v, cos, sin, eps):
+    """The normed state's q, k and v by head, q and k rotated, rounded to BF16 where the kernel
+    rounds them: lists of (value, variance) pairs [B, d], heads of q, KV heads of k and v."""
+    d = cfg.head_dim
+    xn = to_bf16(rmsnorm(exact(x), exact(g_attn), eps))
+    q, k, v = matmul(xn, exact(w_q)), matmul(xn, exact(w_k)), matmul(xn, exact(w_v))
+
+    def head(a, i):
+        return a[0][:, i * d:(i + 1) * d], a[1][:, i * d:(i + 1) * d]
+
+    return ([to_bf16(rope(head(q, i), cos, sin)) for i in range(cfg.heads)],
+            [to_bf16(rope(head(k, j), cos, sin)) for j in range(cfg.kv_heads)],
+            [to_bf16(head(v, j)) for j in range(cfg.kv_heads)])
+
+
 def decode_layer(cfg, x, g_attn, w_q, w_k, w_v, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down,
                  eps=1e-5):
     """The whole layer for tokens x [B, H] at the positions of cos, sin [B, d]; caches k_cache
@@ -136,29 +151,47 @@ def decode_layer(cfg, x, g_attn, w_q, w_k, w_v, cos, sin, k_cache, v_cache, w_o,
     (value, bound) pair: y [B, H], k_new and v_new [B, kv_heads, d]."""
     d, rows = cfg.head_dim, x.shape[0]
     group = cfg.heads // cfg.kv_heads
-    xn = to_bf16(rmsnorm(exact(x), exact(g_attn), eps))
-    q, k, v = matmul(xn, exact(w_q)), matmul(xn, exact(w_k)), matmul(xn, exact(w_v))
-
-    def head(a, i):
-        return a[0][:, i * d:(i + 1) * d], a[1][:, i * d:(i + 1) * d]
-
-    k_rot = [to_bf16(rope(head(k, j), cos, sin)) for j in range(cfg.kv_heads)]
-    v_new = [to_bf16(head(v, j)) for j in range(cfg.kv_heads)]
+    q_rot, k_rot, v_new = qkv_heads(cfg, x, g_attn, w_q, w_k, w_v, cos, sin, eps)
     o_v, o_e = np.zeros((rows, cfg.heads * d)), np.zeros((rows, cfg.heads * d))
     for i in range(cfg.heads):
         j = i // group
-        q_rot = to_bf16(rope(head(q, i), cos, sin))
         for b in range(rows):
             keys = (np.concatenate([k_cache[b, j], k_rot[j][0][b][:, None]], 1),
                     np.concatenate([np.zeros_like(k_cache[b, j]), k_rot[j][1][b][:, None]], 1))
             values = (np.concatenate([v_cache[b, j], v_new[j][0][b][None, :]], 0),
                       np.concatenate([np.zeros_like(v_cache[b, j]), v_new[j][1][b][None, :]], 0))
-            ov, oe = to_bf16(attention((q_rot[0][b:b + 1], q_rot[1][b:b + 1]), keys, values, d))
+            ov, oe = to_bf16(attention((q_rot[i][0][b:b + 1], q_rot[i][1][b:b + 1]), keys, values, d))
             o_v[b, i * d:(i + 1) * d], o_e[b, i * d:(i + 1) * d] = ov[0], oe[0]
-    hidden = add(exact(x), matmul((o_v, o_e), exact(w_o)))
+    y = after_attention(x, (o_v, o_e), w_o, g_mlp, w_gate, w_up, w_down, eps)
+    return y, stack(k_rot), stack(v_new)
+
+
+def stack(parts):
+    """(value, variance) pairs of [B, d] stacked on axis 1: [B, heads, d]."""
+    return np.stack([p[0] for p in parts], 1), np.stack([p[1] for p in parts], 1)
+
+
+def after_attention(x, o, w_o, g_mlp, w_gate, w_up, w_down, eps):
+    """The rest of the layer from the heads' outputs o [B, heads d]: the residual, the MLP's norm,
+    SwiGLU and its residual. y [B, H]."""
+    hidden = add(exact(x), matmul(o, exact(w_o)))
     hn = to_bf16(rmsnorm(hidden, exact(g_mlp), eps))
     gate, up = matmul(hn, exact(w_gate)), matmul(hn, exact(w_up))
     product = to_bf16(mul(mul(gate, sigmoid(gate)), up))
-    y = add(hidden, matmul(product, exact(w_down)))
-    stack = lambda parts: (np.stack([p[0] for p in parts], 1), np.stack([p[1] for p in parts], 1))  # noqa: E731
-    return y, stack(k_rot), stack(v_new)
+    return add(hidden, matmul(product, exact(w_down)))
+
+
+def prefill_layer(cfg, x, g_attn, w_q, w_k, w_v, cos, sin, w_o, g_mlp, w_gate, w_up, w_down, eps=1e-5):
+    """The whole layer over a prompt x [S, H] at the positions of cos, sin [S, d], causal. Returns
+    (y, k, v), each a (value, variance) pair: y [S, H], and the cache it leaves, k and v [S,
+    kv_heads, d] (keys rotated)."""
+    d, s = cfg.head_dim, x.shape[0]
+    group = cfg.heads // cfg.kv_heads
+    q_rot, k_rot, v_all = qkv_heads(cfg, x, g_attn, w_q, w_k, w_v, cos, sin, eps)
+    o_v, o_e = np.zeros((s, cfg.heads * d)), np.zeros((s, cfg.heads * d))
+    for i in range(cfg.heads):
+        j = i // group
+        keys_t = (k_rot[j][0].T, k_rot[j][1].T)
+        o_v[:, i * d:(i + 1) * d], o_e[:, i * d:(i + 1) * d] = to_bf16(causal_attention(q_rot[i], keys_t, v_all[j], d))
+    y = after_attention(x, (o_v, o_e), w_o, g_mlp, w_gate, w_up, w_down, eps)
+    return y, stack(k_rot), stack(v_all)
