@@ -6,6 +6,8 @@
     part of the split is
     within the layer's time, and the run used the system (HBM stacks busy, a collective ran);
   - FP8 weights lower the HBM bound and the DMA time;
+  - prefill (a prompt of 160 tokens) likewise: the same time without data, its TTFT estimate adds
+    up, and it stays above its compute and HBM bounds;
   - bad input gets a message naming the option and exit status 1.
 """
 import json
@@ -71,7 +73,28 @@ if p.returncode == 0 and "timing" in runs:
            f"K-tiled weights: another DMA time ({kt['split_us']['hbm_dma']:.2f} against "
            f"{rows['split_us']['hbm_dma']:.2f} us), the layer alone ({kt['layer_us']:.2f} us)")
 
-BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill"], "phase 'prefill'"),
+# Prefill: a prompt of 160 tokens (a block of 128 and a part block), timing-only against with data.
+PREFILL = SMALL[:SMALL.index("--context")] + ["--context", "160", "--batch", "1", "--system", "chip", "--tp", "8",
+                                              "--phase", "prefill"]
+prefill = {}
+for fidelity in ("timing", "data"):
+    p = driver(*PREFILL, "--fidelity", fidelity, "--json")
+    report(p.returncode == 0, f"llm-layer --phase prefill --fidelity {fidelity} runs (exit {p.returncode}) "
+                              f"{p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        prefill[fidelity] = json.loads(p.stdout)
+if len(prefill) == 2:
+    t, d = prefill["timing"], prefill["data"]
+    report(t["phase"] == "prefill" and t["layer_us"] == d["layer_us"] and t["split_us"] == d["split_us"] and
+           abs(t["model_ms"] - (3 * t["layer_us"] + t["lm_head_us"] + t["embedding_us"]) / 1e3) < 1e-12,
+           f"prefill: timing-only and with-data layers take the same time ({t['layer_us']} and {d['layer_us']} us), "
+           f"and the TTFT estimate is 3 layers, the LM head and the embedding: {t['model_ms']} ms")
+    report(0 < t["compute_bound_us"] < t["layer_us"] and 0 < t["hbm_bound_us"] < t["layer_us"] and
+           "timing" in runs and t["compute_bound_us"] > runs["timing"]["compute_bound_us"],
+           f"prefill is above its compute ({t['compute_bound_us']:.2f} us) and HBM ({t['hbm_bound_us']:.2f} us) "
+           f"bounds, and has more arithmetic than a decode step of 2 tokens")
+
+BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill", "--batch", "2"], "batch 2 in prefill: expected 1"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
        (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),

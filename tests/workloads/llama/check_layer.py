@@ -196,12 +196,14 @@ def pieces(rng, engine, size):
                           run(layer.swiglu_kernel, xw, k_tiled(wgv), k_tiled(wuv), w_down),
                           reference.matmul(product, E(wdv)))
     table, table_v = bf16(rng.standard_normal((2 * rows, h)))
-    ids = tuple(-1 if b % 3 == 1 else int(i) for b, i in enumerate(rng.integers(0, 2 * rows, rows)))  # -1: another rank's
-    want = np.stack([table_v[i] if i >= 0 else np.zeros(h) for i in ids])
-    got = np.asarray(run(layer.embedding_kernel, table, ids), np.float64)
-    same = np.array_equal(got, want)
-    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel rows {ids}: the table's rows (zero for -1), bit for bit")
-    ok &= same
+    for tokens in (rows, size + size // 2):  # a step's tokens; a prompt of more tokens than partitions
+        ids = tuple(-1 if b % 3 == 1 else int(i) for b, i in enumerate(rng.integers(0, 2 * rows, tokens)))  # -1: another rank's
+        want = np.stack([table_v[i] if i >= 0 else np.zeros(h) for i in ids])
+        got = np.asarray(run(layer.embedding_kernel, table, ids), np.float64)
+        same = got.shape == want.shape and np.array_equal(got, want)
+        print(f"{'ok  ' if same else 'FAIL'} embedding_kernel, {tokens} tokens {ids}: the table's rows (zero for -1), "
+              "bit for bit")
+        ok &= same
     vocab = 64 if size == 8 else 1008  # a rank's slice of the vocabulary (whole 32-byte rows)
     w_lm, wlv = bf16(rng.standard_normal((h, vocab)) / np.sqrt(h))
     normed = reference.to_bf16(reference.rmsnorm(E(xv), E(gv), 1e-5))

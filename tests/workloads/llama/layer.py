@@ -722,26 +722,30 @@ def embedding_kernel(table, rows, replica_group=None):
     Megatron's VocabParallelEmbedding): the rank holds table [V_r, H] (BF16), rows V_r of the
     vocabulary, and rows[b] is token b's row in it, or -1 when another rank holds it (a zero row
     then). The group's all_reduce adds the ranks' rows (one of them nonzero: exact), giving x
-    [B, H] on every rank; without a replica_group the rank's own rows come back.
+    [B, H] on every rank; without a replica_group the rank's own rows come back. A prompt of more
+    tokens than partitions goes a block of P tokens at a time.
 
     ncore.nki has no DMA whose offset comes from data, so the kernel is traced for the step's
     tokens (rows is a Python tuple): each token is the same one-row DMA a gather by id issues."""
     v_r, h = table.shape
     x = nl.ndarray((len(rows), h), dtype=table.dtype, buffer=nl.shared_hbm)
-    found = sbuf((len(rows), h), table.dtype)
-    if -1 in rows:
-        nisa.memset(dst=found, value=0.0)
     for b, row in enumerate(rows):
         if not -1 <= row < v_r:
             raise ValueError(f"token {b}: row {row} of a table of {v_r} rows (expected -1 .. {v_r - 1})")
-        if row >= 0:
-            nisa.dma_copy(dst=found[b:b + 1, :], src=table[row:row + 1, :])
-    if replica_group is None:
-        nisa.dma_copy(dst=x, src=found)
-        return x
-    summed = sbuf(found.shape, table.dtype)
-    ncc.all_reduce(srcs=[found], dsts=[summed], replica_group=replica_group, op=nl.add)
-    nisa.dma_copy(dst=x, src=summed)
+    for first, count in tiles(len(rows), nl.tile_size.pmax):
+        block = rows[first:first + count]
+        found = sbuf((count, h), table.dtype)
+        if -1 in block:
+            nisa.memset(dst=found, value=0.0)
+        for b, row in enumerate(block):
+            if row >= 0:
+                nisa.dma_copy(dst=found[b:b + 1, :], src=table[row:row + 1, :])
+        if replica_group is None:
+            nisa.dma_copy(dst=x[first:first + count, :], src=found)
+            continue
+        summed = sbuf(found.shape, table.dtype)
+        ncc.all_reduce(srcs=[found], dsts=[summed], replica_group=replica_group, op=nl.add)
+        nisa.dma_copy(dst=x[first:first + count, :], src=summed)
     return x
 
 

@@ -5,12 +5,13 @@ is its command line).
     r = llm_layer.run_layer(llm_layer.MODELS["llama-3.3-70b"], batch=1, context=10000, tp=8, system="trn2")
     r["layer_us"], r["split"], r["model_ms"]
 
-What is modelled: the decode layer of layer.py on every core of the system, one tensor-parallel
-rank per core, the ranks of a group summing their partials with nki.collectives; its time is the
-slowest core's; weights in BF16 or FP8 (E4M3); and the embedding (embedding_kernel) and the LM
-head (lm_head_kernel) on the same ranks, each rank holding its slice of the vocabulary. What is
-not (yet): prefill, LNC=2 (a rank over two cores), and everything outside the cores (host,
-runtime, launch, sampling).
+What is modelled: the decode layer (a step of `batch` tokens over a KV cache of `context`
+positions) or the prefill layer (a prompt of `context` tokens, causal) of layer.py on every core
+of the system, one tensor-parallel rank per core, the ranks of a group summing their partials
+with nki.collectives; its time is the slowest core's; weights in BF16 or FP8 (E4M3); and the
+embedding (embedding_kernel) and the LM head (lm_head_kernel, on the last token in prefill) on
+the same ranks, each rank holding its slice of the vocabulary. What is not (yet): LNC=2 (a rank
+over two cores), and everything outside the cores (host, runtime, launch, sampling).
 """
 import os
 import sys
@@ -28,10 +29,15 @@ import nki.collectives as ncc  # noqa: E402
 import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
-from layer import decoder_layer_decode, embedding_kernel, lm_head_kernel, tile_rows  # noqa: E402
+from layer import decoder_layer_decode, decoder_layer_prefill, embedding_kernel, lm_head_kernel, tile_rows  # noqa: E402
 
 CHIP_CORES = 8
 CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
+# A NeuronCore-v3's dense BF16 peak: 128 x 128 MACs a cycle of the tensor engine's 2.4 GHz clock,
+# 78.6 TFLOPS (../shared/spec/hardware.md: AWS's "79 TFLOPS" BF16 a core). ncore's tensor engine
+# takes FP8 weights at the BF16 rate (its FP8 double-row mode is not in ncore.nki), so the bound
+# is the same for both.
+CORE_PEAK_FLOPS = 128 * 128 * 2 * 2.4e9
 
 
 class Model(reference.Config):
@@ -101,6 +107,26 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=Fa
             weight((inter, h), inter ** -0.5)]
 
 
+def prefill_inputs(model, tp, prompt, rng=None, weights="bf16", k_tiled=False):
+    """One rank's arguments of decoder_layer_prefill: a prompt of `prompt` tokens at positions 0
+    .. prompt - 1, and the same weights as layer_inputs."""
+    decode = layer_inputs(model, tp, 1, 16, rng, weights, k_tiled)
+    d = model.head_dim
+    angles = np.zeros((prompt, d)) if rng is None else rng.uniform(0, 6.3, (prompt, d))
+    x = ncore_nki.typed(draw((prompt, model.hidden), 1.0, rng), nl.bfloat16)
+    return [x, decode[1], decode[2], np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)] + decode[7:]
+
+
+def layer_flops(model, tokens, context, phase):
+    """The layer's arithmetic for the whole model (every head, the whole MLP): the projections'
+    2 x weights a token, and attention's q k and p v, 4 heads d a position attended (decode: each
+    token over context + 1 positions; prefill: token i over i + 1)."""
+    h, d = model.hidden, model.head_dim
+    weights = h * (2 * model.heads * d + 2 * model.kv_heads * d + 3 * model.intermediate)
+    attended = tokens * (context + 1) if phase == "decode" else context * (context + 1) // 2
+    return 2 * weights * tokens + 4 * model.heads * d * attended
+
+
 def rng_for(fidelity, seed):
     return None if fidelity == "timing" else np.random.default_rng(seed)
 
@@ -138,9 +164,11 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     (no embedding, LM head or model estimate: their entries are None), as a sweep of the layer
     wants it. k_tiled: the weights whose rows are the hidden size K-tiled (layer.Weights); off by
     default, since it made both measured layers slower (tests/workloads/llama/README.md)."""
-    if phase != "decode":
-        raise ValueError(f"phase {phase!r}: only decode is built so far (prefill's flash attention is issue 51's "
-                         "next step)")
+    if phase not in ("decode", "prefill"):
+        raise ValueError(f"phase {phase!r}: expected decode or prefill")
+    if phase == "prefill" and batch != 1:
+        raise ValueError(f"batch {batch} in prefill: expected 1 (a prompt of --context tokens; prompts of a batch "
+                         "are separate runs)")
     if lnc != 1:
         raise ValueError(f"lnc {lnc}: only LNC=1 (one rank per physical core) is built so far")
     if system not in CHIPS:
@@ -160,8 +188,14 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if model.hidden > 128 and model.hidden % 128:  # layer.check_hidden, at NeuronCore-v3's 128 partitions
         raise ValueError(f"hidden {model.hidden}: expected a multiple of 128 (the layer keeps a token's state as "
                          "whole tiles of 128 partitions)")
-    args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights, k_tiled)
-    r = ncore_nki.benchmark_kernel(decoder_layer_decode, *args, group, system=system,
+    if phase == "decode":
+        kernel, args = decoder_layer_decode, layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights,
+                                                          k_tiled)
+    else:
+        kernel, args = decoder_layer_prefill, prefill_inputs(model, tp, context, rng_for(fidelity, seed), weights,
+                                                             k_tiled)
+    tokens = batch if phase == "decode" else context  # the tokens the layer processes
+    r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
                                    timing=timing, trace=trace)
     # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
@@ -170,14 +204,16 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     lm_head_us = embedding_us = None
     if estimate:
         w_lm = lm_head_weights(model, vocab_rank, weights, rng_for(fidelity, seed), k_tiled)
-        lm = ncore_nki.benchmark_kernel(lm_head_kernel, args[0], args[1], w_lm, system=system,
+        last = args[0] if phase == "decode" else ncore_nki.typed(draw((1, model.hidden), 1.0, rng_for(fidelity, seed)),
+                                                                   nl.bfloat16)  # prefill: the last token's logits
+        lm = ncore_nki.benchmark_kernel(lm_head_kernel, last, args[1], w_lm, system=system,
                                         engine="rtl" if fidelity == "rtl" else "golden",
                                         timing_only=fidelity == "timing", timing=timing)
         lm_head_us = max(c["time_ns"] for c in lm["system"]["cores"]) / 1e3
         # The embedding on the same ranks, vocabulary-parallel over the same slices: each
         # token's row from the rank that holds it, summed over the group.
         emb = ncore_nki.benchmark_kernel(embedding_kernel, embedding_table(model, vocab_rank, rng_for(fidelity, seed)),
-                                         ncore_nki.per_rank(embedding_rows(model, batch, tp, vocab_rank, system)),
+                                         ncore_nki.per_rank(embedding_rows(model, tokens, tp, vocab_rank, system)),
                                          group, system=system, engine="rtl" if fidelity == "rtl" else "golden",
                                          timing_only=fidelity == "timing", timing=timing)
         embedding_us = max(c["time_ns"] for c in emb["system"]["cores"]) / 1e3
@@ -193,6 +229,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     weight_bytes = WEIGHTS[weights].size * model.hidden * (model.heads * model.head_dim +
                                                            2 * model.kv_heads * model.head_dim +
                                                            model.heads * model.head_dim + 3 * model.intermediate)
+    # decode reads the cache; prefill writes the prompt's (both: every KV head on each rank of its group)
     kv = 2 * batch * context * model.kv_heads * model.head_dim * 2 * (tp // min(tp, model.kv_heads))
     chips = CHIPS[system]
     replicas = chips * CHIP_CORES // tp
@@ -210,6 +247,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
         "links": [{"from": link["from"], "to": link["to"], "utilization": link["utilization"]} for link in run["links"]],
         "hbm_bound_us": replicas * (weight_bytes + kv) / (hbm_tbps * 1e12) * 1e6,
+        "compute_bound_us": replicas * layer_flops(model, tokens, context, phase) / (
+            chips * CHIP_CORES * CORE_PEAK_FLOPS) * 1e6,
         "lm_head_us": lm_head_us, "vocab_per_rank": vocab_rank, "embedding_us": embedding_us,
         "model_ms": (model.layers * layer_us + lm_head_us + embedding_us) / 1e3 if estimate else None,
         "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
