@@ -95,6 +95,8 @@ if len(prefill) == 2:
            f"bounds, and has more arithmetic than a decode step of 2 tokens")
 
 BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill", "--batch", "2"], "batch 2 in prefill: expected 1"),
+       (["--model", "llama-3.1-8b", "--chunk", "256"], "chunk 256 in decode"),
+       (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
        (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),

@@ -255,9 +255,9 @@ def check_embedding(rng, cfg, tp, groups, batch, group, system):
     return same
 
 
-def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl):
-    """decoder_layer_prefill over a prompt of `prompt` tokens (each group its own): every rank's y,
-    k_cache and v_cache against reference.prefill_layer."""
+def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chunk=None):
+    """decoder_layer_prefill over a prompt of `prompt` tokens (each group its own), `chunk` tokens
+    a pass: every rank's y, k_cache and v_cache against reference.prefill_layer."""
     model = make_model(rng, cfg, weights)
     cos, sin = rotary(cfg, np.arange(prompt))
     xs = [bf16(rng.standard_normal((prompt, cfg.hidden))) for _ in range(groups)]
@@ -267,10 +267,11 @@ def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl):
                                                         "v_cache": None})
         per_rank.append((args[:5] + args[7:], kv))
     columns = [ncore_nki.per_rank([a[0][k] for a in per_rank]) for k in range(len(per_rank[0][0]))]
-    outs = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system)
+    outs = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, chunk=chunk)
     failures = 0
     if rtl:
-        again = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, engine="rtl")
+        again = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, engine="rtl",
+                                          chunk=chunk)
         same = (len(again) == len(outs) == groups * tp and all(len(rs) == len(gs) == 3 for gs, rs in zip(outs, again))
                 and all(np.array_equal(np.asarray(g, np.float64), np.asarray(r, np.float64))
                         for gs, rs in zip(outs, again) for g, r in zip(gs, rs)))
@@ -287,7 +288,7 @@ def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl):
             for name, got, want in (("y", outs[r][0], y), ("k_cache", outs[r][1], (k[0][:, kv].T, k[1][:, kv].T)),
                                     ("v_cache", outs[r][2], (v[0][:, kv], v[1][:, kv]))):
                 failures += not compare(f"rank {r} {name}", got, want)
-    print(f"{groups * tp} ranks, prefill of {prompt} tokens: "
+    print(f"{groups * tp} ranks, prefill of {prompt} tokens{f', {chunk} a pass' if chunk else ''}: "
           f"{'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
 
@@ -304,6 +305,8 @@ def main():
                          "must be the golden cores' bit for bit")
     ap.add_argument("--phase", choices=["decode", "prefill"], default="decode",
                     help="prefill: the layer over a prompt of --context tokens, causal (decoder_layer_prefill)")
+    ap.add_argument("--chunk", type=int, default=None,
+                    help="prefill: tokens a pass through the projections (a multiple of 128 up to 512; 128 by default)")
     ap.add_argument("--pieces", action="store_true", help="each piece of the layer alone on one core")
     ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
     ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
@@ -328,7 +331,7 @@ def main():
                      "multiple of 16 tokens")
         return check_prefill(rng, cfg, CORES, groups, ncc.ReplicaGroup([list(range(g * CORES, (g + 1) * CORES))
                                                                        for g in range(groups)]),
-                             args.system, args.weights, args.context, args.rtl)
+                             args.system, args.weights, args.context, args.rtl, args.chunk)
     model = make_model(rng, cfg, args.weights)
     steps = [make_step(rng, cfg, args.batch, args.context) for _ in range(groups)]
     per_rank = [shard_args(cfg, tp, r % tp, model, steps[r // tp]) for r in range(groups * tp)]

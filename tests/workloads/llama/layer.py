@@ -46,6 +46,7 @@ import nki.language as nl
 
 W_BLOCK = 4096  # weight columns a DMA brings (project): 8 KiB a partition in BF16
 PSUM_FP32 = 512  # FP32 words of a PSUM bank a partition (nl.tile_size.gemm_moving_fmax)
+PSUM_BANKS = 8  # a partition's PSUM: 16 KiB (hardware.md: 2 MiB over 128 partitions), 8 banks of 2 KiB
 ROW_BYTES = 8 * 1024  # a K-tiled weight DMA's bytes a partition (Weights)
 # A score past the last position: its exp is 0 at any scale a head size gives (ncore's choice; it
 # only has to be below every real score).
@@ -86,22 +87,24 @@ def by_token(rows, nt, tile_row_bytes):
     return rows < nt and tile_row_bytes % 32 == 0
 
 
-def load_features(src, row0=0, rows=None):
-    """Rows row0 .. row0 + rows - 1 of src [rows, N] in HBM (all of them by default) -> [min(N, P),
-    tiles, rows] in SBUF (its type): token by token, each a [tiles, P] load turned by the tensor
-    engine, or the rows turned a tile at a time (by_token)."""
+def load_features(src, row0=0, rows=None, out=None, col0=0):
+    """Rows row0 .. row0 + rows - 1 (at most P) of src [rows, N] in HBM (all of them by default)
+    -> [min(N, P), tiles, rows] in SBUF (its type), or into columns col0 .. col0 + rows - 1 of out:
+    token by token, each a [tiles, P] load turned by the tensor engine, or the rows turned a tile
+    at a time (by_token)."""
     n = src.shape[1]
     rows = src.shape[0] - row0 if rows is None else rows
     kp = min(n, nl.tile_size.pmax)
     parts = tiles(n, kp)
-    out = sbuf((kp, len(parts), rows), src.dtype)
+    if out is None:
+        out = sbuf((kp, len(parts), rows), src.dtype)
     if not by_token(rows, len(parts), kp * src.dtype.itemsize):
         whole = sbuf((rows, n), src.dtype)
         nisa.dma_copy(dst=whole, src=src[row0:row0 + rows, :])
         for t, (start, size) in enumerate(parts):
             turned = psum((size, rows), src.dtype)
             nisa.nc_transpose(dst=turned, data=whole[:, start:start + size])
-            nisa.tensor_copy(dst=out[0:size, t, :], src=turned)
+            nisa.tensor_copy(dst=out[0:size, t, col0:col0 + rows], src=turned)
         return out
     full = n // kp
     for b in range(rows):
@@ -110,28 +113,40 @@ def load_features(src, row0=0, rows=None):
             nisa.dma_copy(dst=block, src=src.ap([[kp, cn], [1, kp]], offset=(row0 + b) * n + c0 * kp))
             turned = psum((kp, cn), src.dtype)
             nisa.nc_transpose(dst=turned, data=block)
-            nisa.tensor_copy(dst=out[:, c0:c0 + cn, b], src=turned)
+            nisa.tensor_copy(dst=out[:, c0:c0 + cn, col0 + b], src=turned)
         if full < len(parts):
             rem = n - full * kp
             block = sbuf((1, rem), src.dtype)
             nisa.dma_copy(dst=block, src=src[row0 + b:row0 + b + 1, full * kp:n])
             turned = psum((rem, 1), src.dtype)
             nisa.nc_transpose(dst=turned, data=block)
-            nisa.tensor_copy(dst=out[0:rem, full, b:b + 1], src=turned)
+            nisa.tensor_copy(dst=out[0:rem, full, col0 + b:col0 + b + 1], src=turned)
     return out
 
 
-def store_rows(x_t, dst, row0=0):
-    """x_t [kp, tiles, B] (the features layout, dst's type) -> rows row0 .. row0 + B - 1 of dst
-    [rows, N] in HBM, the inverse of load_features."""
-    kp, nt, rows = x_t.shape
+def load_features_blocks(src, row0, rows):
+    """load_features of any number of rows, a block of P at a time into one tile."""
+    n = src.shape[1]
+    kp = min(n, nl.tile_size.pmax)
+    out = sbuf((kp, len(tiles(n, kp)), rows), src.dtype)
+    for b0, bn in tiles(rows, nl.tile_size.pmax):
+        load_features(src, row0 + b0, bn, out, b0)
+    return out
+
+
+def store_rows(x_t, dst, row0=0, col0=0, rows=None):
+    """Columns col0 .. col0 + rows - 1 (at most P; all of them by default) of x_t [kp, tiles, B]
+    (the features layout, dst's type) -> rows row0 .. row0 + rows - 1 of dst [rows, N] in HBM, the
+    inverse of load_features."""
+    kp, nt, cols = x_t.shape
+    rows = cols - col0 if rows is None else rows
     n = dst.shape[1]
     parts = tiles(n, kp)
     if not by_token(rows, nt, kp * x_t.dtype.itemsize):
         whole = sbuf((rows, n), x_t.dtype)
         for t, (start, size) in enumerate(parts):
             turned = psum((rows, size), x_t.dtype)
-            nisa.nc_transpose(dst=turned, data=x_t[0:size, t, :])
+            nisa.nc_transpose(dst=turned, data=x_t[0:size, t, col0:col0 + rows])
             nisa.tensor_copy(dst=whole[:, start:start + size], src=turned)
         nisa.dma_copy(dst=dst[row0:row0 + rows, :], src=whole)
         return
@@ -139,14 +154,14 @@ def store_rows(x_t, dst, row0=0):
     for b in range(rows):
         for c0, cn in tiles(full, nl.tile_size.pmax):
             turned = psum((cn, kp), x_t.dtype)
-            nisa.nc_transpose(dst=turned, data=x_t[:, c0:c0 + cn, b])
+            nisa.nc_transpose(dst=turned, data=x_t[:, c0:c0 + cn, col0 + b])
             block = sbuf((cn, kp), x_t.dtype)
             nisa.tensor_copy(dst=block, src=turned)
             nisa.dma_copy(dst=dst.ap([[kp, cn], [1, kp]], offset=(row0 + b) * n + c0 * kp), src=block)
         if full < nt:
             rem = n - full * kp
             turned = psum((1, rem), x_t.dtype)
-            nisa.nc_transpose(dst=turned, data=x_t[0:rem, full, b:b + 1])
+            nisa.nc_transpose(dst=turned, data=x_t[0:rem, full, col0 + b:col0 + b + 1])
             block = sbuf((1, rem), x_t.dtype)
             nisa.tensor_copy(dst=block, src=turned)
             nisa.dma_copy(dst=dst[row0 + b:row0 + b + 1, full * kp:n], src=block)
@@ -184,7 +199,7 @@ class Weights:
     trn2 timing, from AWS's DMA pages) takes a quarter of the time; tiled, a DMA moves about 8 KiB
     a partition (near the peak from 2 KiB, the same pages)."""
 
-    def __init__(self, w_hbm, kp, tile=None):
+    def __init__(self, w_hbm, kp, tile=None, moving=1):
         self.hbm, self.kp = w_hbm, kp
         self.tiled = len(w_hbm.shape) == 3
         if self.tiled:
@@ -195,7 +210,10 @@ class Weights:
             k, n = w_hbm.shape
         self.k, self.n = k, n
         self.size = min(tile or nl.tile_size.pmax, n)
-        self.column_blocks = tiles(n, max(self.size, W_BLOCK // self.size * self.size))
+        # A block's output tiles accumulate in PSUM together, a bank holding PSUM_FP32 // moving of
+        # them: with `moving` tokens the block is at most what the PSUM banks hold.
+        held = PSUM_BANKS * max(1, PSUM_FP32 // moving) * self.size
+        self.column_blocks = tiles(n, max(self.size, min(W_BLOCK // self.size * self.size, held)))
         kt = len(tiles(k, kp))
         self.order = []  # (first column, columns, first contraction tile, tiles)
         for b0, bn in self.column_blocks:
@@ -235,7 +253,7 @@ def project(x_t, w, tile=None):
     The weights are the stationary side, a [kp, size] block each, the tokens the moving one, K
     accumulated in PSUM. A partly filled last tile is zero beyond N."""
     kp, _, rows = x_t.shape
-    weights = w if isinstance(w, Weights) else Weights(w, kp, tile)
+    weights = w if isinstance(w, Weights) else Weights(w, kp, tile, rows)
     k, n = weights.k, weights.n
     size = weights.size
     parts = tiles(n, size)
@@ -606,48 +624,61 @@ def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_ml
 
 
 @nki.jit
-def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, w_down, replica_group, eps=1e-5):
+def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, w_down, replica_group, eps=1e-5,
+                          chunk=None):
     """The layer over a prompt of S tokens x [S, H] at positions 0 .. S - 1 (cos, sin [S, d]), the
     same weights as decoder_layer_decode. Returns y [S, H] (FP32) and the KV cache the decode steps
     read: k_cache [d, S] (rotated keys, transposed) and v_cache [S, d] (BF16).
 
-    It streams the prompt a block of P tokens at a time, in order: the block's norm, q, k and v
-    (its keys and values joining those of the earlier blocks in SBUF), its causal attention over
-    every position so far (causal_attention), then its output projection, MLP and all-reduces. Only
-    the keys and values of the whole prompt stay on chip (2 d S bytes a partition's worth, spread
-    over the partitions); the weights stream again for every block."""
+    It streams the prompt a chunk of tokens at a time (chunk: a multiple of P up to PSUM_FP32,
+    P by default), in order: the chunk's norm, q, k and v (its keys and values joining those of
+    the earlier chunks in SBUF), the causal attention of each of its blocks of P queries over every
+    position so far (causal_attention), then its output projection, MLP and all-reduces. Only the
+    keys and values of the whole prompt stay on chip (2 d S bytes a partition's worth, spread over
+    the partitions); the weights stream again for every chunk, so a longer chunk streams them
+    less often, if its states fit SBUF."""
     s, h = x.shape
     d = cos.shape[1]
     dp, dt = head_tiles(d)
     q_heads = w_o.shape[0] // d
     check_hidden(h)
     pmax = nl.tile_size.pmax
-    blocks = tiles(s, pmax)
+    chunk = chunk or pmax
+    if chunk % pmax or chunk > PSUM_FP32:
+        raise ValueError(f"chunk {chunk}: expected a multiple of {pmax} tokens, at most {PSUM_FP32} (a PSUM bank's "
+                         "FP32 columns, the projections' moving side)")
     y = nl.ndarray((s, h), dtype=nl.float32, buffer=nl.shared_hbm)
     k_cache = nl.ndarray((d, s), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     v_cache = nl.ndarray((s, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     keys = sbuf((dp, dt, s), nl.bfloat16)
-    values = sbuf((pmax, len(blocks), d), nl.bfloat16)
+    values = sbuf((pmax, len(tiles(s, pmax)), d), nl.bfloat16)
     gain_attn, gain_mlp = load_features(g_attn), load_features(g_mlp)
-    for j, (q0, qn) in enumerate(blocks):
-        x_t = load_features(x, q0, qn)
-        cos_t, sin_t = load_features(cos, q0, qn), load_features(sin, q0, qn)
+    for c0, cn in tiles(s, chunk):
+        x_t = load_features_blocks(x, c0, cn)
+        cos_t, sin_t = load_features_blocks(cos, c0, cn), load_features_blocks(sin, c0, cn)
         qkv = project(rmsnorm_features(x_t, gain_attn, eps), w_qkv, tile=dp)
-        q_t = rope(qkv, 0, q_heads, cos_t, sin_t, sbuf((dp, q_heads * dt, qn), nl.bfloat16))
-        k_t = rope(qkv, q_heads * dt, 1, cos_t, sin_t, sbuf((dp, dt, qn), nl.bfloat16))
-        v_t = sbuf((dp, dt, qn), nl.bfloat16)
+        q_t = rope(qkv, 0, q_heads, cos_t, sin_t, sbuf((dp, q_heads * dt, cn), nl.bfloat16))
+        k_t = rope(qkv, q_heads * dt, 1, cos_t, sin_t, sbuf((dp, dt, cn), nl.bfloat16))
+        v_t = sbuf((dp, dt, cn), nl.bfloat16)
         nisa.tensor_copy(dst=v_t, src=qkv[:, (q_heads + 1) * dt:(q_heads + 2) * dt, :])
-        nisa.tensor_copy(dst=keys[:, :, q0:q0 + qn], src=k_t)
-        for t in range(dt):  # the block's values as rows: positions on the partitions
-            turned = psum((qn, dp), nl.bfloat16)
-            nisa.nc_transpose(dst=turned, data=v_t[:, t, :])
-            nisa.tensor_copy(dst=values[0:qn, j, t * dp:(t + 1) * dp], src=turned)
-            nisa.dma_copy(dst=k_cache[t * dp:(t + 1) * dp, q0:q0 + qn], src=k_t[:, t, :])
-        nisa.dma_copy(dst=v_cache[q0:q0 + qn, :], src=values[0:qn, j, :])
-        o_t = causal_attention(q_t, keys, values, q0, qn, q_col=0)
+        nisa.tensor_copy(dst=keys[:, :, c0:c0 + cn], src=k_t)
+        for t in range(dt):
+            nisa.dma_copy(dst=k_cache[t * dp:(t + 1) * dp, c0:c0 + cn], src=k_t[:, t, :])
+        o_t = sbuf((dp, q_heads * dt, cn), nl.bfloat16)
+        for q0, qn in tiles(cn, pmax):
+            j = (c0 + q0) // pmax
+            for t in range(dt):  # the block's values as rows: positions on the partitions
+                turned = psum((qn, dp), nl.bfloat16)
+                nisa.nc_transpose(dst=turned, data=v_t[:, t, q0:q0 + qn])
+                nisa.tensor_copy(dst=values[0:qn, j, t * dp:(t + 1) * dp], src=turned)
+            nisa.dma_copy(dst=v_cache[c0 + q0:c0 + q0 + qn, :], src=values[0:qn, j, :])
+            nisa.tensor_copy(dst=o_t[:, :, q0:q0 + qn],
+                             src=causal_attention(q_t, keys, values, c0 + q0, qn, q_col=q0))
         hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
         hn_t = rmsnorm_features(hidden, gain_mlp, eps)
-        store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y, q0)
+        y_t = residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group))
+        for q0, qn in tiles(cn, pmax):
+            store_rows(y_t, y, c0 + q0, q0, qn)
     return y, k_cache, v_cache
 
 

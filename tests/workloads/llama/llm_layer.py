@@ -156,16 +156,20 @@ def embedding_rows(model, batch, tp, vocab_rank, system):
 
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
-              timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False):
+              timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False, chunk=None):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
     run --timing). trace: a Perfetto trace-event file to write. estimate False: the layer only
     (no embedding, LM head or model estimate: their entries are None), as a sweep of the layer
     wants it. k_tiled: the weights whose rows are the hidden size K-tiled (layer.Weights); off by
-    default, since it made both measured layers slower (tests/workloads/llama/README.md)."""
+    default, since it made both measured layers slower (tests/workloads/llama/README.md).
+    chunk: prefill's tokens a pass through the projections (decoder_layer_prefill; 128 by
+    default)."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
+    if chunk is not None and phase != "prefill":
+        raise ValueError(f"chunk {chunk} in {phase}: a chunk is prefill's (tokens a pass through the projections)")
     if phase == "prefill" and batch != 1:
         raise ValueError(f"batch {batch} in prefill: expected 1 (a prompt of --context tokens; prompts of a batch "
                          "are separate runs)")
@@ -195,7 +199,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         kernel, args = decoder_layer_prefill, prefill_inputs(model, tp, context, rng_for(fidelity, seed), weights,
                                                              k_tiled)
     tokens = batch if phase == "decode" else context  # the tokens the layer processes
-    r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system,
+    extra = {"chunk": chunk} if chunk else {}
+    r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
                                    timing=timing, trace=trace)
     # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
@@ -235,7 +240,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     replicas = chips * CHIP_CORES // tp
     hbm_tbps = sum(s["peak_gbps"] for s in run["hbm"]) / 1e3
     return {
-        "model": model.name, "phase": phase, "weights": weights, "k_tiled": k_tiled, "batch": batch,
+        "model": model.name, "phase": phase, "weights": weights, "k_tiled": k_tiled, "chunk": chunk, "batch": batch,
         "context": context, "tp": tp, "lnc": lnc,
         "system": system, "fidelity": fidelity, "replicas": replicas, "q_heads_per_rank": q_heads,
         "intermediate_per_rank": inter,
