@@ -1,6 +1,6 @@
-"""A Llama decoder layer for one tensor-parallel rank, in the current NKI dialect (issue 51).
-
-The layer, for the B tokens of a decode step (one row each, B <= 128):
+"""A Llama decoder layer for one tensor-parallel rank, in the current NKI dialect (issue 51):
+decoder_layer_decode for the B tokens of a decode step (one row each, B <= 128) over a KV cache,
+decoder_layer_prefill for a prompt of S tokens (causal, streamed in passes). The layer:
 
     h = x + o_proj(attention(rope(q), rope(k), v))     q, k, v = rmsnorm(x, g_attn) @ w_qkv
     y = h + down(silu(gate) * up)                      gate, up = rmsnorm(h, g_mlp) @ w_gate, w_up
@@ -437,10 +437,10 @@ def decode_attention(q_t, keys, v_rows, b, o_t):
 def causal_attention(q_t, k_t, values, q0, qn, q_col=None):
     """Prefill's grouped-query attention, flash style, for the queries at positions q0 .. q0 + qn
     - 1 (qn at most P): their heads' q^T (columns q_col .. q_col + qn - 1 of q_t [dp, q_heads *
-    dt, columns], q_col = q0 by default) against the keys k^T (k_t
-    [dp, dt, S]) and values (values [P, blocks, d]: position j at partition j % P of block
-    j // P) of positions 0 .. q0 + qn - 1, causal. Returns the heads' outputs o^T, [dp, q_heads *
-    dt, qn] (BF16, the features layout of the block's tokens).
+    dt, columns], q_col = q0 by default) against the keys k^T (k_t [dp, dt, S]) and values
+    (values [P, blocks, d]: position j at partition j % P of block j // P) of positions 0 .. q0 +
+    qn - 1, causal. Returns the heads' outputs o^T, [dp, q_heads * dt, qn] (BF16, the features
+    layout of the block's tokens).
 
     The queries are on the partitions, the keys a block of P at a time along the free axis, so
     that the softmax runs along each lane: every query keeps a running maximum, sum and FP32
