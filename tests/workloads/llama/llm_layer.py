@@ -117,6 +117,15 @@ def prefill_inputs(model, tp, prompt, rng=None, weights="bf16", k_tiled=False):
     return [x, decode[1], decode[2], np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)] + decode[7:]
 
 
+def default_chunk(model):
+    """Prefill's tokens a pass when none is given: the most, in whole blocks of 128 up to 512,
+    whose FP32 state ([128, H / 128, tokens]) is at most 64 KiB a partition, so that a pass's
+    states fit SBUF (ncore's choice, from the fits measured: the 8B at 512, the 70B at 256,
+    tests/workloads/llama/README.md)."""
+    per_token = model.hidden // 128 * 4 if model.hidden > 128 else 4
+    return max(128, min(512, 64 * 1024 // per_token // 128 * 128))
+
+
 def layer_flops(model, tokens, context, phase):
     """The layer's arithmetic for the whole model (every head, the whole MLP): the projections'
     2 x weights a token, and attention's q k and p v, 4 heads d a position attended (decode: each
@@ -164,8 +173,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     (no embedding, LM head or model estimate: their entries are None), as a sweep of the layer
     wants it. k_tiled: the weights whose rows are the hidden size K-tiled (layer.Weights); off by
     default, since it made both measured layers slower (tests/workloads/llama/README.md).
-    chunk: prefill's tokens a pass through the projections (decoder_layer_prefill; 128 by
-    default)."""
+    chunk: prefill's tokens a pass through the projections (decoder_layer_prefill; by default
+    default_chunk(model))."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
     if chunk is not None and phase != "prefill":
@@ -199,6 +208,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         kernel, args = decoder_layer_prefill, prefill_inputs(model, tp, context, rng_for(fidelity, seed), weights,
                                                              k_tiled)
     tokens = batch if phase == "decode" else context  # the tokens the layer processes
+    if phase == "prefill" and chunk is None:
+        chunk = default_chunk(model)
     extra = {"chunk": chunk} if chunk else {}
     r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
