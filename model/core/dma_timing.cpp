@@ -1,8 +1,8 @@
 #include "model/core/dma_timing.h"
 
 #include <algorithm>
-#include <bitset>
 #include <array>
+#include <bitset>
 #include <cmath>
 
 namespace ncore::model {
