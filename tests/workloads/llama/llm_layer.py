@@ -83,13 +83,16 @@ def draw(shape, scale, rng):
     return np.zeros(shape, np.float32) if rng is None else (rng.standard_normal(shape) * scale).astype(np.float32)
 
 
-def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=False):
+def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=False, phase="decode"):
     """One rank's arguments (every rank gets the same arrays: the time does not depend on the
-    values). rng None: zeros (for a timing-only run), else random values of the layer's scale.
-    weights: the projections' type (the gains, the activations and the KV cache stay BF16).
-    k_tiled: w_qkv, w_gate and w_up K-tiled (layer.tile_rows) instead of as rows."""
+    values): decoder_layer_decode's, or with phase prefill decoder_layer_prefill's (a prompt of
+    `context` tokens at positions 0 .. context - 1, no cache). rng None: zeros (for a
+    timing-only run), else random values of the layer's scale. weights: the projections' type
+    (the gains, the activations and the KV cache stay BF16). k_tiled: w_qkv, w_gate and w_up
+    K-tiled (layer.tile_rows) instead of as rows."""
     q_heads, inter = model.shard(tp)
     h, d = model.hidden, model.head_dim
+    tokens = batch if phase == "decode" else context
 
     def array(shape, scale=1.0, dtype=nl.bfloat16):
         return ncore_nki.typed(draw(shape, scale, rng), dtype)
@@ -99,22 +102,12 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=Fa
         so a narrow slice still moves in DMA rows of several KiB."""
         values = draw(shape, scale, rng)
         return ncore_nki.typed(tile_rows(values, min(shape[0], 128)) if tiled else values, WEIGHTS[weights])
-    angles = np.zeros((batch, d)) if rng is None else rng.uniform(0, 6.3, (batch, d))
-    return [array((batch, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5, tiled=k_tiled),
-            np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32),
-            array((batch, d, context)), array((batch, context, d)), weight((q_heads * d, h), (q_heads * d) ** -0.5),
-            array((1, h)), weight((h, inter), h ** -0.5, tiled=k_tiled), weight((h, inter), h ** -0.5, tiled=k_tiled),
-            weight((inter, h), inter ** -0.5)]
-
-
-def prefill_inputs(model, tp, prompt, rng=None, weights="bf16", k_tiled=False):
-    """One rank's arguments of decoder_layer_prefill: a prompt of `prompt` tokens at positions 0
-    .. prompt - 1, and the same weights as layer_inputs."""
-    decode = layer_inputs(model, tp, 1, 16, rng, weights, k_tiled)
-    d = model.head_dim
-    angles = np.zeros((prompt, d)) if rng is None else rng.uniform(0, 6.3, (prompt, d))
-    x = ncore_nki.typed(draw((prompt, model.hidden), 1.0, rng), nl.bfloat16)
-    return [x, decode[1], decode[2], np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32)] + decode[7:]
+    x, g_attn, w_qkv = array((tokens, h)), array((1, h)), weight((h, (q_heads + 2) * d), h ** -0.5, tiled=k_tiled)
+    angles = np.zeros((tokens, d)) if rng is None else rng.uniform(0, 6.3, (tokens, d))
+    cache = [array((batch, d, context)), array((batch, context, d))] if phase == "decode" else []
+    return [x, g_attn, w_qkv, np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32), *cache,
+            weight((q_heads * d, h), (q_heads * d) ** -0.5), array((1, h)), weight((h, inter), h ** -0.5, tiled=k_tiled),
+            weight((h, inter), h ** -0.5, tiled=k_tiled), weight((inter, h), inter ** -0.5)]
 
 
 def default_chunk(model):
@@ -201,12 +194,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if model.hidden > 128 and model.hidden % 128:  # layer.check_hidden, at NeuronCore-v3's 128 partitions
         raise ValueError(f"hidden {model.hidden}: expected a multiple of 128 (the layer keeps a token's state as "
                          "whole tiles of 128 partitions)")
-    if phase == "decode":
-        kernel, args = decoder_layer_decode, layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights,
-                                                          k_tiled)
-    else:
-        kernel, args = decoder_layer_prefill, prefill_inputs(model, tp, context, rng_for(fidelity, seed), weights,
-                                                             k_tiled)
+    kernel = decoder_layer_decode if phase == "decode" else decoder_layer_prefill
+    args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights, k_tiled, phase)
     tokens = batch if phase == "decode" else context  # the tokens the layer processes
     if phase == "prefill" and chunk is None:
         chunk = default_chunk(model)
