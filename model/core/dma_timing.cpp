@@ -446,16 +446,20 @@ void HbmDmaTransfers::allocate() {
     bool changed = false;
     const size_t ne = engines_.size();
     std::vector<double>& demand = scratch_.demand;  // [port resource - r_rport][engine]
+    std::vector<double>& port_total = scratch_.port_total;  // per port resource: its engines' demands
     demand.assign(2 * nports * ne, 0.0);
+    port_total.assign(2 * nports, 0.0);
     for (const size_t i : live)
-      if (uses[i][0] < r_wtake) demand[(uses[i][0] - r_rport) * ne + static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
+      if (uses[i][0] < r_wtake) {
+        const size_t p = uses[i][0] - r_rport;
+        demand[p * ne + static_cast<size_t>(flows_[i].engine)] += flows_[i].rate;
+        port_total[p] += flows_[i].rate;
+      }
     std::vector<double>& share = scratch_.share;  // per port resource: the fair share (1e30: no limit)
     share.assign(2 * nports, 1e30);
     for (size_t p = 0; p < 2 * nports; ++p) {
       const double* d = &demand[p * ne];
-      double total = 0;
-      for (size_t e = 0; e < ne; ++e) total += d[e];
-      if (total <= 1.0 + 1e-9) continue;
+      if (port_total[p] <= 1.0 + 1e-9) continue;
       std::vector<double>& sorted = scratch_.sorted;
       sorted.clear();
       for (size_t e = 0; e < ne; ++e)
@@ -517,10 +521,15 @@ void HbmDmaTransfers::settle(uint64_t now) {
                               [](const Flow& f) { return f.left <= kEps && !(f.kind == Kind::kDrain && f.feeding); }),
                flows_.end());
   // The ports interleave their engines' bursts: runs enter the windows one per engine in turn.
-  for (bool more = true; more;) {
-    more = false;
-    for (size_t e = 0; e < engines_.size(); ++e) more |= admit(static_cast<int>(e), now);
-  }
+  // An engine that admits nothing now admits nothing more in this settle (only its own
+  // admissions change what it may admit), so each round asks only the engines that admitted.
+  std::vector<int>& admitting = scratch_.admitting;
+  admitting.clear();
+  for (size_t e = 0; e < engines_.size(); ++e)
+    if (engines_[e].active && engines_[e].end == kNoEvent) admitting.push_back(static_cast<int>(e));
+  while (!admitting.empty())
+    admitting.erase(std::remove_if(admitting.begin(), admitting.end(), [&](int e) { return !admit(e, now); }),
+                    admitting.end());
   index_writes();
   // The batched FR-FCFS scheduler's direction: writes once the high watermark is reached or no
   // read is queued; back to reads when the queue is empty, or reads wait and the low

@@ -175,6 +175,8 @@ class HbmDmaTransfers : public DmaTransferModel {
     std::vector<double> engine_rate, read_rate, write_in, write_out;
     std::vector<uint32_t> asking, waiting;  // pace_held_ports(): per channel, ports (bits)
     std::vector<double> pace;               // allocate(): per port (pace_held_ports())
+    std::vector<double> port_total;         // allocate(): per port resource, its engines' demands
+    std::vector<int> admitting;             // settle(): engines that may admit another run
   };
   Scratch scratch_;                // settle(), allocate(), open_rows()
   mutable Scratch const_scratch_;  // next_event()'s
