@@ -49,10 +49,14 @@ bool HbmChannelState::pre_ready(int bank) const {
 
 bool HbmChannelState::col_ready(const HbmEntry& e) const {
   const HbmBankState& b = banks[static_cast<size_t>(e.bank)];
-  const size_t bg = static_cast<size_t>(e.bank % kHbmBankGroups);
-  if (!b.open || b.row != e.row) return false;
-  return e.write ? now >= b.wr_ok && now >= bg_wr_ok[bg] && now >= ch_wr_ok
-                 : now >= b.rd_ok && now >= bg_rd_ok[bg] && now >= ch_rd_ok;
+  return b.open && b.row == e.row && col_timing_ready(e.bank, e.write);
+}
+
+bool HbmChannelState::col_timing_ready(int bank, bool write) const {
+  const HbmBankState& b = banks[static_cast<size_t>(bank)];
+  const size_t bg = static_cast<size_t>(bank % kHbmBankGroups);
+  return write ? now >= b.wr_ok && now >= bg_wr_ok[bg] && now >= ch_wr_ok
+               : now >= b.rd_ok && now >= bg_rd_ok[bg] && now >= ch_rd_ok;
 }
 
 bool HbmChannelState::all_bank_ref_ready() const {
@@ -239,6 +243,8 @@ void HbmChannel::retire(bool write, int slot) {
   e.valid = false;
   (write ? s_.wr_valid : s_.rd_valid).reset(static_cast<size_t>(slot));
   const size_t bank = static_cast<size_t>(e.bank);
+  auto& order = s_.bank_order[write][bank];
+  order.erase(std::find_if(order.begin(), order.end(), [&](const HbmChannelState::Arrival& a) { return a.seq == e.seq; }));
   s_.queued_any[bank] = --s_.per_bank[bank] > 0;
   if (s_.banks[bank].open && s_.banks[bank].row == e.row) --s_.row_hits[write][bank];
   // The requests that waited for it wait for one fewer (only those with a dependency left).
@@ -276,10 +282,9 @@ void HbmChannel::insert(bool write, const HbmRequest& r, int slot) {
   d.data = r.data;
   // Only a request to the same bank can be to the same burst.
   for (bool qw : {false, true}) {
-    if ((!qw && !write) || s_.per_bank[static_cast<size_t>(n.bank)] == 0) continue;
-    s_.for_each_valid(qw, [&](size_t i, const HbmEntry& e) {
-      if (e.burst == n.burst) (qw ? d.dep_wr : d.dep_rd)[i] = true;
-    });
+    if (!qw && !write) continue;
+    for (const HbmChannelState::Arrival& a : s_.bank_order[qw][static_cast<size_t>(n.bank)])
+      if (s_.queue(qw)[static_cast<size_t>(a.slot)].burst == n.burst) (qw ? d.dep_wr : d.dep_rd)[static_cast<size_t>(a.slot)] = true;
   }
   n.waits = d.dep_rd.any() || d.dep_wr.any();
   s_.waiting[write] += n.waits;
@@ -287,6 +292,7 @@ void HbmChannel::insert(bool write, const HbmRequest& r, int slot) {
   (write ? s_.wr_valid : s_.rd_valid).set(static_cast<size_t>(slot));
   s_.arrivals.push_back({write, slot, n.seq});
   const size_t bank = static_cast<size_t>(n.bank);
+  s_.bank_order[write][bank].push_back({write, slot, n.seq});
   s_.queued_any[bank] = ++s_.per_bank[bank] > 0;
   if (s_.banks[bank].open && s_.banks[bank].row == n.row) ++s_.row_hits[write][bank];
 }

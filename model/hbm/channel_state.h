@@ -80,6 +80,10 @@ struct HbmChannelState {
     uint64_t seq = 0;
   };
   std::deque<Arrival> arrivals;
+  // The same per queue and bank, oldest first, without retired entries: the scheduler's
+  // oldest-first searches look bank by bank, where the timing a bank's requests share is
+  // checked once (the oldest request any search accepts is the oldest of its banks' firsts).
+  std::array<std::array<std::vector<Arrival>, kHbmBanks>, 2> bank_order;
   uint64_t inserted = 0;
   std::array<int, kHbmBanks> per_bank{};
   std::array<int, 2> waiting{};
@@ -123,6 +127,8 @@ struct HbmChannelState {
   bool pre_ready(int bank) const;
   // The request's RD/WR may go now: its row is open and tRCD/tCCD/tWTR/tRTW passed.
   bool col_ready(const HbmEntry& e) const;
+  // The timing part of col_ready, the same for every request of the bank and direction.
+  bool col_timing_ready(int bank, bool write) const;
   // Every bank closed, past tRP/tRFC, and the channel past its last refresh: a REFab may go.
   bool all_bank_ref_ready() const;
   // What request (write, slot) needs on the row bus now: kAct, kPre or kNone. A row is closed

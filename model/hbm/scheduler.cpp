@@ -41,23 +41,60 @@ HbmColumnPick ReorderScheduler::pick_column(const HbmChannelState& s, const HbmH
   HbmColumnPick pick;
   pick.write = write_mode_;
   if (hold.all) return pick;
-  // A column command needs its row open: with no request of the direction hitting an open row,
-  // there is none to find.
-  const auto& hits = s.row_hits[write_mode_];
-  if (std::none_of(hits.begin(), hits.end(), [](int n) { return n > 0; })) return pick;
-  s.for_each_oldest_first([&](bool w, int slot, const HbmEntry& e) {
-    if (w != write_mode_ || s.blocked(e) || hold.holds(e.bank) || yields_to_urgent(s, w, slot, e) || !s.col_ready(e))
-      return false;
-    pick.slot = slot;
-    return true;
-  });
+  // The oldest request of the direction whose column command may go, bank by bank: only a bank
+  // whose open row a request of the direction hits has one, if the bank's timing allows.
+  uint64_t oldest = ~uint64_t{0};
+  for (int b = 0; b < kHbmBanks; ++b) {
+    if (s.row_hits[write_mode_][static_cast<size_t>(b)] == 0 || hold.holds(b) || !s.col_timing_ready(b, write_mode_))
+      continue;
+    for (const HbmChannelState::Arrival& a : s.bank_order[write_mode_][static_cast<size_t>(b)]) {
+      if (a.seq >= oldest) break;
+      const HbmEntry& e = s.queue(write_mode_)[static_cast<size_t>(a.slot)];
+      if (s.blocked(e) || yields_to_urgent(s, write_mode_, a.slot, e) || !s.col_ready(e)) continue;
+      oldest = a.seq;
+      pick.slot = a.slot;
+      break;
+    }
+  }
   return pick;
 }
 
 HbmRowPick ReorderScheduler::pick_row(const HbmChannelState& s, const HbmHold& hold) const {
-  const auto hits = open_row_hits(s, !write_mode_, write_mode_);
-  return oldest_row_need(s, hold, hits,
-                         [&](bool w, const HbmEntry& e) { return w == write_mode_ && !s.blocked(e); });
+  // The oldest request of the direction, not blocked, whose ACT or PRE may go (row_need), bank
+  // by bank: a closed bank ready for an ACT serves its oldest; an open one ready for a PRE, its
+  // oldest request to another row, while no request of the direction hits the open row (or
+  // that request is the urgent one).
+  HbmRowPick pick;
+  uint64_t oldest = ~uint64_t{0};
+  const bool w = write_mode_;
+  for (int b = 0; b < kHbmBanks; ++b) {
+    const auto& order = s.bank_order[w][static_cast<size_t>(b)];
+    if (order.empty() || hold.holds(b)) continue;
+    const HbmBankState& bank = s.banks[static_cast<size_t>(b)];
+    if (bank.open ? s.now < bank.pre_ok : !s.act_ready(b)) continue;
+    if (bank.open && s.row_hits[w][static_cast<size_t>(b)] > 0) {  // only the urgent request may close it
+      if (!s.oldest.urgent || s.oldest.write != w || s.oldest.bank != b) continue;
+      const HbmEntry& e = s.queue(w)[static_cast<size_t>(s.oldest.slot)];
+      if (s.blocked(e) || e.row == bank.row || e.seq >= oldest) continue;
+      oldest = e.seq;
+      pick.cmd = HbmCmd::kPre;
+      pick.bank = b;
+      pick.row = 0;
+      continue;
+    }
+    for (const HbmChannelState::Arrival& a : order) {
+      if (a.seq >= oldest) break;
+      const HbmEntry& e = s.queue(w)[static_cast<size_t>(a.slot)];
+      if (s.blocked(e)) continue;
+      if (bank.open && bank.row == e.row) continue;
+      oldest = a.seq;
+      pick.cmd = bank.open ? HbmCmd::kPre : HbmCmd::kAct;
+      pick.bank = b;
+      pick.row = bank.open ? 0 : e.row;
+      break;
+    }
+  }
+  return pick;
 }
 
 void ReorderScheduler::advance(const HbmChannelState& s, const HbmColumnPick& served) {
