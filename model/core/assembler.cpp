@@ -37,7 +37,7 @@ struct Token {
 };
 
 // Splits at whitespace outside brackets; '#' starts a comment.
-std::vector<Token> tokenize(const std::string& line) {
+std::vector<Token> tokenize(std::string_view line) {
   std::vector<Token> out;
   int depth = 0;
   Token cur;
@@ -64,12 +64,19 @@ std::vector<Token> tokenize(const std::string& line) {
 bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_ident(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; }
 
+// The first word of a line (up to whitespace or a comment): enough to tell the block directives
+// (.if, .else, .endif, .rept, .endr) apart, as tokenize()'s first token would.
+std::string_view first_word(std::string_view line) {
+  size_t b = 0;
+  while (b < line.size() && (line[b] == ' ' || line[b] == '\t' || line[b] == '\r')) ++b;
+  size_t e = b;
+  while (e < line.size() && line[e] != ' ' && line[e] != '\t' && line[e] != '\r' && line[e] != '#') ++e;
+  return line.substr(b, e - b);
+}
+
 class Assembler {
  public:
-  Assembler(std::string_view text, std::string file, const Symbols& predefined) : file_(std::move(file)) {
-    std::string line;
-    std::istringstream in{std::string(text)};
-    while (std::getline(in, line)) lines_.push_back(line);
+  Assembler(const ProgramText& text, const Symbols& predefined) : file_(text.file()), text_(text) {
     prog_.name = file_;
     symbols_.emplace_back();
     symbols_.back()["SBUF_PARTITION"] = kSbufPartitionStride;
@@ -78,7 +85,7 @@ class Assembler {
   }
 
   Program run() {
-    block(0, static_cast<int>(lines_.size()));
+    block(0, text_.lines());
     if (open_list_) {
       line_ = prog_.lists[*open_list_].loc.line - 1;
       fail(1, fmt::format("'.list {}' without a matching '.endlist'", prog_.lists[*open_list_].name));
@@ -284,7 +291,7 @@ class Assembler {
       line_ = i;
       if (++lines_visited_ > kMaxExpandedLines)
         fail(1, fmt::format("expected at most {} lines after .rept expansion, found more", kMaxExpandedLines));
-      auto tokens = tokenize(lines_[i]);
+      auto tokens = tokenize(text_.line(i));
       if (tokens.empty()) continue;
       if (tokens[0].text == ".rept") {
         if (tokens.size() != 3) fail(tokens[0].col, "expected '.rept NAME COUNT'");
@@ -326,29 +333,16 @@ class Assembler {
   }
 
   // The matching .else (-1 if none) and .endif of the .if on line `open`.
-  std::pair<int, int> find_else_endif(int open) {
-    if (auto it = else_endif_.find(open); it != else_endif_.end()) return it->second;
-    int depth = 0, els = -1;
-    for (int j = open + 1; j < static_cast<int>(lines_.size()); ++j) {
-      auto t = tokenize(lines_[j]);
-      if (t.empty()) continue;
-      if (t[0].text == ".if") ++depth;
-      if (t[0].text == ".else" && depth == 0) els = j;
-      if (t[0].text == ".endif" && depth-- == 0) return else_endif_[open] = {els, j};
-    }
-    fail(1, "'.if' without a matching '.endif'");
+  std::pair<int, int> find_else_endif(int open) const {
+    const ProgramText::Block b = text_.block(open);
+    if (b.end < 0) fail(1, "'.if' without a matching '.endif'");
+    return {b.middle, b.end};
   }
 
-  int find_endr(int open) {
-    if (auto it = endr_.find(open); it != endr_.end()) return it->second;
-    int depth = 0;
-    for (int j = open + 1; j < static_cast<int>(lines_.size()); ++j) {
-      auto t = tokenize(lines_[j]);
-      if (t.empty()) continue;
-      if (t[0].text == ".rept") ++depth;
-      if (t[0].text == ".endr" && depth-- == 0) return endr_[open] = j;
-    }
-    fail(1, "'.rept' without a matching '.endr'");
+  int find_endr(int open) const {
+    const int end = text_.block(open).end;
+    if (end < 0) fail(1, "'.rept' without a matching '.endr'");
+    return end;
   }
 
   void statement(std::vector<Token> tokens) {
@@ -1101,7 +1095,7 @@ class Assembler {
     int line, col;
   };
   std::string file_;
-  std::vector<std::string> lines_;
+  const ProgramText& text_;
   std::map<std::string, size_t> list_names_;  // -> Program::lists
   std::optional<size_t> open_list_;           // the .list being written
   std::vector<ListRef> list_refs_;
@@ -1114,8 +1108,6 @@ class Assembler {
   int rept_depth_ = 0;
   int block_depth_ = 0;
   uint64_t lines_visited_ = 0;
-  std::map<int, int> endr_;                       // a .rept line -> its .endr (found once)
-  std::map<int, std::pair<int, int>> else_endif_;  // an .if line -> its .else (or -1) and .endif
   std::optional<isa::Queue> queue_;
   std::string label_;
   std::optional<isa::Queue> label_queue_;
@@ -1129,17 +1121,42 @@ Symbols spmd_symbols(int chip, int core, int chips, int cores) {
   return {{"CHIP", chip}, {"CORE", core}, {"CHIPS", chips}, {"CORES", cores}};
 }
 
-Program assemble(std::string_view text, const std::string& file, const Symbols& predefined) {
-  return Assembler(text, file, predefined).run();
+ProgramText::ProgramText(std::string text, std::string file) : file_(std::move(file)), text_(std::move(text)) {
+  // Lines as std::getline gives them; blocks matched as a forward scan from each opening line
+  // would (the last .else at its depth; .if and .rept nest independently).
+  for (size_t pos = 0; pos < text_.size();) {
+    const size_t nl = std::min(text_.find('\n', pos), text_.size());
+    lines_.push_back({pos, nl - pos});
+    pos = nl + 1;
+  }
+  blocks_.assign(lines_.size(), Block{});
+  std::vector<int> ifs, repts;
+  for (int i = 0; i < lines(); ++i) {
+    const std::string_view w = first_word(line(i));
+    if (w == ".if") ifs.push_back(i);
+    else if (w == ".else" && !ifs.empty()) blocks_[static_cast<size_t>(ifs.back())].middle = i;
+    else if (w == ".endif" && !ifs.empty()) blocks_[static_cast<size_t>(ifs.back())].end = i, ifs.pop_back();
+    else if (w == ".rept") repts.push_back(i);
+    else if (w == ".endr" && !repts.empty()) blocks_[static_cast<size_t>(repts.back())].end = i, repts.pop_back();
+  }
 }
 
-Program assemble_file(const std::string& path, const Symbols& predefined) {
-  std::ifstream in(path);
+ProgramText ProgramText::read(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(fmt::format("{}: cannot open the program", path));
   std::stringstream ss;
   ss << in.rdbuf();
-  Program p = assemble(ss.str(), path, predefined);
-  return p;
+  return ProgramText(std::move(ss).str(), path);
+}
+
+Program assemble(const ProgramText& text, const Symbols& predefined) { return Assembler(text, predefined).run(); }
+
+Program assemble(std::string_view text, const std::string& file, const Symbols& predefined) {
+  return assemble(ProgramText(std::string(text), file), predefined);
+}
+
+Program assemble_file(const std::string& path, const Symbols& predefined) {
+  return assemble(ProgramText::read(path), predefined);
 }
 
 }  // namespace ncore::model

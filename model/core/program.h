@@ -92,6 +92,32 @@ Symbols spmd_symbols(int chip, int core, int chips, int cores);
 Program assemble(std::string_view text, const std::string& file, const Symbols& predefined = {});
 Program assemble_file(const std::string& path, const Symbols& predefined = {});
 
+// A program's text, split into lines and its .if/.else/.endif and .rept/.endr blocks matched
+// once: a system run assembles one text for every core (each with its own CHIP and CORE), and a
+// core skips the other cores' blocks without reading them.
+class ProgramText {
+ public:
+  ProgramText(std::string text, std::string file);
+  static ProgramText read(const std::string& path);  // Error "PATH: cannot open the program"
+  const std::string& file() const { return file_; }
+  int lines() const { return static_cast<int>(lines_.size()); }
+  std::string_view line(int i) const {
+    const auto [at, size] = lines_[static_cast<size_t>(i)];
+    return std::string_view(text_).substr(at, size);
+  }
+  struct Block {
+    int middle = -1;  // an .if's .else (-1: none)
+    int end = -1;     // an .if's .endif or a .rept's .endr (-1: unmatched, or not an opening line)
+  };
+  Block block(int open) const { return blocks_[static_cast<size_t>(open)]; }
+
+ private:
+  std::string file_, text_;
+  std::vector<std::pair<size_t, size_t>> lines_;  // offset and length in text_
+  std::vector<Block> blocks_;                     // per line
+};
+Program assemble(const ProgramText& text, const Symbols& predefined = {});
+
 // Builds programs in C++. Every push returns a handle for the header fields.
 class ProgramBuilder {
  public:

@@ -34,9 +34,10 @@ std::map<std::pair<int, int>, model::Program> load_programs(const SystemConfig& 
   const int chips = config.chips(), cores = config.chip.cores;
   std::map<std::pair<int, int>, model::Program> programs;
   if (fs::path(path).extension() != ".json") {
+    const model::ProgramText text = model::ProgramText::read(path);  // read and split once for every core
     for (int c = 0; c < chips; ++c)
       for (int k = 0; k < cores; ++k)
-        programs.emplace(std::pair{c, k}, model::assemble_file(path, model::spmd_symbols(c, k, chips, cores)));
+        programs.emplace(std::pair{c, k}, model::assemble(text, model::spmd_symbols(c, k, chips, cores)));
     return programs;
   }
   std::ifstream in(path);
