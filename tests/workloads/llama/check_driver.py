@@ -8,6 +8,8 @@
   - FP8 weights lower the HBM bound and the DMA time;
   - prefill (a prompt of 160 tokens) likewise: the same time without data, its TTFT estimate adds
     up, and it stays above its compute and HBM bounds;
+  - --steady (two layers in a row): the same layer's time, a steady-state time within the two
+    layers', and an estimate of the first layer alone and the rest in steady state;
   - bad input gets a message naming the option and exit status 1.
 """
 import json
@@ -94,7 +96,19 @@ if len(prefill) == 2:
            f"prefill is above its compute ({t['compute_bound_us']:.2f} us) and HBM ({t['hbm_bound_us']:.2f} us) "
            f"bounds, and has more arithmetic than a decode step of 2 tokens")
 
-BAD = [(["--model", "llama-3.1-8b", "--phase", "prefill", "--batch", "2"], "batch 2 in prefill: expected 1"),
+p = driver(*SMALL, "--steady", "--json")
+report(p.returncode == 0, f"llm-layer --steady runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
+if p.returncode == 0 and "timing" in runs:
+    st, one = json.loads(p.stdout), runs["timing"]
+    report(st["layer_us"] == one["layer_us"] and 0 < st["steady_layer_us"] <= 2 * st["layer_us"] and
+           abs(st["model_ms"] - (st["layer_us"] + 2 * st["steady_layer_us"] + st["lm_head_us"] + st["embedding_us"])
+               / 1e3) < 1e-12 and one["steady_layer_us"] is None,
+           f"--steady: the layer alone as without it ({st['layer_us']:.2f} us), a second layer in a row "
+           f"{st['steady_layer_us']:.2f} us, and the estimate the first layer, 2 in steady state, the LM head and the "
+           f"embedding: {st['model_ms']} ms")
+
+BAD = [(PREFILL + ["--steady"], "steady in prefill"),
+       (["--model", "llama-3.1-8b", "--phase", "prefill", "--batch", "2"], "batch 2 in prefill: expected 1"),
        (["--model", "llama-3.1-8b", "--chunk", "256"], "chunk 256 in decode"),
        (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),

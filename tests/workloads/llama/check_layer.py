@@ -30,7 +30,7 @@ import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
 import layer  # noqa: E402
-from layer import decoder_layer_decode, decoder_layer_prefill  # noqa: E402
+from layer import decoder_layer_decode, decoder_layer_prefill, decoder_layers_decode  # noqa: E402
 
 CORES = 8
 SIZE = 128  # a system core's partitions
@@ -255,6 +255,14 @@ def check_embedding(rng, cfg, tp, groups, batch, group, system):
     return same
 
 
+def same_outputs(a, b, ranks):
+    """Whether two runs gave every one of `ranks` ranks the same three outputs, bit for bit (a run
+    that returned fewer compares nothing and fails)."""
+    return (len(a) == len(b) == ranks and all(len(x) == len(y) == 3 for x, y in zip(a, b))
+            and all(np.array_equal(np.asarray(u, np.float64), np.asarray(v, np.float64))
+                    for x, y in zip(a, b) for u, v in zip(x, y)))
+
+
 def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chunk=None):
     """decoder_layer_prefill over a prompt of `prompt` tokens (each group its own), `chunk` tokens
     a pass: every rank's y, k_cache and v_cache against reference.prefill_layer."""
@@ -272,9 +280,7 @@ def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chu
     if rtl:
         again = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, engine="rtl",
                                           chunk=chunk)
-        same = (len(again) == len(outs) == groups * tp and all(len(rs) == len(gs) == 3 for gs, rs in zip(outs, again))
-                and all(np.array_equal(np.asarray(g, np.float64), np.asarray(r, np.float64))
-                        for gs, rs in zip(outs, again) for g, r in zip(gs, rs)))
+        same = same_outputs(outs, again, groups * tp)
         print(f"{'ok  ' if same else 'FAIL'} on RTL cores: every rank's y, k_cache and v_cache the golden cores', "
               "bit for bit")
         failures += not same
@@ -308,6 +314,9 @@ def main():
     ap.add_argument("--chunk", type=int, default=None,
                     help="prefill: tokens a pass through the projections (a multiple of 128 up to 512; 128 by default)")
     ap.add_argument("--pieces", action="store_true", help="each piece of the layer alone on one core")
+    ap.add_argument("--two-layers", action="store_true",
+                    help="decode: also two layers in one kernel (decoder_layers_decode, llm-layer's --steady) against "
+                         "the layer run again on the first's y, bit for bit")
     ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
     ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
     args = ap.parse_args()
@@ -343,11 +352,18 @@ def main():
     failures = 0
     if args.rtl:
         rtl = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system, engine="rtl")
-        # Every rank's three outputs, compared: a run that returned fewer compares nothing and fails.
-        same = (len(rtl) == len(outs) == groups * tp and all(len(rs) == len(gs) == 3 for gs, rs in zip(outs, rtl))
-                and all(np.array_equal(np.asarray(g, np.float64), np.asarray(r, np.float64))
-                        for gs, rs in zip(outs, rtl) for g, r in zip(gs, rs)))
+        same = same_outputs(outs, rtl, groups * tp)
         print(f"{'ok  ' if same else 'FAIL'} on RTL cores: every rank's y, k_new and v_new the golden cores', bit for bit")
+        failures += not same
+    if args.two_layers:
+        # The second layer of the kernel reads the first's y from HBM: it must be the layer run
+        # again on that y, every output bit for bit (each layer alone is checked against float64).
+        two = ncore_nki.simulate_kernel(decoder_layers_decode, *columns, group, system=args.system)
+        again = ncore_nki.simulate_kernel(decoder_layer_decode, ncore_nki.per_rank([np.asarray(o[0]) for o in outs]),
+                                          *columns[1:], group, system=args.system)
+        same = same_outputs(two, again, groups * tp)
+        print(f"{'ok  ' if same else 'FAIL'} two layers in one kernel: every rank's y, k_new and v_new those of the "
+              "layer run again on the first's y, bit for bit")
         failures += not same
     for g, step in enumerate(steps):
         ys, k_new, v_new = reference.decode_layer(

@@ -606,6 +606,27 @@ def check_hidden(h):
 @nki.jit
 def decoder_layer_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down,
                          replica_group, eps=1e-5):
+    return decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down,
+                        replica_group, eps)
+
+
+@nki.jit
+def decoder_layers_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down,
+                          replica_group, eps=1e-5, layers=2):
+    """`layers` decode layers in a row, each taking the one before's y as its x, all with the same
+    weights and KV cache (what a model's layers move is the same however many there are): a
+    layer's time in steady state, where its head (the norm and its first weights) overlaps the
+    layer before's tail (the MLP's all-reduce, the residual and the store), which a layer alone
+    cannot show (llm_layer's --steady). Returns the last layer's (y, k_new, v_new)."""
+    for _ in range(layers):
+        x, k_new, v_new = decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up,
+                                       w_down, replica_group, eps)
+    return x, k_new, v_new
+
+
+def decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up, w_down, replica_group,
+                 eps):
+    """decoder_layer_decode's body, for a kernel that runs several layers."""
     rows, h = x.shape
     d = cos.shape[1]
     q_heads = w_o.shape[0] // d

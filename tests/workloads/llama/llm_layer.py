@@ -29,7 +29,7 @@ import nki.collectives as ncc  # noqa: E402
 import nki.language as nl  # noqa: E402
 
 import reference  # noqa: E402
-from layer import decoder_layer_decode, decoder_layer_prefill, embedding_kernel, lm_head_kernel, tile_rows  # noqa: E402
+from layer import decoder_layer_decode, decoder_layer_prefill, decoder_layers_decode, embedding_kernel, lm_head_kernel, tile_rows  # noqa: E402
 
 CHIP_CORES = 8
 CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
@@ -158,7 +158,8 @@ def embedding_rows(model, batch, tp, vocab_rank, system):
 
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
-              timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False, chunk=None):
+              timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False, chunk=None,
+              steady=False):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
@@ -167,11 +168,16 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     wants it. k_tiled: the weights whose rows are the hidden size K-tiled (layer.Weights); off by
     default, since it made both measured layers slower (tests/workloads/llama/README.md).
     chunk: prefill's tokens a pass through the projections (decoder_layer_prefill; by default
-    default_chunk(model))."""
+    default_chunk(model)). steady: decode only; also run two layers in a row
+    (decoder_layers_decode) and take the second's time, the first's subtracted, as the layer's
+    time in steady state (its head under the layer before's tail), which the model's estimate
+    then uses for every layer but the first."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
     if chunk is not None and phase != "prefill":
         raise ValueError(f"chunk {chunk} in {phase}: a chunk is prefill's (tokens a pass through the projections)")
+    if steady and phase != "decode":
+        raise ValueError(f"steady in {phase}: the two-layer steady-state run is built for decode only")
     if phase == "prefill" and batch != 1:
         raise ValueError(f"batch {batch} in prefill: expected 1 (a prompt of --context tokens; prompts of a batch "
                          "are separate runs)")
@@ -203,6 +209,13 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
                                    timing=timing, trace=trace)
+    steady_us = None
+    if steady:  # the same layer twice in one kernel: the second's time is the steady state's
+        two = ncore_nki.benchmark_kernel(decoder_layers_decode, *args, group, system=system,
+                                         engine="rtl" if fidelity == "rtl" else "golden",
+                                         timing_only=fidelity == "timing", timing=timing)
+        steady_us = max(c["time_ns"] for c in two["system"]["cores"]) / 1e3 - max(
+            c["time_ns"] for c in r["system"]["cores"]) / 1e3
     # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
     # rows (ncore's choice; NxD pads the vocabulary to split it evenly too).
     vocab_rank = -(-model.vocab // tp // 16) * 16
@@ -255,6 +268,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "compute_bound_us": replicas * layer_flops(model, tokens, context, phase) / (
             chips * CHIP_CORES * CORE_PEAK_FLOPS) * 1e6,
         "lm_head_us": lm_head_us, "vocab_per_rank": vocab_rank, "embedding_us": embedding_us,
-        "model_ms": (model.layers * layer_us + lm_head_us + embedding_us) / 1e3 if estimate else None,
+        "steady_layer_us": steady_us,
+        "model_ms": (layer_us + (model.layers - 1) * (steady_us if steady else layer_us) + lm_head_us +
+                     embedding_us) / 1e3 if estimate else None,
         "instructions": r["instructions"], "compile_seconds": r["compile_seconds"], "run_seconds": r["run_seconds"],
     }
