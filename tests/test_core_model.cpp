@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -610,6 +611,22 @@ TEST(Core, TimingOnlyCoreRecordsNoEffects) {
   EXPECT_THROW(core.on_effects([](const InstrEffects&) {}), Error);
 }
 
+// Steps the DMA timing model from `now` until it is idle (or cycle 100,000), event by event:
+// the cycle each of `engines` was first seen done (absent: never).
+std::map<int, uint64_t> run_until_idle(model::HbmDmaTransfers& dma, uint64_t now, const std::vector<int>& engines) {
+  std::map<int, uint64_t> end;
+  while (dma.busy() && now < 100'000) {
+    const uint64_t next = dma.next_event(now);
+    EXPECT_NE(next, model::kNoEvent) << "busy with no next event at cycle " << now;
+    if (next == model::kNoEvent) break;
+    dma.advance(now, next);
+    now = next;
+    for (const int e : engines)
+      if (!end.count(e) && dma.done(e)) end[e] = now;
+  }
+  return end;
+}
+
 // The core's DMA timing model shares a pseudo-channel's reads fairly, as the RTL's round-robin
 // ports and interconnect and its oldest-first scheduler do: two engines on two ports reading
 // 1 KiB each from two banks of one bank group (one burst every tCCD_L = 4 cycles between them)
@@ -633,18 +650,9 @@ TEST(Core, DmaTimingSharesAChannelsReadsFairly) {
     d.bytes = 1024;
     dma.begin(e, d, kStart);
   }
-  std::array<uint64_t, 2> end{};
-  uint64_t now = kStart;
-  while (dma.busy() && now < 100'000) {
-    const uint64_t next = dma.next_event(now);
-    ASSERT_NE(next, model::kNoEvent);
-    dma.advance(now, next);
-    now = next;
-    for (int e = 0; e < 2; ++e)
-      if (!end[static_cast<size_t>(e)] && dma.done(e)) end[static_cast<size_t>(e)] = now;
-  }
-  ASSERT_GT(end[0], 0u);
-  ASSERT_GT(end[1], 0u);
+  const std::map<int, uint64_t> ends = run_until_idle(dma, kStart, {0, 1});
+  ASSERT_EQ(ends.size(), 2u);
+  const std::array<uint64_t, 2> end{ends.at(0), ends.at(1)};
   EXPECT_LE(std::max(end[0], end[1]) - std::min(end[0], end[1]), 1u) << end[0] << " " << end[1];
   EXPECT_GE(std::min(end[0], end[1]), kStart + 64u * static_cast<uint64_t>(hbm.timing.ccd_l));
 }
@@ -667,16 +675,10 @@ TEST(Core, DmaTimingHoldsAPortBehindAFullReadQueue) {
       d.bytes = 8 * 1024;
       dma.begin(e, d, kStart);
     }
-    std::map<int, uint64_t> took;
-    for (uint64_t now = kStart; dma.busy() && now < 100'000;) {
-      const uint64_t next = dma.next_event(now);
-      EXPECT_NE(next, model::kNoEvent);
-      if (next == model::kNoEvent) break;
-      dma.advance(now, next);
-      now = next;
-      for (const auto& [e, addr] : reads)
-        if (!took.count(e) && dma.done(e)) took[e] = now - kStart;
-    }
+    std::vector<int> engines;
+    for (const auto& [e, addr] : reads) engines.push_back(e);
+    std::map<int, uint64_t> took = run_until_idle(dma, kStart, engines);
+    for (auto& [e, at] : took) at -= kStart;
     return took;
   };
   const uint64_t ch0 = 0, ch0_upper = 8 * 1024, ch4 = 4 * 16 * 1024, ch6 = 6 * 16 * 1024;
@@ -714,14 +716,7 @@ TEST(Core, DmaTimingServesACrowdedGroupBehindAFullQueueOldestFirst) {
     }
     dma.begin(e, d, now);
   }
-  while (dma.busy() && now < 100'000) {
-    const uint64_t next = dma.next_event(now);
-    ASSERT_NE(next, model::kNoEvent);
-    dma.advance(now, next);
-    now = next;
-    for (int e = 0; e < 4; ++e)
-      if (!end[static_cast<size_t>(e)] && dma.done(e)) end[static_cast<size_t>(e)] = now;
-  }
+  for (const auto& [e, at] : run_until_idle(dma, now, {0, 1, 2, 3})) end[static_cast<size_t>(e)] = at;
   fmt::print("ends: {} {} {} {}\n", end[0], end[1], end[2], end[3]);
   for (const uint64_t t : end) ASSERT_GT(t, 0u);
   EXPECT_LT(end[0], end[1]);
