@@ -323,6 +323,9 @@ def main():
     if not 1 <= args.batch <= 128 or args.context < 1:
         ap.error(f"--batch {args.batch}, --context {args.context}: expected a batch of 1 to 128 (a token a "
                  "partition) and a context of at least 1")
+    if args.two_layers and (args.phase != "decode" or args.pieces):
+        ap.error(f"--two-layers with {'--pieces' if args.pieces else f'--phase {args.phase}'}: expected the "
+                 "decode layer (two layers in a row are built for decode only)")
     if args.chunk is not None and (args.phase != "prefill" or args.chunk % 128 or not 128 <= args.chunk <= 512):
         ap.error(f"--chunk {args.chunk}: expected, with --phase prefill, a multiple of 128 tokens from 128 to 512")
     if args.pieces:
