@@ -14,7 +14,11 @@
 # recompiles only the models that include it.
 #
 #   nc_verilate(TARGET PREFIX Vname TOP_MODULE top SOURCES a.sv ... [TRACE_FST] [COVERAGE]
-#               [FAST_UNITS n] [TRACE_UNITS n] [SLOW_UNITS n] VERILATOR_ARGS ...)
+#               [HOST_FP] [FAST_UNITS n] [TRACE_UNITS n] [SLOW_UNITS n] VERILATOR_ARGS ...)
+#
+# HOST_FP: the fast PE build (NCORE_FAST_PE, rtl/common/README.md): Verilated with
+# +define+NCORE_FAST_PE, each unit compiled with rtl/common/nc_host_fp.h included first (the
+# functions the RTL's $c calls name).
 #
 # The Verilator runtime (verilated.cpp and friends) is compiled once, in nc_verilated.
 
@@ -43,7 +47,7 @@ if(NOT TARGET nc_verilated)
 endif()
 
 function(nc_verilate target)
-  cmake_parse_arguments(V "TRACE_FST;COVERAGE" "PREFIX;TOP_MODULE;FAST_UNITS;TRACE_UNITS;SLOW_UNITS"
+  cmake_parse_arguments(V "TRACE_FST;COVERAGE;HOST_FP" "PREFIX;TOP_MODULE;FAST_UNITS;TRACE_UNITS;SLOW_UNITS"
                         "SOURCES;VERILATOR_ARGS" ${ARGN})
   if(NOT DEFINED V_FAST_UNITS)
     set(V_FAST_UNITS 1)
@@ -67,6 +71,11 @@ function(nc_verilate target)
   endif()
   if(V_COVERAGE)
     list(APPEND args --coverage)
+  endif()
+  set(unit_options -w)
+  if(V_HOST_FP)
+    list(APPEND args +define+NCORE_FAST_PE)
+    list(APPEND unit_options -include ${PROJECT_SOURCE_DIR}/rtl/common/nc_host_fp.h)
   endif()
   set(sources "")
   foreach(src IN LISTS V_SOURCES)
@@ -103,11 +112,11 @@ function(nc_verilate target)
   target_sources(${target} PRIVATE ${units})
   foreach(unit IN LISTS units)
     if(unit MATCHES "__slow_[0-9]+\\.cpp$")
-      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-O0;-w")
+      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-O0;${unit_options}")
     elseif(unit MATCHES "__trace_[0-9]+\\.cpp$")
-      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-O1;-w")
+      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-O1;${unit_options}")
     else()
-      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "-w")
+      set_source_files_properties(${unit} PROPERTIES COMPILE_OPTIONS "${unit_options}")
     endif()
   endforeach()
   target_include_directories(${target} PUBLIC ${mdir})

@@ -9,6 +9,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -176,6 +177,31 @@ TEST(Cli, GemmTilingRunsBatchesAndRejectsWhatDoesNotFit) {
   r = run("gemm --tiling 3x1 --k 4 --n 4 --m 8 --rows 16 --cols 16");
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.err.find("'3x1'"), std::string::npos) << r.err;
+}
+
+// Issue 52's two levers from the command line: --pe-arith host-fpu (the fast PE build's model)
+// and --threads (the array in column slices) give the default model's cycles, and the JSON names
+// what ran; a bad choice is an error naming the option.
+TEST(Cli, GemmPeArithAndThreadsGiveTheSameCyclesAndSayWhatRan) {
+  const std::string gemm = "gemm --k 40 --n 20 --m 64 --rows 16 --cols 16 --stall 0.1 --all-classes --json";
+  std::vector<nlohmann::json> runs;
+  for (const char* choice : {"--pe-arith logic --threads 0", "--pe-arith host-fpu --threads 0",
+                             "--pe-arith logic --threads 2", "--pe-arith host-fpu --threads 4"}) {
+    const Result r = run(gemm + " " + choice);
+    ASSERT_EQ(r.exit_code, 0) << choice << ": " << r.err;
+    runs.push_back(nlohmann::json::parse(r.out));
+    EXPECT_EQ(runs.back()["mismatches"], 0) << choice;
+    EXPECT_GT(runs.back()["psum_writes_compared"].get<int>(), 0) << choice;
+  }
+  EXPECT_EQ(runs[1]["pe_arith"], "host-fpu");
+  EXPECT_EQ(runs[2]["threads"], 2);
+  for (const auto& j : runs) EXPECT_EQ(j["cycles"], runs[0]["cycles"]) << j.dump();
+  Result r = run(gemm + " --pe-arith fpu");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--pe-arith"), std::string::npos) << r.err;
+  r = run(gemm + " --threads 8");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("8 threads: the 16x16 array is built in 4 column slices"), std::string::npos) << r.err;
 }
 
 TEST(Cli, HbmTraceFromStdinReportsEveryFigure) {

@@ -10,12 +10,14 @@
 #include "Vnc_fp_probe.h"
 #include "model/common/numerics.h"
 #include "model/vector/vector_engine.h"
+#include "tests/fp_operands.h"
 #include "tests/seed.h"
 
 namespace ncore {
 namespace {
 
 using model::DType;
+using test::operand;
 
 class FpRtl : public ::testing::Test {
  protected:
@@ -63,19 +65,6 @@ TEST_F(FpRtl, DecodeEveryNarrowPatternAndRandomWidePatterns) {
     const uint32_t x = rng.next32();
     ASSERT_EQ(decode(DType::kFp32, x), x);
     ASSERT_EQ(decode(DType::kTf32, x), model::to_fp32_bits(DType::kTf32, x));
-  }
-}
-
-// Operands drawn so that products and sums land everywhere: subnormal results, overflow,
-// cancellation, exact ties, and special values.
-uint32_t operand(model::SplitMix64& rng) {
-  switch (rng.below(6)) {
-    case 0: return rng.next32();
-    case 1: return model::random_value(DType::kFp32, rng);
-    case 2: return (rng.next32() & 0x80FFFFFFu) | ((rng.below(48)) << 23);  // tiny
-    case 3: return (rng.next32() & 0x80FFFFFFu) | ((200 + rng.below(54)) << 23);  // huge
-    case 4: return model::to_fp32_bits(DType::kBf16, model::random_value(DType::kBf16, rng));
-    default: return (rng.next32() & 0x807FFFFFu) | ((120 + rng.below(16)) << 23);  // near 1
   }
 }
 

@@ -255,17 +255,42 @@ package nc_fp_pkg;
                       norm[1] | norm[0]);
   endfunction
 
+  // The PE's multiply and add. The fast build (-DNCORE_FAST_PE=ON Verilates the array with
+  // +define+NCORE_FAST_PE) has the host's FPU compute them through Verilator's $c
+  // (rtl/common/nc_host_fp.h): simulation only, never the default, and proven equal to the logic
+  // above by tests/test_host_fp.cpp. Every other build, synthesis included, uses the logic.
+  function automatic logic [31:0] pe_mul(fp_unpacked_t a, fp_unpacked_t b);
+`ifdef NCORE_FAST_PE
+    return $c32("nc_host_fp::mul(", a, ", ", b, ")");
+`else
+    return fp32_mul(a, b);
+`endif
+  endfunction
+  function automatic logic [31:0] pe_add(logic [31:0] a, logic [31:0] b);
+`ifdef NCORE_FAST_PE
+    return $c32("nc_host_fp::add(", a, ", ", b, ")");
+`else
+    return fp32_add(a, b);
+`endif
+  endfunction
+
   // The adder and multiplier as one shared unit that the simulator calls rather than copies in
   // at each call site: for the vector and scalar engines' lanes, which use them at dozens of
   // sites. The copies were most of those engines' C++ (tests/README.md, "Build time"). The PE
   // keeps the copied-in fp32_add and fp32_mul, which run faster there.
+  // In the fast PE build (pe_mul above) these two run on the host FPU too: the NeuronCore's
+  // vector and scalar engines then add and multiply as its array does.
   function automatic logic [31:0] fp32_add_unit(logic [31:0] a, logic [31:0] b);
     /*verilator no_inline_task*/
-    return fp32_add(a, b);
+    return pe_add(a, b);
   endfunction
   function automatic logic [31:0] fp32_mul_unit(logic [31:0] a, logic [31:0] b);
     /*verilator no_inline_task*/
+`ifdef NCORE_FAST_PE
+    return $c32("nc_host_fp::mul_bits(", a, ", ", b, ")");
+`else
     return fp32_mul(unpack_fp32(a), unpack_fp32(b));
+`endif
   endfunction
 
   // ---- Casts out of FP32 and in from integers (the vector and scalar engines' edges) ----

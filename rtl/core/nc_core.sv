@@ -400,6 +400,9 @@ module nc_core
   logic                 te_mm_done_valid [Segs], te_ls_done_valid;
   logic [7:0]           te_mm_done_tag [Segs], te_ls_done_tag;
 
+  logic [31:0] te_arr_out_sum_none [Size];
+  assign te_arr_out_sum_none = '{default: '0};
+
   nc_tensor_engine #(.Rows(Size), .Cols(Size), .Banks(Banks), .BankElems(BankElems),
                      .SbufBytes(SbufBytes)) u_te (
     .clk_i(clk_te), .rst_ni,
@@ -434,7 +437,11 @@ module nc_core
     .cnt_stall_sbuf_mv_o(te_cnt_unused[0]), .cnt_stall_sbuf_st_o(te_cnt_unused[1]),
     .cnt_stall_mm_wait_ls_o(te_cnt_unused[2]), .cnt_stall_ls_wait_bank_o(te_cnt_unused[3]),
     .cnt_stall_psum_rd_o(te_cnt_unused[4]), .cnt_mm_o(te_cnt_unused[5]),
-    .cnt_ls_o(te_cnt_unused[6]), .cnt_rejected_o(te_cnt_unused[7])
+    .cnt_ls_o(te_cnt_unused[6]), .cnt_rejected_o(te_cnt_unused[7]),
+    // The array inside the engine (ExternalArray = 0): its external ports unused.
+    .arr_w_we_o(), .arr_w_row_en_o(), .arr_w_bank_o(), .arr_w_col_o(), .arr_w_col_data_o(),
+    .arr_w_col_data1_o(), .arr_w_col_aux_o(), .arr_in_row_o(), .arr_in_op_o(),
+    .arr_in_sparsity_o(), .arr_in_data_o(), .arr_out_sum_i(te_arr_out_sum_none)
   );
   assign cnt_te_macs_o = te_cnt_macs;
   assign cnt_te_stream_o = te_cnt_busy;

@@ -34,6 +34,12 @@
 // holds data for its column segment; otherwise it passes the sum from above unchanged, so
 // each column adds exactly the products of its own MM's rows.
 //
+// Column slices: an instance may compute only SliceCols of the Cols columns, from col_base_i on
+// (its weights, sums and outputs are those columns'; every input is the whole array's). A
+// simulator can then run the array as Cols / SliceCols models, each stepped by its own thread
+// (tb/tensor/array_slices.h; rtl/tensor/README.md, "Column slices"): a sum only moves down its
+// column, so slices exchange nothing. Inside the engine the one instance has SliceCols = Cols.
+//
 // The array is written as loops over state arrays (a PE function applied to every element)
 // rather than Rows x Cols module instances: Verilator then builds a 128 x 128 array in a few
 // minutes instead of hours.
@@ -44,6 +50,7 @@ module nc_systolic_array
 #(
   parameter int unsigned Rows = 128,
   parameter int unsigned Cols = 128,
+  parameter int unsigned SliceCols = Cols,
   // One PE whose operands and sums are brought out as plain signals, for waves: the big
   // state arrays are too large for a wave dump.
   parameter int unsigned ProbeRow = 0,
@@ -51,6 +58,8 @@ module nc_systolic_array
 ) (
   input  logic                           clk_i,
   input  logic                           rst_ni,
+  // The first column of this slice (a multiple of SliceCols; 0 when SliceCols = Cols).
+  input  logic [$clog2(Cols+1)-1:0]      col_base_i,
   // Up to LsCols columns of a weight bank per cycle (LoadStationary), one per lane.
   input  logic [LsCols-1:0]              w_we_i,
   input  logic                           w_row_en_i [Rows],     // rows of the LS's tile
@@ -64,8 +73,8 @@ module nc_systolic_array
   input  te_pe_op_e                      in_op_i,
   input  isa_te_sparsity_e                   in_sparsity_i,
   input  fp_unpacked_t                   in_data_i [MaxReps][Rows],
-  // Bottom of each column (FP32 bits).
-  output logic [31:0]                    out_sum_o [Cols]
+  // Bottom of each column of the slice (FP32 bits).
+  output logic [31:0]                    out_sum_o [SliceCols]
 );
   localparam int unsigned Depth = Rows + Cols;  // oldest vector still in the array
   localparam int unsigned PtrW = $clog2(Depth);
@@ -76,17 +85,19 @@ module nc_systolic_array
   // vector would have it copy and shift a whole row.
   // Weights: [bank][column][row], written one column a cycle; a column's rows are contiguous,
   // which is the order the PEs are evaluated in.
-  fp_unpacked_t w_q [2][Cols][Rows];
-  fp_unpacked_t w1_q [2][Cols][Rows];
-  logic [31:0]  w_aux_q [2][Cols][Rows];
+  // Indexed by the column within the slice.
+  fp_unpacked_t w_q [2][SliceCols][Rows];
+  fp_unpacked_t w1_q [2][SliceCols][Rows];
+  logic [31:0]  w_aux_q [2][SliceCols][Rows];
 
   logic [PtrW-1:0] ptr_q, ptr_d;  // slot of the entering vector's row 0 in the skewed rings
 
   // A sum only moves down its column, so columns are independent: the array is computed in
   // ColGroups blocks of columns (g_col[g]), each a clocked block with its own state, so that a
   // simulator built with threads can run them in parallel.
-  localparam int unsigned ColGroups = (Cols >= 32 && Cols % 2 == 0) ? 2 : 1;
-  localparam int unsigned GroupCols = Cols / ColGroups;
+  localparam int unsigned ColGroups = (SliceCols >= 32 && SliceCols % 2 == 0) ? 2 : 1;
+  localparam int unsigned GroupCols = SliceCols / ColGroups;
+  localparam int unsigned SliceW = (SliceCols > 1) ? $clog2(SliceCols) : 1;
 
   // What a PE needs to know about the vector passing it, besides its data: the metadata of
   // the vector's row segment and the vector's operation.
@@ -100,16 +111,26 @@ module nc_systolic_array
     ptr_d = (ptr_q == PtrW'(Depth - 1)) ? '0 : ptr_q + 1'b1;
   end
 
-  // An LS writes the rows of its tile and keeps the rest of each column (other tiles' weights).
+  // An LS writes the rows of its tile and keeps the rest of each column (other tiles' weights);
+  // a slice takes the lanes whose column is one of its own (w_we_mine, at w_col_mine).
+  logic [LsCols-1:0] w_we_mine;
+  logic [SliceW-1:0] w_col_mine [LsCols];
+  always_comb begin
+    for (int unsigned l = 0; l < LsCols; l++) begin
+      automatic int unsigned offset = int'(w_col_i[l]) - int'(col_base_i);  // wraps when below the base
+      w_we_mine[l] = w_we_i[l] && offset < SliceCols;
+      w_col_mine[l] = SliceW'(offset);
+    end
+  end
   fp_unpacked_t w_col_new [LsCols][Rows];
   fp_unpacked_t w_col_new1 [LsCols][Rows];
   logic [31:0]  w_col_aux_new [LsCols][Rows];
   always_comb begin
     for (int unsigned l = 0; l < LsCols; l++)
       for (int unsigned k = 0; k < Rows; k++) begin
-        w_col_new[l][k] = w_row_en_i[k] ? w_col_data_i[l][k] : w_q[w_bank_i][w_col_i[l]][k];
-        w_col_new1[l][k] = w_row_en_i[k] ? w_col_data1_i[l][k] : w1_q[w_bank_i][w_col_i[l]][k];
-        w_col_aux_new[l][k] = w_row_en_i[k] ? w_col_aux_i[l][k] : w_aux_q[w_bank_i][w_col_i[l]][k];
+        w_col_new[l][k] = w_row_en_i[k] ? w_col_data_i[l][k] : w_q[w_bank_i][w_col_mine[l]][k];
+        w_col_new1[l][k] = w_row_en_i[k] ? w_col_data1_i[l][k] : w1_q[w_bank_i][w_col_mine[l]][k];
+        w_col_aux_new[l][k] = w_row_en_i[k] ? w_col_aux_i[l][k] : w_aux_q[w_bank_i][w_col_mine[l]][k];
       end
   end
 
@@ -127,23 +148,30 @@ module nc_systolic_array
   // double-row, the element its tag picks for sparse. This is the PE function. Every mode
   // shares one multiplier and one adder (double-row adds its second product first), so the
   // simulator holds one copy of the FP32 logic per PE rather than one per mode.
-  function automatic logic [31:0] pe_sum(logic [RowW-1:0] k, int unsigned m, logic [31:0] above,
+  // m is the PE's column in the array, ml in the slice.
+  function automatic logic [31:0] pe_sum(logic [RowW-1:0] k, int unsigned m, logic [SliceW-1:0] ml, logic [31:0] above,
                                          pe_ctrl_t ctrl, fp_unpacked_t x0, fp_unpacked_t x_mode);
     automatic logic [SegW-1:0] seg_col = SegW'(m * Segs / Cols);
     automatic logic            sel = ctrl.row.wsel;
     automatic logic [31:0]     product;
     if (!ctrl.row.valid || !ctrl.row.cols[seg_col]) return above;  // not this column's MM
-    if (ctrl.op == PeTranspose) return x0.is_zero ? above : w_aux_q[sel][m][k];
+    if (ctrl.op == PeTranspose) return x0.is_zero ? above : w_aux_q[sel][ml][k];
     if (ctrl.op == PeSparse) begin
-      if ({1'b0, w_aux_q[sel][m][k][3:0]} >= 5'd4 + 5'({ctrl.sparsity, 2'b00}))
+      if ({1'b0, w_aux_q[sel][ml][k][3:0]} >= 5'd4 + 5'({ctrl.sparsity, 2'b00}))
         return above;  // a tag past the group adds nothing
-      product = fp32_mul(w_q[sel][m][k], x_mode);
+      product = pe_mul(w_q[sel][ml][k], x_mode);
     end else begin
-      product = fp32_mul(w_q[sel][m][k], x0);
+      product = pe_mul(w_q[sel][ml][k], x0);
     end
-    if (ctrl.op == PeDoubleRow) product = fp32_add(product, fp32_mul(w1_q[sel][m][k], x_mode));
-    return fp32_add(above, product);
+    if (ctrl.op == PeDoubleRow) product = pe_add(product, pe_mul(w1_q[sel][ml][k], x_mode));
+    return pe_add(above, product);
   endfunction
+
+`ifdef NCORE_FAST_PE
+  // The fast build's arithmetic equals the logic's only in the default floating-point
+  // environment: checked once, before the first cycle (an exception out of eval()).
+  initial $c("nc_host_fp::require_environment();");
+`endif
 
   always_ff @(posedge clk_i or negedge rst_ni) begin
     if (!rst_ni) ptr_q <= '0;
@@ -169,25 +197,25 @@ module nc_systolic_array
 
   // One write per lane, spelled out (the simulator takes no delayed array writes in a loop).
   always_ff @(posedge clk_i) begin
-    if (w_we_i[0]) begin
-      w_q[w_bank_i][w_col_i[0]] <= w_col_new[0];
-      w1_q[w_bank_i][w_col_i[0]] <= w_col_new1[0];
-      w_aux_q[w_bank_i][w_col_i[0]] <= w_col_aux_new[0];
+    if (w_we_mine[0]) begin
+      w_q[w_bank_i][w_col_mine[0]] <= w_col_new[0];
+      w1_q[w_bank_i][w_col_mine[0]] <= w_col_new1[0];
+      w_aux_q[w_bank_i][w_col_mine[0]] <= w_col_aux_new[0];
     end
-    if (w_we_i[1]) begin
-      w_q[w_bank_i][w_col_i[1]] <= w_col_new[1];
-      w1_q[w_bank_i][w_col_i[1]] <= w_col_new1[1];
-      w_aux_q[w_bank_i][w_col_i[1]] <= w_col_aux_new[1];
+    if (w_we_mine[1]) begin
+      w_q[w_bank_i][w_col_mine[1]] <= w_col_new[1];
+      w1_q[w_bank_i][w_col_mine[1]] <= w_col_new1[1];
+      w_aux_q[w_bank_i][w_col_mine[1]] <= w_col_aux_new[1];
     end
-    if (w_we_i[2]) begin
-      w_q[w_bank_i][w_col_i[2]] <= w_col_new[2];
-      w1_q[w_bank_i][w_col_i[2]] <= w_col_new1[2];
-      w_aux_q[w_bank_i][w_col_i[2]] <= w_col_aux_new[2];
+    if (w_we_mine[2]) begin
+      w_q[w_bank_i][w_col_mine[2]] <= w_col_new[2];
+      w1_q[w_bank_i][w_col_mine[2]] <= w_col_new1[2];
+      w_aux_q[w_bank_i][w_col_mine[2]] <= w_col_aux_new[2];
     end
-    if (w_we_i[3]) begin
-      w_q[w_bank_i][w_col_i[3]] <= w_col_new[3];
-      w1_q[w_bank_i][w_col_i[3]] <= w_col_new1[3];
-      w_aux_q[w_bank_i][w_col_i[3]] <= w_col_aux_new[3];
+    if (w_we_mine[3]) begin
+      w_q[w_bank_i][w_col_mine[3]] <= w_col_new[3];
+      w1_q[w_bank_i][w_col_mine[3]] <= w_col_new1[3];
+      w_aux_q[w_bank_i][w_col_mine[3]] <= w_col_aux_new[3];
     end
   end
   if (LsCols != 4) begin : g_ls_cols_spelled_out
@@ -231,7 +259,8 @@ module nc_systolic_array
           cs[s][k] = '{row: in_row_i[k * Segs / Rows], op: in_op_i, sparsity: in_sparsity_i};
         end
         for (int unsigned j = 0; j < GroupCols; j++) begin
-          automatic int unsigned     m = g * GroupCols + j;
+          automatic int unsigned     ml = g * GroupCols + j;
+          automatic int unsigned     m = int'(col_base_i) + ml;
           automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), m);
           for (int unsigned r = 0; r < Rows; r++) begin
             automatic int unsigned k = Rows - 1 - r;
@@ -242,24 +271,24 @@ module nc_systolic_array
             end else if (ctrl.op == PeSparse) begin
               // The tag picks row kt (of the PE's group of four) of the same vector, which is
               // kt - k slots along, and its replica.
-              automatic logic [3:0]  tag = w_aux_q[ctrl.row.wsel][m][k][3:0];
+              automatic logic [3:0]  tag = w_aux_q[ctrl.row.wsel][ml][k][3:0];
               automatic int unsigned kt = (k & ~32'd3) | 32'(tag[1:0]);
               x_mode = xs[slot_add(int'(slot_sub(int'(s), k)), kt)][tag[3:2]][RowW'(kt)];
             end
-            ps[j][k] = pe_sum(RowW'(k), m, (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k],
+            ps[j][k] = pe_sum(RowW'(k), m, SliceW'(ml), (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k],
                               x_mode);
           end
           bottom_d[j] = ps[j][Rows-1];
         end
         bottom_q <= bottom_d;
-        if (ProbeCol / GroupCols == g) begin
+        if (SliceCols == Cols && ProbeCol / GroupCols == g) begin
           automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), ProbeCol);
           automatic logic            wsel = cs[s][ProbeRow].row.wsel;
           // The inner select keeps the unused index in range when ProbeRow is 0.
           probe_above_q <= (ProbeRow == 0) ? 32'd0
                          : ps[ProbeCol % GroupCols][(ProbeRow == 0) ? 0 : ProbeRow - 1];
           probe_own_q <= ps[ProbeCol % GroupCols][ProbeRow];
-          probe_weight_q <= pack_fp32(w_q[wsel][ProbeCol][ProbeRow]);
+          probe_weight_q <= pack_fp32(w_q[wsel][ProbeCol % SliceCols][ProbeRow]);
           probe_moving_q <= pack_fp32(xs[s][0][ProbeRow]);
           probe_wsel_q <= wsel;
           probe_op_q <= cs[s][ProbeRow].op;
@@ -277,10 +306,10 @@ module nc_systolic_array
   logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_q;
   logic        probe_wsel;
   te_pe_op_e   probe_op;
-  assign probe_wsel = g_col[ProbeCol / GroupCols].probe_wsel_q;
-  assign probe_op = g_col[ProbeCol / GroupCols].probe_op_q;
-  assign probe_weight = g_col[ProbeCol / GroupCols].probe_weight_q;
-  assign probe_moving = g_col[ProbeCol / GroupCols].probe_moving_q;
-  assign probe_sum_in = g_col[ProbeCol / GroupCols].probe_above_q;
-  assign probe_sum_q = g_col[ProbeCol / GroupCols].probe_own_q;
+  assign probe_wsel = g_col[(ProbeCol % SliceCols) / GroupCols].probe_wsel_q;
+  assign probe_op = g_col[(ProbeCol % SliceCols) / GroupCols].probe_op_q;
+  assign probe_weight = g_col[(ProbeCol % SliceCols) / GroupCols].probe_weight_q;
+  assign probe_moving = g_col[(ProbeCol % SliceCols) / GroupCols].probe_moving_q;
+  assign probe_sum_in = g_col[(ProbeCol % SliceCols) / GroupCols].probe_above_q;
+  assign probe_sum_q = g_col[(ProbeCol % SliceCols) / GroupCols].probe_own_q;
 endmodule

@@ -16,7 +16,10 @@ module nc_tensor_engine
   parameter int unsigned SbufBytes = 229376,  // bytes per SBUF partition (224 KiB)
   parameter int unsigned CmdDepth = 4,        // instruction queue entries
   parameter int unsigned MinMmCycles = 64,    // an MM occupies the stream at least this long
-  parameter int unsigned Fp32Passes = 4       // cycles per moving vector when FP32 is involved
+  parameter int unsigned Fp32Passes = 4,      // cycles per moving vector when FP32 is involved
+  // 1: the PE array is outside the engine (arr_* ports), for a simulator that steps it as column
+  // slices on threads (tb/tensor/array_slices.h; README "Column slices"). 0: inside, as built.
+  parameter int unsigned ExternalArray = 0
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -114,7 +117,22 @@ module nc_tensor_engine
   output logic [63:0]           cnt_stall_psum_rd_o,   // PSUM read held off: bank conflict
   output logic [63:0]           cnt_mm_o,
   output logic [63:0]           cnt_ls_o,
-  output logic [63:0]           cnt_rejected_o
+  output logic [63:0]           cnt_rejected_o,
+  // With ExternalArray: the array's inputs, as the engine would give them to its own
+  // nc_systolic_array, and the bottom of its columns (read the cycle after, as from its
+  // registers). Unused otherwise (tie arr_out_sum_i to zero).
+  output logic [LsCols-1:0]     arr_w_we_o,
+  output logic                  arr_w_row_en_o [Rows],
+  output logic                  arr_w_bank_o,
+  output logic [$clog2(Cols)-1:0] arr_w_col_o [LsCols],
+  output fp_unpacked_t          arr_w_col_data_o [LsCols][Rows],
+  output fp_unpacked_t          arr_w_col_data1_o [LsCols][Rows],
+  output logic [31:0]           arr_w_col_aux_o [LsCols][Rows],
+  output te_row_meta_t          arr_in_row_o [Segs],
+  output te_pe_op_e             arr_in_op_o,
+  output isa_te_sparsity_e      arr_in_sparsity_o,
+  output fp_unpacked_t          arr_in_data_o [MaxReps][Rows],
+  input  logic [31:0]           arr_out_sum_i [Cols]
 );
   localparam int unsigned ColW = $clog2(Cols);
   localparam int unsigned BankW = $clog2(Banks);
@@ -862,14 +880,34 @@ module nc_tensor_engine
   // ---------------------------------------------------------------------------------------
   logic [31:0] out_sum [Cols];
 
-  nc_systolic_array #(.Rows(Rows), .Cols(Cols)) u_array (
-    .clk_i, .rst_ni,
-    .w_we_i(w_we), .w_row_en_i(w_row_en), .w_bank_i(ls_bank_q), .w_col_i(w_col),
-    .w_col_data_i(w_col_data), .w_col_data1_i(w_col_data1), .w_col_aux_i(w_col_aux),
-    .in_row_i(in_row_q), .in_op_i(in_op_q), .in_sparsity_i(in_sparsity_q),
-    .in_data_i(in_data),
-    .out_sum_o(out_sum)
-  );
+  assign arr_w_we_o = w_we;
+  assign arr_w_row_en_o = w_row_en;
+  assign arr_w_bank_o = ls_bank_q;
+  assign arr_w_col_o = w_col;
+  assign arr_w_col_data_o = w_col_data;
+  assign arr_w_col_data1_o = w_col_data1;
+  assign arr_w_col_aux_o = w_col_aux;
+  assign arr_in_row_o = in_row_q;
+  assign arr_in_op_o = in_op_q;
+  assign arr_in_sparsity_o = in_sparsity_q;
+  assign arr_in_data_o = in_data;
+  if (ExternalArray != 0) begin : g_external_array
+    assign out_sum = arr_out_sum_i;
+  end else begin : g_array
+    nc_systolic_array #(.Rows(Rows), .Cols(Cols)) u_array (
+      .clk_i, .rst_ni, .col_base_i('0),
+      .w_we_i(w_we), .w_row_en_i(w_row_en), .w_bank_i(ls_bank_q), .w_col_i(w_col),
+      .w_col_data_i(w_col_data), .w_col_data1_i(w_col_data1), .w_col_aux_i(w_col_aux),
+      .in_row_i(in_row_q), .in_op_i(in_op_q), .in_sparsity_i(in_sparsity_q),
+      .in_data_i(in_data),
+      .out_sum_o(out_sum)
+    );
+    logic unused_arr_out_sum;
+    always_comb begin
+      unused_arr_out_sum = 1'b0;
+      for (int unsigned m = 0; m < Cols; m++) unused_arr_out_sum = unused_arr_out_sum ^ (|arr_out_sum_i[m]);
+    end
+  end
 
   // Meta ring: the meta of the vector at the bottom of column m entered Rows + m cycles ago;
   // column m takes its column segment's entry.

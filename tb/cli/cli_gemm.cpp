@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <memory>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "model/common/error.h"
 #include "model/common/sbuf.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/pe_arith_option.h"
 #include "tb/cli/waves_options.h"
 #include "tb/tensor/gemm_plan.h"
 #include "tb/tensor/te_sim.h"
@@ -29,11 +31,25 @@ struct GemmOptions {
   uint64_t seed = 1;
   double stall = 0.0;
   WavesOptions waves;
+  tb::PeArith pe_arith = tb::kBuildPeArith;
+  int threads = -1;  // the array's threads (TeSimOptions::array_threads); -1: array_threads_default
   bool json = false, all_classes = false;
 };
 
+// --threads by default: the machine's cores, up to the column slices built at this size and
+// arithmetic, for arrays of 64 columns or more (a small array gains nothing from threads: the
+// per-cycle fork and join outweighs its work); otherwise 0, the array inside the engine.
+int array_threads_default(int rows, int cols, tb::PeArith arith) {
+  if (cols < 64) return 0;
+  for (const auto& s : tb::te_sim_sliced_sizes(arith))
+    if (s.rows == rows && s.cols == cols)
+      return std::max(1, std::min(s.slices, static_cast<int>(std::thread::hardware_concurrency())));
+  return 0;
+}
+
 struct GemmReport {
   uint64_t cycles = 0, macs = 0, busy = 0, compared = 0, mismatches = 0;
+  int threads = 0;  // the array's (RTL)
   double wall = 0;
   std::string failure;
 };
@@ -74,14 +90,17 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   so.cmd_stall = o.stall;
   so.sbuf_stall = o.stall;
   o.waves.apply(so);
+  so.pe_arith = o.pe_arith;
+  so.array_threads = o.threads >= 0 ? o.threads : array_threads_default(o.rows, o.cols, o.pe_arith);
   so.readback = false;
   so.reproduce = fmt::format("ncore gemm --mode {} --tiling {} --batch {} --k {} --n {} --m {} "
                              "--dtype {} --dtype-moving {} --engine {} --rows {} --cols {} "
-                             "--seed {} --stall {}{} --waves fail.fst", o.mode, o.tiling,
-                             shape.batch, o.k, o.n, o.m, o.dtype,
+                             "--seed {} --stall {}{} --pe-arith {} --threads {} --waves fail.fst", o.mode,
+                             o.tiling, shape.batch, o.k, o.n, o.m, o.dtype,
                              o.dtype_moving.empty() ? o.dtype : o.dtype_moving, o.engine,
                              o.rows, o.cols, o.seed, o.stall,
-                             o.all_classes ? " --all-classes" : "");
+                             o.all_classes ? " --all-classes" : "", tb::pe_arith_name(o.pe_arith),
+                             so.array_threads);
   auto sim = tb::make_te_sim(o.rows, o.cols, so);
   model::SplitMix64 rng(o.seed);
   const auto plan = tb::plan_gemm(shape, o.rows, o.cols, sim->sbuf(), rng, o.all_classes);
@@ -94,6 +113,7 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   r.mismatches = result.ok ? 0 : 1;
   r.failure = result.failure;
   r.wall = result.wall_seconds;
+  r.threads = so.array_threads;
   return r;
 }
 
@@ -138,6 +158,11 @@ void add_gemm_command(CLI::App& app) {
                 "operands from every value class (NaN, Inf, subnormals, ...), not just finite");
   add_waves_options(cmd, o->waves);
   cmd->add_flag("--json", o->json, "print one JSON object");
+  add_pe_arith_option(cmd, o->pe_arith);
+  cmd->add_option("--threads", o->threads,
+                  "RTL: threads stepping the PE array as column slices (0: the array inside the engine, one "
+                  "model; default: the machine's cores up to the slices built, for arrays of 64 columns or more)")
+      ->check(CLI::Range(0, 64));
   cmd->callback([o] {
     tb::GemmShape shape{
         o->k, o->n, o->m, model::parse_dtype(o->dtype),
@@ -161,6 +186,10 @@ void add_gemm_command(CLI::App& app) {
                           {"utilization", utilization}, {"busy_cycles", r.busy},
                           {"psum_writes_compared", r.compared}, {"mismatches", r.mismatches},
                           {"wall_seconds", r.wall}};
+      if (o->engine != "golden") {
+        j["pe_arith"] = tb::pe_arith_name(o->pe_arith);
+        j["threads"] = r.threads;
+      }
       if (!r.failure.empty()) j["failure"] = r.failure;
       fmt::print("{}\n", j.dump(2));
     } else {

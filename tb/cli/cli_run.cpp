@@ -21,6 +21,7 @@
 #include "model/core/program.h"
 #include "tb/cli/commands.h"
 #include "tb/cli/timing_option.h"
+#include "tb/cli/pe_arith_option.h"
 #include "tb/cli/waves_options.h"
 #include "tb/core/core_sim.h"
 #include "tb/hbm/hbm_rtl_channel.h"
@@ -38,6 +39,7 @@ struct RunOptions {
   std::string hbm = "reference";  // rtl, cosim: the HBM controllers behind the DMA ports
   int size = 128;
   WavesOptions waves;
+  tb::PeArith pe_arith = tb::kBuildPeArith;
   uint64_t watchdog = 1'000'000, max_cycles = 200'000'000;
   std::string outputs;  // folder for the output tensors as .npy
   std::string program_out;  // the image map as JSON
@@ -310,6 +312,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   so.watchdog = o.watchdog;
   so.max_cycles = o.max_cycles;
   so.timeline = o.timeline || !o.trace_json.empty();
+  so.pe_arith = o.pe_arith;
   if (o.hbm == "rtl") so.hbm_controllers = tb::rtl_hbm_controllers();
   o.waves.apply(so);
   so.reproduce = fmt::format("ncore run {} --engine cosim --size {}{}{}{}", o.program, o.size,
@@ -351,6 +354,7 @@ int run_rtl(const RunOptions& o, const model::Program& prog, const model::CoreTi
   j["hbm_bytes"] = dma_bytes;
   j["hbm_gbps"] = us > 0 ? dma_bytes / (us * 1e3) : 0.0;
   j["wall_seconds"] = r.wall_seconds;
+  j["pe_arith"] = tb::pe_arith_name(o.pe_arith);  // which RTL build ran (rtl/common/README.md)
   uint64_t fetch_bytes = 0;
   for (int q = 0; q < isa::kNumQueue; ++q) {
     const auto& s = r.queues[q];
@@ -502,6 +506,7 @@ void add_run_command(CLI::App& app) {
                                         "against the golden core)");
   run->add_option("--size", o->size, "core size: PE rows = columns = lanes (RTL: the sizes built)")
       ->check(CLI::Range(1, 128));
+  add_pe_arith_option(run, o->pe_arith);
   add_waves_options(run, o->waves);
   run->add_option("--watchdog", o->watchdog, "RTL: cycles without progress before the core stops (0: off)");
   run->add_option("--max-cycles", o->max_cycles, "RTL: the harness stops the run here");

@@ -11,6 +11,7 @@
 
 #include "model/common/error.h"
 #include "tb/cli/commands.h"
+#include "tb/cli/pe_arith_option.h"
 #include "tb/cli/timing_option.h"
 #include "tb/tlm/collective.h"
 #include "tb/tlm/system_config.h"
@@ -121,6 +122,7 @@ struct RunCli {
       waves;
   bool json = false, no_data = false;
   std::string timing = "trn2";
+  tb::PeArith pe_arith = tb::kBuildPeArith;
 };
 
 void run_system_cmd(const RunCli& o) {
@@ -137,6 +139,7 @@ void run_system_cmd(const RunCli& o) {
   if (!o.no_data_cores.empty()) so.timing_only_cores = tlmsys::parse_core_list(o.no_data_cores, config, "--no-data-cores");
   so.all_timing_only = o.no_data;
   so.waves_dir = o.waves;
+  so.pe_arith = o.pe_arith;
   so.program = o.program;
   so.outputs_dir = o.outputs;
   so.trace_json = o.trace_json;
@@ -211,6 +214,7 @@ void add_tlm_command(CLI::App& app) {
   r->add_option("--outputs", run.outputs, "write every output tensor as DIR/chip<C>.core<K>.NAME.npy");
   r->add_option("--trace-json", run.trace_json, "write a Chrome/Perfetto trace-event timeline");
   r->add_flag("--json", run.json, "print JSON");
+  add_pe_arith_option(r, run.pe_arith);
   r->callback([] { run_system_cmd(run); });
 }
 

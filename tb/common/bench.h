@@ -128,6 +128,15 @@ class WallClock {
   std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
+// Models stepped beside a Bench's top on its clock, that the top's eval() does not reach (the
+// tensor engine's PE array as column slices on threads, tb/tensor/array_slices.h).
+class BesideTop {
+ public:
+  virtual ~BesideTop() = default;
+  virtual void before_rise() = 0;  // take the top's outputs as inputs and make this clock edge
+  virtual void after_rise() = 0;   // give the top the outputs of that edge
+};
+
 // One Verilated top (clk_i, rst_ni) with its context, clock, reset, waves and coverage dump.
 // A harness sets its inputs, calls fall() (clock low, evaluated: the combinational outputs of
 // this cycle's inputs are valid), reads and answers its outputs, then rise() (the flops take
@@ -154,6 +163,9 @@ class Bench {
   VerilatedContext& context() { return *context_; }
   Waves& waves() { return waves_; }
   uint64_t cycle() const { return cycle_; }
+  // Steps `beside` on the top's clock from now on (nullptr: nothing); it must outlive the Bench
+  // or be detached first.
+  void set_beside(BesideTop* beside) { beside_ = beside; }
 
   void fall() {
     top_->clk_i = 0;
@@ -161,8 +173,13 @@ class Bench {
     waves_.dump(cycle_, false);
   }
   void rise() {
+    if (beside_) beside_->before_rise();
     top_->clk_i = 1;
     top_->eval();
+    if (beside_) {
+      beside_->after_rise();
+      top_->eval();  // what the top computes from them, as its own registers would show it
+    }
     waves_.dump(cycle_, true);
     ++cycle_;
   }
@@ -185,6 +202,7 @@ class Bench {
   CoverageDump coverage_;  // after top_: written while the model's counters still exist
   Waves waves_;
   uint64_t cycle_ = 0;
+  BesideTop* beside_ = nullptr;
 };
 
 // Resets a top that shares its context with others (the HBM harness's one controller per

@@ -9,6 +9,19 @@
 
 namespace ncore::tb {
 
+// The PE array's arithmetic (rtl/common/README.md, "The fast PE build"): the synthesizable
+// logic, or the host's FPU called from the RTL (the same outputs and cycles, proven by
+// tests/test_host_fp.cpp and tests/test_rtl_fast.cpp). A build with -DNCORE_FAST_PE=ON has the
+// host-FPU models at every size and runs them unless told otherwise; every other build has them
+// at one small size, for those tests, and runs the logic.
+enum class PeArith { kLogic, kHostFpu };
+#if defined(NCORE_FAST_PE) && NCORE_FAST_PE
+inline constexpr PeArith kBuildPeArith = PeArith::kHostFpu;
+#else
+inline constexpr PeArith kBuildPeArith = PeArith::kLogic;
+#endif
+inline const char* pe_arith_name(PeArith a) { return a == PeArith::kHostFpu ? "host-fpu" : "logic"; }
+
 // What every harness is asked, under the same names. A harness's own options derive from it.
 struct BenchOptions {
   uint64_t seed = 1;              // back-pressure, random data and Verilator's own randomness
@@ -21,6 +34,7 @@ struct BenchOptions {
   // flops without reset and its X assignments random from this seed. Harnesses without such a
   // build refuse it.
   uint64_t xprop_seed = 0;
+  PeArith pe_arith = kBuildPeArith;  // harnesses without a tensor engine ignore it
 };
 
 // What every harness answers, under the same names. A harness's own result derives from it.

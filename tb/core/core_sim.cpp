@@ -958,12 +958,25 @@ double CoreSimResult::te_utilization(int size, const model::CoreClocks& clocks) 
   return cycles ? static_cast<double>(te_macs) / (tensor_cycles * size * size) : 0.0;
 }
 
+std::vector<int> core_rtl_fast_sizes() {
+  std::vector<int> s;
+#define NC_SIZE(n, cls) s.push_back(n);
+  NC_CORE_FAST_MODELS(NC_SIZE)
+#undef NC_SIZE
+  return s;
+}
+
 namespace {
-Error not_built(int size) {
+Error not_built(const CoreSimOptions& options) {
   std::string built;
+  if (options.pe_arith == PeArith::kHostFpu) {
+    for (int s : core_rtl_fast_sizes()) built += fmt::format(" {}", s);
+    return Error(fmt::format("no fast-PE (host FPU) RTL core of size {} is built (built:{}; every size "
+                             "needs -DNCORE_FAST_PE=ON)", options.size, built));
+  }
   for (int s : core_rtl_sizes()) built += fmt::format(" {}", s);
   return Error(fmt::format("no RTL core of size {} is built (built:{}; the 128 one needs NCORE_RTL_FULL_SIZE=ON)",
-                           size, built));
+                           options.size, built));
 }
 }  // namespace
 
@@ -977,17 +990,25 @@ std::unique_ptr<RtlCore> make_rtl_core(const model::Program& program, const Core
     core->begin(hbm_bytes_log2);                                           \
     return core;                                                           \
   }
-  NC_CORE_MODELS(NC_MAKE)
+  if (options.pe_arith == PeArith::kHostFpu) {
+    NC_CORE_FAST_MODELS(NC_MAKE)
+  } else {
+    NC_CORE_MODELS(NC_MAKE)
+  }
 #undef NC_MAKE
-  throw not_built(options.size);
+  throw not_built(options);
 }
 
 CoreSimResult run_core_rtl(const model::Program& program, const CoreSimOptions& options) {
 #define NC_RUN(n, cls) \
   if (options.size == n) return CoreBench<cls>(program, options, n).run();
-  NC_CORE_MODELS(NC_RUN)
+  if (options.pe_arith == PeArith::kHostFpu) {
+    NC_CORE_FAST_MODELS(NC_RUN)
+  } else {
+    NC_CORE_MODELS(NC_RUN)
+  }
 #undef NC_RUN
-  throw not_built(options.size);
+  throw not_built(options);
 }
 
 }  // namespace ncore::tb

@@ -32,6 +32,7 @@ namespace ncore::tb {
 
 // The array sizes (PE rows = columns = lanes = partitions) Verilated for the core.
 std::vector<int> core_rtl_sizes();
+std::vector<int> core_rtl_fast_sizes();  // options.pe_arith = PeArith::kHostFpu (rtl/common/README.md)
 
 // A rule the harness breaks on purpose at run cycle 8, so that a test can see the core's
 // assertion fire (the process stops naming it).

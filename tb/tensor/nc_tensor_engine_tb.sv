@@ -7,7 +7,10 @@ module nc_tensor_engine_tb
 #(
   parameter int unsigned Rows = 128,
   parameter int unsigned Cols = 128,
-  parameter int unsigned SbufBytes = 229376
+  parameter int unsigned SbufBytes = 229376,
+  // 1: the array outside the engine, stepped by the harness as column slices on threads
+  // (tb/tensor/array_slices.h): the arr_* ports carry its inputs and its bottom row.
+  parameter int unsigned ExternalArray = 0
 ) (
   input  logic                  clk_i,
   input  logic                  rst_ni,
@@ -66,7 +69,20 @@ module nc_tensor_engine_tb
   output logic [63:0]           cnt_ls_o,
   output logic [63:0]           cnt_rejected_o,
   // Register upset to inject (UpsetNone: none), for tests/test_tensor_sva.cpp.
-  input  logic [2:0]            upset_i
+  input  logic [2:0]            upset_i,
+  // The external array (ExternalArray; nc_tensor_engine's arr_* ports).
+  output logic [LsCols-1:0]     arr_w_we_o,
+  output logic                  arr_w_row_en_o [Rows],
+  output logic                  arr_w_bank_o,
+  output logic [$clog2(Cols)-1:0] arr_w_col_o [LsCols],
+  output nc_fp_pkg::fp_unpacked_t arr_w_col_data_o [LsCols][Rows],
+  output nc_fp_pkg::fp_unpacked_t arr_w_col_data1_o [LsCols][Rows],
+  output logic [31:0]           arr_w_col_aux_o [LsCols][Rows],
+  output te_row_meta_t          arr_in_row_o [Segs],
+  output te_pe_op_e             arr_in_op_o,
+  output isa_te_sparsity_e      arr_in_sparsity_o,
+  output nc_fp_pkg::fp_unpacked_t arr_in_data_o [MaxReps][Rows],
+  input  logic [31:0]           arr_out_sum_i [Cols]
 );
 
   isa_te_error_e rej_code, err_code;
@@ -86,7 +102,7 @@ module nc_tensor_engine_tb
         for (int unsigned k = 0; k < Rows; k++) st_rsp_more_none[c][r][k] = '0;
   end
 
-  nc_tensor_engine #(.Rows(Rows), .Cols(Cols), .SbufBytes(SbufBytes)) u_te (
+  nc_tensor_engine #(.Rows(Rows), .Cols(Cols), .SbufBytes(SbufBytes), .ExternalArray(ExternalArray)) u_te (
     .clk_i, .rst_ni,
     .cmd_valid_i, .cmd_ready_o, .cmd_data_i(cmd_i),
     .ls_columns_i(3'd1), .st_req_cols_o(), .st_req_col_step_o(), .st_rsp_more_i(st_rsp_more_none),
@@ -107,7 +123,10 @@ module nc_tensor_engine_tb
     .rej_valid_o, .rej_code_o(rej_code), .rej_tag_o, .err_o, .err_code_o(err_code), .idle_o,
     .cnt_busy_o, .cnt_macs_o, .cnt_stall_sbuf_mv_o, .cnt_stall_sbuf_st_o,
     .cnt_stall_mm_wait_ls_o, .cnt_stall_ls_wait_bank_o, .cnt_stall_psum_rd_o,
-    .cnt_mm_o, .cnt_ls_o, .cnt_rejected_o
+    .cnt_mm_o, .cnt_ls_o, .cnt_rejected_o,
+    .arr_w_we_o, .arr_w_row_en_o, .arr_w_bank_o, .arr_w_col_o, .arr_w_col_data_o,
+    .arr_w_col_data1_o, .arr_w_col_aux_o, .arr_in_row_o, .arr_in_op_o, .arr_in_sparsity_o,
+    .arr_in_data_o, .arr_out_sum_i
   );
 
   // Register upsets (single-event-upset style fault injection). The internal invariants

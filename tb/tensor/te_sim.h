@@ -42,8 +42,8 @@ enum class TeFault {
                                     // and the MM's moving request is held (needs sbuf_stall)
 };
 
-// Seed, watchdog, waves, reproduce and xprop_seed (the X-propagation builds: te_sim_xprop_sizes()):
-// BenchOptions.
+// Seed, watchdog, waves, reproduce, xprop_seed (the X-propagation builds: te_sim_xprop_sizes())
+// and pe_arith (the fast PE builds: te_sim_fast_sizes()): BenchOptions.
 struct TeSimOptions : BenchOptions {
   bool check = true;          // false: RTL alone, no golden model and no comparison
   double cmd_stall = 0.0;     // chance the driver holds back the next instruction a cycle
@@ -52,6 +52,10 @@ struct TeSimOptions : BenchOptions {
   double probe_reads = 0.0;   // chance a cycle starts a PSUM read during the run, mostly of a
                               // bank with writes in flight (a bank conflict: held off)
   TeFault fault = TeFault::kNone;
+  // 0: the array inside the engine, one model. N > 0: the array as column slices stepped by N
+  // threads (tb/tensor/array_slices.h; at most the slices built, te_sim_sliced_sizes()): the
+  // same outputs and cycles for every N.
+  int array_threads = 0;
   // Count the functional bins (te_sim.cpp, "functional coverage") even without
   // NCORE_COVERAGE_DIR, so that a test can read them with coverage_bins().
   bool count_bins = false;
@@ -72,6 +76,10 @@ struct TeRunResult : BenchResult {
   uint64_t rejections_checked = 0;
   uint64_t readback_checked = 0;  // PSUM words compared through the read port
   uint64_t probes_checked = 0;    // PSUM reads during the run, compared with the writes seen
+  // Every PSUM write of the run (cycle, partition, bank, element, half, data) folded into one
+  // hash: two runs with equal digests wrote the same words in the same cycles (the fast PE
+  // build's proof, tests/test_rtl_fast.cpp).
+  uint64_t psum_write_digest = 0xCBF29CE484222325ull;
   TeCounters counters;
 };
 
@@ -98,6 +106,12 @@ class TeSim {
 // The array sizes built into this binary, and a simulator for one of them.
 std::vector<std::pair<int, int>> te_sim_sizes();
 std::vector<std::pair<int, int>> te_sim_xprop_sizes();
+std::vector<std::pair<int, int>> te_sim_fast_sizes();  // options.pe_arith = PeArith::kHostFpu
+// The sizes built as column slices (options.array_threads > 0), and how many slices each has.
+struct TeSlicedSize {
+  int rows, cols, slices;
+};
+std::vector<TeSlicedSize> te_sim_sliced_sizes(PeArith arith);
 std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& options);
 
 }  // namespace ncore::tb

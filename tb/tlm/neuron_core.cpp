@@ -207,7 +207,7 @@ void NeuronCore::load(const model::Program& program, const model::CoreConfig& co
 
 void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory,
                           model::CollectiveEngine* collectives, int slice_cycles, int hbm_bytes_log2,
-                          const std::string& waves) {
+                          const std::string& waves, tb::PeArith pe_arith) {
   config_ = config;
   clock_ghz_ = config.clocks.base_ghz;  // the RTL core's cycles are base-clock cycles too
   slice_cycles_ = slice_cycles;
@@ -217,6 +217,7 @@ void NeuronCore::load_rtl(const model::Program& program, const model::CoreConfig
   options.cosim = false;
   options.watchdog = config.watchdog_cycles;
   options.waves = waves;
+  options.pe_arith = pe_arith;
   options.reproduce = fmt::format("ncore tlm run ... --rtl-cores {}.{}", chip_, index_);
   options.image_top = config.image_top;
   options.image_window = config.image_window;

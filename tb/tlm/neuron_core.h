@@ -41,9 +41,10 @@ class NeuronCore : public sc_core::sc_module {
             model::CollectiveEngine* collectives);
   // The same with the RTL core of size config.lanes (built: tb::core_rtl_sizes()): reset, its
   // program and init= tensors loaded now. hbm_bytes_log2: the HBM capacity it checks addresses
-  // against (2^n bytes); waves: "" or an FST file of its whole run.
+  // against (2^n bytes); waves: "" or an FST file of its whole run; pe_arith: its array's arithmetic.
   void load_rtl(const model::Program& program, const model::CoreConfig& config, model::SparseMemory& memory,
-                model::CollectiveEngine* collectives, int slice_cycles, int hbm_bytes_log2, const std::string& waves);
+                model::CollectiveEngine* collectives, int slice_cycles, int hbm_bytes_log2, const std::string& waves,
+                tb::PeArith pe_arith);
   sc_core::sc_event& wake() { return wake_; }
   bool loaded() const { return core_ != nullptr || rtl_ != nullptr; }
   bool is_rtl() const { return rtl_ != nullptr; }

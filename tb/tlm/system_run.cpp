@@ -247,7 +247,7 @@ SystemRunResult run_system(const SystemConfig& config, const SystemRunOptions& o
       const std::string waves = options.waves_dir.empty() ? std::string()
           : (fs::path(options.waves_dir) / fmt::format("chip{}.core{}.fst", where.first, where.second)).string();
       core.load_rtl(program, placed, system.chip(where.first).memory, &engine, config.rtl_slice_cycles, hbm_log2,
-                    waves);
+                    waves, options.pe_arith);
     } else {
       model::CoreConfig golden_config = placed;
       golden_config.timing_only = timing_only.count(where) > 0;

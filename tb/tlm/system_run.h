@@ -44,6 +44,7 @@ struct SystemRunOptions {
   std::vector<std::pair<int, int>> timing_only_cores;
   bool all_timing_only = false;
   std::string waves_dir;    // "" or: each RTL core's waves as DIR/chip<C>.core<K>.fst
+  tb::PeArith pe_arith = tb::kBuildPeArith;  // the RTL cores' PE arithmetic
   // The golden cores' clocks and fixed costs (model/core/core_timing.h; ncore tlm run --timing).
   // uniform: one clock, chip.core_clock_ghz. RTL cores take only what model::rtl_timing_refusal
   // lets through (issue 49: one clock, and of the fixed costs the engines' minimum interval).

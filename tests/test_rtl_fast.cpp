@@ -1,0 +1,169 @@
+// The RTL's two speed levers (issue 52) give exactly the default build's outputs and cycles:
+//   - the fast PE build (rtl/common/README.md, "The fast PE build"): the tensor engine and the
+//     NeuronCore built with host-FPU PEs (part one of its proof, the arithmetic pair by pair, is
+//     tests/test_host_fp.cpp);
+//   - the array as column slices on threads (tb/tensor/array_slices.h; rtl/tensor/README.md,
+//     "Column slices"), on every thread count, in both arithmetics.
+// Each run is also co-simulated against the golden model, as every RTL test is.
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "model/core/program.h"
+#include "tb/core/core_sim.h"
+#include "tb/tensor/gemm_plan.h"
+#include "tb/tensor/te_sim.h"
+#include "tests/seed.h"
+#include "tests/te_test_util.h"
+
+namespace ncore {
+namespace {
+
+using model::DType;
+using tb::PeArith;
+
+struct GemmCase {
+  const char* name;
+  tb::GemmMode mode;
+  DType stationary, moving;
+};
+
+// Every PE operation (dense, double-row, sparse, transpose) and the types that take the
+// multiplier's special paths (FP32 subnormals, FP8), each operand drawn from every value class.
+constexpr GemmCase kCases[] = {
+    {"dense bf16", tb::GemmMode::kDense, DType::kBf16, DType::kBf16},
+    {"dense fp32", tb::GemmMode::kDense, DType::kFp32, DType::kFp32},
+    {"dense e4m3 x fp16", tb::GemmMode::kDense, DType::kE4m3, DType::kFp16},
+    {"double-row e5m2", tb::GemmMode::kDoubleRow, DType::kE5m2, DType::kE5m2},
+    {"sparse 4:8 bf16", tb::GemmMode::kSparse4of8, DType::kBf16, DType::kBf16},
+    {"transpose fp32", tb::GemmMode::kTranspose, DType::kFp32, DType::kFp32},
+};
+
+// One GEMM case on one array model (arith, threads: TeSimOptions), co-simulated.
+tb::TeRunResult run_gemm(int rows, int cols, const GemmCase& c, uint64_t seed, PeArith arith, int threads) {
+  tb::TeSimOptions o = test::options(seed, 0.2);
+  o.pe_arith = arith;
+  o.array_threads = threads;
+  auto sim = tb::make_te_sim(rows, cols, o);
+  model::SplitMix64 rng(seed);
+  const tb::GemmShape shape{rows * 2 + 4, cols + 3, 40, c.stationary, c.moving, c.mode};
+  const auto plan = tb::plan_gemm(shape, rows, cols, sim->sbuf(), rng, true);
+  tb::TeRunResult r = sim->run(plan.program);
+  test::expect_clean(r, 2);
+  return r;
+}
+
+void expect_same_run(const tb::TeRunResult& r, const tb::TeRunResult& reference) {
+  EXPECT_EQ(r.psum_write_digest, reference.psum_write_digest) << "PSUM writes (data or cycle) differ";
+  EXPECT_EQ(r.cycles, reference.cycles);
+  EXPECT_EQ(r.psum_writes_checked, reference.psum_writes_checked);
+  EXPECT_EQ(r.counters.macs, reference.counters.macs);
+  EXPECT_EQ(r.counters.busy, reference.counters.busy);
+}
+
+TEST(FastPe, ArrayGemmsInEveryModeGiveTheDefaultBuildsWritesAndCycles) {
+  int sizes = 0;
+  for (const auto& [rows, cols] : tb::te_sim_fast_sizes()) {
+    if (rows > 32) continue;  // full size: the benchmark (scripts/speed_bench ...@host-fpu)
+    ++sizes;
+    for (const GemmCase& c : kCases) {
+      SCOPED_TRACE(fmt::format("{}x{} {}", rows, cols, c.name));
+      const uint64_t seed = test::test_seed(5200 + static_cast<uint64_t>(&c - kCases));
+      expect_same_run(run_gemm(rows, cols, c, seed, PeArith::kHostFpu, 0),
+                      run_gemm(rows, cols, c, seed, PeArith::kLogic, 0));
+    }
+  }
+  EXPECT_GT(sizes, 0) << "no fast-PE array of 32x32 or less is built";
+}
+
+// The array in column slices, on 1 thread up to one a slice, in both arithmetics, against the
+// array inside the engine (logic): the same writes in the same cycles.
+TEST(ArraySlices, GemmsInEveryModeGiveTheWholeArraysWritesAndCyclesOnEveryThreadCount) {
+  int sizes = 0;
+  for (PeArith arith : {PeArith::kLogic, PeArith::kHostFpu}) {
+    for (const tb::TeSlicedSize& size : tb::te_sim_sliced_sizes(arith)) {
+      if (size.rows > 32) continue;  // full size: the benchmark (scripts/speed_bench --threads)
+      ++sizes;
+      for (const GemmCase& c : kCases) {
+        const uint64_t seed = test::test_seed(5300 + static_cast<uint64_t>(&c - kCases));
+        const tb::TeRunResult whole = run_gemm(size.rows, size.cols, c, seed, PeArith::kLogic, 0);
+        for (int threads = 1; threads <= size.slices; threads *= 2) {
+          SCOPED_TRACE(fmt::format("{}x{} {} {}, {} slices on {} threads", size.rows, size.cols, c.name,
+                                   tb::pe_arith_name(arith), size.slices, threads));
+          expect_same_run(run_gemm(size.rows, size.cols, c, seed, arith, threads), whole);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(sizes, 2) << "expected the 16x16 array in column slices in both arithmetics";
+}
+
+// More threads than slices is refused, naming the slices built.
+TEST(ArraySlices, MoreThreadsThanSlicesIsAClearError) {
+  tb::TeSimOptions o;
+  o.array_threads = 5;
+  try {
+    tb::make_te_sim(16, 16, o);
+    ADD_FAILURE() << "5 threads for 4 slices were accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("built in 4 column slices"), std::string::npos) << e.what();
+  }
+}
+
+// The small example programs (a GEMM, softmax, PSUM writes, collectives) on the size-8 core.
+TEST(FastPe, CoreProgramsGiveTheDefaultBuildsOutputsAndCycles) {
+  int sizes = 0;
+  for (int size : tb::core_rtl_fast_sizes()) {
+    if (size != 8) continue;  // the examples are written for size 8
+    ++sizes;
+    for (const char* name : {"gemm_8.s", "softmax_8.s", "psum_writes_8.s", "collectives_8.s"}) {
+      SCOPED_TRACE(name);
+      const model::Program p = model::assemble_file(std::string(NCORE_SOURCE_DIR "/tests/programs/small/") + name);
+      tb::CoreSimResult runs[2];
+      for (PeArith arith : {PeArith::kLogic, PeArith::kHostFpu}) {
+        tb::CoreSimOptions o;
+        o.size = size;
+        o.watchdog = 20'000;
+        o.max_cycles = 2'000'000;
+        o.timeline = true;
+        o.pe_arith = arith;
+        tb::CoreSimResult& r = runs[arith == PeArith::kHostFpu];
+        r = tb::run_core_rtl(p, o);
+        EXPECT_EQ(r.status, model::CoreStatus::kDone) << r.message;
+        EXPECT_TRUE(r.ok && r.compared) << r.failure;
+        EXPECT_GT(r.psum_words_compared, 0u);
+      }
+      const tb::CoreSimResult &logic = runs[0], &host = runs[1];
+      EXPECT_EQ(host.cycles, logic.cycles);
+      EXPECT_EQ(host.te_macs, logic.te_macs);
+      EXPECT_EQ(host.semaphores, logic.semaphores);
+      EXPECT_FALSE(logic.outputs.empty());
+      EXPECT_EQ(host.outputs, logic.outputs);
+      ASSERT_EQ(host.timeline.size(), logic.timeline.size());
+      for (size_t i = 0; i < host.timeline.size(); ++i) {
+        const model::InstrTiming &a = host.timeline[i], &b = logic.timeline[i];
+        EXPECT_TRUE(a.queue == b.queue && a.index == b.index && a.issue == b.issue && a.complete == b.complete)
+            << "instruction " << i << " issue/commit " << a.issue << "/" << a.complete << " against "
+            << b.issue << "/" << b.complete;
+      }
+    }
+  }
+  EXPECT_GT(sizes, 0) << "no fast-PE core of size 8 is built";
+}
+
+// A harness asked for a fast-PE size that is not built says so and names the built ones.
+TEST(FastPe, AnUnbuiltSizeIsAClearError) {
+  tb::TeSimOptions o;
+  o.pe_arith = PeArith::kHostFpu;
+  try {
+    tb::make_te_sim(12, 8, o);
+    if (!NCORE_FAST_PE) ADD_FAILURE() << "a 12x8 fast-PE array is built only with -DNCORE_FAST_PE=ON";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("no fast-PE (host FPU) RTL model of a 12x8 array is built"), std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ncore
