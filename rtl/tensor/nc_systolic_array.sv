@@ -98,6 +98,9 @@ module nc_systolic_array
   localparam int unsigned ColGroups = (SliceCols >= 32 && SliceCols % 2 == 0) ? 2 : 1;
   localparam int unsigned GroupCols = SliceCols / ColGroups;
   localparam int unsigned SliceW = (SliceCols > 1) ? $clog2(SliceCols) : 1;
+  // The whole array (inside the engine): column = slice column, no base to add at run time
+  // (a simulator then computes every PE exactly as before slices existed).
+  localparam bit Whole = SliceCols == Cols;
 
   // What a PE needs to know about the vector passing it, besides its data: the metadata of
   // the vector's row segment and the vector's operation.
@@ -117,8 +120,9 @@ module nc_systolic_array
   logic [SliceW-1:0] w_col_mine [LsCols];
   always_comb begin
     for (int unsigned l = 0; l < LsCols; l++) begin
-      automatic int unsigned offset = int'(w_col_i[l]) - int'(col_base_i);  // wraps when below the base
-      w_we_mine[l] = w_we_i[l] && offset < SliceCols;
+      automatic int unsigned offset = Whole ? int'(w_col_i[l])
+                                            : int'(w_col_i[l]) - int'(col_base_i);  // wraps below the base
+      w_we_mine[l] = w_we_i[l] && (Whole || offset < SliceCols);
       w_col_mine[l] = SliceW'(offset);
     end
   end
@@ -260,7 +264,7 @@ module nc_systolic_array
         end
         for (int unsigned j = 0; j < GroupCols; j++) begin
           automatic int unsigned     ml = g * GroupCols + j;
-          automatic int unsigned     m = int'(col_base_i) + ml;
+          automatic int unsigned     m = Whole ? ml : int'(col_base_i) + ml;
           automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), m);
           for (int unsigned r = 0; r < Rows; r++) begin
             automatic int unsigned k = Rows - 1 - r;
