@@ -6,6 +6,7 @@
 //     "Column slices"), on every thread count, in both arithmetics.
 // Each run is also co-simulated against the golden model, as every RTL test is.
 
+#include <cfenv>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -150,6 +151,59 @@ TEST(FastPe, CoreProgramsGiveTheDefaultBuildsOutputsAndCycles) {
     }
   }
   EXPECT_GT(sizes, 0) << "no fast-PE core of size 8 is built";
+}
+
+// Round toward zero for one scope (the fast models' start-up check refuses it).
+class RoundTowardZero {
+ public:
+  RoundTowardZero() { EXPECT_EQ(std::fesetround(FE_TOWARDZERO), 0); }
+  ~RoundTowardZero() { std::fesetround(FE_TONEAREST); }
+  RoundTowardZero(const RoundTowardZero&) = delete;
+  RoundTowardZero& operator=(const RoundTowardZero&) = delete;
+};
+
+// `run` throws the start-up check's error.
+template <class Run>
+void expect_environment_refused(const char* what, Run run) {
+  SCOPED_TRACE(what);
+  try {
+    RoundTowardZero fault;
+    run();
+    ADD_FAILURE() << "ran with the rounding mode toward zero";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("needs the default floating-point environment"), std::string::npos)
+        << e.what();
+  }
+}
+
+// Every kind of host-FPU model checks the floating-point environment when it starts, on the
+// thread that makes it (slices too): proof that the host path is the one running, and that a
+// faulty environment stops a run instead of changing its numbers.
+TEST(FastPe, AFaultyFloatingPointEnvironmentStopsEveryHostFpuModel) {
+  const model::Program gemm =
+      model::assemble_file(std::string(NCORE_SOURCE_DIR "/tests/programs/small/gemm_8.s"));
+  auto run_array = [](int threads) {
+    tb::TeSimOptions o;
+    o.pe_arith = PeArith::kHostFpu;
+    o.array_threads = threads;
+    auto sim = tb::make_te_sim(16, 16, o);
+    model::SplitMix64 rng(1);
+    const tb::GemmShape shape{20, 16, 8, DType::kBf16, DType::kBf16, tb::GemmMode::kDense};
+    sim->run(tb::plan_gemm(shape, 16, 16, sim->sbuf(), rng, true).program);
+  };
+  expect_environment_refused("16x16 array, whole", [&] { run_array(0); });
+  expect_environment_refused("16x16 array, 4 slices on 2 threads", [&] { run_array(2); });
+  expect_environment_refused("size-8 core", [&] {
+    tb::CoreSimOptions o;
+    o.size = 8;
+    o.pe_arith = PeArith::kHostFpu;
+    tb::run_core_rtl(gemm, o);
+  });
+  // The same runs in the logic arithmetic are not checked, and pass.
+  RoundTowardZero fault;
+  tb::CoreSimOptions o;
+  o.size = 8;
+  EXPECT_EQ(tb::run_core_rtl(gemm, o).status, model::CoreStatus::kDone);
 }
 
 // A harness asked for a fast-PE size that is not built says so and names the built ones.

@@ -4,13 +4,18 @@
 // The engine is Verilated with ExternalArray (nc_tensor_engine_tb's arr_* ports carry what it
 // would give its own array, and take the array's bottom row); the array is Verilated once as a
 // slice of SliceCols columns (tb/tensor/nc_array_slice_tb.sv) and instanced Cols / SliceCols
-// times, each with its own first column. A sum only moves down its
-// column, so slices exchange nothing: every cycle each slice takes the engine's array inputs and
-// makes the clock edge on its own, and N threads share the slices (slice s on thread s mod N).
-// The engine's own edge follows, reading the bottom row of the edge before, as it would from the
-// array's registers; then the slices' new bottom rows become its inputs. Outputs and cycles are
-// the same for every N (tests/test_array_slices.cpp checks them against the engine with its
-// array inside).
+// times, each with its own first column. A sum only moves down its column, so slices exchange
+// nothing, and a slice's edge needs only what the engine gave it before the edge.
+//
+// One clock edge: the engine's array outputs are copied into every slice; the workers start
+// taking slices, one at a time, and making their edges; meanwhile the calling thread makes the
+// engine's own edge (it reads the bottom row of the edge before, as it would from the array's
+// registers), then takes slices too until none is left; when every slice has made its edge,
+// their new bottom rows become the engine's inputs. So the engine's evaluation overlaps the
+// slices' instead of adding to them, and slices smaller than a thread's share (more slices than
+// threads) balance the threads' work. Outputs and cycles are the same for every thread count,
+// whichever thread steps a slice (tests/test_rtl_fast.cpp checks them against the engine with
+// its array inside).
 //
 // Threads wait for each cycle by spinning (a fork and a join per cycle is far too often to sleep
 // between them), and sleep on a condition variable only after spinning a while without work
@@ -21,6 +26,7 @@
 #include <atomic>
 #include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -47,10 +53,11 @@ class ArraySlices final : public BesideTop {
       slice->col_base_i = static_cast<std::remove_reference_t<decltype(slice->col_base_i)>>(s * width_);
       slice->clk_i = 0;
       slice->rst_ni = engine.rst_ni;
+      slice->eval();  // its initial blocks here, on this thread (the fast build's environment check)
       slices_.push_back(std::move(slice));
     }
     threads_ = threads < 1 ? 1 : threads;  // make_te_sim refuses more threads than slices
-    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this, t] { work(t); });
+    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this] { work(); });
   }
   ~ArraySlices() override {
     stop_.store(true);
@@ -63,18 +70,26 @@ class ArraySlices final : public BesideTop {
 
   int threads() const { return threads_; }
 
-  // Before the engine's edge: every slice takes the array inputs and makes its edge.
+  // Before the engine's edge: every slice takes the array inputs, and the workers start the
+  // slices' edges.
   void before_rise() override {
+    for (auto& slice : slices_) take_inputs(*slice);
     done_.store(0);
+    next_.store(0);  // after the inputs: a worker that takes a slice sees them
     release_workers();
-    step_slices(0);
-    for (int spins = 0; done_.load() != threads_ - 1; ++spins) {
+  }
+  // After the engine's edge: this thread steps what slices are left, waits for the rest, and
+  // gives the engine their bottom rows.
+  void after_rise() override {
+    step_slices();
+    for (int spins = 0; done_.load() != static_cast<int>(slices_.size()); ++spins) {
       if (spins < kSpins) spin_pause();
       else std::this_thread::yield();  // a worker is not running: give it the core
     }
-  }
-  // After it: the slices' bottom rows become the engine's inputs.
-  void after_rise() override {
+    if (failed_.load()) {
+      std::lock_guard<std::mutex> lock(mutex_);
+      std::rethrow_exception(error_);  // a worker's, on the engine's thread
+    }
     for (size_t s = 0; s < slices_.size(); ++s)
       for (int j = 0; j < width_; ++j) engine_.arr_out_sum_i[static_cast<int>(s) * width_ + j] = slices_[s]->out_sum_o[j];
   }
@@ -94,28 +109,44 @@ class ArraySlices final : public BesideTop {
 #endif
   }
 
-  void step_slices(int thread) {
-    for (size_t s = static_cast<size_t>(thread); s < slices_.size(); s += static_cast<size_t>(threads_)) {
-      Slice& slice = *slices_[s];
-      slice.rst_ni = engine_.rst_ni;
-      // Weights only when some lane writes (a slice reads them for nothing else).
-      slice.w_we_i = engine_.arr_w_we_o;
-      if (engine_.arr_w_we_o) {
-        copy_port(slice.w_row_en_i, engine_.arr_w_row_en_o);
-        slice.w_bank_i = engine_.arr_w_bank_o;
-        copy_port(slice.w_col_i, engine_.arr_w_col_o);
-        copy_port(slice.w_col_data_i, engine_.arr_w_col_data_o);
-        copy_port(slice.w_col_data1_i, engine_.arr_w_col_data1_o);
-        copy_port(slice.w_col_aux_i, engine_.arr_w_col_aux_o);
+  // The engine's array outputs of this cycle into a slice's inputs (before the engine's edge
+  // changes them).
+  void take_inputs(Slice& slice) {
+    slice.rst_ni = engine_.rst_ni;
+    // Weights only when some lane writes (a slice reads them for nothing else).
+    slice.w_we_i = engine_.arr_w_we_o;
+    if (engine_.arr_w_we_o) {
+      copy_port(slice.w_row_en_i, engine_.arr_w_row_en_o);
+      slice.w_bank_i = engine_.arr_w_bank_o;
+      copy_port(slice.w_col_i, engine_.arr_w_col_o);
+      copy_port(slice.w_col_data_i, engine_.arr_w_col_data_o);
+      copy_port(slice.w_col_data1_i, engine_.arr_w_col_data1_o);
+      copy_port(slice.w_col_aux_i, engine_.arr_w_col_aux_o);
+    }
+    copy_port(slice.in_row_i, engine_.arr_in_row_o);
+    slice.in_op_i = engine_.arr_in_op_o;
+    slice.in_sparsity_i = engine_.arr_in_sparsity_o;
+    copy_port(slice.in_data_i, engine_.arr_in_data_o);
+  }
+
+  // Takes slices not yet taken this cycle and makes their edges. A worker still here from the
+  // cycle before takes nothing (next_ is past the end) or, once next_ is reset, a slice of the
+  // new cycle, whose inputs are already in place.
+  void step_slices() {
+    const int count = static_cast<int>(slices_.size());
+    for (int s = next_.fetch_add(1); s < count; s = next_.fetch_add(1)) {
+      Slice& slice = *slices_[static_cast<size_t>(s)];
+      try {
+        slice.clk_i = 0;
+        slice.eval();
+        slice.clk_i = 1;
+        slice.eval();
+      } catch (...) {  // kept for after_rise: an exception must not leave a worker thread
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (!failed_.load()) error_ = std::current_exception();
+        failed_.store(true);
       }
-      copy_port(slice.in_row_i, engine_.arr_in_row_o);
-      slice.in_op_i = engine_.arr_in_op_o;
-      slice.in_sparsity_i = engine_.arr_in_sparsity_o;
-      copy_port(slice.in_data_i, engine_.arr_in_data_o);
-      slice.clk_i = 0;
-      slice.eval();
-      slice.clk_i = 1;
-      slice.eval();
+      done_.fetch_add(1);
     }
   }
 
@@ -129,7 +160,7 @@ class ArraySlices final : public BesideTop {
     }
   }
 
-  void work(int thread) {
+  void work() {
     uint64_t seen = 0;
     for (;;) {
       for (int spins = 0; generation_.load() == seen; ++spins) {
@@ -146,8 +177,7 @@ class ArraySlices final : public BesideTop {
       }
       seen = generation_.load();
       if (stop_.load()) return;
-      step_slices(thread);
-      done_.fetch_add(1);
+      step_slices();
     }
   }
 
@@ -159,8 +189,9 @@ class ArraySlices final : public BesideTop {
   int threads_ = 1;
   std::vector<std::thread> workers_;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> done_{0}, sleepers_{0};
-  std::atomic<bool> stop_{false};
+  std::atomic<int> next_{0}, done_{0}, sleepers_{0};  // next_: the next slice to take
+  std::atomic<bool> stop_{false}, failed_{false};
+  std::exception_ptr error_;  // the first exception a slice threw (under mutex_)
   std::mutex mutex_;
   std::condition_variable wake_;
 };
