@@ -13,8 +13,7 @@ for params in "" "-GRows=8 -GCols=8" "-GRows=12 -GCols=8" "-GExternalArray=1" "+
 done
 for params in "" "-GSliceCols=64" "-GRows=16 -GCols=16 -GSliceCols=8" "+define+NCORE_FAST_PE"; do
   # shellcheck disable=SC2086
-  verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" tb/tensor/nc_array_slice_tb.sv \
-    --top-module nc_array_slice_tb $params
+  verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" --top-module nc_systolic_array $params
 done
 hbm=(rtl/common/lint.vlt rtl/common/nc_isa_pkg.sv rtl/hbm/nc_hbm_pkg.sv rtl/common/nc_fifo.sv rtl/hbm/nc_hbm_sched.sv
      rtl/hbm/nc_hbm_refresh.sv rtl/hbm/nc_hbm_ctrl.sv)

@@ -140,7 +140,7 @@ class BesideTop {
 // One Verilated top (clk_i, rst_ni) with its context, clock, reset, waves and coverage dump.
 // A harness sets its inputs, calls fall() (clock low, evaluated: the combinational outputs of
 // this cycle's inputs are valid), reads and answers its outputs, then rise() (the flops take
-// the cycle). clock() is both with nothing between.
+// the cycle; outputs computed from a BesideTop's are valid only after the next fall()). clock() is both with nothing between.
 template <class V>
 class Bench {
  public:
@@ -178,7 +178,9 @@ class Bench {
     top_->eval();
     if (beside_) {
       beside_->after_rise();
-      top_->eval();  // what the top computes from them, as its own registers would show it
+      // What the top computes from them, as its own registers would show it, for the waves. A
+      // harness reads outputs only after fall(), whose eval() computes them anyway.
+      if (waves_.on()) top_->eval();
     }
     waves_.dump(cycle_, true);
     ++cycle_;

@@ -3,7 +3,7 @@
 //
 // The engine is Verilated with ExternalArray (nc_tensor_engine_tb's arr_* ports carry what it
 // would give its own array, and take the array's bottom row); the array is Verilated once as a
-// slice of SliceCols columns (tb/tensor/nc_array_slice_tb.sv) and instanced Cols / SliceCols
+// slice of SliceCols columns (nc_systolic_array as the top) and instanced Cols / SliceCols
 // times, each with its own first column. A sum only moves down its column, so slices exchange
 // nothing, and a slice's edge needs only what the engine gave it before the edge.
 //
