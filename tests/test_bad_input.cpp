@@ -125,7 +125,7 @@ const std::vector<BadInput>& cases() {
       {"TlmRunNoDataTwice", "", "", "tlm run " NCORE_PROGRAMS "/system/spmd.s --no-data --no-data-cores 0.1",
        "--no-data excludes --no-data-cores"},
       {"TlmRunRtlCoreOfASizeNotBuilt", R"({"system": "chip", "chip": {"pe_rows": 16, "pe_cols": 16}})", "json",
-       "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file} --rtl-cores 0.0",
+       "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file} --rtl-cores 0.0 --pe-arith logic",
        "no RTL core of size 16 is built", false},
       {"TlmRunRtlSliceOfZero", R"({"system": "chip", "rtl_slice_cycles": 0})", "json",
        "tlm run " NCORE_PROGRAMS "/system/spmd.s --system chip --config {file}",

@@ -203,6 +203,7 @@ TEST(FastPe, AFaultyFloatingPointEnvironmentStopsEveryHostFpuModel) {
   RoundTowardZero fault;
   tb::CoreSimOptions o;
   o.size = 8;
+  o.pe_arith = PeArith::kLogic;  // named: the fast PE build's default is the host FPU
   EXPECT_EQ(tb::run_core_rtl(gemm, o).status, model::CoreStatus::kDone);
 }
 
