@@ -140,7 +140,8 @@ class BesideTop {
 // One Verilated top (clk_i, rst_ni) with its context, clock, reset, waves and coverage dump.
 // A harness sets its inputs, calls fall() (clock low, evaluated: the combinational outputs of
 // this cycle's inputs are valid), reads and answers its outputs, then rise() (the flops take
-// the cycle; outputs computed from a BesideTop's are valid only after the next fall()). clock() is both with nothing between.
+// the cycle; outputs computed from a BesideTop's are valid only after the next fall()).
+// clock() is both with nothing between.
 template <class V>
 class Bench {
  public:
