@@ -11,7 +11,7 @@ for params in "" "-GRows=8 -GCols=8" "-GRows=12 -GCols=8" "-GExternalArray=1" "+
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" --top-module nc_tensor_engine $params
 done
-for params in "" "-GSliceCols=64" "-GRows=16 -GCols=16 -GSliceCols=8" "+define+NCORE_FAST_PE"; do
+for params in "" "-GSliced=1" "-GRows=16 -GCols=16 -GSliced=1" "+define+NCORE_FAST_PE" "-GSliced=1 +define+NCORE_FAST_PE"; do
   # shellcheck disable=SC2086
   verilator --lint-only -Wall --assert -Irtl/common "${srcs[@]}" --top-module nc_systolic_array $params
 done

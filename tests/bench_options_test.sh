@@ -22,7 +22,7 @@ expect "/nonexistent/ncore: expected an ncore binary, found none" \
   /usr/bin/python3 "$src/scripts/system_bench" --long --baseline /nonexistent/ncore --ncore "$ncore"
 expect "--mix-timing: trn3 not in {uniform,trn2,trn1}" "$bench_core" --mix 1 --mix-timing trn3
 # Issue 52's build choices (speed_bench NAME=PATH@CHOICES).
-expect "expected logic, host-fpu or threads=N after '@', found 'fast'" \
+expect "expected logic, host-fpu, threads=N or engine-cols=N after '@', found 'fast'" \
   /usr/bin/python3 "$src/scripts/speed_bench" "x=$ncore@fast" --only array
-expect "expected logic, host-fpu or threads=N after '@', found 'threads=two'" \
+expect "expected logic, host-fpu, threads=N or engine-cols=N after '@', found 'threads=two'" \
   /usr/bin/python3 "$src/scripts/speed_bench" "x=$ncore@logic,threads=two" --only array

@@ -187,7 +187,7 @@ TEST(Cli, GemmPeArithAndThreadsGiveTheSameCyclesAndSayWhatRan) {
   const std::string gemm = "gemm --k 40 --n 20 --m 64 --rows 16 --cols 16 --stall 0.1 --all-classes --json";
   std::vector<nlohmann::json> runs;
   for (const char* choice : {"--pe-arith logic --threads 0", "--pe-arith host-fpu --threads 0",
-                             "--pe-arith logic --threads 2", "--pe-arith host-fpu --threads 4"}) {
+                             "--pe-arith logic --threads 2", "--pe-arith host-fpu --threads 3 --engine-cols 2"}) {
     const Result r = run(gemm + " " + choice);
     ASSERT_EQ(r.exit_code, 0) << choice << ": " << r.err;
     runs.push_back(nlohmann::json::parse(r.out));
@@ -196,13 +196,14 @@ TEST(Cli, GemmPeArithAndThreadsGiveTheSameCyclesAndSayWhatRan) {
   }
   EXPECT_EQ(runs[1]["pe_arith"], "host-fpu");
   EXPECT_EQ(runs[2]["threads"], 2);
+  EXPECT_EQ(runs[3]["slice_cols"], nlohmann::json({4, 6, 6})) << runs[3].dump();  // (16 + 2 + 1) / 3 - 2
   for (const auto& j : runs) EXPECT_EQ(j["cycles"], runs[0]["cycles"]) << j.dump();
   Result r = run(gemm + " --pe-arith fpu");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--pe-arith"), std::string::npos) << r.err;
-  r = run(gemm + " --threads 8");
+  r = run(gemm + " --threads 17");
   EXPECT_EQ(r.exit_code, 1);
-  EXPECT_NE(r.err.find("8 threads: the 16x16 array is built in 4 column slices"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--threads 17: at most 16 for a 16-column array"), std::string::npos) << r.err;
 }
 
 TEST(Cli, HbmTraceFromStdinReportsEveryFigure) {

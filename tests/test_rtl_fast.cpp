@@ -8,7 +8,9 @@
 
 #include <cfenv>
 #include <string>
+#include <vector>
 
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include "model/core/program.h"
@@ -41,11 +43,13 @@ constexpr GemmCase kCases[] = {
     {"transpose fp32", tb::GemmMode::kTranspose, DType::kFp32, DType::kFp32},
 };
 
-// One GEMM case on one array model (arith, threads: TeSimOptions), co-simulated.
-tb::TeRunResult run_gemm(int rows, int cols, const GemmCase& c, uint64_t seed, PeArith arith, int threads) {
+// One GEMM case on one array model (arith, threads, engine_cols: TeSimOptions), co-simulated.
+tb::TeRunResult run_gemm(int rows, int cols, const GemmCase& c, uint64_t seed, PeArith arith, int threads,
+                         int engine_cols = -1) {
   tb::TeSimOptions o = test::options(seed, 0.2);
   o.pe_arith = arith;
   o.array_threads = threads;
+  o.array_engine_cols = engine_cols;
   auto sim = tb::make_te_sim(rows, cols, o);
   model::SplitMix64 rng(seed);
   const tb::GemmShape shape{rows * 2 + 4, cols + 3, 40, c.stationary, c.moving, c.mode};
@@ -78,21 +82,30 @@ TEST(FastPe, ArrayGemmsInEveryModeGiveTheDefaultBuildsWritesAndCycles) {
   EXPECT_GT(sizes, 0) << "no fast-PE array of 32x32 or less is built";
 }
 
-// The array in column slices, on 1 thread up to one a slice, in both arithmetics, against the
+// The array in column slices on 1 to 4 threads, split evenly, by the arithmetic's default, with
+// odd widths and with the engine's thread left no columns, in both arithmetics, against the
 // array inside the engine (logic): the same writes in the same cycles.
-TEST(ArraySlices, GemmsInEveryModeGiveTheWholeArraysWritesAndCyclesOnEveryThreadCount) {
+TEST(ArraySlices, GemmsInEveryModeGiveTheWholeArraysWritesAndCyclesOnEveryThreadCountAndSplit) {
+  struct Split {
+    int threads, engine_cols;
+  };
+  constexpr Split kSplits[] = {{1, -1}, {2, -1}, {2, 0}, {3, 5}, {4, 40}};
   int sizes = 0;
   for (PeArith arith : {PeArith::kLogic, PeArith::kHostFpu}) {
-    for (const tb::TeSlicedSize& size : tb::te_sim_sliced_sizes(arith)) {
-      if (size.rows > 32) continue;  // full size: the benchmark (scripts/speed_bench --threads)
+    for (const auto& [rows, cols] : tb::te_sim_sliced_sizes(arith)) {
+      if (rows > 32) continue;  // full size: the benchmark (scripts/speed_bench --threads)
       ++sizes;
       for (const GemmCase& c : kCases) {
         const uint64_t seed = test::test_seed(5300 + static_cast<uint64_t>(&c - kCases));
-        const tb::TeRunResult whole = run_gemm(size.rows, size.cols, c, seed, PeArith::kLogic, 0);
-        for (int threads = 1; threads <= size.slices; threads *= 2) {
-          SCOPED_TRACE(fmt::format("{}x{} {} {}, {} slices on {} threads", size.rows, size.cols, c.name,
-                                   tb::pe_arith_name(arith), size.slices, threads));
-          expect_same_run(run_gemm(size.rows, size.cols, c, seed, arith, threads), whole);
+        const tb::TeRunResult whole = run_gemm(rows, cols, c, seed, PeArith::kLogic, 0);
+        for (const Split& split : kSplits) {
+          tb::TeSimOptions o;
+          o.pe_arith = arith;
+          o.array_engine_cols = split.engine_cols;
+          SCOPED_TRACE(fmt::format("{}x{} {} {}, {} threads, slices of {} columns", rows, cols, c.name,
+                                   tb::pe_arith_name(arith), split.threads,
+                                   fmt::join(tb::array_slice_widths(cols, split.threads, tb::array_engine_cols(o)), "+")));
+          expect_same_run(run_gemm(rows, cols, c, seed, arith, split.threads, split.engine_cols), whole);
         }
       }
     }
@@ -100,15 +113,27 @@ TEST(ArraySlices, GemmsInEveryModeGiveTheWholeArraysWritesAndCyclesOnEveryThread
   EXPECT_EQ(sizes, 2) << "expected the 16x16 array in column slices in both arithmetics";
 }
 
-// More threads than slices is refused, naming the slices built.
-TEST(ArraySlices, MoreThreadsThanSlicesIsAClearError) {
+// The split: every column once, the engine's thread engine_cols fewer where the columns allow.
+TEST(ArraySlices, TheEnginesThreadTakesItsShareFewerColumns) {
+  using W = std::vector<int>;
+  EXPECT_EQ(tb::array_slice_widths(128, 1, 34), W({128}));
+  EXPECT_EQ(tb::array_slice_widths(128, 2, 0), W({64, 64}));
+  EXPECT_EQ(tb::array_slice_widths(128, 2, 34), W({47, 81}));  // 47 + 34 = 81
+  EXPECT_EQ(tb::array_slice_widths(128, 4, 14), W({22, 36, 35, 35}));
+  EXPECT_EQ(tb::array_slice_widths(16, 4, 40), W({0, 6, 5, 5}));  // the engine's thread: the engine alone
+  EXPECT_EQ(tb::array_slice_widths(16, 16, 0), W(16, 1));
+}
+
+// More threads than columns is refused.
+TEST(ArraySlices, MoreThreadsThanColumnsIsAClearError) {
   tb::TeSimOptions o;
-  o.array_threads = 5;
+  o.array_threads = 17;
   try {
     tb::make_te_sim(16, 16, o);
-    ADD_FAILURE() << "5 threads for 4 slices were accepted";
+    ADD_FAILURE() << "17 threads for 16 columns were accepted";
   } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("built in 4 column slices"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--threads 17: at most 16 for a 16-column array"), std::string::npos)
+        << e.what();
   }
 }
 
@@ -192,7 +217,7 @@ TEST(FastPe, AFaultyFloatingPointEnvironmentStopsEveryHostFpuModel) {
     sim->run(tb::plan_gemm(shape, 16, 16, sim->sbuf(), rng, true).program);
   };
   expect_environment_refused("16x16 array, whole", [&] { run_array(0); });
-  expect_environment_refused("16x16 array, 4 slices on 2 threads", [&] { run_array(2); });
+  expect_environment_refused("16x16 array, slices on 2 threads", [&] { run_array(2); });
   expect_environment_refused("size-8 core", [&] {
     tb::CoreSimOptions o;
     o.size = 8;

@@ -34,11 +34,12 @@
 // holds data for its column segment; otherwise it passes the sum from above unchanged, so
 // each column adds exactly the products of its own MM's rows.
 //
-// Column slices: an instance may compute only SliceCols of the Cols columns, from col_base_i on
-// (its weights, sums and outputs are those columns'; every input is the whole array's). A
-// simulator can then run the array as Cols / SliceCols models, each stepped by its own thread
-// (tb/tensor/array_slices.h; rtl/tensor/README.md, "Column slices"): a sum only moves down its
-// column, so slices exchange nothing. Inside the engine the one instance has SliceCols = Cols.
+// Column slices: built with Sliced, an instance computes only the col_count_i columns from
+// col_base_i on (its weights, sums and outputs are those columns', the outputs from
+// out_sum_o[0]; every input is the whole array's). A simulator can then run the array as a few
+// such models, each stepped by its own thread and sized at run time (tb/tensor/array_slices.h;
+// rtl/tensor/README.md, "Column slices"): a sum only moves down its column, so slices exchange
+// nothing. Inside the engine the one instance is whole (Sliced = 0, both inputs unused).
 //
 // The array is written as loops over state arrays (a PE function applied to every element)
 // rather than Rows x Cols module instances: Verilator then builds a 128 x 128 array in a few
@@ -50,7 +51,7 @@ module nc_systolic_array
 #(
   parameter int unsigned Rows = 128,
   parameter int unsigned Cols = 128,
-  parameter int unsigned SliceCols = Cols,
+  parameter int unsigned Sliced = 0,
   // One PE whose operands and sums are brought out as plain signals, for waves: the big
   // state arrays are too large for a wave dump.
   parameter int unsigned ProbeRow = 0,
@@ -58,8 +59,9 @@ module nc_systolic_array
 ) (
   input  logic                           clk_i,
   input  logic                           rst_ni,
-  // The first column of this slice (a multiple of SliceCols; 0 when SliceCols = Cols).
+  // With Sliced: the first column of this slice and how many it computes (held for a whole run).
   input  logic [$clog2(Cols+1)-1:0]      col_base_i,
+  input  logic [$clog2(Cols+1)-1:0]      col_count_i,
   // Up to LsCols columns of a weight bank per cycle (LoadStationary), one per lane.
   input  logic [LsCols-1:0]              w_we_i,
   input  logic                           w_row_en_i [Rows],     // rows of the LS's tile
@@ -73,8 +75,8 @@ module nc_systolic_array
   input  te_pe_op_e                      in_op_i,
   input  isa_te_sparsity_e                   in_sparsity_i,
   input  fp_unpacked_t                   in_data_i [MaxReps][Rows],
-  // Bottom of each column of the slice (FP32 bits).
-  output logic [31:0]                    out_sum_o [SliceCols]
+  // Bottom of each column of the slice (FP32 bits); with Sliced, of column col_base_i + j at j.
+  output logic [31:0]                    out_sum_o [Cols]
 );
   localparam int unsigned Depth = Rows + Cols;  // oldest vector still in the array
   localparam int unsigned PtrW = $clog2(Depth);
@@ -85,22 +87,23 @@ module nc_systolic_array
   // vector would have it copy and shift a whole row.
   // Weights: [bank][column][row], written one column a cycle; a column's rows are contiguous,
   // which is the order the PEs are evaluated in.
-  // Indexed by the column within the slice.
-  fp_unpacked_t w_q [2][SliceCols][Rows];
-  fp_unpacked_t w1_q [2][SliceCols][Rows];
-  logic [31:0]  w_aux_q [2][SliceCols][Rows];
+  // Indexed by the column within the slice (a slice keeps room for every column).
+  fp_unpacked_t w_q [2][Cols][Rows];
+  fp_unpacked_t w1_q [2][Cols][Rows];
+  logic [31:0]  w_aux_q [2][Cols][Rows];
 
   logic [PtrW-1:0] ptr_q, ptr_d;  // slot of the entering vector's row 0 in the skewed rings
 
-  // A sum only moves down its column, so columns are independent: the array is computed in
+  // The whole array (inside the engine): column = slice column, no base to add and no count to
+  // compare at run time (a simulator then computes every PE exactly as before slices existed).
+  localparam bit Whole = Sliced == 0;
+  // A sum only moves down its column, so columns are independent: the whole array is computed in
   // ColGroups blocks of columns (g_col[g]), each a clocked block with its own state, so that a
-  // simulator built with threads can run them in parallel.
-  localparam int unsigned ColGroups = (SliceCols >= 32 && SliceCols % 2 == 0) ? 2 : 1;
-  localparam int unsigned GroupCols = SliceCols / ColGroups;
-  localparam int unsigned SliceW = (SliceCols > 1) ? $clog2(SliceCols) : 1;
-  // The whole array (inside the engine): column = slice column, no base to add at run time
-  // (a simulator then computes every PE exactly as before slices existed).
-  localparam bit Whole = SliceCols == Cols;
+  // simulator built with threads can run them in parallel. A slice is one block (its count is
+  // known only at run time; a simulator's threads take whole slices).
+  localparam int unsigned ColGroups = (Whole && Cols >= 32 && Cols % 2 == 0) ? 2 : 1;
+  localparam int unsigned GroupCols = Cols / ColGroups;
+  localparam int unsigned ColW = (Cols > 1) ? $clog2(Cols) : 1;
 
   // What a PE needs to know about the vector passing it, besides its data: the metadata of
   // the vector's row segment and the vector's operation.
@@ -117,13 +120,13 @@ module nc_systolic_array
   // An LS writes the rows of its tile and keeps the rest of each column (other tiles' weights);
   // a slice takes the lanes whose column is one of its own (w_we_mine, at w_col_mine).
   logic [LsCols-1:0] w_we_mine;
-  logic [SliceW-1:0] w_col_mine [LsCols];
+  logic [ColW-1:0]   w_col_mine [LsCols];
   always_comb begin
     for (int unsigned l = 0; l < LsCols; l++) begin
       automatic int unsigned offset = Whole ? int'(w_col_i[l])
                                             : int'(w_col_i[l]) - int'(col_base_i);  // wraps below the base
-      w_we_mine[l] = w_we_i[l] && (Whole || offset < SliceCols);
-      w_col_mine[l] = SliceW'(offset);
+      w_we_mine[l] = w_we_i[l] && (Whole || offset < 32'(col_count_i));
+      w_col_mine[l] = ColW'(offset);
     end
   end
   fp_unpacked_t w_col_new [LsCols][Rows];
@@ -153,7 +156,7 @@ module nc_systolic_array
   // shares one multiplier and one adder (double-row adds its second product first), so the
   // simulator holds one copy of the FP32 logic per PE rather than one per mode.
   // m is the PE's column in the array, ml in the slice.
-  function automatic logic [31:0] pe_sum(logic [RowW-1:0] k, int unsigned m, logic [SliceW-1:0] ml, logic [31:0] above,
+  function automatic logic [31:0] pe_sum(logic [RowW-1:0] k, int unsigned m, logic [ColW-1:0] ml, logic [31:0] above,
                                          pe_ctrl_t ctrl, fp_unpacked_t x0, fp_unpacked_t x_mode);
     automatic logic [SegW-1:0] seg_col = SegW'(m * Segs / Cols);
     automatic logic            sel = ctrl.row.wsel;
@@ -266,6 +269,7 @@ module nc_systolic_array
           automatic int unsigned     ml = g * GroupCols + j;
           automatic int unsigned     m = Whole ? ml : int'(col_base_i) + ml;
           automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), m);
+          if (!Whole && j >= 32'(col_count_i)) break;  // past the slice's columns
           for (int unsigned r = 0; r < Rows; r++) begin
             automatic int unsigned k = Rows - 1 - r;
             automatic pe_ctrl_t        ctrl = cs[s][k];
@@ -279,20 +283,20 @@ module nc_systolic_array
               automatic int unsigned kt = (k & ~32'd3) | 32'(tag[1:0]);
               x_mode = xs[slot_add(int'(slot_sub(int'(s), k)), kt)][tag[3:2]][RowW'(kt)];
             end
-            ps[j][k] = pe_sum(RowW'(k), m, SliceW'(ml), (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k],
+            ps[j][k] = pe_sum(RowW'(k), m, ColW'(ml), (k == 0) ? 32'd0 : ps[j][k-1], ctrl, xs[s][0][k],
                               x_mode);
           end
           bottom_d[j] = ps[j][Rows-1];
         end
         bottom_q <= bottom_d;
-        if (SliceCols == Cols && ProbeCol / GroupCols == g) begin
+        if (Whole && ProbeCol / GroupCols == g) begin
           automatic logic [PtrW-1:0] s = slot_sub(int'(ptr_q), ProbeCol);
           automatic logic            wsel = cs[s][ProbeRow].row.wsel;
           // The inner select keeps the unused index in range when ProbeRow is 0.
           probe_above_q <= (ProbeRow == 0) ? 32'd0
                          : ps[ProbeCol % GroupCols][(ProbeRow == 0) ? 0 : ProbeRow - 1];
           probe_own_q <= ps[ProbeCol % GroupCols][ProbeRow];
-          probe_weight_q <= pack_fp32(w_q[wsel][ProbeCol % SliceCols][ProbeRow]);
+          probe_weight_q <= pack_fp32(w_q[wsel][ProbeCol][ProbeRow]);
           probe_moving_q <= pack_fp32(xs[s][0][ProbeRow]);
           probe_wsel_q <= wsel;
           probe_op_q <= cs[s][ProbeRow].op;
@@ -310,10 +314,10 @@ module nc_systolic_array
   logic [31:0] probe_weight, probe_moving, probe_sum_in, probe_sum_q;
   logic        probe_wsel;
   te_pe_op_e   probe_op;
-  assign probe_wsel = g_col[(ProbeCol % SliceCols) / GroupCols].probe_wsel_q;
-  assign probe_op = g_col[(ProbeCol % SliceCols) / GroupCols].probe_op_q;
-  assign probe_weight = g_col[(ProbeCol % SliceCols) / GroupCols].probe_weight_q;
-  assign probe_moving = g_col[(ProbeCol % SliceCols) / GroupCols].probe_moving_q;
-  assign probe_sum_in = g_col[(ProbeCol % SliceCols) / GroupCols].probe_above_q;
-  assign probe_sum_q = g_col[(ProbeCol % SliceCols) / GroupCols].probe_own_q;
+  assign probe_wsel = g_col[ProbeCol / GroupCols].probe_wsel_q;
+  assign probe_op = g_col[ProbeCol / GroupCols].probe_op_q;
+  assign probe_weight = g_col[ProbeCol / GroupCols].probe_weight_q;
+  assign probe_moving = g_col[ProbeCol / GroupCols].probe_moving_q;
+  assign probe_sum_in = g_col[ProbeCol / GroupCols].probe_above_q;
+  assign probe_sum_q = g_col[ProbeCol / GroupCols].probe_own_q;
 endmodule

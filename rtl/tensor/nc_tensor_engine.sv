@@ -895,7 +895,7 @@ module nc_tensor_engine
     assign out_sum = arr_out_sum_i;
   end else begin : g_array
     nc_systolic_array #(.Rows(Rows), .Cols(Cols)) u_array (
-      .clk_i, .rst_ni, .col_base_i('0),
+      .clk_i, .rst_ni, .col_base_i('0), .col_count_i('0),
       .w_we_i(w_we), .w_row_en_i(w_row_en), .w_bank_i(ls_bank_q), .w_col_i(w_col),
       .w_col_data_i(w_col_data), .w_col_data1_i(w_col_data1), .w_col_aux_i(w_col_aux),
       .in_row_i(in_row_q), .in_op_i(in_op_q), .in_sparsity_i(in_sparsity_q),

@@ -33,23 +33,27 @@ struct GemmOptions {
   WavesOptions waves;
   tb::PeArith pe_arith = tb::kBuildPeArith;
   int threads = -1;  // the array's threads (TeSimOptions::array_threads); -1: array_threads_default
+  int engine_cols = -1;  // TeSimOptions::array_engine_cols
   bool json = false, all_classes = false;
 };
 
-// --threads by default: the machine's cores, up to the column slices built at this size and
-// arithmetic, for arrays of 64 columns or more (a small array gains nothing from threads: the
-// per-cycle fork and join outweighs its work); otherwise 0, the array inside the engine.
+// --threads by default, where this size is built in column slices for this arithmetic and has
+// 64 columns or more (a small array gains nothing from threads: the per-cycle fork and join
+// outweighs its work): the machine's cores, at most one per kMinColsPerThread columns; otherwise
+// 0, the array inside the engine.
+constexpr int kMinColsPerThread = 16;  // ncore's own choice: narrower slices cost more than they share
 int array_threads_default(int rows, int cols, tb::PeArith arith) {
   if (cols < 64) return 0;
-  for (const auto& s : tb::te_sim_sliced_sizes(arith))
-    if (s.rows == rows && s.cols == cols)
-      return std::max(1, std::min(s.slices, static_cast<int>(std::thread::hardware_concurrency())));
+  for (const auto& [r, c] : tb::te_sim_sliced_sizes(arith))
+    if (r == rows && c == cols)
+      return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 1, cols / kMinColsPerThread);
   return 0;
 }
 
 struct GemmReport {
   uint64_t cycles = 0, macs = 0, busy = 0, compared = 0, mismatches = 0;
   int threads = 0;  // the array's (RTL)
+  std::vector<int> slice_cols;  // the columns of each thread's slice (threads > 0)
   double wall = 0;
   std::string failure;
 };
@@ -92,15 +96,17 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   o.waves.apply(so);
   so.pe_arith = o.pe_arith;
   so.array_threads = o.threads >= 0 ? o.threads : array_threads_default(o.rows, o.cols, o.pe_arith);
+  so.array_engine_cols = o.engine_cols;
   so.readback = false;
   so.reproduce = fmt::format("ncore gemm --mode {} --tiling {} --batch {} --k {} --n {} --m {} "
                              "--dtype {} --dtype-moving {} --engine {} --rows {} --cols {} "
-                             "--seed {} --stall {}{} --pe-arith {} --threads {} --waves fail.fst", o.mode,
+                             "--seed {} --stall {}{} --pe-arith {} --threads {}{} --waves fail.fst", o.mode,
                              o.tiling, shape.batch, o.k, o.n, o.m, o.dtype,
                              o.dtype_moving.empty() ? o.dtype : o.dtype_moving, o.engine,
                              o.rows, o.cols, o.seed, o.stall,
                              o.all_classes ? " --all-classes" : "", tb::pe_arith_name(o.pe_arith),
-                             so.array_threads);
+                             so.array_threads,
+                             o.engine_cols >= 0 ? fmt::format(" --engine-cols {}", o.engine_cols) : "");
   auto sim = tb::make_te_sim(o.rows, o.cols, so);
   model::SplitMix64 rng(o.seed);
   const auto plan = tb::plan_gemm(shape, o.rows, o.cols, sim->sbuf(), rng, o.all_classes);
@@ -114,6 +120,7 @@ GemmReport run_rtl(const GemmOptions& o, const tb::GemmShape& shape, bool check)
   r.failure = result.failure;
   r.wall = result.wall_seconds;
   r.threads = so.array_threads;
+  if (so.array_threads > 0) r.slice_cols = tb::array_slice_widths(o.cols, so.array_threads, tb::array_engine_cols(so));
   return r;
 }
 
@@ -161,8 +168,14 @@ void add_gemm_command(CLI::App& app) {
   add_pe_arith_option(cmd, o->pe_arith);
   cmd->add_option("--threads", o->threads,
                   "RTL: threads stepping the PE array as column slices (0: the array inside the engine, one "
-                  "model; default: the machine's cores up to the slices built, for arrays of 64 columns or more)")
-      ->check(CLI::Range(0, 64));
+                  "model; default: the machine's cores, up to one per 16 columns, for arrays of 64 columns or more "
+                  "built in slices)")
+      ->check(CLI::Range(0, tb::kMaxArrayThreads));
+  cmd->add_option("--engine-cols", o->engine_cols,
+                  "RTL with --threads: the engine's evaluation counted in array columns, which the engine's "
+                  "thread then takes fewer of (host speed only; default: the PE arithmetic's, "
+                  "tests/README.md \"Issue 52\")")
+      ->check(CLI::Range(0, 4096));
   cmd->callback([o] {
     tb::GemmShape shape{
         o->k, o->n, o->m, model::parse_dtype(o->dtype),
@@ -189,6 +202,7 @@ void add_gemm_command(CLI::App& app) {
       if (o->engine != "golden") {
         j["pe_arith"] = tb::pe_arith_name(o->pe_arith);
         j["threads"] = r.threads;
+        if (r.threads > 0) j["slice_cols"] = r.slice_cols;
       }
       if (!r.failure.empty()) j["failure"] = r.failure;
       fmt::print("{}\n", j.dump(2));

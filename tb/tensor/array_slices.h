@@ -2,20 +2,22 @@
 // The PE array as column slices on threads (issue 52; rtl/tensor/README.md, "Column slices").
 //
 // The engine is Verilated with ExternalArray (nc_tensor_engine_tb's arr_* ports carry what it
-// would give its own array, and take the array's bottom row); the array is Verilated once as a
-// slice of SliceCols columns (nc_systolic_array as the top) and instanced Cols / SliceCols
-// times, each with its own first column. A sum only moves down its column, so slices exchange
-// nothing, and a slice's edge needs only what the engine gave it before the edge.
+// would give its own array, and take the array's bottom row); the array is Verilated once with
+// Sliced (nc_systolic_array as the top, its first column and column count set at run time) and
+// instanced once per thread. A sum only moves down its column, so slices exchange nothing, and
+// a slice's edge needs only what the engine gave it before the edge.
 //
-// One clock edge: the engine's array outputs are copied into every slice; the workers start
-// taking slices, one at a time, and making their edges; meanwhile the calling thread makes the
-// engine's own edge (it reads the bottom row of the edge before, as it would from the array's
-// registers), then takes slices too until none is left; when every slice has made its edge,
-// their new bottom rows become the engine's inputs. So the engine's evaluation overlaps the
-// slices' instead of adding to them, and slices smaller than a thread's share (more slices than
-// threads) balance the threads' work. Outputs and cycles are the same for every thread count,
-// whichever thread steps a slice (tests/test_rtl_fast.cpp checks them against the engine with
-// its array inside).
+// One clock edge: the engine's array outputs are copied into every slice; each worker thread
+// makes its own slice's edge; meanwhile the calling thread makes the engine's own edge (it reads
+// the bottom row of the edge before, as it would from the array's registers) and then its own,
+// narrower slice's; when every slice has made its edge, their new bottom rows become the
+// engine's inputs. The engine's thread takes `engine_cols` fewer columns than the others, the
+// engine's evaluation counted in columns of PE work, so that the threads finish together. Each
+// thread keeps its own slice, so a slice's state stays in that core's cache; but a thread with
+// nothing left takes any slice not yet taken this cycle, so a worker the machine has not
+// scheduled (a busy machine, more threads than cores) delays no one. Outputs and cycles are the
+// same for every thread count and every split, whichever thread steps a slice
+// (tests/test_rtl_fast.cpp checks them against the engine with its array inside).
 //
 // Threads wait for each cycle by spinning (a fork and a join per cycle is far too often to sleep
 // between them), and sleep on a condition variable only after spinning a while without work
@@ -37,27 +39,35 @@
 #include <verilated.h>
 
 #include "tb/common/bench.h"
+#include "tb/tensor/te_sim.h"  // array_slice_widths
 
 namespace ncore::tb {
 
 template <class Engine, class Slice>
 class ArraySlices final : public BesideTop {
  public:
-  // `slices` models of cols / slices columns each, stepped by `threads` threads (1..slices).
-  // `context`: the engine's (Verilator keeps a thread's current context, and a model's scopes
-  // leave it when the model is destroyed: one context outliving every model is the safe way).
-  ArraySlices(Engine& engine, VerilatedContext& context, int cols, int slices, int threads)
-      : engine_(engine), width_(cols / slices) {
-    for (int s = 0; s < slices; ++s) {
-      auto slice = std::make_unique<Slice>(&context, fmt::format("slice{}", s).c_str());
-      slice->col_base_i = static_cast<std::remove_reference_t<decltype(slice->col_base_i)>>(s * width_);
+  // `threads` slices of a `cols`-column array, one per thread (the calling thread's first),
+  // split by array_slice_widths(). `context`: the engine's (Verilator keeps a thread's current
+  // context, and a model's scopes leave it when the model is destroyed: one context outliving
+  // every model is the safe way).
+  ArraySlices(Engine& engine, VerilatedContext& context, int cols, int threads, int engine_cols)
+      : engine_(engine) {
+    int base = 0;
+    for (int width : array_slice_widths(cols, threads, engine_cols)) {
+      auto slice = std::make_unique<Slice>(&context, fmt::format("slice{}", slices_.size()).c_str());
+      using Col = std::remove_reference_t<decltype(slice->col_base_i)>;
+      slice->col_base_i = static_cast<Col>(base);
+      slice->col_count_i = static_cast<Col>(width);
       slice->clk_i = 0;
       slice->rst_ni = engine.rst_ni;
       slice->eval();  // its initial blocks here, on this thread (the fast build's environment check)
       slices_.push_back(std::move(slice));
+      bases_.push_back(base);
+      widths_.push_back(width);
+      base += width;
     }
-    threads_ = threads < 1 ? 1 : threads;  // make_te_sim refuses more threads than slices
-    for (int t = 1; t < threads_; ++t) workers_.emplace_back([this] { work(); });
+    taken_ = std::make_unique<std::atomic<bool>[]>(slices_.size());
+    for (size_t t = 1; t < slices_.size(); ++t) workers_.emplace_back([this, t] { work(t); });
   }
   ~ArraySlices() override {
     stop_.store(true);
@@ -68,21 +78,25 @@ class ArraySlices final : public BesideTop {
   ArraySlices(const ArraySlices&) = delete;
   ArraySlices& operator=(const ArraySlices&) = delete;
 
-  int threads() const { return threads_; }
+  int threads() const { return static_cast<int>(slices_.size()); }
+  const std::vector<int>& widths() const { return widths_; }
 
-  // Before the engine's edge: every slice takes the array inputs, and the workers start the
+  // Before the engine's edge: every slice takes the array inputs, and the workers start their
   // slices' edges.
+  // Order matters: a slice can be taken (taken_ false) only once its inputs are in place and
+  // done_ counts this cycle.
   void before_rise() override {
     for (auto& slice : slices_) take_inputs(*slice);
     done_.store(0);
-    next_.store(0);  // after the inputs: a worker that takes a slice sees them
+    for (size_t s = 0; s < slices_.size(); ++s) taken_[s].store(false);
     release_workers();
   }
-  // After the engine's edge: this thread steps what slices are left, waits for the rest, and
-  // gives the engine their bottom rows.
+  // After the engine's edge: this thread steps its own slice and any not yet taken, waits for
+  // the rest, and gives the engine every slice's bottom row.
   void after_rise() override {
-    step_slices();
-    for (int spins = 0; done_.load() != static_cast<int>(slices_.size()); ++spins) {
+    step_from(0);
+    const int count = static_cast<int>(slices_.size());
+    for (int spins = 0; done_.load() != count; ++spins) {
       if (spins < kSpins) spin_pause();
       else std::this_thread::yield();  // a worker is not running: give it the core
     }
@@ -91,7 +105,7 @@ class ArraySlices final : public BesideTop {
       std::rethrow_exception(error_);  // a worker's, on the engine's thread
     }
     for (size_t s = 0; s < slices_.size(); ++s)
-      for (int j = 0; j < width_; ++j) engine_.arr_out_sum_i[static_cast<int>(s) * width_ + j] = slices_[s]->out_sum_o[j];
+      for (int j = 0; j < widths_[s]; ++j) engine_.arr_out_sum_i[bases_[s] + j] = slices_[s]->out_sum_o[j];
   }
 
  private:
@@ -129,22 +143,25 @@ class ArraySlices final : public BesideTop {
     copy_port(slice.in_data_i, engine_.arr_in_data_o);
   }
 
-  // Takes slices not yet taken this cycle and makes their edges. A worker still here from the
-  // cycle before takes nothing (next_ is past the end) or, once next_ is reset, a slice of the
-  // new cycle, whose inputs are already in place.
-  void step_slices() {
-    const int count = static_cast<int>(slices_.size());
-    for (int s = next_.fetch_add(1); s < count; s = next_.fetch_add(1)) {
-      Slice& slice = *slices_[static_cast<size_t>(s)];
-      try {
-        slice.clk_i = 0;
-        slice.eval();
-        slice.clk_i = 1;
-        slice.eval();
-      } catch (...) {  // kept for after_rise: an exception must not leave a worker thread
-        std::lock_guard<std::mutex> lock(mutex_);
-        if (!failed_.load()) error_ = std::current_exception();
-        failed_.store(true);
+  // Thread t's slice, then every other slice not yet taken this cycle, each made one edge and
+  // counted done. An exception is kept for after_rise: it must not leave a worker thread.
+  void step_from(size_t t) {
+    const size_t count = slices_.size();
+    for (size_t i = 0; i < count; ++i) {
+      const size_t s = (t + i) % count;
+      if (taken_[s].exchange(true)) continue;
+      if (widths_[s] > 0) {  // the engine's thread's share may be the engine alone
+        Slice& slice = *slices_[s];
+        try {
+          slice.clk_i = 0;
+          slice.eval();
+          slice.clk_i = 1;
+          slice.eval();
+        } catch (...) {
+          std::lock_guard<std::mutex> lock(mutex_);
+          if (!failed_.load()) error_ = std::current_exception();
+          failed_.store(true);
+        }
       }
       done_.fetch_add(1);
     }
@@ -160,7 +177,10 @@ class ArraySlices final : public BesideTop {
     }
   }
 
-  void work() {
+  // Worker t: its slice and any left, once per release. A worker that wakes late finds its slice
+  // taken (by the engine's thread) or, once before_rise has freed it again, takes it for the new
+  // cycle, whose inputs are then already in place.
+  void work(size_t t) {
     uint64_t seen = 0;
     for (;;) {
       for (int spins = 0; generation_.load() == seen; ++spins) {
@@ -177,19 +197,19 @@ class ArraySlices final : public BesideTop {
       }
       seen = generation_.load();
       if (stop_.load()) return;
-      step_slices();
+      step_from(t);
     }
   }
 
   static constexpr int kSpins = 20000;  // about 10-40 us of pause instructions
 
   Engine& engine_;
-  const int width_;  // columns per slice
-  std::vector<std::unique_ptr<Slice>> slices_;
-  int threads_ = 1;
-  std::vector<std::thread> workers_;
+  std::vector<std::unique_ptr<Slice>> slices_;  // [0]: the engine's thread's
+  std::vector<int> bases_, widths_;             // each slice's first column and column count
+  std::vector<std::thread> workers_;            // worker t - 1 steps slice t first
+  std::unique_ptr<std::atomic<bool>[]> taken_;  // per slice: stepped, or being stepped, this cycle
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> next_{0}, done_{0}, sleepers_{0};  // next_: the next slice to take
+  std::atomic<int> done_{0}, sleepers_{0};  // done_: slices stepped this cycle
   std::atomic<bool> stop_{false}, failed_{false};
   std::exception_ptr error_;  // the first exception a slice threw (under mutex_)
   std::mutex mutex_;

@@ -49,11 +49,11 @@ struct SlicesOf<V, void> {
 };
 
 // V: the Verilated harness top. S: void, or the Verilated column slice of the array when V is
-// the engine built with ExternalArray (array_slices.h), `slices` of them.
+// the engine built with ExternalArray (array_slices.h), one per thread.
 template <class V, class S = void>
 class TeSimImpl final : public TeSim {
  public:
-  TeSimImpl(int rows, int cols, const TeSimOptions& options, int slices = 0)
+  TeSimImpl(int rows, int cols, const TeSimOptions& options)
       : rows_(rows),
         cols_(cols),
         options_(options),
@@ -65,7 +65,8 @@ class TeSimImpl final : public TeSim {
         scoreboard_(rows, cols, sbuf_, [this](const std::string& what) { fail(what); }),
         coverage_(rows, cols, options) {
     if constexpr (!std::is_void_v<S>) {
-      slices_ = std::make_unique<ArraySlices<V, S>>(*top_, bench_.context(), cols, slices, options.array_threads);
+      slices_ = std::make_unique<ArraySlices<V, S>>(*top_, bench_.context(), cols, options.array_threads,
+                                                    array_engine_cols(options));
       bench_.set_beside(slices_.get());
     }
     idle_inputs();
@@ -442,9 +443,9 @@ std::vector<std::pair<int, int>> te_sim_xprop_sizes() {
   return sizes;
 }
 
-std::vector<TeSlicedSize> te_sim_sliced_sizes(PeArith arith) {
-  std::vector<TeSlicedSize> sizes;
-#define NC_TE_SIZE(R, C, ENGINE, SLICE, N) sizes.push_back({R, C, N});
+std::vector<std::pair<int, int>> te_sim_sliced_sizes(PeArith arith) {
+  std::vector<std::pair<int, int>> sizes;
+#define NC_TE_SIZE(R, C, ENGINE, SLICE) sizes.push_back({R, C});
   if (arith == PeArith::kHostFpu) {
     NC_TE_FAST_SLICED_MODELS(NC_TE_SIZE)
     NC_TE_FAST_SLICED_FULL_MODELS(NC_TE_SIZE)
@@ -459,14 +460,12 @@ std::vector<TeSlicedSize> te_sim_sliced_sizes(PeArith arith) {
 std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& options) {
   if (options.array_threads > 0) {
     if (options.xprop_seed != 0) throw Error("the X-propagation builds keep the array inside the engine (no --threads)");
-#define NC_TE_MAKE(R, C, ENGINE, SLICE, N)                                                          \
-  if (rows == R && cols == C) {                                                                    \
-    if (options.array_threads > N)                                                                 \
-      throw Error(fmt::format("{} threads: the {}x{} array is built in {} column slices, one thread " \
-                              "each at most (-DNCORE_ARRAY_SLICES=N builds more)",                  \
-                              options.array_threads, R, C, N));                                     \
-    return std::make_unique<TeSimImpl<ENGINE, SLICE>>(R, C, options, N);                          \
-  }
+    if (options.array_threads > std::min(cols, kMaxArrayThreads))
+      throw Error(fmt::format("--threads {}: at most {} for a {}-column array (a column slice per thread, "
+                              "at most {} threads)", options.array_threads, std::min(cols, kMaxArrayThreads),
+                              cols, kMaxArrayThreads));
+#define NC_TE_MAKE(R, C, ENGINE, SLICE) \
+  if (rows == R && cols == C) return std::make_unique<TeSimImpl<ENGINE, SLICE>>(R, C, options);
     if (options.pe_arith == PeArith::kHostFpu) {
       NC_TE_FAST_SLICED_MODELS(NC_TE_MAKE)
       NC_TE_FAST_SLICED_FULL_MODELS(NC_TE_MAKE)
@@ -476,9 +475,9 @@ std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& optio
     }
 #undef NC_TE_MAKE
     std::string built;
-    for (const auto& s : te_sim_sliced_sizes(options.pe_arith)) built += fmt::format(" {}x{}", s.rows, s.cols);
+    for (const auto& [r, c] : te_sim_sliced_sizes(options.pe_arith)) built += fmt::format(" {}x{}", r, c);
     throw Error(fmt::format("no {} RTL model of a {}x{} array in column slices is built (for threads); built:{} "
-                            "(the full size needs -DNCORE_ARRAY_SLICES=N)", pe_arith_name(options.pe_arith),
+                            "(the full size needs -DNCORE_ARRAY_SLICES=ON)", pe_arith_name(options.pe_arith),
                             rows, cols, built));
   }
   if (options.xprop_seed != 0) {

@@ -8,6 +8,7 @@
 // bits in hex and decoded, and the seed. Rejected instructions are compared code for code.
 // Random back-pressure on the instruction queue and both SBUF ports comes from the seed.
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -52,10 +53,14 @@ struct TeSimOptions : BenchOptions {
   double probe_reads = 0.0;   // chance a cycle starts a PSUM read during the run, mostly of a
                               // bank with writes in flight (a bank conflict: held off)
   TeFault fault = TeFault::kNone;
-  // 0: the array inside the engine, one model. N > 0: the array as column slices stepped by N
-  // threads (tb/tensor/array_slices.h; at most the slices built, te_sim_sliced_sizes()): the
-  // same outputs and cycles for every N.
+  // 0: the array inside the engine, one model. N > 0: the array as N column slices, one per
+  // thread (tb/tensor/array_slices.h; sizes te_sim_sliced_sizes(), N at most the columns and
+  // kMaxArrayThreads): the same outputs and cycles for every N.
   int array_threads = 0;
+  // The engine's own evaluation counted in array columns: the engine's thread's slice has that
+  // many fewer columns than each other thread's (array_slice_widths). -1: the PE arithmetic's
+  // default, kArrayEngineCols. Host speed only: outputs and cycles are the same for any value.
+  int array_engine_cols = -1;
   // Count the functional bins (te_sim.cpp, "functional coverage") even without
   // NCORE_COVERAGE_DIR, so that a test can read them with coverage_bins().
   bool count_bins = false;
@@ -103,15 +108,46 @@ class TeSim {
   virtual const std::map<std::string, uint64_t>& coverage_bins() const = 0;
 };
 
+// At most this many threads step a sliced array: ncore's own limit, past any machine it has run
+// on, that keeps a mistyped --threads from starting thousands of threads.
+inline constexpr int kMaxArrayThreads = 256;
+
+// The engine's evaluation and the harness between clock edges, in columns of the array's work
+// on a thread. ncore's own tuning, which sets host speed only: the fastest of a sweep on the
+// 1024 x 256 x 1024 BF16 GEMM on 2 threads (host-FPU 0, 17, 34; logic 0, 8, 16; tests/README.md
+// "Issue 52"). perf on one thread puts the engine at a fifth of a host-FPU run (34 columns),
+// but a wider slice costs more per column beside another thread, so the best split is nearer
+// even; the sweep's differences are within the machine's noise of about 5%.
+inline constexpr int kArrayEngineColsHostFpu = 17;
+inline constexpr int kArrayEngineColsLogic = 8;
+inline int array_engine_cols(const TeSimOptions& options) {
+  if (options.array_engine_cols >= 0) return options.array_engine_cols;
+  return options.pe_arith == PeArith::kHostFpu ? kArrayEngineColsHostFpu : kArrayEngineColsLogic;
+}
+
+// The columns of each thread's slice: `threads` slices covering `cols` columns, the first (the
+// engine's thread's) `engine_cols` narrower than the others where the columns allow (it may
+// then be empty), the others as even as whole columns make them.
+inline std::vector<int> array_slice_widths(int cols, int threads, int engine_cols) {
+  std::vector<int> widths(static_cast<size_t>(threads), 0);
+  if (threads == 1) {
+    widths[0] = cols;
+    return widths;
+  }
+  // Each thread's share of cols + engine_cols, rounded; the engine's thread's minus engine_cols.
+  const int first = std::clamp((cols + engine_cols + threads / 2) / threads - engine_cols, 0, cols);
+  widths[0] = first;
+  const int rest = cols - first, others = threads - 1;
+  for (int t = 1; t < threads; ++t) widths[static_cast<size_t>(t)] = rest / others + (t <= rest % others ? 1 : 0);
+  return widths;
+}
+
 // The array sizes built into this binary, and a simulator for one of them.
 std::vector<std::pair<int, int>> te_sim_sizes();
 std::vector<std::pair<int, int>> te_sim_xprop_sizes();
 std::vector<std::pair<int, int>> te_sim_fast_sizes();  // options.pe_arith = PeArith::kHostFpu
-// The sizes built as column slices (options.array_threads > 0), and how many slices each has.
-struct TeSlicedSize {
-  int rows, cols, slices;
-};
-std::vector<TeSlicedSize> te_sim_sliced_sizes(PeArith arith);
+// The sizes built as column slices (options.array_threads > 0).
+std::vector<std::pair<int, int>> te_sim_sliced_sizes(PeArith arith);
 std::unique_ptr<TeSim> make_te_sim(int rows, int cols, const TeSimOptions& options);
 
 }  // namespace ncore::tb
