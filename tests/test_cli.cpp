@@ -204,6 +204,9 @@ TEST(Cli, GemmPeArithAndThreadsGiveTheSameCyclesAndSayWhatRan) {
   r = run(gemm + " --threads 17");
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("--threads 17: at most 16 for a 16-column array"), std::string::npos) << r.err;
+  r = run(gemm + " --threads 2 --engine-cols -3");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("--engine-cols: Value -3 not in range 0 to 4096"), std::string::npos) << r.err;
 }
 
 TEST(Cli, HbmTraceFromStdinReportsEveryFigure) {

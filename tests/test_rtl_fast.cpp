@@ -7,6 +7,7 @@
 // Each run is also co-simulated against the golden model, as every RTL test is.
 
 #include <cfenv>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -122,6 +123,7 @@ TEST(ArraySlices, TheEnginesThreadTakesItsShareFewerColumns) {
   EXPECT_EQ(tb::array_slice_widths(128, 4, 14), W({22, 36, 35, 35}));
   EXPECT_EQ(tb::array_slice_widths(16, 4, 40), W({0, 6, 5, 5}));  // the engine's thread: the engine alone
   EXPECT_EQ(tb::array_slice_widths(16, 16, 0), W(16, 1));
+  EXPECT_EQ(tb::array_slice_widths(16, 2, std::numeric_limits<int>::max()), W({0, 16}));  // no overflow
 }
 
 // More threads than columns is refused.

@@ -78,9 +78,6 @@ class ArraySlices final : public BesideTop {
   ArraySlices(const ArraySlices&) = delete;
   ArraySlices& operator=(const ArraySlices&) = delete;
 
-  int threads() const { return static_cast<int>(slices_.size()); }
-  const std::vector<int>& widths() const { return widths_; }
-
   // Before the engine's edge: every slice takes the array inputs, and the workers start their
   // slices' edges.
   // Order matters: a slice can be taken (taken_ false) only once its inputs are in place and

@@ -134,8 +134,10 @@ inline std::vector<int> array_slice_widths(int cols, int threads, int engine_col
     widths[0] = cols;
     return widths;
   }
-  // Each thread's share of cols + engine_cols, rounded; the engine's thread's minus engine_cols.
-  const int first = std::clamp((cols + engine_cols + threads / 2) / threads - engine_cols, 0, cols);
+  // Each thread's share of cols + engine_cols, rounded; the engine's thread's minus engine_cols
+  // (in 64 bits: engine_cols may be any int, from TeSimOptions).
+  const int64_t share = (int64_t{cols} + engine_cols + threads / 2) / threads - engine_cols;
+  const int first = static_cast<int>(std::clamp<int64_t>(share, 0, cols));
   widths[0] = first;
   const int rest = cols - first, others = threads - 1;
   for (int t = 1; t < threads; ++t) widths[static_cast<size_t>(t)] = rest / others + (t <= rest % others ? 1 : 0);
