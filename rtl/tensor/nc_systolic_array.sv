@@ -129,18 +129,6 @@ module nc_systolic_array
       w_col_mine[l] = ColW'(offset);
     end
   end
-  fp_unpacked_t w_col_new [LsCols][Rows];
-  fp_unpacked_t w_col_new1 [LsCols][Rows];
-  logic [31:0]  w_col_aux_new [LsCols][Rows];
-  always_comb begin
-    for (int unsigned l = 0; l < LsCols; l++)
-      for (int unsigned k = 0; k < Rows; k++) begin
-        w_col_new[l][k] = w_row_en_i[k] ? w_col_data_i[l][k] : w_q[w_bank_i][w_col_mine[l]][k];
-        w_col_new1[l][k] = w_row_en_i[k] ? w_col_data1_i[l][k] : w1_q[w_bank_i][w_col_mine[l]][k];
-        w_col_aux_new[l][k] = w_row_en_i[k] ? w_col_aux_i[l][k] : w_aux_q[w_bank_i][w_col_mine[l]][k];
-      end
-  end
-
   // Slot (a + b) mod Depth, for a, b < Depth.
   function automatic logic [PtrW-1:0] slot_add(int unsigned a, int unsigned b);
     return PtrW'((a + b >= Depth) ? a + b - Depth : a + b);
@@ -202,27 +190,40 @@ module nc_systolic_array
     else if (bubbles_q != (PtrW + 1)'(Depth)) bubbles_q <= bubbles_q + 1'b1;
   end
 
-  // One write per lane, spelled out (the simulator takes no delayed array writes in a loop).
+  // One write per lane, spelled out (the simulator takes no delayed array writes in a loop). A
+  // lane's new column (its tile's rows from the LS, the rest kept) is made in the clocked block,
+  // only for a lane that writes: as an always_comb it was remade at every evaluation, for every
+  // lane, in every column slice (tb/tensor/array_slices.h).
   always_ff @(posedge clk_i) begin
+    fp_unpacked_t new_w [LsCols][Rows];
+    fp_unpacked_t new_w1 [LsCols][Rows];
+    logic [31:0]  new_aux [LsCols][Rows];
+    for (int unsigned l = 0; l < LsCols; l++)
+      if (w_we_mine[l])
+        for (int unsigned k = 0; k < Rows; k++) begin
+          new_w[l][k] = w_row_en_i[k] ? w_col_data_i[l][k] : w_q[w_bank_i][w_col_mine[l]][k];
+          new_w1[l][k] = w_row_en_i[k] ? w_col_data1_i[l][k] : w1_q[w_bank_i][w_col_mine[l]][k];
+          new_aux[l][k] = w_row_en_i[k] ? w_col_aux_i[l][k] : w_aux_q[w_bank_i][w_col_mine[l]][k];
+        end
     if (w_we_mine[0]) begin
-      w_q[w_bank_i][w_col_mine[0]] <= w_col_new[0];
-      w1_q[w_bank_i][w_col_mine[0]] <= w_col_new1[0];
-      w_aux_q[w_bank_i][w_col_mine[0]] <= w_col_aux_new[0];
+      w_q[w_bank_i][w_col_mine[0]] <= new_w[0];
+      w1_q[w_bank_i][w_col_mine[0]] <= new_w1[0];
+      w_aux_q[w_bank_i][w_col_mine[0]] <= new_aux[0];
     end
     if (w_we_mine[1]) begin
-      w_q[w_bank_i][w_col_mine[1]] <= w_col_new[1];
-      w1_q[w_bank_i][w_col_mine[1]] <= w_col_new1[1];
-      w_aux_q[w_bank_i][w_col_mine[1]] <= w_col_aux_new[1];
+      w_q[w_bank_i][w_col_mine[1]] <= new_w[1];
+      w1_q[w_bank_i][w_col_mine[1]] <= new_w1[1];
+      w_aux_q[w_bank_i][w_col_mine[1]] <= new_aux[1];
     end
     if (w_we_mine[2]) begin
-      w_q[w_bank_i][w_col_mine[2]] <= w_col_new[2];
-      w1_q[w_bank_i][w_col_mine[2]] <= w_col_new1[2];
-      w_aux_q[w_bank_i][w_col_mine[2]] <= w_col_aux_new[2];
+      w_q[w_bank_i][w_col_mine[2]] <= new_w[2];
+      w1_q[w_bank_i][w_col_mine[2]] <= new_w1[2];
+      w_aux_q[w_bank_i][w_col_mine[2]] <= new_aux[2];
     end
     if (w_we_mine[3]) begin
-      w_q[w_bank_i][w_col_mine[3]] <= w_col_new[3];
-      w1_q[w_bank_i][w_col_mine[3]] <= w_col_new1[3];
-      w_aux_q[w_bank_i][w_col_mine[3]] <= w_col_aux_new[3];
+      w_q[w_bank_i][w_col_mine[3]] <= new_w[3];
+      w1_q[w_bank_i][w_col_mine[3]] <= new_w1[3];
+      w_aux_q[w_bank_i][w_col_mine[3]] <= new_aux[3];
     end
   end
   if (LsCols != 4) begin : g_ls_cols_spelled_out
@@ -262,7 +263,12 @@ module nc_systolic_array
       if (!array_idle) begin
         for (int unsigned k = 0; k < Rows; k++) begin
           automatic logic [PtrW-1:0] s = slot_add(int'(ptr_q), k);
-          for (int unsigned r = 0; r < MaxReps; r++) xs[s][r][k] = in_data_i[r][k];
+          // Replicas only for the modes that read them (double-row, sparse): a PE reads its
+          // vector's replicas only under the vector's own operation, so the registers of the
+          // others may keep what they held (a write per replica per row is a cache line each).
+          xs[s][0][k] = in_data_i[0][k];
+          if (in_op_i == PeDoubleRow || in_op_i == PeSparse)
+            for (int unsigned r = 1; r < MaxReps; r++) xs[s][r][k] = in_data_i[r][k];
           cs[s][k] = '{row: in_row_i[k * Segs / Rows], op: in_op_i, sparsity: in_sparsity_i};
         end
         for (int unsigned j = 0; j < GroupCols; j++) begin
