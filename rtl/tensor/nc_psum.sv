@@ -2,7 +2,8 @@
 //
 // Write side: each partition takes at most one write a cycle from the bottom of its array
 // column. An overwrite stores the tile value; an accumulate reads the word, adds in FP32
-// (nc_fp_pkg::fp32_add, one rounding) and stores the sum, all in that cycle. A half-word
+// (nc_fp_pkg::fp32_add, one rounding; pe_add, the host's FPU in the fast PE build) and stores
+// the sum, all in that cycle. A half-word
 // write (a transpose's 16-bit element) replaces one half of the word and keeps the other.
 // Read side: one read of (bank, element) across every partition per accepted request, data
 // the next cycle. A read of a bank with writes still in flight (pending_i) is a bank
@@ -88,7 +89,8 @@ module nc_psum
       unique case (wr_half_i[p])
         2'd1:    wr_result_o[p] = {mem_q[p][wr_addr[p]][31:16], wr_data_i[p][15:0]};
         2'd2:    wr_result_o[p] = {wr_data_i[p][15:0], mem_q[p][wr_addr[p]][15:0]};
-        default: wr_result_o[p] = wr_accumulate_i[p] ? fp32_add(mem_q[p][wr_addr[p]], wr_data_i[p])
+        // pe_add: fp32_add, or in the fast PE build the host's FPU, proven equal (nc_fp_pkg).
+        default: wr_result_o[p] = wr_accumulate_i[p] ? pe_add(mem_q[p][wr_addr[p]], wr_data_i[p])
                                                      : wr_data_i[p];
       endcase
       rd_data_d[p] = mem_q[p][rd_addr];
