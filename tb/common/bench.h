@@ -130,17 +130,22 @@ class WallClock {
 
 // Models stepped beside a Bench's top on its clock, that the top's eval() does not reach (the
 // tensor engine's PE array as column slices on threads, tb/tensor/array_slices.h).
+// They take the top's outputs as fall() leaves them: a harness changes no input of the top
+// between fall() and rise() (the top's own edge is computed from the same inputs).
 class BesideTop {
  public:
   virtual ~BesideTop() = default;
-  virtual void before_rise() = 0;  // take the top's outputs as inputs and make this clock edge
-  virtual void after_rise() = 0;   // give the top the outputs of that edge
+  // After fall() (or at rise(), if no fall() came first): take the top's outputs as inputs and
+  // start this clock edge, which may run on while the harness works and the top makes its edge.
+  virtual void before_rise() = 0;
+  virtual void after_rise() = 0;  // finish that edge and give the top its outputs
 };
 
 // One Verilated top (clk_i, rst_ni) with its context, clock, reset, waves and coverage dump.
 // A harness sets its inputs, calls fall() (clock low, evaluated: the combinational outputs of
-// this cycle's inputs are valid), reads and answers its outputs, then rise() (the flops take
-// the cycle; outputs computed from a BesideTop's are valid only after the next fall()).
+// this cycle's inputs are valid), reads its outputs (changing no input: its answers go in before
+// the next fall()), then rise() (the flops take the cycle; outputs computed from a BesideTop's
+// are valid only after the next fall()).
 // clock() is both with nothing between.
 template <class V>
 class Bench {
@@ -172,12 +177,14 @@ class Bench {
     top_->clk_i = 0;
     top_->eval();
     waves_.dump(cycle_, false);
+    start_beside();  // from here on it overlaps the harness's work as well as the top's edge
   }
   void rise() {
-    if (beside_) beside_->before_rise();
+    start_beside();
     top_->clk_i = 1;
     top_->eval();
     if (beside_) {
+      beside_started_ = false;
       beside_->after_rise();
       // What the top computes from them, as its own registers would show it, for the waves. A
       // harness reads outputs only after fall(), whose eval() computes them anyway.
@@ -205,7 +212,16 @@ class Bench {
   CoverageDump coverage_;  // after top_: written while the model's counters still exist
   Waves waves_;
   uint64_t cycle_ = 0;
+  // The edge of `beside_` started and not yet finished: a second fall() before rise() (a harness
+  // that stops after a failure) does not start another.
+  void start_beside() {
+    if (!beside_ || beside_started_) return;
+    beside_->before_rise();
+    beside_started_ = true;
+  }
+
   BesideTop* beside_ = nullptr;
+  bool beside_started_ = false;
 };
 
 // Resets a top that shares its context with others (the HBM harness's one controller per

@@ -7,9 +7,11 @@
 // instanced once per thread. A sum only moves down its column, so slices exchange nothing, and
 // a slice's edge needs only what the engine gave it before the edge.
 //
-// One clock edge: the engine's array outputs are copied into every slice; each worker thread
-// makes its own slice's edge; meanwhile the calling thread makes the engine's own edge (it reads
-// the bottom row of the edge before, as it would from the array's registers) and then its own,
+// One clock edge: once the engine's clock has fallen (Bench::fall(): its outputs for the cycle
+// are settled, and the harness changes no input before the rise), the engine's array outputs are
+// copied into every slice and each worker thread makes its own slice's edge; meanwhile the
+// calling thread runs the harness's work of the cycle, makes the engine's own edge (it reads the
+// bottom row of the edge before, as it would from the array's registers) and then its own,
 // narrower slice's; when every slice has made its edge, their new bottom rows become the
 // engine's inputs. The engine's thread takes `engine_cols` fewer columns than the others, the
 // engine's evaluation counted in columns of PE work, so that the threads finish together. Each
@@ -78,8 +80,8 @@ class ArraySlices final : public BesideTop {
   ArraySlices(const ArraySlices&) = delete;
   ArraySlices& operator=(const ArraySlices&) = delete;
 
-  // Before the engine's edge: every slice takes the array inputs, and the workers start their
-  // slices' edges.
+  // After the engine's clock fell (or before its edge): every slice takes the array inputs, and
+  // the workers start their slices' edges.
   // Order matters: a slice can be taken (taken_ false) only once its inputs are in place and
   // done_ counts this cycle.
   void before_rise() override {
