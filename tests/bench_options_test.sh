@@ -26,3 +26,5 @@ expect "expected logic, host-fpu, threads=N or engine-cols=N after '@', found 'f
   /usr/bin/python3 "$src/scripts/speed_bench" "x=$ncore@fast" --only array
 expect "expected logic, host-fpu, threads=N or engine-cols=N after '@', found 'threads=two'" \
   /usr/bin/python3 "$src/scripts/speed_bench" "x=$ncore@logic,threads=two" --only array
+expect "--base y: expected one of the builds' names (x)" \
+  /usr/bin/python3 "$src/scripts/speed_bench" "x=$ncore" --only array --base y

@@ -7,6 +7,7 @@
 // Each run is also co-simulated against the golden model, as every RTL test is.
 
 #include <cfenv>
+#include <chrono>
 #include <limits>
 #include <string>
 #include <vector>
@@ -137,6 +138,25 @@ TEST(ArraySlices, MoreThreadsThanColumnsIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("--threads 17: at most 16 for a 16-column array"), std::string::npos)
         << e.what();
   }
+}
+
+// A cycle whose slices never all count as done (TeFault::kSliceNeverDone: the last slice is
+// stepped but not counted) is reported by the watchdog, not waited on for ever.
+TEST(ArraySlices, ASliceNeverCountedIsReportedByTheWatchdog) {
+  tb::TeSimOptions o = test::options(test::test_seed(5400), 0.0);
+  o.array_threads = 2;
+  o.array_watchdog_seconds = 0.5;
+  o.fault = tb::TeFault::kSliceNeverDone;
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    tb::make_te_sim(16, 16, o);  // its reset's first clock edge
+    ADD_FAILURE() << "a slice never counted was not reported";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("array slices: 1 of 2 slices made the clock edge within 0.5 s"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 // The small example programs (a GEMM, softmax, PSUM writes, collectives) on the size-8 core.

@@ -28,6 +28,7 @@
 // Waves: the engine's signals only; the slices are not traced (the probed PE is inside a slice).
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
@@ -52,8 +53,12 @@ class ArraySlices final : public BesideTop {
   // split by array_slice_widths(). `context`: the engine's (Verilator keeps a thread's current
   // context, and a model's scopes leave it when the model is destroyed: one context outliving
   // every model is the safe way).
-  ArraySlices(Engine& engine, VerilatedContext& context, int cols, int threads, int engine_cols)
-      : engine_(engine) {
+  // `watchdog_seconds`: how long after_rise waits for a cycle's slices before it reports them;
+  // `never_done`: TeFault::kSliceNeverDone (the last slice is never counted, for the watchdog's
+  // test).
+  ArraySlices(Engine& engine, VerilatedContext& context, int cols, int threads, int engine_cols,
+              double watchdog_seconds, bool never_done)
+      : engine_(engine), watchdog_(watchdog_seconds), never_done_(never_done) {
     int base = 0;
     for (int width : array_slice_widths(cols, threads, engine_cols)) {
       auto slice = std::make_unique<Slice>(&context, fmt::format("slice{}", slices_.size()).c_str());
@@ -95,9 +100,21 @@ class ArraySlices final : public BesideTop {
   void after_rise() override {
     step_from(0);
     const int count = static_cast<int>(slices_.size());
+    std::chrono::steady_clock::time_point waiting_since;
     for (int spins = 0; done_.load() != count; ++spins) {
-      if (spins < kSpins) spin_pause();
-      else std::this_thread::yield();  // a worker is not running: give it the core
+      if (spins < kSpins) {
+        spin_pause();
+        continue;
+      }
+      std::this_thread::yield();  // a worker is not running: give it the core
+      // The watchdog: a slice's edge takes well under a second even on a busy machine, so a cycle
+      // still short of slices after watchdog_ was miscounted (the workers are idle, and are
+      // stopped and joined as ever when the harness is destroyed).
+      if (spins == kSpins) waiting_since = std::chrono::steady_clock::now();
+      if (spins % kSpins == 0 && std::chrono::steady_clock::now() - waiting_since > watchdog_)
+        throw Error(fmt::format("array slices: {} of {} slices made the clock edge within {} s "
+                                "(the watchdog, tb/tensor/array_slices.h)",
+                                done_.load(), count, watchdog_.count()));
     }
     if (failed_.load()) {
       std::lock_guard<std::mutex> lock(mutex_);
@@ -162,6 +179,7 @@ class ArraySlices final : public BesideTop {
           failed_.store(true);
         }
       }
+      if (never_done_ && s + 1 == slices_.size()) continue;
       done_.fetch_add(1);
     }
   }
@@ -203,6 +221,8 @@ class ArraySlices final : public BesideTop {
   static constexpr int kSpins = 20000;  // about 10-40 us of pause instructions
 
   Engine& engine_;
+  const std::chrono::duration<double> watchdog_;
+  const bool never_done_;
   std::vector<std::unique_ptr<Slice>> slices_;  // [0]: the engine's thread's
   std::vector<int> bases_, widths_;             // each slice's first column and column count
   std::vector<std::thread> workers_;            // worker t - 1 steps slice t first

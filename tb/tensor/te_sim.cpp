@@ -66,7 +66,8 @@ class TeSimImpl final : public TeSim {
         coverage_(rows, cols, options) {
     if constexpr (!std::is_void_v<S>) {
       slices_ = std::make_unique<ArraySlices<V, S>>(*top_, bench_.context(), cols, options.array_threads,
-                                                    array_engine_cols(options));
+                                                    array_engine_cols(options), options.array_watchdog_seconds,
+                                                    options.fault == TeFault::kSliceNeverDone);
       bench_.set_beside(slices_.get());
     }
     idle_inputs();

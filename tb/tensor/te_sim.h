@@ -41,6 +41,8 @@ enum class TeFault {
   kUpsetLsBank,                     // MmNeverReadsLoadingBank: the LS moved to the MM's bank
   kUpsetLsBankWhileMmStalled,       // LsWritesOnlyAFreeBank: the same, in a cycle the LS writes
                                     // and the MM's moving request is held (needs sbuf_stall)
+  kSliceNeverDone,                  // the array slices' watchdog (array_threads > 0): the last
+                                    // slice never counted as done
 };
 
 // Seed, watchdog, waves, reproduce, xprop_seed (the X-propagation builds: te_sim_xprop_sizes())
@@ -61,6 +63,9 @@ struct TeSimOptions : BenchOptions {
   // many fewer columns than each other thread's (array_slice_widths). -1: the PE arithmetic's
   // default, kArrayEngineCols. Host speed only: outputs and cycles are the same for any value.
   int array_engine_cols = -1;
+  // How long the engine's thread waits for a cycle's slices before it reports them (an error,
+  // not a hang); a slice's edge takes well under a second.
+  double array_watchdog_seconds = 60.0;
   // Count the functional bins (te_sim.cpp, "functional coverage") even without
   // NCORE_COVERAGE_DIR, so that a test can read them with coverage_bins().
   bool count_bins = false;
