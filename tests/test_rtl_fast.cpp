@@ -7,7 +7,6 @@
 // Each run is also co-simulated against the golden model, as every RTL test is.
 
 #include <cfenv>
-#include <chrono>
 #include <limits>
 #include <string>
 #include <vector>
@@ -147,7 +146,6 @@ TEST(ArraySlices, ASliceNeverCountedIsReportedByTheWatchdog) {
   o.array_threads = 2;
   o.array_watchdog_seconds = 0.5;
   o.fault = tb::TeFault::kSliceNeverDone;
-  const auto start = std::chrono::steady_clock::now();
   try {
     tb::make_te_sim(16, 16, o);  // its reset's first clock edge
     ADD_FAILURE() << "a slice never counted was not reported";
@@ -156,7 +154,6 @@ TEST(ArraySlices, ASliceNeverCountedIsReportedByTheWatchdog) {
               std::string::npos)
         << e.what();
   }
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }
 
 // The small example programs (a GEMM, softmax, PSUM writes, collectives) on the size-8 core.

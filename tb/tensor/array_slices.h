@@ -101,7 +101,7 @@ class ArraySlices final : public BesideTop {
     step_from(0);
     const int count = static_cast<int>(slices_.size());
     std::chrono::steady_clock::time_point waiting_since;
-    for (int spins = 0; done_.load() != count; ++spins) {
+    for (uint64_t spins = 0; done_.load() != count; ++spins) {  // 64 bits: any watchdog length
       if (spins < kSpins) {
         spin_pause();
         continue;
