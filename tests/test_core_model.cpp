@@ -559,7 +559,7 @@ TwoRuns run_both_ways(const Program& p, CoreConfig cfg) {
 // Every example, at full size and at size 8 (where the big ones stop with the same error).
 TEST(Core, TimingOnlyRunsTakeTheSameCyclesOnEveryExample) {
   std::vector<std::string> files;
-  for (const char* dir : {"", "small/", "system/"})
+  for (const char* dir : {"", "small/", "system/", "gaps/"})
     for (const auto& f : std::filesystem::directory_iterator(kPrograms + dir))
       if (f.path().extension() == ".s") files.push_back(f.path().string());
   std::sort(files.begin(), files.end());
