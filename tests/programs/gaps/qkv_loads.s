@@ -1,11 +1,12 @@
 # A known gap of the golden core's DMA timing (issues 49 and 50), not asserted: attention_head.s's
 # loads alone. Each of 16 DMA engines loads a 2 KiB slice of Q^T, then of K^T, then of V; each
 # matrix lies in two pseudo-channels, so the two of Q^T fill first, eight engines in each, and
-# as the engines move on, up to six are full at once and the ports wait on them in turn. Golden / RTL: 0.923 at uniform, 0.933 at
-# trn1, 0.992 at trn2 (the default, the only preset inside the band). On the RTL at trn2 the odd
-# engines (ports 1 and 3; their slices in bank groups 2 and 3 of each channel) take up to twice
-# as long as the even ones over the K^T and V loads, and the four odd engines of a channel end
-# each load within about 130 cycles of each other.
+# as the engines move on, up to six are full at once and the ports wait on them in turn.
+# Golden / RTL: 0.923 at uniform, 0.933 at trn1, 0.992 at trn2 (the default, the only preset
+# inside the band). On the RTL at trn2 the odd engines (ports 1 and 3; their slices in bank
+# groups 2 and 3 of each channel) take up to twice as long as the even ones over the K^T and V
+# loads, and the four odd engines of a channel end their Q^T and K^T loads within about 130
+# cycles of each other.
 #   build/tb/ncore run --engine golden --timing uniform tests/programs/gaps/qkv_loads.s --json
 #   build/tb/ncore run --engine rtl    --timing uniform tests/programs/gaps/qkv_loads.s --json
 # model/README.md ("Full read queues") says what the golden core's rules do with it.
