@@ -125,7 +125,7 @@ TEST(CoreRtl, CollectivesOfALoneCoreCoSimulateBitExact) {
   EXPECT_EQ(r.status, CoreStatus::kDone) << r.message;
   EXPECT_TRUE(r.ok) << r.failure;
   EXPECT_GT(r.lockstep_instructions, 5u);
-  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kCc)].issued, 5u);
+  EXPECT_EQ(r.queues[static_cast<int>(isa::Queue::kCc)].issued, 6u);
   const std::vector<uint8_t> in = model::tensor_init_bytes(*p.tensor("IN"));
   const std::vector<uint8_t> inb = model::tensor_init_bytes(*p.tensor("INB"));
   const auto prefix = [](const std::vector<uint8_t>& v, size_t n) { return std::vector<uint8_t>(v.begin(), v.begin() + n); };

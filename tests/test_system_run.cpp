@@ -454,6 +454,126 @@ TEST(SystemRunCollectives, MembersThatIssueDifferentCollectivesAreNamed) {
   for (const auto& c : r.cores) EXPECT_EQ(c.status, "error") << "chip 0 core " << c.core;
 }
 
+// LNC=2 pairs (core_barrier.s): each core reads its partner's half of their shared HBM tensor
+// after a core_barrier, and all_reduces over the pair. PEER must be the partner's input (the
+// odd core publishes late, so a barrier that did not wait would read zeros) and AR the pair's
+// sum in rank order, computed here from the inputs the assembler initializes.
+SystemRunResult expect_pairs(const SystemConfig& config, const std::vector<std::pair<int, int>>& rtl_cores = {}) {
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/core_barrier.s";
+  o.rtl_cores = rtl_cores;
+  const SystemRunResult r = run_system(config, o);
+  EXPECT_EQ(r.status, "done") << r.message;
+  const int cores = config.chip.cores;
+  std::map<int, std::vector<uint8_t>> in;
+  for (int k = 0; k < cores; ++k)
+    in[k] = model::tensor_init_bytes(*model::assemble_file(o.program, model::spmd_symbols(0, k, 1, cores)).tensor("IN"));
+  std::map<std::pair<int, std::string>, std::vector<uint8_t>> got;
+  for (const auto& out : r.outputs) got[{out.core, out.name}] = out.bytes;
+  EXPECT_EQ(got.size(), static_cast<size_t>(2 * cores));
+  for (int k = 0; k < cores; ++k) {
+    std::vector<float> sum(1024);
+    for (size_t i = 0; i < sum.size(); ++i) sum[i] = f32(in[k & ~1], i) + f32(in[k | 1], i);
+    EXPECT_EQ((got[{k, "PEER"}]), in[k ^ 1]) << "core " << k;
+    EXPECT_EQ((got[{k, "AR"}]), f32_bytes(sum)) << "core " << k;
+  }
+  EXPECT_EQ(r.collectives.size(), static_cast<size_t>(cores)) << "an all_reduce and a core_barrier per pair";
+  for (const auto& c : r.collectives) {
+    EXPECT_TRUE(c.error.empty()) << c.error;
+    EXPECT_EQ(c.group, "pair");
+    EXPECT_EQ(c.members, 2);
+    if (c.op == "core_barrier") EXPECT_NEAR(c.end_us - c.start_us, config.chip.core_barrier_ns / 1e3, 1e-6);
+  }
+  return r;
+}
+
+TEST(SystemRunPairs, ACoreBarrierOrdersThePairsSharedHbmAndAllReduceSumsThePair) {
+  const SystemRunResult quick = expect_pairs(chip(8));
+  SystemConfig slow = chip(8);
+  slow.chip.core_barrier_ns = 5300;
+  const SystemRunResult later = expect_pairs(slow);
+  // Every core reads its partner's half after the barrier: the run is 4 us longer.
+  EXPECT_NEAR(later.sim_time_us - quick.sim_time_us, 4.0, 0.05);
+}
+
+TEST(SystemRunPairs, AnRtlCoreMeetsItsGoldenPartnerAtTheBarrier) {
+  SystemConfig small = chip(4);  // RTL cores of size 8 (small_cores below)
+  small.chip.pe_rows = small.chip.pe_cols = 8;
+  expect_pairs(small, {{0, 1}, {0, 2}});
+}
+
+TEST(SystemRunPairs, ABarrierThatIsNotAPairsOrMovesDataIsRefusedAndACoreWithoutAPartnerIsNamed) {
+  const fs::path dir = temp_dir("pairs_refused");
+  for (const auto& [name, text, expected] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"bytes.s", ".queue cc\n  core_barrier group=pair bytes=64\n",
+            "size: chip 0 core 0: bytes 64: a core_barrier moves nothing, expected 0"},
+           {"group.s", ".queue cc\n  core_barrier group=cores\n",
+            "algo: group cores: a core_barrier synchronizes the two cores of a pair"},
+           {"odd.s", ".queue cc\n  all_reduce src=0x100000*CORE dst=0x100000*CORE+0x1000 bytes=64 group=pair\n",
+            "algo: group pair: core 2 of a chip of 3 cores has no partner (CORE 3)"}}) {
+    SCOPED_TRACE(name);
+    const SystemRunResult r = run(chip(name == "odd.s" ? 3 : 2), write_file(dir / name, text));
+    EXPECT_EQ(r.status, "error");
+    EXPECT_NE(r.message.find("cc_refused"), std::string::npos) << r.message;
+    bool named = false;
+    for (const auto& c : r.collectives) named |= c.error.find(expected) != std::string::npos;
+    EXPECT_TRUE(named) << "expected a collective refused with: " << expected << "\n" << r.message;
+  }
+}
+
+// LNC=2 collectives (lnc2.s): a rank is a pair of cores, whose halves make one src in their
+// shared HBM. AR must be the chip's logical ranks' sum (FP32, rank order) and GATHERED every
+// logical rank's src in rank order, computed here from the inputs the assembler initializes.
+void expect_lnc2(SystemConfig config) {
+  config.lnc = 2;
+  SystemRunOptions o;
+  o.program = kSystemPrograms + "/lnc2.s";
+  const SystemRunResult r = run_system(config, o);
+  ASSERT_EQ(r.status, "done") << r.message;
+  const int chips = config.chips(), cores = config.chip.cores, pairs = cores / 2;
+  std::vector<std::vector<float>> src(static_cast<size_t>(chips * pairs));  // per logical rank
+  for (int c = 0; c < chips; ++c)
+    for (int k = 0; k < cores; ++k) {
+      const auto in = model::tensor_init_bytes(
+          *model::assemble_file(o.program, model::spmd_symbols(c, k, chips, cores)).tensor("IN"));
+      for (size_t i = 0; i < in.size() / 4; ++i) src[static_cast<size_t>(c * pairs + k / 2)].push_back(f32(in, i));
+    }
+  std::map<std::tuple<int, int, std::string>, std::vector<uint8_t>> got;
+  for (const auto& out : r.outputs) got[{out.chip, out.core, out.name}] = out.bytes;
+  std::vector<float> gathered;
+  for (const auto& s : src) gathered.insert(gathered.end(), s.begin(), s.end());
+  for (int c = 0; c < chips; ++c) {
+    std::vector<float> sum = src[static_cast<size_t>(c * pairs)];
+    for (int j = 1; j < pairs; ++j)
+      for (size_t i = 0; i < sum.size(); ++i) sum[i] += src[static_cast<size_t>(c * pairs + j)][i];
+    for (int k = 0; k < cores; ++k) {
+      EXPECT_EQ((got[{c, k, "AR"}]), f32_bytes(sum)) << "chip " << c << " core " << k;
+      EXPECT_EQ((got[{c, k, "GATHERED"}]), f32_bytes(gathered)) << "chip " << c << " core " << k;
+    }
+  }
+  ASSERT_EQ(r.collectives.size(), static_cast<size_t>(chips) + 1) << "an all_reduce per chip, one all_gather";
+  for (const auto& c : r.collectives) {
+    EXPECT_TRUE(c.error.empty()) << c.error;
+    EXPECT_EQ(c.members, c.group == "all" ? chips * cores : cores) << "every core of every pair takes part";
+  }
+}
+
+TEST(SystemRunLnc2, APairIsOneRankOfTheCollectivesOnAChip) { expect_lnc2(chip(8)); }
+
+TEST(SystemRunLnc2, APairIsOneRankOfTheCollectivesOnAnInstance) { expect_lnc2(default_system("trn2")); }
+
+TEST(SystemRunLnc2, ThePairsCoresMustNameTheSameSrcAndDst) {
+  SystemConfig c = chip(2);
+  c.lnc = 2;
+  const SystemRunResult r = run(c, write_file(temp_dir("lnc2_mismatch") / "lnc2.s", R"(.queue cc
+  all_reduce src=0x100000+0x1000*CORE dst=0x200000 bytes=64 group=cores
+)"));
+  EXPECT_EQ(r.status, "error");
+  EXPECT_NE(r.message.find("mismatch: at LNC=2 both cores of a logical NeuronCore name its src and dst"),
+            std::string::npos) << r.message;
+  EXPECT_NE(r.message.find("chip 0 core 1: src 0x101000 dst 0x200000"), std::string::npos) << r.message;
+}
+
 // Two chips of one core; chip 1's cc queue waits forever before the all_reduce chip 0 joins.
 SystemConfig two_chips() {
   SystemConfig two = default_system("trn2");

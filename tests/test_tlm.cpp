@@ -71,6 +71,9 @@ TEST(TlmConfig, BadConfigurationsNameTheKeyAndWhatWasExpected) {
   expect_config_error(R"({"x": 0})", "key 'x': expected an integer in [1, 64], found 0");
   expect_config_error(R"({"chip": {"link": {"gbps": -5}}})", "key 'chip.link.gbps': expected a number in");
   expect_config_error(R"({"chip": {"hbm_stacks": 2.5}})", "key 'chip.hbm_stacks': expected an integer");
+  expect_config_error(R"({"chip": {"core_barrier_ns": -1}})", "key 'chip.core_barrier_ns': expected a number in");
+  expect_config_error(R"({"lnc": 3})", "key 'lnc': expected an integer in [1, 2], found 3");
+  expect_config_error(R"({"lnc": 2, "chip": {"cores": 3}})", "key 'chip.cores': expected an even number at lnc 2");
   expect_config_error(R"({"chip": {"z_link": {"latency": 1}}})", "key 'chip.z_link.latency'");
   expect_config_error(R"({"system": "trn3"})", "key 'system': expected \"chip\", \"trn2\" or \"trn2u\"");
   expect_config_error(R"({"x": 4,)", "not valid JSON");

@@ -11,16 +11,23 @@
 namespace ncore::model {
 
 uint64_t cc_send_bytes(const isa::CcInstruction& c, int ranks) {
+  if (c.opcode == isa::Opcode::kCoreBarrier) return 0;
   const auto n = static_cast<uint64_t>(ranks);
   return c.opcode == isa::Opcode::kReduceScatter || c.opcode == isa::Opcode::kAllToAll ? c.bytes * n : c.bytes;
 }
 
 uint64_t cc_receive_bytes(const isa::CcInstruction& c, int ranks) {
+  if (c.opcode == isa::Opcode::kCoreBarrier) return 0;
   const auto n = static_cast<uint64_t>(ranks);
   return c.opcode == isa::Opcode::kAllGather || c.opcode == isa::Opcode::kAllToAll ? c.bytes * n : c.bytes;
 }
 
 isa::CcError cc_check(const isa::CcInstruction& c, int ranks, uint64_t granule, uint64_t hbm_bytes, std::string* why) {
+  if (c.opcode == isa::Opcode::kCoreBarrier) {  // no data: dtype, src and dst are not read
+    if (c.bytes == 0) return isa::CcError::kNone;
+    *why = fmt::format("bytes {}: a core_barrier moves nothing, expected 0", c.bytes);
+    return isa::CcError::kSize;
+  }
   if (c.dtype != DType::kFp32 && c.dtype != DType::kBf16) {
     const auto d = static_cast<size_t>(c.dtype);
     *why = d < isa::kDTypeNames.size() ? fmt::format("dtype {}: a collective takes fp32 or bf16", isa::kDTypeNames[d])

@@ -48,7 +48,7 @@ enum class Queue : uint8_t {
   kAct = 1,  // scalar engine: activation
   kDve = 2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
   kSp = 3,  // sync engine: dma_copy, dma_list, and semaphore-only instructions
-  kCc = 4,  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all
+  kCc = 4,  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all, core_barrier
 };
 inline constexpr int kNumQueue = 5;
 // By code: the names the assembler and the reports use, and what each means.
@@ -58,7 +58,7 @@ inline constexpr std::array<std::string_view, 5> kQueueDocs{
     "scalar engine: activation",
     "vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...",
     "sync engine: dma_copy, dma_list, and semaphore-only instructions",
-    "the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all",
+    "the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all, core_barrier",
 };
 
 // what an instruction does to a semaphore when it completes
@@ -354,14 +354,16 @@ enum class CcGroup : uint8_t {
   kChips = 0,  // the cores with the issuing core's CORE on every chip, ranked by CHIP
   kCores = 1,  // the cores of the issuing core's chip, ranked by CORE
   kAll = 2,  // every core of the system, ranked CHIP * CORES + CORE
+  kPair = 3,  // the two cores of the issuing core's logical NeuronCore at LNC=2: CORE 2k and 2k + 1 of its chip, ranked by CORE % 2
 };
-inline constexpr int kNumCcGroup = 3;
+inline constexpr int kNumCcGroup = 4;
 // By code: the names the assembler and the reports use, and what each means.
-inline constexpr std::array<std::string_view, 3> kCcGroupNames{"chips", "cores", "all"};
-inline constexpr std::array<std::string_view, 3> kCcGroupDocs{
+inline constexpr std::array<std::string_view, 4> kCcGroupNames{"chips", "cores", "all", "pair"};
+inline constexpr std::array<std::string_view, 4> kCcGroupDocs{
     "the cores with the issuing core's CORE on every chip, ranked by CHIP",
     "the cores of the issuing core's chip, ranked by CORE",
     "every core of the system, ranked CHIP * CORES + CORE",
+    "the two cores of the issuing core's logical NeuronCore at LNC=2: CORE 2k and 2k + 1 of its chip, ranked by CORE % 2",
 };
 
 // how a collective crosses the chips (tb/tlm/collective.h)
@@ -389,7 +391,7 @@ inline constexpr std::array<std::string_view, 6> kCcAlgoDocs{
 enum class CcError : uint8_t {
   kNone = 0,  // none
   kDtype = 1,  // dtype is neither fp32 nor bf16
-  kSize = 2,  // bytes is zero or not a multiple of the algorithm's granule
+  kSize = 2,  // bytes is zero or not a multiple of the algorithm's granule (core_barrier: bytes is not zero)
   kRange = 3,  // src or dst, with what the collective reads or writes, past the end of HBM
   kAlgo = 4,  // the algorithm does not apply to the group on this system
   kMismatch = 5,  // the members of the group issued different collectives
@@ -400,7 +402,7 @@ inline constexpr std::array<std::string_view, 6> kCcErrorNames{"none", "dtype", 
 inline constexpr std::array<std::string_view, 6> kCcErrorDocs{
     "none",
     "dtype is neither fp32 nor bf16",
-    "bytes is zero or not a multiple of the algorithm's granule",
+    "bytes is zero or not a multiple of the algorithm's granule (core_barrier: bytes is not zero)",
     "src or dst, with what the collective reads or writes, past the end of HBM",
     "the algorithm does not apply to the group on this system",
     "the members of the group issued different collectives",
@@ -506,6 +508,7 @@ enum class Opcode : uint8_t {
   kAllGather = 0x41,  // every member receives every member's src, in rank order
   kReduceScatter = 0x42,  // member r receives block r of the sum
   kAllToAll = 0x43,  // member r receives block r of every member's src, in rank order
+  kCoreBarrier = 0x44,  // ends when every member has issued it (nki.isa.core_barrier); moves nothing: bytes 0
 };
 
 // One field of a format: bits [lsb, lsb + width) of the word. Array fields are listed
@@ -720,6 +723,7 @@ inline constexpr OpcodeInfo kOpcodes[] = {
     {"all_gather", Opcode::kAllGather, Format::kCc, 0x10, "every member receives every member's src, in rank order"},
     {"reduce_scatter", Opcode::kReduceScatter, Format::kCc, 0x10, "member r receives block r of the sum"},
     {"all_to_all", Opcode::kAllToAll, Format::kCc, 0x10, "member r receives block r of every member's src, in rank order"},
+    {"core_barrier", Opcode::kCoreBarrier, Format::kCc, 0x10, "ends when every member has issued it (nki.isa.core_barrier); moves nothing: bytes 0"},
 };
 // The table's row of an opcode or of a name; nullptr: not an opcode.
 inline const OpcodeInfo* opcode_info(Opcode op) {

@@ -12,7 +12,7 @@ package nc_isa_pkg;
     QueueAct = 3'd1,  // scalar engine: activation
     QueueDve = 3'd2,  // vector engine: tensor_tensor, tensor_scalar, tensor_reduce, ...
     QueueSp = 3'd3,  // sync engine: dma_copy, dma_list, and semaphore-only instructions
-    QueueCc = 3'd4  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all
+    QueueCc = 3'd4  // the chip's collective engine: all_reduce, all_gather, reduce_scatter, all_to_all, core_barrier
   } isa_queue_e;
 
   // what an instruction does to a semaphore when it completes
@@ -157,7 +157,8 @@ package nc_isa_pkg;
   typedef enum logic [1:0] {
     CcGroupChips = 2'd0,  // the cores with the issuing core's CORE on every chip, ranked by CHIP
     CcGroupCores = 2'd1,  // the cores of the issuing core's chip, ranked by CORE
-    CcGroupAll = 2'd2  // every core of the system, ranked CHIP * CORES + CORE
+    CcGroupAll = 2'd2,  // every core of the system, ranked CHIP * CORES + CORE
+    CcGroupPair = 2'd3  // the two cores of the issuing core's logical NeuronCore at LNC=2: CORE 2k and 2k + 1 of its chip, ranked by CORE % 2
   } isa_cc_group_e;
 
   // how a collective crosses the chips (tb/tlm/collective.h)
@@ -174,7 +175,7 @@ package nc_isa_pkg;
   typedef enum logic [2:0] {
     CcErrorNone = 3'd0,  // none
     CcErrorDtype = 3'd1,  // dtype is neither fp32 nor bf16
-    CcErrorSize = 3'd2,  // bytes is zero or not a multiple of the algorithm's granule
+    CcErrorSize = 3'd2,  // bytes is zero or not a multiple of the algorithm's granule (core_barrier: bytes is not zero)
     CcErrorRange = 3'd3,  // src or dst, with what the collective reads or writes, past the end of HBM
     CcErrorAlgo = 3'd4,  // the algorithm does not apply to the group on this system
     CcErrorMismatch = 3'd5  // the members of the group issued different collectives
@@ -235,7 +236,8 @@ package nc_isa_pkg;
     IsaAllReduce = 8'h40,
     IsaAllGather = 8'h41,
     IsaReduceScatter = 8'h42,
-    IsaAllToAll = 8'h43
+    IsaAllToAll = 8'h43,
+    IsaCoreBarrier = 8'h44
   } isa_opcode_e;
 
   // access: a free-axis access pattern: element i0 + c0*(i1 + c1*(i2 + c2*i3)) (dimension 0 innermost) lies at byte addr + size * (s0*i0 + s1*i1 + s2*i2 + s3*i3) of each active partition
@@ -511,6 +513,7 @@ package nc_isa_pkg;
       IsaAllGather: return FormatCc;
       IsaReduceScatter: return FormatCc;
       IsaAllToAll: return FormatCc;
+      IsaCoreBarrier: return FormatCc;
       default: return FormatNone;
     endcase
   endfunction
@@ -544,6 +547,7 @@ package nc_isa_pkg;
       IsaAllGather: return 5'b10000;
       IsaReduceScatter: return 5'b10000;
       IsaAllToAll: return 5'b10000;
+      IsaCoreBarrier: return 5'b10000;
       default: return 5'b00000;
     endcase
   endfunction
@@ -575,6 +579,7 @@ package nc_isa_pkg;
       IsaAllGather: return 129;
       IsaReduceScatter: return 129;
       IsaAllToAll: return 129;
+      IsaCoreBarrier: return 129;
       default: return 0;
     endcase
   endfunction

@@ -122,6 +122,7 @@ struct RunCli {
       waves;
   bool json = false, no_data = false;
   std::string timing = "trn2";
+  int lnc = 0;  // 0: the configuration's
   tb::PeArith pe_arith = tb::kBuildPeArith;
 };
 
@@ -132,6 +133,10 @@ void run_system_cmd(const RunCli& o) {
     config = tlmsys::load_system_config(o.config_file);
     if (config.name != o.system)
       throw Error(fmt::format("{}: \"system\" is '{}' but --system is '{}'", o.config_file, config.name, o.system));
+  }
+  if (o.lnc) {
+    config.lnc = o.lnc;
+    config.validate();
   }
   tlmsys::SystemRunOptions so;
   if (!o.rtl_cores.empty()) so.rtl_cores = tlmsys::parse_core_list(o.rtl_cores, config);
@@ -207,6 +212,9 @@ void add_tlm_command(CLI::App& app) {
                 "without it, --core-engine rtl makes every core RTL");
   r->add_option("--timing", run.timing, "the cores' clocks and fixed costs: trn2 (the default), trn1, uniform (one "
                                         "clock, chip.core_clock_ghz) or a JSON file (ncore run --timing)");
+  r->add_option("--lnc", run.lnc, "logical NeuronCore degree: 2 pairs CORE 2k and 2k + 1 as one rank of the "
+                                  "collectives (the configuration's lnc, 1 by default)")
+      ->check(CLI::IsMember({1, 2}));
   r->add_flag("--no-data", run.no_data, "every golden core runs timing only (the same cycles, no data or outputs)");
   r->add_option("--no-data-cores", run.no_data_cores, "CHIP.CORE,... golden cores that run timing only")
       ->excludes("--no-data");

@@ -4,7 +4,8 @@
 //
 // Groups (model/isa/ncore.isa, enum cc_group): `chips` is the cores with the issuing core's CORE
 // on every chip, ranked by CHIP; `cores` the cores of the issuing core's chip, ranked by CORE;
-// `all` every core, ranked CHIP * CORES + CORE. A core's n-th collective of a group kind joins
+// `all` every core, ranked CHIP * CORES + CORE; `pair` the two cores of a logical NeuronCore at
+// LNC=2 (CORE 2k and 2k + 1 of a chip), ranked by CORE % 2. A core's n-th collective of a group kind joins
 // the n-th collective of its group; it starts when every member has joined.
 //   - The members must have issued the same collective (op, dtype, bytes, algo): otherwise each
 //     member's core stops with cc_refused (mismatch), the message naming every chip and core and
@@ -25,6 +26,11 @@
 // fabric with the algorithm (tb/tlm/collective.h, timing only: one chip per rank, the sum of
 // the chip's members' contributions travelling as one), then it writes every member's dst
 // through HBM. A group inside one chip has no fabric phase.
+//
+// core_barrier (nki.isa.core_barrier) takes group pair only and moves nothing (bytes 0): it ends
+// ChipConfig::core_barrier_ns after its second member issued it. Memory ordering is the program's:
+// a core issues it after the DMA it publishes has signalled, and its partner reads after the
+// barrier's signal.
 
 #include <memory>
 #include <string>

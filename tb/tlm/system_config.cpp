@@ -38,8 +38,12 @@ void SystemConfig::validate() const {
   check(chip.link.gbps > 0, "chip.link.gbps", "> 0", chip.link.gbps);
   check(chip.z_link.gbps > 0, "chip.z_link.gbps", "> 0", chip.z_link.gbps);
   check(chip.reduce_gbps > 0, "chip.reduce_gbps", "> 0", chip.reduce_gbps);
+  check(chip.core_barrier_ns >= 0 && chip.core_barrier_ns <= 1e6, "chip.core_barrier_ns", "in [0, 1000000]",
+        chip.core_barrier_ns);
   check(quantum_ns > 0, "quantum_ns", "> 0", quantum_ns);
   check(rtl_slice_cycles >= 1 && rtl_slice_cycles <= 1'000'000, "rtl_slice_cycles", "1..1000000", rtl_slice_cycles);
+  check(lnc == 1 || lnc == 2, "lnc", "1 or 2", lnc);
+  check(lnc == 1 || chip.cores % 2 == 0, "chip.cores", "an even number at lnc 2 (two cores a logical core)", chip.cores);
   // The DRAM's timing in nanoseconds must fit the controller at the pin rate's clock.
   model::HbmConfig hbm;
   const double tck_ns = static_cast<double>(hbm_tck_ps(chip.hbm_pin_gbps)) / 1000.0;
@@ -97,6 +101,7 @@ SystemConfig parse_system_config(const std::string& text, const std::string& sou
   top.integer("z", c.z, 1, 64);
   top.number("quantum_ns", c.quantum_ns, 1e-3, 1e9);
   top.integer("rtl_slice_cycles", c.rtl_slice_cycles, 1, 1'000'000);
+  top.integer("lnc", c.lnc, 1, 2);
   top.object("chip", [&c](ObjectReader& r) {
     ChipConfig& k = c.chip;
     r.integer("cores", k.cores, 1, 64);
@@ -116,6 +121,7 @@ SystemConfig parse_system_config(const std::string& text, const std::string& sou
     r.boolean("hbm_step_every_cycle", k.hbm_step_every_cycle);
     r.integer("dma_engines_per_core", k.dma_engines_per_core, 1, 256);
     r.number("reduce_gbps", k.reduce_gbps, 1e-3, 1e6);
+    r.number("core_barrier_ns", k.core_barrier_ns, 0, 1e6);
     r.object("link", [&k](ObjectReader& l) { link_fields(l, k.link); });
     r.object("z_link", [&k](ObjectReader& l) { link_fields(l, k.z_link); });
   });

@@ -46,6 +46,11 @@ struct ChipConfig {
   bool hbm_step_every_cycle = false;
   int dma_engines_per_core = 16;
   double reduce_gbps = 967.0;   // collective reduction: read two operands, write one at 2.9 TB/s
+  // A core_barrier (nki.isa.core_barrier: each core of the pair updates a semaphore of the other
+  // and waits on its own) ends this long after its last member issued it. ncore's choice: no
+  // public page gives the barrier's time, so it takes what the Trainium2 Architecture Guide gives
+  // a semaphore signal to reach another engine and start it (about 1,300 ns).
+  double core_barrier_ns = 1300.0;
   LinkConfig link;              // each of the 4 in-instance links
   LinkConfig z_link{64.0, 1.0}; // each of the 2 inter-instance links (UltraServer)
 };
@@ -59,6 +64,10 @@ struct SystemConfig {
   // system: its HBM requests of a slice leave at the slice's start, responses are seen from the
   // next slice on (1: every cycle, exact).
   int rtl_slice_cycles = 1;
+  // Logical NeuronCore degree (LNC, NEURON_LOGICAL_NC_CONFIG): at 2, CORE 2k and 2k + 1 of a chip
+  // are one logical core, one rank of the collectives of groups chips, cores and all
+  // (tb/tlm/cc_engine.h). 1 (the default): every core is a rank.
+  int lnc = 1;
 
   int chips() const { return x * y * z; }
   void validate() const;       // throws ncore::Error naming the key, the value and the range

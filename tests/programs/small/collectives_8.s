@@ -1,7 +1,8 @@
 # The cc queue on a lone core (test_core_rtl, size 8): every group has one member, so each
 # collective copies src to dst (model::LoneCollectives, and the RTL harness's collective engine).
-# The four operations in FP32 and BF16, a fence nop on cc, and a DMA that reads what a collective
-# wrote back into SBUF and out again, after its signal.
+# The four operations in FP32 and BF16, a core_barrier (a pair of one: it takes its latency and
+# moves nothing), a fence nop on cc, and a DMA that reads what a collective wrote back into SBUF
+# and out again, after its signal.
 .tensor IN hbm addr=0x0000 dtype=fp32 shape=256 init=random seed=11
 .tensor INB hbm addr=0x0400 dtype=bf16 shape=512 init=random seed=12
 .tensor AR hbm addr=0x1000 dtype=fp32 shape=256 output
@@ -18,6 +19,7 @@
   all_gather dtype=bf16 src=INB dst=AG bytes=1024 group=cores algo=ring
   reduce_scatter dtype=fp32 src=IN dst=RS bytes=256 group=all algo=rhd
   all_to_all dtype=bf16 src=INB dst=A2A bytes=512 group=chips
+  core_barrier group=pair
   nop signal=fenced+=1
 .queue sp
   dma_copy engine=0 dir=hbm_to_sbuf hbm_addr=AR sbuf_addr=T_sb bytes=128 count1=8 hbm_stride1=128 sbuf_stride1=SBUF_PARTITION wait=reduced>=1 signal=loaded+=1

@@ -182,7 +182,8 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         raise ValueError(f"batch {batch} in prefill: expected 1 (a prompt of --context tokens; prompts of a batch "
                          "are separate runs)")
     if lnc != 1:
-        raise ValueError(f"lnc {lnc}: only LNC=1 (one rank per physical core) is built so far")
+        raise ValueError(f"lnc {lnc}: the layer does not split itself over the two cores of a rank yet (the system "
+                         "runs LNC=2: tests/workloads/llama/README.md); only LNC=1, a rank per core")
     if system not in CHIPS:
         raise ValueError(f"system {system!r}: expected one of {', '.join(CHIPS)}")
     if weights not in WEIGHTS:

@@ -296,6 +296,9 @@ class Compiler:
                 self._lower_dma_transpose(op)
             elif op.queue == "sp":
                 self._lower_dma(op)
+            elif op.queue == "cc" and op.opcode == "core_barrier":
+                self.instrs.append(Instr("cc", "core_barrier group=pair", [_box(v) for v in op.reads],
+                                         [_box(v) for v in op.writes], op.where))
             elif op.queue == "cc":
                 f = op.fields
                 addr = {k: _box(f[k])[3] for k in ("src", "dst")}  # the runs' first bytes
@@ -713,26 +716,41 @@ def compile_trace(trace, kernel_name, source, policy=None, cores=1):
 
 
 def _check_cores_apart(groups):
-    """Programs on different cores have no semaphores between them: none may write HBM bytes
-    another core's programs read or write. The accesses are swept in the order of their first
-    byte, and each is compared only with the earlier ones whose extent it reaches (a read only
-    with writes), so the work grows with the accesses, not their square."""
+    """Programs on different cores are ordered only by core barriers (nisa.core_barrier) and, at
+    LNC=2, by the rank's collectives: none may write HBM bytes another core's programs read or
+    write between the same two of those (in the same epoch: an access before a core's n-th comes
+    before every access after its partner's n-th). Every core must pass the same number, or one
+    would wait forever.
+    The accesses are swept in the order of their first byte, and each is compared only with the
+    earlier ones whose extent it reaches (a read only with writes), so the work grows with the
+    accesses, not their square."""
+    barriers = [sum(op.queue == "cc" for op in ops) for ops in groups]
+    if len(set(barriers)) > 1:
+        raise KernelError(f"the cores pass {' and '.join(map(str, barriers))} core barriers and collectives: each "
+                          "needs both cores, so a core with fewer leaves the other waiting")
     touched = []
     for k, ops in enumerate(groups):
+        epoch = 0
         for op in ops:
+            # A core barrier, or a collective of an LNC=2 rank (it starts once both cores issued it,
+            # and both wait for its end), orders the cores; its own accesses fall between epochs.
+            if op.queue == "cc":
+                epoch += 1
+                continue
             for v, write in [(v, False) for v in op.reads] + [(v, True) for v in op.writes]:
                 if isinstance(v.array, HbmTensor):
-                    touched.append((_box(v), k, write, op))
+                    touched.append((_box(v), (k, epoch), write, op))
     touched.sort(key=lambda t: t[0][3])
     reaching, writes = [], []  # earlier accesses whose extent reaches the current first byte
     for box, k, write, op in touched:
         reaching = [t for t in reaching if t[0][4] > box[3]]
         writes = [t for t in writes if t[0][4] > box[3]]
         for other, ko, _, oo in (reaching if write else writes):
-            if ko != k and _overlap(other, box):
-                raise KernelError(f"{op.where}: program {op.program} (core {k}) and program {oo.program} (core {ko}, "
-                                  f"{oo.where}) touch the same HBM bytes, one of them writing; programs on different "
-                                  "cores are not ordered (run the grid on one core: cores=1)")
+            if ko[0] != k[0] and ko[1] == k[1] and _overlap(other, box):
+                raise KernelError(f"{op.where}: program {op.program} (core {k[0]}) and program {oo.program} (core "
+                                  f"{ko[0]}, {oo.where}) touch the same HBM bytes, one of them writing, with no core "
+                                  "barrier between them; programs on different cores are not ordered otherwise (put a "
+                                  "nisa.core_barrier between, or run the grid on one core: cores=1)")
         reaching.append((box, k, write, op))
         if write:
             writes.append((box, k, write, op))

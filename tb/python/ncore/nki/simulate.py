@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import tool
 from . import dtypes
-from .compiler import Compiler, compile_trace
+from .compiler import Compiler, _check_cores_apart, _CoreTrace, compile_trace
 from .tracer import HbmTensor, KernelError, Trace
 
 ENGINES = ("golden", "rtl", "cosim")
@@ -343,9 +343,10 @@ def _check_collectives_match(traces, chips):
     matches a core's n-th collective of a group kind with the others' n-th): else a KernelError
     naming the ranks, before anything runs."""
     ranks = len(traces)
+    per_chip = ranks // chips  # the chip's cores, or its logical cores at LNC=2
     members = {"all": [list(range(ranks))],
-               "cores": [list(range(c * CHIP_CORES, (c + 1) * CHIP_CORES)) for c in range(chips)],
-               "chips": [list(range(k, ranks, CHIP_CORES)) for k in range(CHIP_CORES)]}
+               "cores": [list(range(c * per_chip, (c + 1) * per_chip)) for c in range(chips)],
+               "chips": [list(range(k, ranks, per_chip)) for k in range(per_chip)]}
     for kind, lists in members.items():
         for group in lists:
             seqs = {r: [(op, n, d) for op, g, n, d in traces[r].collectives if g == kind] for r in group}
@@ -362,7 +363,7 @@ def _check_collectives_match(traces, chips):
 
 
 def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace_json, policy, size=128,
-                            cores=1, timing_only=False, timing=None):
+                            cores=1, timing_only=False, timing=None, lnc=1):
     if system not in SYSTEMS:
         raise ValueError(f"system={system!r}: expected one of {', '.join(SYSTEMS)}")
     if engine not in ("golden", "rtl"):
@@ -373,27 +374,50 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
     if timing_only and engine != "golden":
         raise ValueError(f"timing_only with engine={engine!r}: only golden cores run without data "
                          "(ncore tlm run --no-data)")
+    if lnc not in (1, 2):
+        raise ValueError(f"lnc={lnc!r}: expected 1 (a rank per core) or 2 (a rank per pair of cores)")
     chips = SYSTEMS[system]
-    ranks = chips * CHIP_CORES
+    per_chip = CHIP_CORES // lnc  # ranks of a chip
+    ranks = chips * per_chip
     for a in arrays:
         if isinstance(a, PerRank) and len(a) != ranks:
-            raise KernelError(f"per_rank(...) of {len(a)} arrays: the {system} system runs {ranks} ranks")
+            raise KernelError(f"per_rank(...) of {len(a)} arrays: the {system} system runs {ranks} ranks"
+                              + (" (LNC=2: a rank per pair of cores)" if lnc == 2 else ""))
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
+    if lnc == 2:  # the rank's launch grid of 2, a program on each core of its pair
+        if kernel.grid not in ((1,), (2,)):
+            raise KernelError(f"{kernel.__name__}{list(kernel.grid)} at LNC=2: expected the launch grid of the logical "
+                              "core, kernel[2] (or no grid)")
+        kernel = kernel[2]
     source = os.path.basename(inspect.getsourcefile(kernel.func) or "?")
     t0 = time.perf_counter()
+    where = (f"one per core of a {system}; rank = CHIP * CORES + CORE" if lnc == 1 else
+             f"one per pair of cores of a {system} (LNC=2); rank = CHIP * CORES / 2 + CORE / 2, its program p on "
+             "CORE 2 (rank % (CORES / 2)) + p")
     traces, lines, results = [], [f"# {kernel.__name__}, traced from {source} by ncore.nki for {ranks} ranks "
-                                  f"(one per core of a {system}; rank = CHIP * CORES + CORE)."], []
+                                  f"({where})."], []
     for r in range(ranks):
         rank_args = [a[r] if isinstance(a, PerRank) else a for a in arrays]
         with collector_paused():
-            t, outs, single = trace_kernel(kernel, rank_args, 128, kwargs, 1, r, (chips, CHIP_CORES))
+            t, outs, single = trace_kernel(kernel, rank_args, 128, kwargs, lnc, r, (chips, per_chip))
             t.live_ops()
-            c = Compiler(t, kernel.__name__, policy)
+            first = lnc * (r % per_chip)  # the rank's first core on its chip
+            c = Compiler(t if lnc == 1 else _CoreTrace(t, []), kernel.__name__, policy)
             c.input_suffix = f".r{r}"
             c.inputs_zero = timing_only
-            c.place_hbm(base=(r % CHIP_CORES) * RANK_WINDOW, window=RANK_WINDOW)
-            c.build()
-            lines += [f".if CHIP*CORES+CORE=={r}"] + c.header(source)[3:] + c.queues() + [".endif"]
+            c.place_hbm(base=first * RANK_WINDOW, window=lnc * RANK_WINDOW)
+            if lnc == 1:
+                c.build()
+                lines += [f".if CHIP*CORES+CORE=={r}"] + c.header(source)[3:] + c.queues() + [".endif"]
+            else:
+                groups = [[op for op in t.ops if op.program == p] for p in range(2)]
+                _check_cores_apart(groups)
+                core0 = (r // per_chip) * CHIP_CORES + first
+                lines += [f".if (CHIP*CORES+CORE)/2=={core0 // 2}"] + c.header(source)[3:] + [".endif"]
+                for p, ops in enumerate(groups):
+                    cp = Compiler(_CoreTrace(t, ops), kernel.__name__, policy)
+                    cp.build()
+                    lines += [f".if CHIP*CORES+CORE=={core0 + p}"] + cp.queues() + [".endif"]
         traces.append(t)
         results.append((t, outs, single, rank_args))
     _check_collectives_match(traces, chips)
@@ -403,7 +427,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
                               [] if timing_only else [(f".r{r}", t) for r, t in enumerate(traces)])
         out_dir = os.path.join(tmp, "out")
         extra = (_trace_option(trace_json) + (["--timing", str(timing)] if timing is not None else []) +
-                 (["--no-data"] if timing_only else []))
+                 (["--no-data"] if timing_only else []) + (["--lnc", "2"] if lnc == 2 else []))
         t1 = time.perf_counter()
         system_json = tool.run_system(path, engine=engine, outputs=None if timing_only else out_dir, system=system,
                                       extra=extra)
@@ -415,7 +439,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
             if timing_only:
                 per_rank_out.append(None)
                 continue
-            prefix = f"chip{r // CHIP_CORES}.core{r % CHIP_CORES}."
+            prefix = f"chip{r // per_chip}.core{lnc * (r % per_chip)}."  # LNC=2: the pair's shared HBM
             got = [dtypes.from_storage(np.load(os.path.join(out_dir, f"{prefix}{o.name}.npy")), o.dtype)
                    for o in outs]
             if single is None:
@@ -429,7 +453,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
 
 
 def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, trace=None, system=None,
-                    **kwargs):
+                    lnc=1, **kwargs):
     """Runs the kernel on ncore and returns its outputs as NumPy arrays, as NKI's simulate_kernel
     does. engine: golden (the golden core), rtl (the Verilated core) or cosim (the RTL in lockstep
     with the golden core, bit for bit); size: 128, or 8 for the small RTL core. program_out: where
@@ -439,16 +463,20 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
     trace-event timeline (a track per queue, DMA engine, semaphore waits and instruction fetch;
     each slice an instruction named with its kernel file:line). system: "chip", "trn2" or "trn2u"
     runs the kernel once per core of that system, one rank per core (nki.collectives; arguments
-    given as per_rank([...]) differ per rank), and returns a list of each rank's outputs."""
+    given as per_rank([...]) differ per rank), and returns a list of each rank's outputs. lnc=2
+    (with system): a rank per pair of cores, the kernel launched on both (kernel[2]; its programs
+    meet at nisa.core_barrier, and a rank's collectives name tensors in their shared HBM)."""
     if system is not None:
         return _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, None, size,
-                                       cores)[0]
+                                       cores, lnc=lnc)[0]
+    if lnc != 1:
+        raise ValueError(f"lnc={lnc!r} without system=: a chip's pair of cores is cores=2 with kernel[2]")
     outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores, trace_json=trace)
     return outputs
 
 
 def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
-                     trace=None, system=None, timing_only=False, timing=None, **kwargs):
+                     trace=None, system=None, timing_only=False, timing=None, lnc=1, **kwargs):
     """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), the
     run's time in ns, each queue's utilization and its engine's clock and cycles, tensor-engine
     MACs and utilization, HBM bytes, and the wall time of the compile and of the run; `outputs`
@@ -458,8 +486,10 @@ def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=Non
     presets")."""
     if system is not None:
         outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy,
-                                             size, cores, timing_only, timing)
+                                             size, cores, timing_only, timing, lnc)
     else:
+        if lnc != 1:
+            raise ValueError(f"lnc={lnc!r} without system=: a chip's pair of cores is cores=2 with kernel[2]")
         outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace,
                                       timing_only, timing)
     return {

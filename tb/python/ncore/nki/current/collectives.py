@@ -133,6 +133,9 @@ def _collective(opcode, srcs, dsts, replica_group, call, op=None, dim=0):
     if len(s_views) > 1 and not all(isinstance(v.array, HbmTensor) for v in s_views + d_views):
         fail(call, "a list of several tensors must be in HBM (as NKI's coalesced collectives are)")
     members = len(replica_group.rank_lists[0])
+    if t.cores == 2 and not all(isinstance(v.array, HbmTensor) for v in s_views + d_views):
+        fail(call, "at LNC=2 a collective's srcs and dsts are HBM tensors both cores of the rank name (nl.shared_hbm): "
+                   "the collective engine reads the rank's src and writes its dst once")
     if opcode == "all_reduce" and len(s_views) > 1 and _coalesce(t, s_views, d_views, kind, call):
         return
     for s, d in zip(s_views, d_views):

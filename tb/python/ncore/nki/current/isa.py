@@ -79,7 +79,7 @@ _UNSUPPORTED = ("dma_compute", "nc_matmul_mx", "quantize_mx", "tensor_partition_
                 "tensor_copy_dynamic_src", "tensor_copy_dynamic_dst", "dropout", "range_select", "select_reduce",
                 "sequence_bounds", "local_gather", "nc_n_gather", "max8", "nc_find_index8", "nc_match_replace8",
                 "nc_stream_shuffle", "register_alloc", "register_load", "register_move", "register_store",
-                "core_barrier", "sendrecv", "rng", "rand2", "rand_set_state", "rand_get_state", "set_rng_seed",
+                "sendrecv", "rng", "rand2", "rand_set_state", "rand_get_state", "set_rng_seed",
                 "nonzero_with_count")
 
 
@@ -170,6 +170,24 @@ def dma_copy(dst, src, priority=None, oob_mode=oob_mode.error, dge_mode=dge_mode
                                               else s, dtype=t.dtype), buffers=("sbuf",))
         return
     _into(d, call, lambda t: _legacy.copy(s, dtype=t.dtype))
+
+
+def core_barrier(data, cores, engine=engine.unknown, name=None):
+    """The two cores of a logical NeuronCore (LNC=2: `kernel[2]` launched with cores=2) wait for
+    each other: a `core_barrier group=pair` on the cc queue (tb/tlm/README.md). It reads and
+    writes `data` (HBM) as far as ordering goes: this core's writes to it come before the
+    barrier, its accesses after wait for it, so a core reads what its partner wrote before."""
+    call = "nisa.core_barrier"
+    t = trace(call)
+    if tuple(cores) != (0, 1):
+        fail(call, f"cores={cores!r}: expected (0, 1), the two cores of the logical NeuronCore (as on NeuronCore-v3)")
+    if t.cores != 2 or math.prod(t.num_programs) != 2:
+        fail(call, f"a launch of {math.prod(t.num_programs)} program(s) on {t.cores} core(s): a core barrier needs the "
+                   "kernel launched on the two cores of a logical NeuronCore (kernel[2] with cores=2, LNC=2)")
+    v = as_view(data, call, "data")
+    if not isinstance(v.array, HbmTensor):
+        fail(call, f"data is {v.array!r}: expected the shared HBM tensor the cores synchronize on")
+    t.add(Op("cc", "core_barrier", [v], [v], group="pair"))
 
 
 def _hbm_to_hbm(d, s, call):
