@@ -317,6 +317,9 @@ def main():
     ap.add_argument("--two-layers", action="store_true",
                     help="decode: also two layers in one kernel (decoder_layers_decode, llm-layer's --steady) against "
                          "the layer run again on the first's y, bit for bit")
+    ap.add_argument("--one-head", action="store_true", help="half the heads: a rank of one query head")
+    ap.add_argument("--lnc", type=int, choices=[1, 2], default=1,
+                    help="decode: 2 runs a rank on a pair of cores (tp = the chip's pairs), the layer split over them")
     ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
     ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
     args = ap.parse_args()
@@ -331,8 +334,11 @@ def main():
     if args.pieces:
         print(f"seed {args.seed}: the layer's pieces on the {args.engine} core of size {args.size}")
         return pieces(np.random.default_rng(args.seed), args.engine, args.size)
-    cfg = reference.Config(hidden=256, heads=8, kv_heads=2, head_dim=32, intermediate=512)
-    tp = CORES
+    if args.lnc == 2 and args.phase != "decode":
+        ap.error("--lnc 2: expected the decode layer (prefill does not split itself over a pair yet)")
+    cfg = reference.Config(hidden=256, heads=8 // (2 if args.one_head else 1), kv_heads=2, head_dim=32,
+                           intermediate=512)
+    tp = CORES // args.lnc
     groups = 1 if args.system == "chip" else 16
     print(f"seed {args.seed}: hidden {cfg.hidden}, heads {cfg.heads} (KV {cfg.kv_heads}) of {cfg.head_dim}, "
           f"intermediate {cfg.intermediate}; "
@@ -351,19 +357,20 @@ def main():
     per_rank = [shard_args(cfg, tp, r % tp, model, steps[r // tp]) for r in range(groups * tp)]
     columns = [ncore_nki.per_rank([a[0][k] for a in per_rank]) for k in range(len(per_rank[0][0]))]
     group = ncc.ReplicaGroup([list(range(g * tp, (g + 1) * tp)) for g in range(groups)])
-    outs = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system)
+    outs = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system, lnc=args.lnc)
     failures = 0
     if args.rtl:
-        rtl = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system, engine="rtl")
+        rtl = ncore_nki.simulate_kernel(decoder_layer_decode, *columns, group, system=args.system, engine="rtl",
+                                        lnc=args.lnc)
         same = same_outputs(outs, rtl, groups * tp)
         print(f"{'ok  ' if same else 'FAIL'} on RTL cores: every rank's y, k_new and v_new the golden cores', bit for bit")
         failures += not same
     if args.two_layers:
         # The second layer of the kernel reads the first's y from HBM: it must be the layer run
         # again on that y, every output bit for bit (each layer alone is checked against float64).
-        two = ncore_nki.simulate_kernel(decoder_layers_decode, *columns, group, system=args.system)
+        two = ncore_nki.simulate_kernel(decoder_layers_decode, *columns, group, system=args.system, lnc=args.lnc)
         again = ncore_nki.simulate_kernel(decoder_layer_decode, ncore_nki.per_rank([np.asarray(o[0]) for o in outs]),
-                                          *columns[1:], group, system=args.system)
+                                          *columns[1:], group, system=args.system, lnc=args.lnc)
         same = same_outputs(two, again, groups * tp)
         print(f"{'ok  ' if same else 'FAIL'} two layers in one kernel: every rank's y, k_new and v_new those of the "
               "layer run again on the first's y, bit for bit")
@@ -378,7 +385,8 @@ def main():
             for name, got, want in (("y", outs[r][0], ys), ("k_new", outs[r][1], (k_new[0][:, kv], k_new[1][:, kv])),
                                     ("v_new", outs[r][2], (v_new[0][:, kv], v_new[1][:, kv]))):
                 failures += not compare(f"rank {r} {name}", got, want)
-    failures += not check_embedding(rng, cfg, tp, groups, args.batch, group, args.system)
+    if args.lnc == 1:  # the embedding kernel is not split over a pair
+        failures += not check_embedding(rng, cfg, tp, groups, args.batch, group, args.system)
     print(f"{groups * tp} ranks: {'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
 

@@ -365,6 +365,24 @@ def qkv_rope(xn_t, w_qkv, cos_t, sin_t, q_heads, k_new, v_new):
     return q_t, k_t
 
 
+def qkv_rope_heads(xn_t, w_qkv, cos_t, sin_t, q_heads, h0, hn, k_out, v_out):
+    """qkv_rope for query heads h0 .. h0 + hn - 1 of the rank's q_heads (LNC=2: a program's
+    share): their q, and the rank's k and v, each projected on its own. k goes to k_out unless it
+    is None, v to v_out (HBM [B, d]), which the attention reads back. Returns (q^T, k^T)."""
+    dp, dt, rows = cos_t.shape
+    d = dp * dt
+    q = project(xn_t, columns(w_qkv, h0 * d, hn * d), tile=dp)
+    kv = project(xn_t, columns(w_qkv, q_heads * d, 2 * d), tile=dp)
+    q_t = rope(q, 0, hn, cos_t, sin_t, sbuf((dp, hn * dt, rows), nl.bfloat16))
+    k_t = rope(kv, 0, 1, cos_t, sin_t, sbuf((dp, dt, rows), nl.bfloat16))
+    v_t = sbuf((dp, dt, rows), nl.bfloat16)
+    nisa.tensor_copy(dst=v_t, src=kv[:, dt:2 * dt, :])
+    if k_out is not None:
+        store_rows(k_t, k_out)
+    store_rows(v_t, v_out)
+    return q_t, k_t
+
+
 def decode_attention(q_t, keys, v_rows, b, o_t):
     """Token b's grouped-query attention: its heads' q^T (q_t [dp, q_heads * dt, B]) against the
     keys k^T (keys [dp, dt, S]) and values v [S, d] (S positions, in blocks of P: v_rows(first,
@@ -539,6 +557,55 @@ def all_reduce(partial, replica_group):
     return total
 
 
+def pair_share(n):
+    """This program's share (first, count) of n items: all of them at LNC=1; at LNC=2 (a launch
+    grid of 2, a program on each core of the rank's pair) program 0 takes the larger half."""
+    if nl.num_programs(0) == 1:
+        return 0, n
+    first = -(-n // 2)
+    return (0, first) if nl.program_id(0) == 0 else (first, n - first)
+
+
+def columns(w, first, count):
+    """Columns first .. first + count - 1 of weights w ([K, N], or K-tiled [P, K / P, N])."""
+    return w[:, :, first:first + count] if len(w.shape) == 3 else w[:, first:first + count]
+
+
+def rank_all_reduce(partial, replica_group):
+    """all_reduce at LNC=1. At LNC=2 each program holds a partial of the rank's [kp, tiles, B]
+    (FP32, SBUF): the pair adds them through shared HBM across a core barrier (program 0's plus
+    program 1's, so both get the same bits), each program writes its share of the partitions to
+    the rank's src, and the rank's all_reduce (issued by both, run once for the rank) sums the
+    group's; both load the whole result."""
+    if nl.num_programs(0) == 1:
+        return all_reduce(partial, replica_group)
+    kp, nt, rows = partial.shape
+    n = nt * rows
+    width = -(-n // 8) * 8  # FP32 words of whole 32-byte bursts a partition
+    p = nl.program_id(0)
+    mine = sbuf((kp, width), nl.float32)
+    if width != n:
+        nisa.memset(dst=mine[:, n:width], value=0.0)
+    nisa.tensor_copy(dst=mine[:, 0:n], src=free_ap(partial, [[1, n]]))
+    halves = nl.ndarray((2 * kp, width), dtype=nl.float32, buffer=nl.shared_hbm)  # program q's at rows q kp
+    nisa.dma_copy(dst=halves[p * kp:(p + 1) * kp, :], src=mine)
+    nisa.core_barrier(halves, (0, 1))
+    theirs = sbuf((kp, width), nl.float32)
+    nisa.dma_copy(dst=theirs, src=halves[(1 - p) * kp:(2 - p) * kp, :])
+    pair = sbuf((kp, width), nl.float32)
+    nisa.tensor_tensor(dst=pair, data1=mine if p == 0 else theirs, data2=theirs if p == 0 else mine, op=nl.add)
+    src = nl.ndarray((kp, width), dtype=nl.float32, buffer=nl.shared_hbm)
+    dst = nl.ndarray((kp, width), dtype=nl.float32, buffer=nl.shared_hbm)
+    f0, fn = pair_share(kp)
+    nisa.dma_copy(dst=src[f0:f0 + fn, :], src=pair[f0:f0 + fn, :])
+    ncc.all_reduce(srcs=[src], dsts=[dst], replica_group=replica_group, op=nl.add)
+    summed = sbuf((kp, width), nl.float32)
+    nisa.dma_copy(dst=summed, src=dst)
+    total = sbuf(partial.shape, nl.float32)
+    nisa.tensor_copy(dst=total, src=free_ap(summed, [[rows, nt], [1, rows]]))
+    return total
+
+
 def load(src, dtype=None):
     """An HBM tensor into a new SBUF tile (cast on the way when dtype differs)."""
     tile = sbuf(src.shape, dtype or src.dtype)
@@ -618,7 +685,9 @@ def decoder_layers_decode(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_m
     layer's time in steady state, where its head (the norm and its first weights) overlaps the
     layer before's tail (the MLP's all-reduce, the residual and the store), which a layer alone
     cannot show (llm_layer's --steady). Returns the last layer's (y, k_new, v_new)."""
-    for _ in range(layers):
+    for layer in range(layers):
+        if layer and nl.num_programs(0) == 2:  # LNC=2: program 1 reads the y program 0 wrote
+            nisa.core_barrier(x, (0, 1))
         x, k_new, v_new = decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gate, w_up,
                                        w_down, replica_group, eps)
     return x, k_new, v_new
@@ -636,11 +705,37 @@ def decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gat
     v_new = nl.ndarray((rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)
     x_t = load_features(x)
     xn_t = rmsnorm_features(x_t, load_features(g_attn), eps)
-    q_t, k_t = qkv_rope(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, k_new, v_new)
-    o_t = attend(q_t, k_t, k_cache, v_cache, v_new)
-    hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
+    if nl.num_programs(0) == 1:
+        q_t, k_t = qkv_rope(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, k_new, v_new)
+        o_t = attend(q_t, k_t, k_cache, v_cache, v_new)
+        hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
+        hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
+        store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
+        return y, k_new, v_new
+    # LNC=2: each program takes a share of the query heads and of the MLP's intermediate slice;
+    # program 0 writes the outputs. A rank of one query head (Llama-3.3-70B at tp 64) runs its
+    # attention on program 0 alone: splitting the context, with the softmax's maximum and sum
+    # traded across a barrier, is not built.
+    first = nl.program_id(0) == 0
+    v_own = nl.ndarray((2 * rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)  # program 1's v, read back
+    h0, hn = pair_share(q_heads)
+    if hn:
+        v_rows = v_new if first else v_own[rows:2 * rows, :]
+        q_t, k_t = qkv_rope_heads(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, h0, hn,
+                                  k_new if first else None, v_rows)
+        o_t = attend(q_t, k_t, k_cache, v_cache, v_rows)
+        attention = project(o_t, w_o[h0 * d:(h0 + hn) * d, :])
+    else:
+        attention = sbuf((min(h, nl.tile_size.pmax), -(-h // nl.tile_size.pmax), rows), nl.float32)
+        nisa.memset(dst=attention, value=0.0)
+    hidden = residual(x_t, rank_all_reduce(attention, replica_group))
     hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
-    store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
+    inter = w_down.shape[0]
+    m0, mn = pair_share(inter)
+    mlp = swiglu(hn_t, columns(w_gate, m0, mn), columns(w_up, m0, mn), w_down[m0:m0 + mn, :])
+    y_t = residual(hidden, rank_all_reduce(mlp, replica_group))
+    if first:
+        store_rows(y_t, y)
     return y, k_new, v_new
 
 

@@ -59,18 +59,20 @@ MODELS = {m.name: m for m in (
 QUEUES = ("pe", "act", "dve", "sp", "cc")  # tensor, scalar, vector engines; DMA; collectives
 
 
-def replica_group(tp, system):
+def replica_group(tp, system, lnc=1):
     """The ranks of each tensor-parallel group: ncore's collective engine runs groups of every
-    rank of the system, of each chip, or of each core across the chips."""
+    rank of the system, of each chip, or of each rank position across the chips. A rank is a core,
+    or at LNC=2 a pair of cores (a chip's 4 ranks)."""
     chips = CHIPS[system]
-    ranks = chips * CHIP_CORES
-    kinds = {ranks: [list(range(ranks))], CHIP_CORES: [list(range(c * CHIP_CORES, (c + 1) * CHIP_CORES))
-                                                       for c in range(chips)]}
+    per_chip = CHIP_CORES // lnc
+    ranks = chips * per_chip
+    kinds = {ranks: [list(range(ranks))], per_chip: [list(range(c * per_chip, (c + 1) * per_chip))
+                                                     for c in range(chips)]}
     if chips > 1:
-        kinds.setdefault(chips, [list(range(k, ranks, CHIP_CORES)) for k in range(CHIP_CORES)])
+        kinds.setdefault(chips, [list(range(k, ranks, per_chip)) for k in range(per_chip)])
     if tp not in kinds:
-        raise ValueError(f"tp {tp} on {system}: expected one of {sorted(kinds)} (every rank, each chip's "
-                         f"{CHIP_CORES} cores, or one core of each chip); LNC=2 and other groups are not built yet")
+        raise ValueError(f"tp {tp} on {system} at LNC={lnc}: expected one of {sorted(kinds)} (every rank, each "
+                         f"chip's {per_chip} ranks, or one rank of each chip); other groups are not built yet")
     return ncc.ReplicaGroup(kinds[tp])
 
 
@@ -181,9 +183,14 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if phase == "prefill" and batch != 1:
         raise ValueError(f"batch {batch} in prefill: expected 1 (a prompt of --context tokens; prompts of a batch "
                          "are separate runs)")
-    if lnc != 1:
-        raise ValueError(f"lnc {lnc}: the layer does not split itself over the two cores of a rank yet (the system "
-                         "runs LNC=2: tests/workloads/llama/README.md); only LNC=1, a rank per core")
+    if lnc not in (1, 2):
+        raise ValueError(f"lnc {lnc}: expected 1 (a rank per core) or 2 (a rank per pair of cores)")
+    if lnc == 2 and phase != "decode":
+        raise ValueError("lnc 2 in prefill: the prefill layer does not split itself over a pair of cores yet "
+                         "(tests/workloads/llama/README.md); expected decode")
+    if lnc == 2 and estimate:
+        raise ValueError("lnc 2 with the model's estimate: the embedding and LM head kernels do not split themselves "
+                         "over a pair of cores yet; run the layer alone (--layer-only)")
     if system not in CHIPS:
         raise ValueError(f"system {system!r}: expected one of {', '.join(CHIPS)}")
     if weights not in WEIGHTS:
@@ -193,7 +200,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if batch < 1 or batch > 128 or context < 16 or context % 16:
         raise ValueError(f"batch {batch}, context {context}: expected batch 1..128 (a token a partition) and a "
                          "context that is a multiple of 16 (a cache row is whole 32-byte bursts)")
-    group = replica_group(tp, system)
+    group = replica_group(tp, system, lnc)
     q_heads, inter = model.shard(tp)
     for name, size in (("hidden", model.hidden), ("head_dim", model.head_dim), ("intermediate / tp", inter)):
         if size % 32:  # a row of it in HBM: whole 32-byte bursts in FP8 and in BF16
@@ -209,12 +216,12 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     extra = {"chunk": chunk} if chunk else {}
     r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
-                                   timing=timing, trace=trace)
+                                   timing=timing, trace=trace, lnc=lnc)
     steady_us = None
     if steady:  # the same layer twice in one kernel: the second's time is the steady state's
         two = ncore_nki.benchmark_kernel(decoder_layers_decode, *args, group, system=system,
                                          engine="rtl" if fidelity == "rtl" else "golden",
-                                         timing_only=fidelity == "timing", timing=timing)
+                                         timing_only=fidelity == "timing", timing=timing, lnc=lnc)
         steady_us = max(c["time_ns"] for c in two["system"]["cores"]) / 1e3 - max(
             c["time_ns"] for c in r["system"]["cores"]) / 1e3
     # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
@@ -251,7 +258,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     # decode reads the cache; prefill writes the prompt's (both: every KV head on each rank of its group)
     kv = 2 * batch * context * model.kv_heads * model.head_dim * 2 * (tp // min(tp, model.kv_heads))
     chips = CHIPS[system]
-    replicas = chips * CHIP_CORES // tp
+    replicas = chips * CHIP_CORES // lnc // tp
     hbm_tbps = sum(s["peak_gbps"] for s in run["hbm"]) / 1e3
     return {
         "model": model.name, "phase": phase, "weights": weights, "k_tiled": k_tiled, "chunk": chunk, "batch": batch,
