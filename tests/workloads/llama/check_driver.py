@@ -107,12 +107,28 @@ if p.returncode == 0 and "timing" in runs:
            f"{st['steady_layer_us']:.2f} us, and the estimate the first layer, 2 in steady state, the LM head and the "
            f"embedding: {st['model_ms']} ms")
 
+# LNC=2: tp 4 on a chip (a rank a pair of cores), the layer alone; timing-only and with data agree.
+LNC2 = SMALL[:-1] + ["4", "--lnc", "2", "--layer-only", "--json"]
+lnc2 = {}
+for fidelity in ("timing", "data"):
+    p = driver(*LNC2, "--fidelity", fidelity)
+    report(p.returncode == 0,
+           f"llm-layer --lnc 2 --fidelity {fidelity} runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        lnc2[fidelity] = json.loads(p.stdout)
+if len(lnc2) == 2:
+    t, d = lnc2["timing"], lnc2["data"]
+    report(t["lnc"] == 2 and t["tp"] == 4 and t["replicas"] == 1 and t["layer_us"] == d["layer_us"] > 0 and
+           t["model_ms"] is None, f"--lnc 2: one group of 4 ranks (pairs), the same time with data and without: "
+                                  f"{t['layer_us']:.2f} and {d['layer_us']:.2f} us")
+
 BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (["--model", "llama-3.1-8b", "--phase", "prefill", "--batch", "2"], "batch 2 in prefill: expected 1"),
        (["--model", "llama-3.1-8b", "--chunk", "256"], "chunk 256 in decode"),
        (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
-       (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2"),
+       (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2 with the model's estimate"),
+       (PREFILL + ["--lnc", "2", "--layer-only"], "lnc 2 in prefill"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
        (["--hidden", "512"], "give --model, or all of"),
        (["--model", "llama-3.1-8b", "--weights", "fp4"], "invalid choice: 'fp4'"),
