@@ -136,7 +136,11 @@ void run_system_cmd(const RunCli& o) {
   }
   if (o.lnc) {
     config.lnc = o.lnc;
-    config.validate();
+    try {
+      config.validate();
+    } catch (const Error& e) {
+      throw Error(fmt::format("--lnc {}{}: {}", o.lnc, o.config_file.empty() ? "" : " with " + o.config_file, e.what()));
+    }
   }
   tlmsys::SystemRunOptions so;
   if (!o.rtl_cores.empty()) so.rtl_cores = tlmsys::parse_core_list(o.rtl_cores, config);
