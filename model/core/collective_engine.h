@@ -1,7 +1,8 @@
 #pragma once
 // The collective engine a core's cc queue issues to: a policy behind an interface.
 //
-// The cc queue issues all_reduce, all_gather, reduce_scatter and all_to_all in order; each ends
+// The cc queue issues all_reduce, all_gather, reduce_scatter, all_to_all and core_barrier (a
+// collective of bytes 0 that moves nothing) in order; each ends
 // when the engine says so, in issue order, and its signal applies then. Who the other members
 // are and how the data travels is the engine's:
 //   - LoneCollectives (below): the core alone, so every group has one member (CHIPS = CORES =
