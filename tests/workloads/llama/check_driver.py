@@ -10,6 +10,11 @@
     up, and it stays above its compute and HBM bounds;
   - --steady (two layers in a row): the same layer's time, a steady-state time within the two
     layers', and an estimate of the first layer alone and the rest in steady state;
+  - --one-replica: tp 8 on a Trn2 instance takes the time of its 16 replicas, to the nanosecond, on
+    one chip; tp 16 runs on 2 chips and tp 8 at LNC=2 on 2 chips (the groups no group kind of the
+    whole instance spans);
+  - LNC=2 (tp 4 on a chip): the layer, the LM head and the embedding take the same time with data
+    and without, and the estimate adds up;
   - bad input gets a message naming the option and exit status 1.
 """
 import json
@@ -107,8 +112,8 @@ if p.returncode == 0 and "timing" in runs:
            f"{st['steady_layer_us']:.2f} us, and the estimate the first layer, 2 in steady state, the LM head and the "
            f"embedding: {st['model_ms']} ms")
 
-# LNC=2: tp 4 on a chip (a rank a pair of cores), the layer alone; timing-only and with data agree.
-LNC2 = SMALL[:-1] + ["4", "--lnc", "2", "--layer-only", "--json"]
+# LNC=2: tp 4 on a chip (a rank a pair of cores), with the model's estimate; timing-only and with data agree.
+LNC2 = SMALL[:-1] + ["4", "--lnc", "2", "--json"]
 lnc2 = {}
 for fidelity in ("timing", "data"):
     p = driver(*LNC2, "--fidelity", fidelity)
@@ -119,15 +124,38 @@ for fidelity in ("timing", "data"):
 if len(lnc2) == 2:
     t, d = lnc2["timing"], lnc2["data"]
     report(t["lnc"] == 2 and t["tp"] == 4 and t["replicas"] == 1 and t["layer_us"] == d["layer_us"] > 0 and
-           t["model_ms"] is None, f"--lnc 2: one group of 4 ranks (pairs), the same time with data and without: "
-                                  f"{t['layer_us']:.2f} and {d['layer_us']:.2f} us")
+           t["vocab_per_rank"] == 256 and t["lm_head_us"] == d["lm_head_us"] > 0 and
+           t["embedding_us"] == d["embedding_us"] > 0 and
+           abs(t["model_ms"] - (3 * t["layer_us"] + t["lm_head_us"] + t["embedding_us"]) / 1e3) < 1e-12,
+           f"--lnc 2: one group of 4 ranks (pairs), the same layer, LM head and embedding with data and without "
+           f"({t['layer_us']:.2f} and {d['layer_us']:.2f} us), and the estimate 3 layers, the LM head and the "
+           f"embedding: {t['model_ms']} ms")
+
+# One replica: the replicas share no chip, so one alone takes their time; other TP degrees of whole chips run.
+ONE = SMALL[:SMALL.index("--system")] + ["--layer-only", "--json"]
+replica = {}
+for name, extra in (("all", ["--system", "trn2", "--tp", "8"]), ("one", ["--system", "trn2", "--tp", "8", "--one-replica"]),
+                    ("tp16", ["--system", "trn2", "--tp", "16", "--one-replica"]),
+                    ("lnc2", ["--system", "trn2", "--tp", "8", "--lnc", "2", "--one-replica"])):
+    p = driver(*ONE, *extra)
+    report(p.returncode == 0, f"llm-layer {' '.join(extra)} runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        replica[name] = json.loads(p.stdout)
+if len(replica) == 4:
+    a, o, t16, l2 = replica["all"], replica["one"], replica["tp16"], replica["lnc2"]
+    report(a["replicas"] == 16 and a["torus"] == [4, 4, 1] and o["replicas"] == 1 and o["torus"] == [1, 1, 1] and
+           a["layer_us"] == o["layer_us"] and a["split_us"] == o["split_us"],
+           f"--one-replica: tp 8 on one chip takes the 16 replicas' time ({o['layer_us']} and {a['layer_us']} us)")
+    report(t16["torus"] == [2, 1, 1] and t16["replicas"] == 1 and t16["split_us"]["collectives"] > 0 and
+           l2["torus"] == [2, 1, 1] and l2["lnc"] == 2 and l2["layer_us"] > 0,
+           f"--one-replica: tp 16 and tp 8 at LNC=2 each on 2 x 1 x 1 chips ({t16['layer_us']:.2f} and "
+           f"{l2['layer_us']:.2f} us)")
 
 BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (["--model", "llama-3.1-8b", "--phase", "prefill", "--batch", "2"], "batch 2 in prefill: expected 1"),
        (["--model", "llama-3.1-8b", "--chunk", "256"], "chunk 256 in decode"),
        (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
-       (["--model", "llama-3.1-8b", "--lnc", "2"], "lnc 2 with the model's estimate"),
        (PREFILL + ["--lnc", "2", "--layer-only"], "lnc 2 in prefill"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
        (["--hidden", "512"], "give --model, or all of"),
@@ -137,7 +165,12 @@ BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (SMALL[:7] + ["63"] + SMALL[8:], "head_dim 63"),
        (SMALL[:11] + ["-2"] + SMALL[12:], "layers -2"),
        (SMALL + ["--config", "/nonexistent/timing.json"], "--timing /nonexistent/timing.json: expected a preset"),
-       (["--model", "llama-3.1-8b", "--tp", "16", "--system", "chip"], "tp 16 on chip")]
+       (["--model", "llama-3.1-8b", "--tp", "16", "--system", "chip"], "tp 16 on chip"),
+       (["--model", "llama-3.1-8b", "--tp", "32", "--system", "trn2"], "or one replica (--one-replica)"),
+       (["--model", "llama-3.1-8b", "--tp", "12", "--system", "trn2", "--one-replica"],
+        "tp 12 at LNC=1 with one replica on trn2: expected whole chips"),
+       (["--model", "llama-3.1-8b", "--tp", "24", "--system", "trn2", "--one-replica"],
+        "3 chips do not tile the trn2's 4 x 4 x 1 torus")]
 for args, needle in BAD:
     p = driver(*args)
     report(p.returncode == 1 and needle in p.stderr, f"llm-layer {' '.join(args)}: exit {p.returncode}, says "

@@ -238,7 +238,7 @@ def refusals(rng, run, size):
     return ok
 
 
-def check_embedding(rng, cfg, tp, groups, batch, group, system):
+def check_embedding(rng, cfg, tp, groups, batch, group, system, lnc=1):
     """embedding_kernel, vocabulary-parallel over each group (tp rows of the vocabulary a rank):
     every rank's x must be its group's tokens' rows of the table, bit for bit."""
     per = 4  # rows a rank holds
@@ -248,11 +248,30 @@ def check_embedding(rng, cfg, tp, groups, batch, group, system):
     rows = [tuple(int(i) - (r % tp) * per if (r % tp) * per <= i < (r % tp + 1) * per else -1 for i in ids[r // tp])
             for r in range(groups * tp)]
     xs = ncore_nki.simulate_kernel(layer.embedding_kernel, ncore_nki.per_rank([shards[r % tp] for r in range(groups * tp)]),
-                                   ncore_nki.per_rank(rows), group, system=system)
-    same = all(np.array_equal(np.asarray(x, np.float64), table_v[ids[r // tp]]) for r, x in enumerate(xs))
-    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel on {groups * tp} ranks: each rank's x the table's rows of its "
-          "group's tokens, bit for bit")
+                                   ncore_nki.per_rank(rows), group, system=system, lnc=lnc)
+    same = len(xs) == groups * tp and all(np.array_equal(np.asarray(x, np.float64), table_v[ids[r // tp]])
+                                          for r, x in enumerate(xs))
+    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel on {groups * tp} ranks (LNC={lnc}): each rank's x the table's "
+          "rows of its group's tokens, bit for bit")
     return same
+
+
+def check_lm_head(rng, cfg, tp, groups, batch, system, lnc):
+    """lm_head_kernel on every rank, each its slice of 48 columns of the vocabulary (at LNC=2 three
+    groups of 16: program 0 two, program 1 one): every rank's logits against float64."""
+    vocab = 48
+    g, gv = bf16(1 + 0.1 * rng.standard_normal((1, cfg.hidden)))
+    xs = [bf16(rng.standard_normal((batch, cfg.hidden))) for _ in range(groups)]
+    ws = [bf16(rng.standard_normal((cfg.hidden, vocab)) / np.sqrt(cfg.hidden)) for _ in range(tp)]
+    logits = ncore_nki.simulate_kernel(layer.lm_head_kernel, ncore_nki.per_rank([xs[r // tp][0] for r in range(groups * tp)]),
+                                       g, ncore_nki.per_rank([ws[r % tp][0] for r in range(groups * tp)]),
+                                       system=system, lnc=lnc)
+    E = reference.exact
+    ok = len(logits) == groups * tp
+    for r, got in enumerate(logits):
+        normed = reference.to_bf16(reference.rmsnorm(E(xs[r // tp][1]), E(gv), 1e-5))
+        ok &= compare(f"rank {r} lm_head_kernel logits (LNC={lnc})", got, reference.matmul(normed, E(ws[r % tp][1])))
+    return ok
 
 
 def same_outputs(a, b, ranks):
@@ -385,8 +404,9 @@ def main():
             for name, got, want in (("y", outs[r][0], ys), ("k_new", outs[r][1], (k_new[0][:, kv], k_new[1][:, kv])),
                                     ("v_new", outs[r][2], (v_new[0][:, kv], v_new[1][:, kv]))):
                 failures += not compare(f"rank {r} {name}", got, want)
-    if args.lnc == 1:  # the embedding kernel is not split over a pair
-        failures += not check_embedding(rng, cfg, tp, groups, args.batch, group, args.system)
+    failures += not check_embedding(rng, cfg, tp, groups, args.batch, group, args.system, args.lnc)
+    if args.lnc == 2:
+        failures += not check_lm_head(rng, cfg, tp, groups, args.batch, args.system, args.lnc)
     print(f"{groups * tp} ranks: {'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
 

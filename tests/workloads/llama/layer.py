@@ -873,26 +873,42 @@ def embedding_kernel(table, rows, replica_group=None):
     tokens than partitions goes a block of P tokens at a time.
 
     ncore.nki has no DMA whose offset comes from data, so the kernel is traced for the step's
-    tokens (rows is a Python tuple): each token is the same one-row DMA a gather by id issues."""
+    tokens (rows is a Python tuple): each token is the same one-row DMA a gather by id issues.
+
+    At LNC=2 (a launch grid of 2) program p reads its share of each block's rows (pair_share)
+    into its share of the rank's src in shared HBM; both issue the all_reduce, which the
+    collective engine runs once for the rank, and program 0 writes x."""
     v_r, h = table.shape
     x = nl.ndarray((len(rows), h), dtype=table.dtype, buffer=nl.shared_hbm)
     for b, row in enumerate(rows):
         if not -1 <= row < v_r:
             raise ValueError(f"token {b}: row {row} of a table of {v_r} rows (expected -1 .. {v_r - 1})")
+    pair = nl.num_programs(0) == 2
     for first, count in tiles(len(rows), nl.tile_size.pmax):
-        block = rows[first:first + count]
+        f0, fn = pair_share(count)
+        block = rows[first + f0:first + f0 + fn]
         found = sbuf((count, h), table.dtype)
-        if -1 in block:
+        if -1 in block:  # the whole tile: the vector engine's partitions start at a quadrant
             nisa.memset(dst=found, value=0.0)
         for b, row in enumerate(block):
             if row >= 0:
-                nisa.dma_copy(dst=found[b:b + 1, :], src=table[row:row + 1, :])
+                nisa.dma_copy(dst=found[f0 + b:f0 + b + 1, :], src=table[row:row + 1, :])
         if replica_group is None:
-            nisa.dma_copy(dst=x[first:first + count, :], src=found)
+            if fn:
+                nisa.dma_copy(dst=x[first + f0:first + f0 + fn, :], src=found[f0:f0 + fn, :])
             continue
-        summed = sbuf(found.shape, table.dtype)
-        ncc.all_reduce(srcs=[found], dsts=[summed], replica_group=replica_group, op=nl.add)
-        nisa.dma_copy(dst=x[first:first + count, :], src=summed)
+        if not pair:
+            summed = sbuf(found.shape, table.dtype)
+            ncc.all_reduce(srcs=[found], dsts=[summed], replica_group=replica_group, op=nl.add)
+            nisa.dma_copy(dst=x[first:first + count, :], src=summed)
+            continue
+        src = nl.ndarray((count, h), dtype=table.dtype, buffer=nl.shared_hbm)
+        dst = nl.ndarray((count, h), dtype=table.dtype, buffer=nl.shared_hbm)
+        if fn:
+            nisa.dma_copy(dst=src[f0:f0 + fn, :], src=found[f0:f0 + fn, :])
+        ncc.all_reduce(srcs=[src], dsts=[dst], replica_group=replica_group, op=nl.add)
+        if nl.program_id(0) == 0:
+            nisa.dma_copy(dst=x[first:first + count, :], src=dst)
     return x
 
 
@@ -901,9 +917,26 @@ def lm_head_kernel(x, g_final, w_lm, eps=1e-5):
     """The model's end, for the rank's slice of the vocabulary: the final RMSNorm of x [B, H]
     (BF16) with g_final [1, H], then the logits [B, V_r] (FP32) = normed @ w_lm [H, V_r]. Tensor
     parallelism splits the vocabulary; the host gathers the slices (or each rank reduces its own
-    to a best token)."""
+    to a best token). At LNC=2 (a launch grid of 2) both programs take the norm and program p the
+    logits of its share of the slice, in whole 32-byte rows of weights (pair_share of its
+    16-column groups), through an HBM tile of its own into its columns of the logits."""
     rows, h = x.shape
     check_hidden(h)
-    logits = nl.ndarray((rows, w_lm.shape[-1]), dtype=nl.float32, buffer=nl.shared_hbm)
-    store_rows(project(rmsnorm_features(load_features(x), load_features(g_final), eps), w_lm), logits)
+    v_r = w_lm.shape[-1]
+    logits = nl.ndarray((rows, v_r), dtype=nl.float32, buffer=nl.shared_hbm)
+    xn_t = rmsnorm_features(load_features(x), load_features(g_final), eps)
+    if nl.num_programs(0) == 1:
+        store_rows(project(xn_t, w_lm), logits)
+        return logits
+    if v_r % 16:
+        raise ValueError(f"w_lm of {v_r} columns at LNC=2: expected a multiple of 16 (each program's share whole "
+                         "32-byte rows of BF16 weights)")
+    g0, gn = pair_share(v_r // 16)
+    # both programs make the same HBM arrays: a part for each share, program p writing its own
+    parts = [nl.ndarray((rows, 16 * n), dtype=nl.float32, buffer=nl.shared_hbm) if n else None
+             for n in (-(-v_r // 32), v_r // 32)]
+    if gn:
+        part = parts[nl.program_id(0)]
+        store_rows(project(xn_t, columns(w_lm, 16 * g0, 16 * gn)), part)
+        nisa.dma_copy(dst=logits[:, 16 * g0:16 * (g0 + gn)], src=part)
     return logits

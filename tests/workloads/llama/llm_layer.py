@@ -10,8 +10,9 @@ positions) or the prefill layer (a prompt of `context` tokens, causal) of layer.
 of the system, one tensor-parallel rank per core, the ranks of a group summing their partials
 with nki.collectives; its time is the slowest core's; weights in BF16 or FP8 (E4M3); and the
 embedding (embedding_kernel) and the LM head (lm_head_kernel, on the last token in prefill) on
-the same ranks, each rank holding its slice of the vocabulary. What is not (yet): LNC=2 (a rank
-over two cores), and everything outside the cores (host, runtime, launch, sampling).
+the same ranks, each rank holding its slice of the vocabulary; at LNC=2 a rank is a pair of
+cores, the kernels launched on both (decode only). What is not: everything outside the cores
+(host, runtime, launch, sampling).
 """
 import os
 import sys
@@ -59,10 +60,37 @@ MODELS = {m.name: m for m in (
 QUEUES = ("pe", "act", "dve", "sp", "cc")  # tensor, scalar, vector engines; DMA; collectives
 
 
-def replica_group(tp, system, lnc=1):
+TORUS = ncore_nki.simulate.TORUS  # each system's X x Y x Z chips
+
+
+def group_torus(tp, system, lnc=1):
+    """The chips one tensor-parallel group of tp ranks spans, as a part of the system's torus
+    (x, y, z): filled along X, then Y, then Z, so a group of 2 chips is 2 x 1 x 1, of 4 a row of
+    an instance's 4 x 4, of 8 two rows. A group must be whole chips."""
+    per_chip = CHIP_CORES // lnc
+    whole = TORUS[system]
+    chips = tp // per_chip
+    if tp % per_chip or not 1 <= chips <= CHIPS[system]:
+        raise ValueError(f"tp {tp} at LNC={lnc} with one replica on {system}: expected whole chips of {per_chip} ranks "
+                         f"each, at most {CHIPS[system]} chips ({per_chip} to {CHIPS[system] * per_chip} ranks in "
+                         f"steps of {per_chip})")
+    x = min(chips, whole[0])
+    y = min(chips // x, whole[1])
+    z = chips // (x * y)
+    if whole[0] % x or whole[1] % y or whole[2] % z or x * y * z != chips:
+        raise ValueError(f"tp {tp} at LNC={lnc}: {chips} chips do not tile the {system}'s "
+                         f"{' x '.join(map(str, whole))} torus (a part of a row of {whole[0]}, whole rows, or whole "
+                         "planes, each dividing the next)")
+    return (x, y, z)
+
+
+def replica_group(tp, system, lnc=1, one_replica=False):
     """The ranks of each tensor-parallel group: ncore's collective engine runs groups of every
     rank of the system, of each chip, or of each rank position across the chips. A rank is a core,
-    or at LNC=2 a pair of cores (a chip's 4 ranks)."""
+    or at LNC=2 a pair of cores (a chip's 4 ranks). one_replica: the group alone on the chips it
+    spans (group_torus), every rank of them."""
+    if one_replica:
+        return ncc.ReplicaGroup([list(range(tp))])
     chips = CHIPS[system]
     per_chip = CHIP_CORES // lnc
     ranks = chips * per_chip
@@ -72,7 +100,8 @@ def replica_group(tp, system, lnc=1):
         kinds.setdefault(chips, [list(range(k, ranks, per_chip)) for k in range(per_chip)])
     if tp not in kinds:
         raise ValueError(f"tp {tp} on {system} at LNC={lnc}: expected one of {sorted(kinds)} (every rank, each "
-                         f"chip's {per_chip} ranks, or one rank of each chip); other groups are not built yet")
+                         f"chip's {per_chip} ranks, or one rank of each chip), or one replica (--one-replica) of "
+                         "whole chips")
     return ncc.ReplicaGroup(kinds[tp])
 
 
@@ -149,19 +178,19 @@ def embedding_table(model, vocab_rank, rng):
     return ncore_nki.typed(draw(shape, 1.0, rng), nl.bfloat16)
 
 
-def embedding_rows(model, batch, tp, vocab_rank, system):
+def embedding_rows(model, batch, tp, vocab_rank, chips, lnc=1):
     """Each rank's rows for the step's tokens (embedding_kernel's rows: -1 where another rank
-    of its group holds the token). The tokens are fixed and spread over the vocabulary: which
-    rank reads a row changes no rank's time by more than that one row's DMA."""
+    of its group holds the token) on `chips` chips. The tokens are fixed and spread over the
+    vocabulary: which rank reads a row changes no rank's time by more than that one row's DMA."""
     tokens = [(b * 7919 + 1) % model.vocab for b in range(batch)]
-    ranks = CHIPS[system] * CHIP_CORES
+    ranks = chips * CHIP_CORES // lnc
     return [tuple(t - (r % tp) * vocab_rank if (r % tp) * vocab_rank <= t < (r % tp + 1) * vocab_rank else -1
                   for t in tokens) for r in range(ranks)]
 
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
               timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False, chunk=None,
-              steady=False):
+              steady=False, one_replica=False):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
@@ -173,7 +202,12 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     default_chunk(model)). steady: decode only; also run two layers in a row
     (decoder_layers_decode) and take the second's time, the first's subtracted, as the layer's
     time in steady state (its head under the layer before's tail), which the model's estimate
-    then uses for every layer but the first."""
+    then uses for every layer but the first. one_replica: run one tensor-parallel group on the
+    chips it spans, a part of the system's torus (group_torus), rather than every replica; the
+    replicas share no chip, so each takes the time one alone does, except that a dimension of 2
+    chips has two links between them where the instance's torus has one (tb/tlm/topology.h). It
+    is how a TP degree of part of the system's chips runs (no group kind of the collective engine
+    spans some chips only)."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
     if chunk is not None and phase != "prefill":
@@ -188,9 +222,6 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if lnc == 2 and phase != "decode":
         raise ValueError("lnc 2 in prefill: the prefill layer does not split itself over a pair of cores yet "
                          "(tests/workloads/llama/README.md); expected decode")
-    if lnc == 2 and estimate:
-        raise ValueError("lnc 2 with the model's estimate: the embedding and LM head kernels do not split themselves "
-                         "over a pair of cores yet; run the layer alone (--layer-only)")
     if system not in CHIPS:
         raise ValueError(f"system {system!r}: expected one of {', '.join(CHIPS)}")
     if weights not in WEIGHTS:
@@ -200,7 +231,9 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if batch < 1 or batch > 128 or context < 16 or context % 16:
         raise ValueError(f"batch {batch}, context {context}: expected batch 1..128 (a token a partition) and a "
                          "context that is a multiple of 16 (a cache row is whole 32-byte bursts)")
-    group = replica_group(tp, system, lnc)
+    group = replica_group(tp, system, lnc, one_replica)
+    torus = group_torus(tp, system, lnc) if one_replica else None
+    chips = CHIPS[system] if torus is None else torus[0] * torus[1] * torus[2]  # the chips simulated
     q_heads, inter = model.shard(tp)
     for name, size in (("hidden", model.hidden), ("head_dim", model.head_dim), ("intermediate / tp", inter)):
         if size % 32:  # a row of it in HBM: whole 32-byte bursts in FP8 and in BF16
@@ -216,12 +249,12 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     extra = {"chunk": chunk} if chunk else {}
     r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
-                                   timing=timing, trace=trace, lnc=lnc)
+                                   timing=timing, trace=trace, lnc=lnc, torus=torus)
     steady_us = None
     if steady:  # the same layer twice in one kernel: the second's time is the steady state's
         two = ncore_nki.benchmark_kernel(decoder_layers_decode, *args, group, system=system,
                                          engine="rtl" if fidelity == "rtl" else "golden",
-                                         timing_only=fidelity == "timing", timing=timing, lnc=lnc)
+                                         timing_only=fidelity == "timing", timing=timing, lnc=lnc, torus=torus)
         steady_us = max(c["time_ns"] for c in two["system"]["cores"]) / 1e3 - max(
             c["time_ns"] for c in r["system"]["cores"]) / 1e3
     # The LM head on the same ranks: each its slice of the vocabulary, padded to whole 32-byte
@@ -234,14 +267,14 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
                                                                    nl.bfloat16)  # prefill: the last token's logits
         lm = ncore_nki.benchmark_kernel(lm_head_kernel, last, args[1], w_lm, system=system,
                                         engine="rtl" if fidelity == "rtl" else "golden",
-                                        timing_only=fidelity == "timing", timing=timing)
+                                        timing_only=fidelity == "timing", timing=timing, lnc=lnc, torus=torus)
         lm_head_us = max(c["time_ns"] for c in lm["system"]["cores"]) / 1e3
         # The embedding on the same ranks, vocabulary-parallel over the same slices: each
         # token's row from the rank that holds it, summed over the group.
         emb = ncore_nki.benchmark_kernel(embedding_kernel, embedding_table(model, vocab_rank, rng_for(fidelity, seed)),
-                                         ncore_nki.per_rank(embedding_rows(model, tokens, tp, vocab_rank, system)),
+                                         ncore_nki.per_rank(embedding_rows(model, tokens, tp, vocab_rank, chips, lnc)),
                                          group, system=system, engine="rtl" if fidelity == "rtl" else "golden",
-                                         timing_only=fidelity == "timing", timing=timing)
+                                         timing_only=fidelity == "timing", timing=timing, lnc=lnc, torus=torus)
         embedding_us = max(c["time_ns"] for c in emb["system"]["cores"]) / 1e3
     run = r["system"]
     cores = run["cores"]
@@ -257,13 +290,14 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
                                                            model.heads * model.head_dim + 3 * model.intermediate)
     # decode reads the cache; prefill writes the prompt's (both: every KV head on each rank of its group)
     kv = 2 * batch * context * model.kv_heads * model.head_dim * 2 * (tp // min(tp, model.kv_heads))
-    chips = CHIPS[system]
-    replicas = chips * CHIP_CORES // lnc // tp
+    replicas = chips * CHIP_CORES // lnc // tp  # the replicas simulated
     hbm_tbps = sum(s["peak_gbps"] for s in run["hbm"]) / 1e3
     return {
         "model": model.name, "phase": phase, "weights": weights, "k_tiled": k_tiled, "chunk": chunk, "batch": batch,
         "context": context, "tp": tp, "lnc": lnc,
-        "system": system, "fidelity": fidelity, "replicas": replicas, "q_heads_per_rank": q_heads,
+        "system": system, "fidelity": fidelity, "replicas": replicas,
+        "torus": list(torus) if torus else list(TORUS[system]),  # the chips simulated, X x Y x Z
+        "q_heads_per_rank": q_heads,
         "intermediate_per_rank": inter,
         "layer_us": layer_us,
         "split_us": {"pe": busiest["pe"], "act": busiest["act"], "dve": busiest["dve"], "hbm_dma": busiest["sp"],

@@ -3,6 +3,7 @@ import collections
 import contextlib
 import gc
 import inspect
+import json
 import os
 import re
 import tempfile
@@ -324,6 +325,7 @@ def _chip_report(system, cores):
 # A kernel on every core of a system, one rank per core (nki.collectives)
 
 SYSTEMS = {"chip": 1, "trn2": 16, "trn2u": 64}  # chips of `ncore tlm run --system`, CHIP_CORES each
+TORUS = {"chip": (1, 1, 1), "trn2": (4, 4, 1), "trn2u": (4, 4, 4)}  # their X x Y x Z (tb/tlm/system_config.h)
 # Each rank's HBM tensors lie in a window of its chip's HBM of its own, core k's from k x this:
 # ncore's choice (8 x 512 MiB is the bottom 4 GiB of the chip's 96 GiB, far below the cores'
 # program images at its top).
@@ -362,8 +364,23 @@ def _check_collectives_match(traces, chips):
                                       "group must issue the same collectives")
 
 
+def _torus_config(system, torus):
+    """The chips a run takes: the named system's whole torus, or with torus=(x, y, z) that many
+    chips of it (each dimension at most the system's), as `ncore tlm run --config`'s x, y and z.
+    Returns (chips, the configuration's JSON or None)."""
+    if torus is None:
+        return SYSTEMS[system], None
+    whole = TORUS[system]
+    if (not isinstance(torus, (tuple, list)) or len(torus) != 3
+            or any(isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= m for n, m in zip(torus, whole))):
+        raise ValueError(f"torus={torus!r} on {system}: expected (x, y, z), each from 1 to the {system}'s "
+                         f"{' x '.join(map(str, whole))}")
+    x, y, z = torus
+    return x * y * z, json.dumps({"system": system, "x": x, "y": y, "z": z})
+
+
 def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace_json, policy, size=128,
-                            cores=1, timing_only=False, timing=None, lnc=1):
+                            cores=1, timing_only=False, timing=None, lnc=1, torus=None):
     if system not in SYSTEMS:
         raise ValueError(f"system={system!r}: expected one of {', '.join(SYSTEMS)}")
     if engine not in ("golden", "rtl"):
@@ -376,12 +393,13 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
                          "(ncore tlm run --no-data)")
     if lnc not in (1, 2):
         raise ValueError(f"lnc={lnc!r}: expected 1 (a rank per core) or 2 (a rank per pair of cores)")
-    chips = SYSTEMS[system]
+    chips, torus_json = _torus_config(system, torus)
     per_chip = CHIP_CORES // lnc  # ranks of a chip
     ranks = chips * per_chip
     for a in arrays:
         if isinstance(a, PerRank) and len(a) != ranks:
-            raise KernelError(f"per_rank(...) of {len(a)} arrays: the {system} system runs {ranks} ranks"
+            raise KernelError(f"per_rank(...) of {len(a)} arrays: the {system} system"
+                              f"{'' if torus is None else ' of torus ' + 'x'.join(map(str, torus))} runs {ranks} ranks"
                               + (" (LNC=2: a rank per pair of cores)" if lnc == 2 else ""))
     kernel = kernel if isinstance(kernel, Kernel) else Kernel(kernel)
     if lnc == 2:  # the rank's launch grid of 2, a program on each core of its pair
@@ -428,6 +446,10 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
         out_dir = os.path.join(tmp, "out")
         extra = (_trace_option(trace_json) + (["--timing", str(timing)] if timing is not None else []) +
                  (["--no-data"] if timing_only else []) + (["--lnc", "2"] if lnc == 2 else []))
+        if torus_json:
+            with open(os.path.join(tmp, "torus.json"), "w") as f:
+                f.write(torus_json)
+            extra += ["--config", os.path.join(tmp, "torus.json")]
         t1 = time.perf_counter()
         system_json = tool.run_system(path, engine=engine, outputs=None if timing_only else out_dir, system=system,
                                       extra=extra)
@@ -453,7 +475,7 @@ def _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs,
 
 
 def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, cores=1, trace=None, system=None,
-                    lnc=1, **kwargs):
+                    lnc=1, torus=None, **kwargs):
     """Runs the kernel on ncore and returns its outputs as NumPy arrays, as NKI's simulate_kernel
     does. engine: golden (the golden core), rtl (the Verilated core) or cosim (the RTL in lockstep
     with the golden core, bit for bit); size: 128, or 8 for the small RTL core. program_out: where
@@ -465,10 +487,15 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
     runs the kernel once per core of that system, one rank per core (nki.collectives; arguments
     given as per_rank([...]) differ per rank), and returns a list of each rank's outputs. lnc=2
     (with system): a rank per pair of cores, the kernel launched on both (kernel[2]; its programs
-    meet at nisa.core_barrier, and a rank's collectives name tensors in their shared HBM)."""
+    meet at nisa.core_barrier, and a rank's collectives name tensors in their shared HBM).
+    torus=(x, y, z) (with system): run on x * y * z chips of the system's torus instead of all of
+    them (each dimension at most the system's; a dimension of 2 has its + and - links both to
+    the other chip, as `ncore tlm run --config` builds any torus)."""
     if system is not None:
         return _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, None, size,
-                                       cores, lnc=lnc)[0]
+                                       cores, lnc=lnc, torus=torus)[0]
+    if torus is not None:
+        raise ValueError(f"torus={torus!r} without system=: a torus is a part of a system's chips")
     if lnc != 1:
         raise ValueError(f"lnc={lnc!r} without system=: a chip's pair of cores is cores=2 with kernel[2]")
     outputs, _ = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, cores=cores, trace_json=trace)
@@ -476,18 +503,20 @@ def simulate_kernel(kernel, *arrays, engine="golden", size=128, program_out=None
 
 
 def benchmark_kernel(kernel, *arrays, engine="golden", size=128, program_out=None, dma_policy=None, cores=1,
-                     trace=None, system=None, timing_only=False, timing=None, lnc=1, **kwargs):
+                     trace=None, system=None, timing_only=False, timing=None, lnc=1, torus=None, **kwargs):
     """Runs the kernel and returns what it cost: cycles (and golden_cycles under cosim), the
     run's time in ns, each queue's utilization and its engine's clock and cycles, tensor-engine
     MACs and utilization, HBM bytes, and the wall time of the compile and of the run; `outputs`
     holds the kernel's outputs. dma_policy (compiler.DmaPolicy) changes how DMA work is spread,
     for comparisons. timing: the core's timing, a preset ("uniform", "trn2", "trn1") or a JSON
     file (ncore run --timing, which says what the RTL core takes; model/README.md, "Timing
-    presets")."""
+    presets"). system, lnc, torus: as simulate_kernel's."""
     if system is not None:
         outputs, r = _compile_and_run_system(kernel, arrays, engine, system, program_out, kwargs, trace, dma_policy,
-                                             size, cores, timing_only, timing, lnc)
+                                             size, cores, timing_only, timing, lnc, torus)
     else:
+        if torus is not None:
+            raise ValueError(f"torus={torus!r} without system=: a torus is a part of a system's chips")
         if lnc != 1:
             raise ValueError(f"lnc={lnc!r} without system=: a chip's pair of cores is cores=2 with kernel[2]")
         outputs, r = _compile_and_run(kernel, arrays, engine, size, program_out, kwargs, dma_policy, cores, trace,
