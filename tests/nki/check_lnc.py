@@ -5,7 +5,7 @@ across a nisa.core_barrier. The output is checked exactly against float64 NumPy 
 values is one rounding of an exact result), on golden cores and with both cores RTL. Then system
 runs at LNC=2 (a rank per pair of cores, on a chip and a Trn2 instance): each rank's halves make
 one src, and an all_reduce over the ranks sums each rank's once (within the FP32 bound of rank
-order). Then the errors: no
+order); also on 2 x 1 x 1 chips of a Trn2 instance (simulate_kernel's torus=). Then the errors: no
 barrier between a write and the partner's read, a barrier only one core passes, a barrier
 outside an LNC=2 launch, and cores other than (0, 1).
 
@@ -69,16 +69,18 @@ def main():
     report(text.count("core_barrier group=pair") == 2 and ".if CORE==1" in text,
            "the program gives each core's cc queue one core_barrier of the pair")
     # A system run at LNC=2: 4 ranks a chip (each a pair of cores), an all_reduce over the chip's.
-    for system, chips, engine in (("chip", 1, "golden"), ("chip", 1, "rtl"), ("trn2", 16, "golden")):
+    for system, chips, engine, torus in (("chip", 1, "golden", None), ("chip", 1, "rtl", None),
+                                         ("trn2", 16, "golden", None), ("trn2", 2, "golden", (2, 1, 1))):
         ranks = chips * 4
         xs = [rng.standard_normal((128, 64)).astype(np.float32) for _ in range(ranks)]
         group = ncc.ReplicaGroup([list(range(ranks))])
         outs = ncore_nki.simulate_kernel(lnc.rank_all_reduce_kernel, ncore_nki.per_rank(xs), group, system=system,
-                                         lnc=2, engine=engine)
+                                         lnc=2, engine=engine, torus=torus)
         terms = [x.astype(np.float64) for x in xs]
         ref, bound = sum(terms), (ranks - 1) * 2.0 ** -24 * sum(np.abs(t) for t in terms)
         ok = len(outs) == ranks and all(np.all(np.abs(o.astype(np.float64) - ref) <= bound) for o in outs)
-        report(ok, f"LNC=2 on a {system} of {engine} cores: each of the {ranks} ranks (a pair of cores, its halves "
+        report(ok, f"LNC=2 on {'a' if torus is None else 'x'.join(map(str, torus)) + ' chips of a'} {system} of "
+                   f"{engine} cores: each of the {ranks} ranks (a pair of cores, its halves "
                    "in one shared src) gets the sum of the ranks' srcs, once each (within (ranks - 1) x 2^-24 x sum|x|)")
     expect_error("a write and the partner's read with no barrier between", lnc.unsynchronized_kernel[2], (x,),
                  ["touch the same HBM bytes", "no core barrier between them", "core 1", "core 0"], cores=2)
@@ -95,6 +97,15 @@ def main():
         report(False, "lnc=2 without system=: accepted")
     except ValueError as e:
         report("without system=" in str(e), f"lnc=2 without system=: {e}")
+    for torus, options, needle in (((5, 1, 1), {"system": "trn2"}, "each from 1 to the trn2's 4 x 4 x 1"),
+                                   ((2, 1), {"system": "trn2"}, "expected (x, y, z)"),
+                                   ((2, 1, 1), {}, "without system=")):
+        try:
+            ncore_nki.simulate_kernel(lnc.rank_all_reduce_kernel, x[:128], ncc.ReplicaGroup([[0]]), torus=torus,
+                                      lnc=2, **options)
+            report(False, f"torus={torus} {options}: accepted")
+        except ValueError as e:
+            report(needle in str(e), f"torus={torus} {options}: {e}")
     print(f"{len(failures)} failure(s)" if failures else "all passed")
     return 1 if failures else 0
 
