@@ -392,7 +392,10 @@ def decode_attention(q_t, keys, v_rows, b, o_t):
     The positions are on the partitions, a block of P at a time (the keys stationary, the heads
     moving), so the softmax uses every lane: a head's maximum is each lane's, then the lanes'
     through a transpose; its sum each lane's, then the lanes' through a ones matmul. The
-    probabilities are then the moving side against the values stationary, which gives o^T."""
+    probabilities are then the moving side against the values stationary, which gives o^T.
+    With o_t None it returns the softmax's parts instead, for attend_pair to merge: -scale x
+    each head's maximum and its sum ([P, q_heads], every lane), and o^T unnormalized
+    ([dp, dt, q_heads], PSUM)."""
     dp, dt, s = keys.shape
     rows = q_t.shape[2]
     q_heads = q_t.shape[1] // dt
@@ -439,14 +442,16 @@ def decode_attention(q_t, keys, v_rows, b, o_t):
                         reduce_cmd=nisa.reduce_cmd.reset_reduce)
     total = psum((pmax, q_heads))
     nisa.nc_matmul(dst=total, stationary=nl.ones((pmax, pmax), dtype=nl.float32, buffer=nl.sbuf), moving=lane_sums)
-    inverse = sbuf((pmax, q_heads), nl.float32)
-    nisa.reciprocal(dst=inverse, data=total)
     acc = psum((dp, dt, q_heads))
     for j, (first, n) in enumerate(blocks):
         block = v_rows(first, n)
         for t in range(dt):
             nisa.nc_matmul(dst=acc[:, t, :], stationary=block[:, t * dp:(t + 1) * dp], moving=probs[0:n, j, :],
                            accumulate=j > 0)
+    if o_t is None:  # a share of the positions (attend_pair): its -scale max, sum and unnormalized o^T
+        return bias, total, acc
+    inverse = sbuf((pmax, q_heads), nl.float32)
+    nisa.reciprocal(dst=inverse, data=total)
     # o^T [dp, (t, head)] / sum, into o_t's tile head * dt + t of token b
     nisa.tensor_tensor(dst=free_ap(o_t, [[rows, dt], [dt * rows, q_heads]], offset=b), data1=acc,
                        data2=free_ap(inverse, [[0, dt], [1, q_heads]], partitions=dp), op=nl.multiply)
@@ -613,33 +618,105 @@ def load(src, dtype=None):
     return tile
 
 
+def cached_positions(k_t, k_cache, v_cache, v_new, b, p0, p1):
+    """Token b's keys and values at positions p0 .. p1 - 1 of its cache (k_cache [B, d, T],
+    v_cache [B, T, d]) and its new position T (its key in k_t [dp, dt, B], its value row in
+    v_new [B, d], HBM): the keys k^T [dp, dt, p1 - p0] in SBUF, and values(first, count), which
+    loads positions p0 + first .. p0 + first + count - 1 as [count, d] rows."""
+    dp, dt, _ = k_t.shape
+    past = k_cache.shape[2]
+    cached = min(p1, past) - p0
+    keys = sbuf((dp, dt, p1 - p0), nl.bfloat16)
+    for t in range(dt):
+        nisa.dma_copy(dst=keys[:, t, 0:cached], src=k_cache[b, t * dp:(t + 1) * dp, p0:p0 + cached])
+        if p1 > past:
+            nisa.tensor_copy(dst=keys[:, t, cached:cached + 1], src=k_t[:, t, b:b + 1])
+
+    def values(first, count):
+        block = sbuf((count, dp * dt), nl.bfloat16)
+        first += p0
+        last = first + count
+        if last <= past:
+            nisa.dma_copy(dst=block, src=v_cache[b, first:last, :])
+        else:  # the block with the new position: its value row comes back from HBM
+            if first < past:
+                nisa.dma_copy(dst=block[0:past - first, :], src=v_cache[b, first:past, :])
+            nisa.dma_copy(dst=block[past - first:past - first + 1, :], src=v_new[b:b + 1, :])
+        return block
+    return keys, values
+
+
 def attend(q_t, k_t, k_cache, v_cache, v_new):
     """Every token's attention over its cache (k_cache [B, d, T], v_cache [B, T, d]) and its own
     new key (k_t [dp, dt, B]) and value (v_new [B, d], HBM). Returns the heads' outputs o^T,
     [dp, q_heads * dt, B] (BF16)."""
-    dp, dt, rows = k_t.shape
-    d = dp * dt
-    past = k_cache.shape[2]
-    s = past + 1
     o_t = sbuf(q_t.shape, nl.bfloat16)
-    for b in nl.affine_range(rows):
-        keys = sbuf((dp, dt, s), nl.bfloat16)
-        for t in nl.affine_range(dt):
-            nisa.dma_copy(dst=keys[:, t, 0:past], src=k_cache[b, t * dp:(t + 1) * dp, :])
-            nisa.tensor_copy(dst=keys[:, t, past:s], src=k_t[:, t, b:b + 1])
-
-        def values(first, count, b=b):
-            block = sbuf((count, d), nl.bfloat16)
-            last = first + count
-            if last <= past:
-                nisa.dma_copy(dst=block, src=v_cache[b, first:last, :])
-            else:  # the block with the new position: its value row comes back from HBM
-                if first < past:
-                    nisa.dma_copy(dst=block[0:past - first, :], src=v_cache[b, first:past, :])
-                nisa.dma_copy(dst=block[past - first:past - first + 1, :], src=v_new[b:b + 1, :])
-            return block
-
+    for b in range(k_t.shape[2]):
+        keys, values = cached_positions(k_t, k_cache, v_cache, v_new, b, 0, k_cache.shape[2] + 1)
         decode_attention(q_t, keys, values, b, o_t)
+    return o_t
+
+
+def attend_pair(q_t, k_t, k_cache, v_cache, v_new):
+    """attend at LNC=2 with every query head of the rank on both programs (a rank of one head):
+    program p attends over its share of the positions (pair_share of the blocks of P; program 1
+    the last, with the new position), then the pair trades each head's -scale x maximum, sum and
+    unnormalized o^T through shared HBM across a core barrier, and both merge them in the same
+    order (so both get the same bits; flash-decoding's merge): with the larger maximum's bias
+    low = min(b0, b1), each part is weighed by w_p = exp(low - b_p), and o = (o0 w0 + o1 w1) /
+    (s0 w0 + s1 w1). A program with no block (a context within one block) gives a sum of 0 and a
+    bias of -MASKED, whose weight is 0. Returns o^T as attend does."""
+    dp, dt, rows = k_t.shape
+    q_heads = q_t.shape[1] // dt
+    past = k_cache.shape[2]
+    blocks = tiles(past + 1, nl.tile_size.pmax)
+    j0, jn = pair_share(len(blocks))
+    per = (2 + dt) * q_heads  # a token's bias, sum and o^T on each of dp partitions
+    width = -(-rows * per // 8) * 8  # FP32 words of whole 32-byte bursts
+    mine = sbuf((dp, width), nl.float32)
+    if jn == 0 or width != rows * per:
+        nisa.memset(dst=mine, value=0.0)
+    if jn == 0:
+        nisa.memset(dst=free_ap(mine, [[per, rows], [1, q_heads]]), value=-MASKED)
+    else:
+        p0 = blocks[j0][0]
+        p1 = blocks[j0 + jn - 1][0] + blocks[j0 + jn - 1][1]  # its positions p0 .. p1 - 1
+        for b in range(rows):
+            keys, values = cached_positions(k_t, k_cache, v_cache, v_new, b, p0, p1)
+            bias, total, acc = decode_attention(q_t, keys, values, b, None)
+            base = b * per
+            nisa.tensor_copy(dst=mine[:, base:base + q_heads], src=bias[0:dp, :])
+            nisa.tensor_copy(dst=mine[:, base + q_heads:base + 2 * q_heads], src=total[0:dp, :])
+            nisa.tensor_copy(dst=mine[:, base + 2 * q_heads:base + per], src=free_ap(acc, [[1, dt * q_heads]]))
+    p = nl.program_id(0)
+    halves = nl.ndarray((2 * dp, width), dtype=nl.float32, buffer=nl.shared_hbm)  # program q's at rows q dp
+    nisa.dma_copy(dst=halves[p * dp:(p + 1) * dp, :], src=mine)
+    nisa.core_barrier(halves, (0, 1))
+    theirs = sbuf((dp, width), nl.float32)
+    nisa.dma_copy(dst=theirs, src=halves[(1 - p) * dp:(2 - p) * dp, :])
+    parts = (mine, theirs) if p == 0 else (theirs, mine)
+    each = [[per, rows], [1, q_heads]]  # [dp, rows, q_heads] of a part's biases (offset 0) or sums (q_heads)
+    low = sbuf((dp, rows, q_heads), nl.float32)
+    nisa.tensor_tensor(dst=low, data1=free_ap(parts[0], each), data2=free_ap(parts[1], each), op=nl.minimum)
+    weights = []
+    for part in parts:
+        w = sbuf((dp, rows, q_heads), nl.float32)
+        nisa.tensor_tensor(dst=w, data1=low, data2=free_ap(part, each), op=nl.subtract)
+        nisa.activation(dst=w, op=nl.exp, data=w)
+        weights.append(w)
+    sums = [sbuf((dp, rows, q_heads), nl.float32) for _ in parts]
+    outs = [sbuf((dp, rows, dt, q_heads), nl.float32) for _ in parts]
+    for part, w, total, o in zip(parts, weights, sums, outs):
+        nisa.tensor_tensor(dst=total, data1=free_ap(part, each, offset=q_heads), data2=w, op=nl.multiply)
+        nisa.tensor_tensor(dst=o, data1=free_ap(part, [[per, rows], [1, dt * q_heads]], offset=2 * q_heads),
+                           data2=free_ap(w, [[q_heads, rows], [0, dt], [1, q_heads]]), op=nl.multiply)
+    nisa.tensor_tensor(dst=sums[0], data1=sums[0], data2=sums[1], op=nl.add)
+    nisa.tensor_tensor(dst=outs[0], data1=outs[0], data2=outs[1], op=nl.add)
+    inverse = sbuf((dp, rows, q_heads), nl.float32)
+    nisa.reciprocal(dst=inverse, data=sums[0])
+    o_t = sbuf(q_t.shape, nl.bfloat16)  # token b's head h, tile t at [:, h dt + t, b]
+    nisa.tensor_tensor(dst=free_ap(o_t, [[1, rows], [rows, dt], [dt * rows, q_heads]]), data1=outs[0],
+                       data2=free_ap(inverse, [[q_heads, rows], [0, dt], [1, q_heads]]), op=nl.multiply)
     return o_t
 
 
@@ -713,21 +790,24 @@ def decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gat
         store_rows(residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group)), y)
         return y, k_new, v_new
     # LNC=2: each program takes a share of the query heads and of the MLP's intermediate slice;
-    # program 0 writes the outputs. A rank of one query head (Llama-3.3-70B at tp 64) runs its
-    # attention on program 0 alone: splitting the context, with the softmax's maximum and sum
-    # traded across a barrier, is not built.
+    # program 0 writes the outputs. A rank of one query head (Llama-3.3-70B at tp 64) splits the
+    # context instead (attend_pair), and each program projects half of the hidden size's tiles.
     first = nl.program_id(0) == 0
     v_own = nl.ndarray((2 * rows, d), dtype=nl.bfloat16, buffer=nl.shared_hbm)  # program 1's v, read back
-    h0, hn = pair_share(q_heads)
-    if hn:
-        v_rows = v_new if first else v_own[rows:2 * rows, :]
-        q_t, k_t = qkv_rope_heads(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, h0, hn,
-                                  k_new if first else None, v_rows)
-        o_t = attend(q_t, k_t, k_cache, v_cache, v_rows)
-        attention = project(o_t, w_o[h0 * d:(h0 + hn) * d, :])
+    v_rows = v_new if first else v_own[rows:2 * rows, :]
+    h0, hn = pair_share(q_heads) if q_heads > 1 else (0, 1)
+    q_t, k_t = qkv_rope_heads(xn_t, w_qkv, load_features(cos), load_features(sin), q_heads, h0, hn,
+                              k_new if first else None, v_rows)
+    if q_heads > 1:
+        attention = project(attend(q_t, k_t, k_cache, v_cache, v_rows), w_o[h0 * d:(h0 + hn) * d, :])
     else:
-        attention = sbuf((min(h, nl.tile_size.pmax), -(-h // nl.tile_size.pmax), rows), nl.float32)
+        o_t = attend_pair(q_t, k_t, k_cache, v_cache, v_rows)
+        kp = min(h, nl.tile_size.pmax)
+        attention = sbuf((kp, -(-h // kp), rows), nl.float32)
+        c0, cn = pair_share(attention.shape[1])
         nisa.memset(dst=attention, value=0.0)
+        if cn:
+            nisa.tensor_copy(dst=attention[:, c0:c0 + cn, :], src=project(o_t, w_o[:, c0 * kp:(c0 + cn) * kp]))
     hidden = residual(x_t, rank_all_reduce(attention, replica_group))
     hn_t = rmsnorm_features(hidden, load_features(g_mlp), eps)
     inter = w_down.shape[0]
