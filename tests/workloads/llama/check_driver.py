@@ -14,7 +14,7 @@
     one chip; tp 16 runs on 2 chips and tp 8 at LNC=2 on 2 chips (the groups no group kind of the
     whole instance spans);
   - LNC=2 (tp 4 on a chip): the layer, the LM head and the embedding take the same time with data
-    and without, and the estimate adds up;
+    and without, and the estimate adds up, in decode and in prefill;
   - bad input gets a message naming the option and exit status 1.
 """
 import json
@@ -131,6 +131,22 @@ if len(lnc2) == 2:
            f"({t['layer_us']:.2f} and {d['layer_us']:.2f} us), and the estimate 3 layers, the LM head and the "
            f"embedding: {t['model_ms']} ms")
 
+# Prefill at LNC=2 (tp 4 on a chip, the pass of 160 tokens split over each pair): timing-only equals with data.
+prefill2 = {}
+for fidelity in ("timing", "data"):
+    p = driver(*PREFILL[:-4], "--tp", "4", "--phase", "prefill", "--lnc", "2", "--fidelity", fidelity, "--json")
+    report(p.returncode == 0, f"llm-layer --phase prefill --lnc 2 --fidelity {fidelity} runs (exit {p.returncode}) "
+                              f"{p.stderr.strip()[-300:]}")
+    if p.returncode == 0:
+        prefill2[fidelity] = json.loads(p.stdout)
+if len(prefill2) == 2:
+    t, d = prefill2["timing"], prefill2["data"]
+    report(t["lnc"] == 2 and t["chunk"] == 512 and t["layer_us"] == d["layer_us"] > 0 and
+           t["embedding_us"] == d["embedding_us"] and
+           abs(t["model_ms"] - (3 * t["layer_us"] + t["lm_head_us"] + t["embedding_us"]) / 1e3) < 1e-12,
+           f"prefill at LNC=2: a pass of 512 tokens (the prompt of 160 in blocks of 128 and 32), the same layer with data and without ({t['layer_us']:.2f} and "
+           f"{d['layer_us']:.2f} us), and the TTFT estimate 3 layers, the LM head and the embedding: {t['model_ms']} ms")
+
 # One replica: the replicas share no chip, so one alone takes their time; other TP degrees of whole chips run.
 ONE = SMALL[:SMALL.index("--system")] + ["--layer-only", "--json"]
 replica = {}
@@ -156,7 +172,6 @@ BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (["--model", "llama-3.1-8b", "--chunk", "256"], "chunk 256 in decode"),
        (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
-       (PREFILL + ["--lnc", "2", "--layer-only"], "lnc 2 in prefill"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
        (["--hidden", "512"], "give --model, or all of"),
        (["--model", "llama-3.1-8b", "--weights", "fp4"], "invalid choice: 'fp4'"),

@@ -282,9 +282,10 @@ def same_outputs(a, b, ranks):
                     for x, y in zip(a, b) for u, v in zip(x, y)))
 
 
-def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chunk=None):
+def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chunk=None, lnc=1):
     """decoder_layer_prefill over a prompt of `prompt` tokens (each group its own), `chunk` tokens
-    a pass: every rank's y, k_cache and v_cache against reference.prefill_layer."""
+    a pass (at LNC=2 split between the pair's programs): every rank's y, k_cache and v_cache
+    against reference.prefill_layer."""
     model = make_model(rng, cfg, weights)
     cos, sin = rotary(cfg, np.arange(prompt))
     xs = [bf16(rng.standard_normal((prompt, cfg.hidden))) for _ in range(groups)]
@@ -294,11 +295,11 @@ def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chu
                                                         "v_cache": None})
         per_rank.append((args[:5] + args[7:], kv))
     columns = [ncore_nki.per_rank([a[0][k] for a in per_rank]) for k in range(len(per_rank[0][0]))]
-    outs = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, chunk=chunk)
+    outs = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, chunk=chunk, lnc=lnc)
     failures = 0
     if rtl:
         again = ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, engine="rtl",
-                                          chunk=chunk)
+                                          chunk=chunk, lnc=lnc)
         same = same_outputs(outs, again, groups * tp)
         print(f"{'ok  ' if same else 'FAIL'} on RTL cores: every rank's y, k_cache and v_cache the golden cores', "
               "bit for bit")
@@ -313,7 +314,7 @@ def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chu
             for name, got, want in (("y", outs[r][0], y), ("k_cache", outs[r][1], (k[0][:, kv].T, k[1][:, kv].T)),
                                     ("v_cache", outs[r][2], (v[0][:, kv], v[1][:, kv]))):
                 failures += not compare(f"rank {r} {name}", got, want)
-    print(f"{groups * tp} ranks, prefill of {prompt} tokens{f', {chunk} a pass' if chunk else ''}: "
+    print(f"{groups * tp} ranks (LNC={lnc}), prefill of {prompt} tokens{f', {chunk} a pass' if chunk else ''}: "
           f"{'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
 
@@ -338,7 +339,7 @@ def main():
                          "the layer run again on the first's y, bit for bit")
     ap.add_argument("--one-head", action="store_true", help="half the heads: a rank of one query head")
     ap.add_argument("--lnc", type=int, choices=[1, 2], default=1,
-                    help="decode: 2 runs a rank on a pair of cores (tp = the chip's pairs), the layer split over them")
+                    help="2 runs a rank on a pair of cores (tp = the chip's pairs), the layer split over them")
     ap.add_argument("--engine", choices=["golden", "cosim"], default="cosim", help="--pieces: the core")
     ap.add_argument("--size", type=int, choices=[8, 128], default=8, help="--pieces: the core's size")
     args = ap.parse_args()
@@ -353,8 +354,6 @@ def main():
     if args.pieces:
         print(f"seed {args.seed}: the layer's pieces on the {args.engine} core of size {args.size}")
         return pieces(np.random.default_rng(args.seed), args.engine, args.size)
-    if args.lnc == 2 and args.phase != "decode":
-        ap.error("--lnc 2: expected the decode layer (prefill does not split itself over a pair yet)")
     cfg = reference.Config(hidden=256, heads=8 // (2 if args.one_head else 1), kv_heads=2, head_dim=32,
                            intermediate=512)
     tp = CORES // args.lnc
@@ -368,9 +367,9 @@ def main():
         if args.context % 16:
             ap.error(f"--context {args.context}: a prompt's k_cache rows are whole 32-byte bursts; expected a "
                      "multiple of 16 tokens")
-        return check_prefill(rng, cfg, CORES, groups, ncc.ReplicaGroup([list(range(g * CORES, (g + 1) * CORES))
-                                                                       for g in range(groups)]),
-                             args.system, args.weights, args.context, args.rtl, args.chunk)
+        return check_prefill(rng, cfg, tp, groups, ncc.ReplicaGroup([list(range(g * tp, (g + 1) * tp))
+                                                                  for g in range(groups)]),
+                             args.system, args.weights, args.context, args.rtl, args.chunk, args.lnc)
     model = make_model(rng, cfg, args.weights)
     steps = [make_step(rng, cfg, args.batch, args.context) for _ in range(groups)]
     per_rank = [shard_args(cfg, tp, r % tp, model, steps[r // tp]) for r in range(groups * tp)]

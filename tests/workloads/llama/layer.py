@@ -562,6 +562,29 @@ def all_reduce(partial, replica_group):
     return total
 
 
+def chunk_all_reduce(partial, replica_group, col0, cols, h):
+    """The group's sum of a prefill chunk's partials [kp, tiles, tokens] (FP32, the features
+    layout of hidden size h). At LNC=1 all_reduce. At LNC=2 each program holds columns col0 ..
+    col0 + tokens - 1 of the rank's chunk of `cols` tokens (or none: partial None): it writes them
+    into the rank's src in shared HBM ([kp, tiles, cols]), the rank's all_reduce (issued by both,
+    run once) sums the group's, and each loads its columns back (None for none)."""
+    if nl.num_programs(0) == 1:
+        return all_reduce(partial, replica_group)
+    kp = min(h, nl.tile_size.pmax)
+    nt = -(-h // kp)
+    src = nl.ndarray((kp, nt * cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    dst = nl.ndarray((kp, nt * cols), dtype=nl.float32, buffer=nl.shared_hbm)
+    if partial is not None:
+        mine = [[nt * cols, kp], [cols, nt], [1, partial.shape[2]]]  # its columns of each tile
+        nisa.dma_copy(dst=src.ap(mine, offset=col0), src=partial)
+    ncc.all_reduce(srcs=[src], dsts=[dst], replica_group=replica_group, op=nl.add)
+    if partial is None:
+        return None
+    total = sbuf(partial.shape, nl.float32)
+    nisa.dma_copy(dst=total, src=dst.ap(mine, offset=col0))
+    return total
+
+
 def pair_share(n):
     """This program's share (first, count) of n items: all of them at LNC=1; at LNC=2 (a launch
     grid of 2, a program on each core of the rank's pair) program 0 takes the larger half."""
@@ -832,7 +855,14 @@ def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, 
     position so far (causal_attention), then its output projection, MLP and all-reduces. Only the
     keys and values of the whole prompt stay on chip (2 d S bytes a partition's worth, spread over
     the partitions); the weights stream again for every chunk, so a longer chunk streams them
-    less often, if its states fit SBUF."""
+    less often, if its states fit SBUF.
+
+    At LNC=2 (a launch grid of 2) the pair splits each chunk's query blocks (pair_share: program 0
+    the first half) and each program runs every step for its tokens. The attention needs the
+    partner's keys and values too: each writes its own to the caches, and after a core barrier
+    loads the partner's from them. The all-reduces go through the rank's src in shared HBM, each
+    program's tokens its columns (chunk_all_reduce). A chunk of one block leaves program 1 only
+    the barrier and the rank's collectives, so a chunk of two blocks or more splits the work."""
     s, h = x.shape
     d = cos.shape[1]
     dp, dt = head_tiles(d)
@@ -849,32 +879,58 @@ def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, 
     keys = sbuf((dp, dt, s), nl.bfloat16)
     values = sbuf((pmax, len(tiles(s, pmax)), d), nl.bfloat16)
     gain_attn, gain_mlp = load_features(g_attn), load_features(g_mlp)
+    pair = nl.num_programs(0) == 2
     for c0, cn in tiles(s, chunk):
-        x_t = load_features_blocks(x, c0, cn)
-        cos_t, sin_t = load_features_blocks(cos, c0, cn), load_features_blocks(sin, c0, cn)
-        qkv = project(rmsnorm_features(x_t, gain_attn, eps), w_qkv, tile=dp)
-        q_t = rope(qkv, 0, q_heads, cos_t, sin_t, sbuf((dp, q_heads * dt, cn), nl.bfloat16))
-        k_t = rope(qkv, q_heads * dt, 1, cos_t, sin_t, sbuf((dp, dt, cn), nl.bfloat16))
-        v_t = sbuf((dp, dt, cn), nl.bfloat16)
-        nisa.tensor_copy(dst=v_t, src=qkv[:, (q_heads + 1) * dt:(q_heads + 2) * dt, :])
-        nisa.tensor_copy(dst=keys[:, :, c0:c0 + cn], src=k_t)
-        for t in range(dt):
-            nisa.dma_copy(dst=k_cache[t * dp:(t + 1) * dp, c0:c0 + cn], src=k_t[:, t, :])
-        o_t = sbuf((dp, q_heads * dt, cn), nl.bfloat16)
-        for q0, qn in tiles(cn, pmax):
-            j = (c0 + q0) // pmax
-            for t in range(dt):  # the block's values as rows: positions on the partitions
-                turned = psum((qn, dp), nl.bfloat16)
-                nisa.nc_transpose(dst=turned, data=v_t[:, t, q0:q0 + qn])
-                nisa.tensor_copy(dst=values[0:qn, j, t * dp:(t + 1) * dp], src=turned)
-            nisa.dma_copy(dst=v_cache[c0 + q0:c0 + q0 + qn, :], src=values[0:qn, j, :])
-            nisa.tensor_copy(dst=o_t[:, :, q0:q0 + qn],
-                             src=causal_attention(q_t, keys, values, c0 + q0, qn, q_col=q0))
-        hidden = residual(x_t, all_reduce(project(o_t, w_o), replica_group))
-        hn_t = rmsnorm_features(hidden, gain_mlp, eps)
-        y_t = residual(hidden, all_reduce(swiglu(hn_t, w_gate, w_up, w_down), replica_group))
-        for q0, qn in tiles(cn, pmax):
-            store_rows(y_t, y, c0 + q0, q0, qn)
+        blocks = [(c0 + b0, bn) for b0, bn in tiles(cn, pmax)]  # the chunk's query blocks
+        j0, jn = pair_share(len(blocks))  # this program's (all of them at LNC=1)
+        own = blocks[j0:j0 + jn]
+        t0, tn = (own[0][0], sum(n for _, n in own)) if own else (c0, 0)  # its tokens t0 .. t0 + tn - 1
+        o_t = None
+        if tn:
+            x_t = load_features_blocks(x, t0, tn)
+            cos_t, sin_t = load_features_blocks(cos, t0, tn), load_features_blocks(sin, t0, tn)
+            qkv = project(rmsnorm_features(x_t, gain_attn, eps), w_qkv, tile=dp)
+            q_t = rope(qkv, 0, q_heads, cos_t, sin_t, sbuf((dp, q_heads * dt, tn), nl.bfloat16))
+            k_t = rope(qkv, q_heads * dt, 1, cos_t, sin_t, sbuf((dp, dt, tn), nl.bfloat16))
+            v_t = sbuf((dp, dt, tn), nl.bfloat16)
+            nisa.tensor_copy(dst=v_t, src=qkv[:, (q_heads + 1) * dt:(q_heads + 2) * dt, :])
+            nisa.tensor_copy(dst=keys[:, :, t0:t0 + tn], src=k_t)
+            for t in range(dt):
+                nisa.dma_copy(dst=k_cache[t * dp:(t + 1) * dp, t0:t0 + tn], src=k_t[:, t, :])
+            o_t = sbuf((dp, q_heads * dt, tn), nl.bfloat16)
+
+            def attend_block(q0, qn):
+                nisa.tensor_copy(dst=o_t[:, :, q0 - t0:q0 - t0 + qn],
+                                 src=causal_attention(q_t, keys, values, q0, qn, q_col=q0 - t0))
+            for q0, qn in own:
+                j = q0 // pmax
+                for t in range(dt):  # the block's values as rows: positions on the partitions
+                    turned = psum((qn, dp), nl.bfloat16)
+                    nisa.nc_transpose(dst=turned, data=v_t[:, t, q0 - t0:q0 - t0 + qn])
+                    nisa.tensor_copy(dst=values[0:qn, j, t * dp:(t + 1) * dp], src=turned)
+                nisa.dma_copy(dst=v_cache[q0:q0 + qn, :], src=values[0:qn, j, :])
+                if not pair:
+                    attend_block(q0, qn)
+        if pair:  # the partner's keys and values of the chunk, from the caches once both wrote theirs
+            nisa.core_barrier(k_cache, (0, 1))
+            for q0, qn in blocks[:j0] + blocks[j0 + jn:]:
+                for t in range(dt):
+                    nisa.dma_copy(dst=keys[:, t, q0:q0 + qn], src=k_cache[t * dp:(t + 1) * dp, q0:q0 + qn])
+                nisa.dma_copy(dst=values[0:qn, q0 // pmax, :], src=v_cache[q0:q0 + qn, :])
+            for q0, qn in own:
+                attend_block(q0, qn)
+        hidden = None
+        if tn:
+            hidden = project(o_t, w_o)
+        hidden = chunk_all_reduce(hidden, replica_group, t0 - c0, cn, h)
+        if tn:
+            hidden = residual(x_t, hidden)
+            mlp = swiglu(rmsnorm_features(hidden, gain_mlp, eps), w_gate, w_up, w_down)
+        y_t = chunk_all_reduce(mlp if tn else None, replica_group, t0 - c0, cn, h)
+        if tn:
+            y_t = residual(hidden, y_t)
+            for q0, qn in own:
+                store_rows(y_t, y, q0, q0 - t0, qn)
     return y, k_cache, v_cache
 
 

@@ -11,7 +11,7 @@ of the system, one tensor-parallel rank per core, the ranks of a group summing t
 with nki.collectives; its time is the slowest core's; weights in BF16 or FP8 (E4M3); and the
 embedding (embedding_kernel) and the LM head (lm_head_kernel, on the last token in prefill) on
 the same ranks, each rank holding its slice of the vocabulary; at LNC=2 a rank is a pair of
-cores, the kernels launched on both (decode only). What is not: everything outside the cores
+cores, the kernels launched on both. What is not: everything outside the cores
 (host, runtime, launch, sampling).
 """
 import os
@@ -141,13 +141,13 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=Fa
             weight((h, inter), h ** -0.5, tiled=k_tiled), weight((inter, h), inter ** -0.5)]
 
 
-def default_chunk(model):
+def default_chunk(model, lnc=1):
     """Prefill's tokens a pass when none is given: the most, in whole blocks of 128 up to 512,
-    whose FP32 state ([128, H / 128, tokens]) is at most 64 KiB a partition, so that a pass's
-    states fit SBUF (ncore's choice, from the fits measured: the 8B at 512, the 70B at 256,
-    tests/workloads/llama/README.md)."""
+    whose FP32 state ([128, H / 128, tokens]) is at most 64 KiB a partition on each core, so that
+    a pass's states fit SBUF (ncore's choice, from the fits measured: the 8B at 512, the 70B at
+    256, tests/workloads/llama/README.md). At LNC=2 each core holds half the pass's tokens."""
     per_token = model.hidden // 128 * 4 if model.hidden > 128 else 4
-    return max(128, min(512, 64 * 1024 // per_token // 128 * 128))
+    return max(128 * lnc, min(512, lnc * (64 * 1024 // per_token // 128 * 128)))
 
 
 def layer_flops(model, tokens, context, phase):
@@ -219,9 +219,6 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
                          "are separate runs)")
     if lnc not in (1, 2):
         raise ValueError(f"lnc {lnc}: expected 1 (a rank per core) or 2 (a rank per pair of cores)")
-    if lnc == 2 and phase != "decode":
-        raise ValueError("lnc 2 in prefill: the prefill layer does not split itself over a pair of cores yet "
-                         "(tests/workloads/llama/README.md); expected decode")
     if system not in CHIPS:
         raise ValueError(f"system {system!r}: expected one of {', '.join(CHIPS)}")
     if weights not in WEIGHTS:
@@ -245,7 +242,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights, k_tiled, phase)
     tokens = batch if phase == "decode" else context  # the tokens the layer processes
     if phase == "prefill" and chunk is None:
-        chunk = default_chunk(model)
+        chunk = default_chunk(model, lnc)
     extra = {"chunk": chunk} if chunk else {}
     r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
                                    engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
