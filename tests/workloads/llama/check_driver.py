@@ -39,12 +39,19 @@ def driver(*args):
     return subprocess.run([sys.executable, DRIVER, *args], capture_output=True, text=True)
 
 
-runs = {}
-for fidelity in ("timing", "data"):
-    p = driver(*SMALL, "--fidelity", fidelity, "--json")
-    report(p.returncode == 0, f"llm-layer --fidelity {fidelity} runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
-    if p.returncode == 0:
-        runs[fidelity] = json.loads(p.stdout)
+def both_fidelities(what, *args):
+    """The driver's JSON report timing-only and with data ({"timing": ..., "data": ...}, those that ran)."""
+    runs = {}
+    for fidelity in ("timing", "data"):
+        p = driver(*args, "--fidelity", fidelity, "--json")
+        report(p.returncode == 0, f"llm-layer {what}--fidelity {fidelity} runs (exit {p.returncode}) "
+                                  f"{p.stderr.strip()[-300:]}")
+        if p.returncode == 0:
+            runs[fidelity] = json.loads(p.stdout)
+    return runs
+
+
+runs = both_fidelities("", *SMALL)
 if len(runs) == 2:
     t, d = runs["timing"], runs["data"]
     report(t["layer_us"] == d["layer_us"] and t["split_us"] == d["split_us"],
@@ -83,13 +90,7 @@ if p.returncode == 0 and "timing" in runs:
 # Prefill: a prompt of 160 tokens (a block of 128 and a part block), timing-only against with data.
 PREFILL = SMALL[:SMALL.index("--context")] + ["--context", "160", "--batch", "1", "--system", "chip", "--tp", "8",
                                               "--phase", "prefill"]
-prefill = {}
-for fidelity in ("timing", "data"):
-    p = driver(*PREFILL, "--fidelity", fidelity, "--json")
-    report(p.returncode == 0, f"llm-layer --phase prefill --fidelity {fidelity} runs (exit {p.returncode}) "
-                              f"{p.stderr.strip()[-300:]}")
-    if p.returncode == 0:
-        prefill[fidelity] = json.loads(p.stdout)
+prefill = both_fidelities("--phase prefill ", *PREFILL)
 if len(prefill) == 2:
     t, d = prefill["timing"], prefill["data"]
     report(t["phase"] == "prefill" and t["layer_us"] == d["layer_us"] and t["split_us"] == d["split_us"] and
@@ -113,14 +114,7 @@ if p.returncode == 0 and "timing" in runs:
            f"embedding: {st['model_ms']} ms")
 
 # LNC=2: tp 4 on a chip (a rank a pair of cores), with the model's estimate; timing-only and with data agree.
-LNC2 = SMALL[:-1] + ["4", "--lnc", "2", "--json"]
-lnc2 = {}
-for fidelity in ("timing", "data"):
-    p = driver(*LNC2, "--fidelity", fidelity)
-    report(p.returncode == 0,
-           f"llm-layer --lnc 2 --fidelity {fidelity} runs (exit {p.returncode}) {p.stderr.strip()[-300:]}")
-    if p.returncode == 0:
-        lnc2[fidelity] = json.loads(p.stdout)
+lnc2 = both_fidelities("--lnc 2 ", *SMALL[:-1], "4", "--lnc", "2")
 if len(lnc2) == 2:
     t, d = lnc2["timing"], lnc2["data"]
     report(t["lnc"] == 2 and t["tp"] == 4 and t["replicas"] == 1 and t["layer_us"] == d["layer_us"] > 0 and
@@ -132,13 +126,7 @@ if len(lnc2) == 2:
            f"embedding: {t['model_ms']} ms")
 
 # Prefill at LNC=2 (tp 4 on a chip, the pass of 160 tokens split over each pair): timing-only equals with data.
-prefill2 = {}
-for fidelity in ("timing", "data"):
-    p = driver(*PREFILL[:-4], "--tp", "4", "--phase", "prefill", "--lnc", "2", "--fidelity", fidelity, "--json")
-    report(p.returncode == 0, f"llm-layer --phase prefill --lnc 2 --fidelity {fidelity} runs (exit {p.returncode}) "
-                              f"{p.stderr.strip()[-300:]}")
-    if p.returncode == 0:
-        prefill2[fidelity] = json.loads(p.stdout)
+prefill2 = both_fidelities("--phase prefill --lnc 2 ", *PREFILL[:-4], "--tp", "4", "--phase", "prefill", "--lnc", "2")
 if len(prefill2) == 2:
     t, d = prefill2["timing"], prefill2["data"]
     report(t["lnc"] == 2 and t["chunk"] == 512 and t["layer_us"] == d["layer_us"] > 0 and
