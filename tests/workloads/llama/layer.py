@@ -650,7 +650,7 @@ def cached_positions(k_t, k_cache, v_cache, v_new, b, p0, p1):
     past = k_cache.shape[2]
     cached = min(p1, past) - p0
     keys = sbuf((dp, dt, p1 - p0), nl.bfloat16)
-    for t in range(dt):
+    for t in nl.affine_range(dt):
         nisa.dma_copy(dst=keys[:, t, 0:cached], src=k_cache[b, t * dp:(t + 1) * dp, p0:p0 + cached])
         if p1 > past:
             nisa.tensor_copy(dst=keys[:, t, cached:cached + 1], src=k_t[:, t, b:b + 1])
@@ -674,7 +674,7 @@ def attend(q_t, k_t, k_cache, v_cache, v_new):
     new key (k_t [dp, dt, B]) and value (v_new [B, d], HBM). Returns the heads' outputs o^T,
     [dp, q_heads * dt, B] (BF16)."""
     o_t = sbuf(q_t.shape, nl.bfloat16)
-    for b in range(k_t.shape[2]):
+    for b in nl.affine_range(k_t.shape[2]):
         keys, values = cached_positions(k_t, k_cache, v_cache, v_new, b, 0, k_cache.shape[2] + 1)
         decode_attention(q_t, keys, values, b, o_t)
     return o_t
@@ -844,7 +844,7 @@ def decode_layer(x, g_attn, w_qkv, cos, sin, k_cache, v_cache, w_o, g_mlp, w_gat
 
 @nki.jit
 def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, w_down, replica_group, eps=1e-5,
-                          chunk=None):
+                          chunk=None, passes=None):
     """The layer over a prompt of S tokens x [S, H] at positions 0 .. S - 1 (cos, sin [S, d]), the
     same weights as decoder_layer_decode. Returns y [S, H] (FP32) and the KV cache the decode steps
     read: k_cache [d, S] (rotated keys, transposed) and v_cache [S, d] (BF16).
@@ -862,7 +862,12 @@ def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, 
     partner's keys and values too: each writes its own to the caches, and after a core barrier
     loads the partner's from them. The all-reduces go through the rank's src in shared HBM, each
     program's tokens its columns (chunk_all_reduce). A chunk of one block leaves program 1 only
-    the barrier and the rank's collectives, so a chunk of two blocks or more splits the work."""
+    the barrier and the rank's collectives, so a chunk of two blocks or more splits the work.
+
+    passes=(first, count) runs passes first .. first + count - 1 only, a timing instrument
+    (llm_layer's sampled prefill): the earlier passes' keys and values are not computed, so the
+    attention reads SBUF that nothing wrote (the same instructions, meaningless values), and only
+    those passes' rows of the outputs are written."""
     s, h = x.shape
     d = cos.shape[1]
     dp, dt = head_tiles(d)
@@ -880,7 +885,11 @@ def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, 
     values = sbuf((pmax, len(tiles(s, pmax)), d), nl.bfloat16)
     gain_attn, gain_mlp = load_features(g_attn), load_features(g_mlp)
     pair = nl.num_programs(0) == 2
-    for c0, cn in tiles(s, chunk):
+    all_passes = tiles(s, chunk)
+    first_pass, count = passes or (0, len(all_passes))
+    if not (0 <= first_pass and 1 <= count and first_pass + count <= len(all_passes)):
+        raise ValueError(f"passes {passes}: expected (first, count) within the prompt's {len(all_passes)} passes")
+    for c0, cn in all_passes[first_pass:first_pass + count]:
         blocks = [(c0 + b0, bn) for b0, bn in tiles(cn, pmax)]  # the chunk's query blocks
         j0, jn = pair_share(len(blocks))  # this program's (all of them at LNC=1)
         own = blocks[j0:j0 + jn]

@@ -160,6 +160,51 @@ def layer_flops(model, tokens, context, phase):
     return 2 * weights * tokens + 4 * model.heads * d * attended
 
 
+def time_split(r):
+    """A layer run's time (us, the slowest core's) and its split: the busiest core's busy time
+    per engine (tensor, scalar, vector) and DMA (HBM), the time some collective was in flight, and
+    the longest time a queue of any core waited for an instruction fetch."""
+    run = r["system"]
+    cores = run["cores"]
+    busiest = {q: max(busy_us(c, q) for c in cores) for q in QUEUES}
+    fetch_us = max(max(c["fetch_stall_cycles"].values()) / (c["cycles"] / c["time_ns"]) / 1e3 if c["cycles"] else 0
+                   for c in cores)
+    return max(c["time_ns"] for c in cores) / 1e3, {
+        "pe": busiest["pe"], "act": busiest["act"], "dve": busiest["dve"], "hbm_dma": busiest["sp"],
+        "collectives": union_us([(c["start_us"], c["end_us"]) for c in run["collectives"]]),
+        "instruction_fetch": fetch_us}
+
+
+def sampled_passes(n, sample, partial_last):
+    """Which of a prefill's n passes a sampled run takes: `sample` spread evenly over the whole
+    passes, from the first to the last whole one, the second (for the cold start's correction),
+    and the last pass when it is partial (its own size). A pass's cost is its projections' and MLP's, the same every whole pass, plus its
+    attention over every position before it, which grows with its index; interpolate takes the
+    passes between samples as on the line between them."""
+    whole = n - 1 if partial_last else n
+    if whole < 1:
+        return [0]
+    count = min(sample, whole)
+    picks = {round(k * (whole - 1) / max(1, count - 1)) for k in range(count)}
+    return sorted(picks | {min(1, n - 1)} | ({n - 1} if partial_last else set()))
+
+
+def interpolate(values, k, n):
+    """Pass k's figure from the sampled passes' (values: {pass: figure}): a sampled pass's own;
+    otherwise on the line between the sampled whole passes around it (the nearest two when k lies
+    beyond them). The last pass, when partial, is always sampled."""
+    if k in values:
+        return values[k]
+    known = sorted(i for i in values if i < n - 1 or len(values) == 1) or sorted(values)
+    if len(known) == 1:
+        return values[known[0]]
+    lo = max([i for i in known if i < k], default=known[0])
+    hi = min([i for i in known if i > k], default=known[-1])
+    if lo == hi:
+        lo, hi = (known[-2], known[-1]) if k > known[-1] else (known[0], known[1])
+    return values[lo] + (values[hi] - values[lo]) * (k - lo) / (hi - lo)
+
+
 def rng_for(fidelity, seed):
     return None if fidelity == "timing" else np.random.default_rng(seed)
 
@@ -190,7 +235,7 @@ def embedding_rows(model, batch, tp, vocab_rank, chips, lnc=1):
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
               timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False, chunk=None,
-              steady=False, one_replica=False):
+              steady=False, one_replica=False, sample=None):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
@@ -207,11 +252,19 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     replicas share no chip, so each takes the time one alone does, except that a dimension of 2
     chips has two links between them where the instance's torus has one (tb/tlm/topology.h). It
     is how a TP degree of part of the system's chips runs (no group kind of the collective engine
-    spans some chips only)."""
+    spans some chips only). sample: prefill, timing-only; run `sample` passes of the prompt
+    (sampled_passes), each alone, and take the layer's time and split as the sum over every pass of
+    the figures interpolated between them (the report's sampled_passes), less a cold start for
+    every pass after the first (a pass alone has no earlier pass's tail to overlap: the first two
+    passes alone against the two in one run): a long prompt's layer in a few passes' simulation,
+    checked against whole runs (tests/workloads/llama/README.md)."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
     if chunk is not None and phase != "prefill":
         raise ValueError(f"chunk {chunk} in {phase}: a chunk is prefill's (tokens a pass through the projections)")
+    if sample is not None and (phase != "prefill" or fidelity != "timing" or steady or sample < 2):
+        raise ValueError(f"sample {sample} in {phase} at fidelity {fidelity}: expected at least 2 sampled passes, "
+                         "in prefill, timing-only (a pass run alone computes on keys nothing wrote)")
     if steady and phase != "decode":
         raise ValueError(f"steady in {phase}: the two-layer steady-state run is built for decode only")
     if phase == "prefill" and batch != 1:
@@ -244,9 +297,20 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if phase == "prefill" and chunk is None:
         chunk = default_chunk(model, lnc)
     extra = {"chunk": chunk} if chunk else {}
-    r = ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra,
-                                   engine="rtl" if fidelity == "rtl" else "golden", timing_only=fidelity == "timing",
-                                   timing=timing, trace=trace, lnc=lnc, torus=torus)
+    def layer_run(**more):
+        return ncore_nki.benchmark_kernel(kernel, *args, group, system=system, **extra, **more,
+                                          engine="rtl" if fidelity == "rtl" else "golden",
+                                          timing_only=fidelity == "timing", timing=timing, lnc=lnc, torus=torus)
+    samples = None
+    if sample is None:
+        r = layer_run(trace=trace)
+    else:  # prefill's passes, a few of them run alone (sampled_passes)
+        n = len(range(0, context, chunk))
+        samples = {i: layer_run(passes=(i, 1)) for i in sampled_passes(n, sample, context % chunk != 0)}
+        r = samples[sorted(samples)[len(samples) // 2]]  # the middle sample's utilizations, stacks and links
+        # A pass alone starts cold; in the whole run it follows the one before. The difference,
+        # from the first two passes alone and together, is taken from every pass after the first.
+        first_two = layer_run(passes=(0, 2)) if n > 1 else None
     steady_us = None
     if steady:  # the same layer twice in one kernel: the second's time is the steady state's
         two = ncore_nki.benchmark_kernel(decoder_layers_decode, *args, group, system=system,
@@ -274,13 +338,16 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
                                          timing_only=fidelity == "timing", timing=timing, lnc=lnc, torus=torus)
         embedding_us = max(c["time_ns"] for c in emb["system"]["cores"]) / 1e3
     run = r["system"]
+    runs = [r] if samples is None else list(samples.values()) + ([first_two] if first_two else [])
     cores = run["cores"]
-    layer_us = max(c["time_ns"] for c in cores) / 1e3
-    busiest = {q: max(busy_us(c, q) for c in cores) for q in QUEUES}
-    collectives = union_us([(c["start_us"], c["end_us"]) for c in run["collectives"]])
-    # A queue waiting for its next instruction's fetch: the longest-waiting queue of any core.
-    fetch_us = max(max(c["fetch_stall_cycles"].values()) / (c["cycles"] / c["time_ns"]) / 1e3 if c["cycles"] else 0
-                   for c in cores)
+    layer_us, split = time_split(r)
+    if samples is not None:  # every pass's figures, interpolated between the sampled passes'
+        figures = {i: time_split(one) for i, one in samples.items()}
+        n = len(range(0, context, chunk))
+        cold_us = (figures[0][0] + figures[1][0] - time_split(first_two)[0]) if n > 1 else 0.0
+        layer_us = sum(interpolate({i: f[0] for i, f in figures.items()}, k, n) for k in range(n)) - (n - 1) * cold_us
+        split = {key: sum(interpolate({i: f[1][key] for i, f in figures.items()}, k, n) for k in range(n))
+                 for key in split}
     q_heads, inter = model.shard(tp)
     weight_bytes = WEIGHTS[weights].size * model.hidden * (model.heads * model.head_dim +
                                                            2 * model.kv_heads * model.head_dim +
@@ -297,8 +364,11 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "q_heads_per_rank": q_heads,
         "intermediate_per_rank": inter,
         "layer_us": layer_us,
-        "split_us": {"pe": busiest["pe"], "act": busiest["act"], "dve": busiest["dve"], "hbm_dma": busiest["sp"],
-                     "collectives": collectives, "instruction_fetch": fetch_us},
+        "split_us": split,
+        "sampled_passes": None if samples is None else [
+            {"pass": i, "tokens": min(chunk, context - i * chunk), "us": time_split(one)[0],
+             "run_seconds": one["run_seconds"]} for i, one in sorted(samples.items())],
+        "cold_start_us": None if samples is None else cold_us,
         "utilization": {q: sum(c["busy_cycles"][q] for c in cores) / sum(c["cycles"] for c in cores)
                         for q in QUEUES if q != "cc"},
         "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
@@ -311,6 +381,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "model_ms": (layer_us + (model.layers - 1) * (steady_us if steady else layer_us) + lm_head_us +
                      embedding_us) / 1e3 if estimate else None,
         # the wall time of everything the layer's figures came from (with --steady, both runs)
-        "instructions": r["instructions"], "compile_seconds": r["compile_seconds"] + (two["compile_seconds"] if steady else 0),
-        "run_seconds": r["run_seconds"] + (two["run_seconds"] if steady else 0),
+        "instructions": r["instructions"],
+        "compile_seconds": sum(one["compile_seconds"] for one in runs) + (two["compile_seconds"] if steady else 0),
+        "run_seconds": sum(one["run_seconds"] for one in runs) + (two["run_seconds"] if steady else 0),
     }
