@@ -15,6 +15,7 @@
     whole instance spans);
   - LNC=2 (tp 4 on a chip): the layer, the LM head and the embedding take the same time with data
     and without, and the estimate adds up, in decode and in prefill;
+  - --sample 3 (prefill's passes run alone, the rest interpolated) is within 2% of the whole run;
   - bad input gets a message naming the option and exit status 1.
 """
 import json
@@ -135,6 +136,21 @@ if len(prefill2) == 2:
            f"prefill at LNC=2: a pass of 512 tokens (the prompt of 160 in blocks of 128 and 32), the same layer with data and without ({t['layer_us']:.2f} and "
            f"{d['layer_us']:.2f} us), and the TTFT estimate 3 layers, the LM head and the embedding: {t['model_ms']} ms")
 
+# Sampled prefill: 656 tokens in passes of 128 (five whole and one of 16), three of the whole passes
+# sampled (and the second, and the partial last): the estimate within 2% of the whole run.
+SAMPLED = PREFILL + ["--context", "656", "--chunk", "128", "--layer-only", "--json"]
+whole, sampled = driver(*SAMPLED), driver(*SAMPLED, "--sample", "3")
+report(whole.returncode == 0 and sampled.returncode == 0,
+       f"llm-layer --sample 3 and its whole run (exit {whole.returncode}, {sampled.returncode}) "
+       f"{(whole.stderr + sampled.stderr).strip()[-300:]}")
+if whole.returncode == 0 and sampled.returncode == 0:
+    w, e = json.loads(whole.stdout), json.loads(sampled.stdout)
+    passes = [p["pass"] for p in e["sampled_passes"]]
+    report(passes == [0, 1, 2, 4, 5] and abs(e["layer_us"] / w["layer_us"] - 1) < 0.02 and e["cold_start_us"] > 0 and
+           w["sampled_passes"] is None,
+           f"--sample 3: passes {passes} run alone (a cold start of {e['cold_start_us']:.2f} us), the layer "
+           f"{e['layer_us']:.2f} us against {w['layer_us']:.2f} us run whole")
+
 # One replica: the replicas share no chip, so one alone takes their time; other TP degrees of whole chips run.
 ONE = SMALL[:SMALL.index("--system")] + ["--layer-only", "--json"]
 replica = {}
@@ -161,6 +177,9 @@ BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
+       (PREFILL + ["--sample", "1"], "sample 1 in prefill at fidelity timing: expected at least 2"),
+       (SMALL + ["--sample", "3"], "sample 3 in decode"),
+       (PREFILL + ["--sample", "3", "--fidelity", "data"], "sample 3 in prefill at fidelity data"),
        (["--hidden", "512"], "give --model, or all of"),
        (["--model", "llama-3.1-8b", "--weights", "fp4"], "invalid choice: 'fp4'"),
        (SMALL[:1] + ["500"] + SMALL[2:], "hidden 500: expected a multiple of 32"),
