@@ -175,10 +175,10 @@ def time_split(r):
         "instruction_fetch": fetch_us}
 
 
-def sampled_passes(n, sample, partial_last):
+def sampled_passes(n, sample, partial_last, cold_start=True):
     """Which of a prefill's n passes a sampled run takes: `sample` spread evenly over the whole
-    passes, from the first to the last whole one, the second (for the cold start's correction),
-    and the last pass when it is partial (its own size). A pass's cost is its projections' and MLP's, the same every whole pass, plus its
+    passes, from the first to the last whole one, the second (for the cold start's correction,
+    unless cold_start is False), and the last pass when it is partial (its own size). A pass's cost is its projections' and MLP's, the same every whole pass, plus its
     attention over every position before it, which grows with its index; interpolate takes the
     passes between samples as on the line between them."""
     whole = n - 1 if partial_last else n
@@ -186,7 +186,7 @@ def sampled_passes(n, sample, partial_last):
         return [0]
     count = min(sample, whole)
     picks = {round(k * (whole - 1) / max(1, count - 1)) for k in range(count)}
-    return sorted(picks | {min(1, n - 1)} | ({n - 1} if partial_last else set()))
+    return sorted(picks | ({min(1, n - 1)} if cold_start else set()) | ({n - 1} if partial_last else set()))
 
 
 def interpolate(values, k, n):
@@ -235,7 +235,7 @@ def embedding_rows(model, batch, tp, vocab_rank, chips, lnc=1):
 
 def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode", lnc=1, fidelity="timing",
               timing=None, trace=None, seed=51, weights="bf16", estimate=True, k_tiled=False, chunk=None,
-              steady=False, one_replica=False, sample=None):
+              steady=False, one_replica=False, sample=None, cold_start=True):
     """Runs one layer and returns its time (us), its split, utilizations and the model's estimate.
     fidelity: timing (golden cores without data: the same cycles), data (golden cores with
     data), rtl (every core the Verilated RTL core). timing: a timing preset or JSON file (ncore
@@ -256,8 +256,9 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     (sampled_passes), each alone, and take the layer's time and split as the sum over every pass of
     the figures interpolated between them (the report's sampled_passes), less a cold start for
     every pass after the first (a pass alone has no earlier pass's tail to overlap: the first two
-    passes alone against the two in one run): a long prompt's layer in a few passes' simulation,
-    checked against whole runs (tests/workloads/llama/README.md)."""
+    passes alone against the two in one run; cold_start False leaves the correction and its two
+    runs out): a long prompt's layer in a few passes' simulation, checked against whole runs
+    (tests/workloads/llama/README.md)."""
     if phase not in ("decode", "prefill"):
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
     if chunk is not None and phase != "prefill":
@@ -306,11 +307,11 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         r = layer_run(trace=trace)
     else:  # prefill's passes, a few of them run alone (sampled_passes)
         n = len(range(0, context, chunk))
-        samples = {i: layer_run(passes=(i, 1)) for i in sampled_passes(n, sample, context % chunk != 0)}
+        samples = {i: layer_run(passes=(i, 1)) for i in sampled_passes(n, sample, context % chunk != 0, cold_start)}
         r = samples[sorted(samples)[len(samples) // 2]]  # the middle sample's utilizations, stacks and links
         # A pass alone starts cold; in the whole run it follows the one before. The difference,
         # from the first two passes alone and together, is taken from every pass after the first.
-        first_two = layer_run(passes=(0, 2)) if n > 1 else None
+        first_two = layer_run(passes=(0, 2)) if n > 1 and cold_start else None
     steady_us = None
     if steady:  # the same layer twice in one kernel: the second's time is the steady state's
         two = ncore_nki.benchmark_kernel(decoder_layers_decode, *args, group, system=system,
@@ -344,7 +345,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if samples is not None:  # every pass's figures, interpolated between the sampled passes'
         figures = {i: time_split(one) for i, one in samples.items()}
         n = len(range(0, context, chunk))
-        cold_us = (figures[0][0] + figures[1][0] - time_split(first_two)[0]) if n > 1 else 0.0
+        cold_us = (figures[0][0] + figures[1][0] - time_split(first_two)[0]) if first_two else 0.0
         layer_us = sum(interpolate({i: f[0] for i, f in figures.items()}, k, n) for k in range(n)) - (n - 1) * cold_us
         split = {key: sum(interpolate({i: f[1][key] for i, f in figures.items()}, k, n) for k in range(n))
                  for key in split}
@@ -368,7 +369,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         "sampled_passes": None if samples is None else [
             {"pass": i, "tokens": min(chunk, context - i * chunk), "us": time_split(one)[0],
              "run_seconds": one["run_seconds"]} for i, one in sorted(samples.items())],
-        "cold_start_us": None if samples is None else cold_us,
+        "cold_start_us": None if samples is None or first_two is None else cold_us,
         "utilization": {q: sum(c["busy_cycles"][q] for c in cores) / sum(c["cycles"] for c in cores)
                         for q in QUEUES if q != "cc"},
         "hbm_stacks": [{"chip": s["chip"], "stack": s["stack"], "utilization": s["utilization"]} for s in run["hbm"]],
