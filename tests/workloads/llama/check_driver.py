@@ -16,7 +16,8 @@
   - LNC=2 (tp 4 on a chip): the layer, the LM head and the embedding take the same time with data
     and without, and the estimate adds up, in decode and in prefill;
   - --sample 3 (prefill's passes run alone, the rest interpolated) is within 2% of the whole run;
-  - bad input gets a message naming the option and exit status 1.
+  - bad input gets a message naming the option and exit status 1 (a KV cache larger than HBM
+    among them, before anything is allocated).
 """
 import json
 import os
@@ -177,6 +178,9 @@ BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (PREFILL + ["--chunk", "100"], "chunk 100: expected a multiple of 128 tokens"),
        (["--model", "llama-3.1-8b", "--tp", "3"], "tp 3 on chip"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
+       (["--model", "llama-3.1-8b", "--context", "4000000", "--batch", "64"],
+        "122.12 GiB: larger than its share of HBM, 12 GiB"),
+       (["--model", "llama-3.1-8b", "--context", "100000", "--batch", "16"], "of HBM a rank's tensors get in ncore.nki"),
        (PREFILL + ["--sample", "1"], "sample 1 in prefill at fidelity timing: expected at least 2"),
        (SMALL + ["--sample", "3"], "sample 3 in decode"),
        (PREFILL + ["--sample", "3", "--fidelity", "data"], "sample 3 in prefill at fidelity data"),

@@ -39,6 +39,8 @@ CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
 # takes FP8 weights at the BF16 rate (its FP8 double-row mode is not in ncore.nki), so the bound
 # is the same for both.
 CORE_PEAK_FLOPS = 128 * 128 * 2 * 2.4e9
+# A Trainium2 chip's HBM: 96 GiB (../shared/spec/hardware.md), a core's share an eighth of it.
+CHIP_HBM_BYTES = 96 << 30
 
 
 class Model(reference.Config):
@@ -139,6 +141,35 @@ def layer_inputs(model, tp, batch, context, rng=None, weights="bf16", k_tiled=Fa
     return [x, g_attn, w_qkv, np.cos(angles).astype(np.float32), np.sin(angles).astype(np.float32), *cache,
             weight((q_heads * d, h), (q_heads * d) ** -0.5), array((1, h)), weight((h, inter), h ** -0.5, tiled=k_tiled),
             weight((h, inter), h ** -0.5, tiled=k_tiled), weight((inter, h), inter ** -0.5)]
+
+
+def rank_bytes(model, tp, batch, context, phase, weights):
+    """A rank's HBM tensors for one layer: its weights, its KV cache (decode reads B x T
+    positions of k and v; prefill writes the prompt's), and the tokens' states in and out (x in
+    BF16, y in FP32)."""
+    q_heads, inter = model.shard(tp)
+    h, d = model.hidden, model.head_dim
+    w = WEIGHTS[weights].size * (h * (q_heads + 2) * d + q_heads * d * h + 3 * h * inter)
+    tokens = batch if phase == "decode" else context
+    return w + 2 * 2 * d * batch * context + tokens * h * (2 + 4)
+
+
+def check_fits(model, tp, batch, context, phase, lnc, weights):
+    """Refuses, before anything is allocated, a layer whose rank's tensors (rank_bytes) exceed
+    its share of the chip's HBM (a ValueError saying so), or the window of HBM ncore.nki gives a
+    rank's tensors in a system run (simulate.RANK_WINDOW a core)."""
+    need = rank_bytes(model, tp, batch, context, phase, weights)
+    cores = CHIP_CORES // lnc
+    share = CHIP_HBM_BYTES // cores
+    what = (f"a rank's weights, KV cache ({'batch ' + str(batch) + ' x ' if phase == 'decode' else ''}{context} "
+            f"positions) and states need {need / 2 ** 30:.2f} GiB")
+    if need > share:
+        raise ValueError(f"{what}: larger than its share of HBM, {share / 2 ** 30:.0f} GiB (96 GiB a chip over "
+                         f"{cores} ranks)")
+    window = ncore_nki.simulate.RANK_WINDOW * lnc
+    if need > window:
+        raise ValueError(f"{what}: more than the {window >> 20} MiB of HBM a rank's tensors get in ncore.nki's system "
+                         "runs (simulate.RANK_WINDOW a core); a smaller batch or context, or a larger tp")
 
 
 def default_chunk(model, lnc=1):
@@ -292,6 +323,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if model.hidden > 128 and model.hidden % 128:  # layer.check_hidden, at NeuronCore-v3's 128 partitions
         raise ValueError(f"hidden {model.hidden}: expected a multiple of 128 (the layer keeps a token's state as "
                          "whole tiles of 128 partitions)")
+    check_fits(model, tp, batch, context, phase, lnc, weights)
     kernel = decoder_layer_decode if phase == "decode" else decoder_layer_prefill
     args = layer_inputs(model, tp, batch, context, rng_for(fidelity, seed), weights, k_tiled, phase)
     tokens = batch if phase == "decode" else context  # the tokens the layer processes
