@@ -134,8 +134,9 @@ if len(prefill2) == 2:
     report(t["lnc"] == 2 and t["chunk"] == 512 and t["layer_us"] == d["layer_us"] > 0 and
            t["embedding_us"] == d["embedding_us"] and
            abs(t["model_ms"] - (3 * t["layer_us"] + t["lm_head_us"] + t["embedding_us"]) / 1e3) < 1e-12,
-           f"prefill at LNC=2: a pass of 512 tokens (the prompt of 160 in blocks of 128 and 32), the same layer with data and without ({t['layer_us']:.2f} and "
-           f"{d['layer_us']:.2f} us), and the TTFT estimate 3 layers, the LM head and the embedding: {t['model_ms']} ms")
+           f"prefill at LNC=2: a pass of 512 tokens (the prompt of 160 in blocks of 128 and 32), the same layer "
+           f"with data and without ({t['layer_us']:.2f} and {d['layer_us']:.2f} us), and the TTFT estimate 3 "
+           f"layers, the LM head and the embedding: {t['model_ms']} ms")
 
 # Sampled prefill: 656 tokens in passes of 128 (five whole and one of 16), three of the whole passes
 # sampled (and the second, and the partial last): the estimate within 2% of the whole run.
@@ -155,7 +156,8 @@ if whole.returncode == 0 and sampled.returncode == 0:
 # One replica: the replicas share no chip, so one alone takes their time; other TP degrees of whole chips run.
 ONE = SMALL[:SMALL.index("--system")] + ["--layer-only", "--json"]
 replica = {}
-for name, extra in (("all", ["--system", "trn2", "--tp", "8"]), ("one", ["--system", "trn2", "--tp", "8", "--one-replica"]),
+for name, extra in (("all", ["--system", "trn2", "--tp", "8"]),
+                    ("one", ["--system", "trn2", "--tp", "8", "--one-replica"]),
                     ("tp16", ["--system", "trn2", "--tp", "16", "--one-replica"]),
                     ("lnc2", ["--system", "trn2", "--tp", "8", "--lnc", "2", "--one-replica"])):
     p = driver(*ONE, *extra)
@@ -180,7 +182,8 @@ BAD = [(PREFILL + ["--steady"], "steady in prefill"),
        (["--model", "llama-3.1-8b", "--context", "100"], "context 100"),
        (["--model", "llama-3.1-8b", "--context", "4000000", "--batch", "64"],
         "122.12 GiB: larger than its share of HBM, 12 GiB"),
-       (["--model", "llama-3.1-8b", "--context", "100000", "--batch", "16"], "of HBM a rank's tensors get in ncore.nki"),
+       (["--model", "llama-3.1-8b", "--context", "100000", "--batch", "16"],
+        "of HBM a rank's tensors get in ncore.nki"),
        (PREFILL + ["--sample", "1"], "sample 1 in prefill at fidelity timing: expected at least 2"),
        (SMALL + ["--sample", "3"], "sample 3 in decode"),
        (PREFILL + ["--sample", "3", "--fidelity", "data"], "sample 3 in prefill at fidelity data"),

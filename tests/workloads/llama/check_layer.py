@@ -251,8 +251,8 @@ def check_embedding(rng, cfg, tp, groups, batch, group, system, lnc=1):
                                    ncore_nki.per_rank(rows), group, system=system, lnc=lnc)
     same = len(xs) == groups * tp and all(np.array_equal(np.asarray(x, np.float64), table_v[ids[r // tp]])
                                           for r, x in enumerate(xs))
-    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel on {groups * tp} ranks (LNC={lnc}): each rank's x the table's "
-          "rows of its group's tokens, bit for bit")
+    print(f"{'ok  ' if same else 'FAIL'} embedding_kernel on {groups * tp} ranks (LNC={lnc}): each rank's x the "
+          "table's rows of its group's tokens, bit for bit")
     return same
 
 
@@ -263,9 +263,9 @@ def check_lm_head(rng, cfg, tp, groups, batch, system, lnc):
     g, gv = bf16(1 + 0.1 * rng.standard_normal((1, cfg.hidden)))
     xs = [bf16(rng.standard_normal((batch, cfg.hidden))) for _ in range(groups)]
     ws = [bf16(rng.standard_normal((cfg.hidden, vocab)) / np.sqrt(cfg.hidden)) for _ in range(tp)]
-    logits = ncore_nki.simulate_kernel(layer.lm_head_kernel, ncore_nki.per_rank([xs[r // tp][0] for r in range(groups * tp)]),
-                                       g, ncore_nki.per_rank([ws[r % tp][0] for r in range(groups * tp)]),
-                                       system=system, lnc=lnc)
+    ranks = range(groups * tp)
+    logits = ncore_nki.simulate_kernel(layer.lm_head_kernel, ncore_nki.per_rank([xs[r // tp][0] for r in ranks]), g,
+                                       ncore_nki.per_rank([ws[r % tp][0] for r in ranks]), system=system, lnc=lnc)
     E = reference.exact
     ok = len(logits) == groups * tp
     for r, got in enumerate(logits):

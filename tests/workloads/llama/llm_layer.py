@@ -209,9 +209,10 @@ def time_split(r):
 def sampled_passes(n, sample, partial_last, cold_start=True):
     """Which of a prefill's n passes a sampled run takes: `sample` spread evenly over the whole
     passes, from the first to the last whole one, the second (for the cold start's correction,
-    unless cold_start is False), and the last pass when it is partial (its own size). A pass's cost is its projections' and MLP's, the same every whole pass, plus its
-    attention over every position before it, which grows with its index; interpolate takes the
-    passes between samples as on the line between them."""
+    unless cold_start is False), and the last pass when it is partial (its own size). A pass's
+    cost is its projections' and MLP's, the same every whole pass, plus its attention over every
+    position before it, which grows with its index; interpolate takes the passes between samples
+    as on the line between them."""
     whole = n - 1 if partial_last else n
     if whole < 1:
         return [0]
