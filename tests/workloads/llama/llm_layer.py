@@ -33,7 +33,8 @@ import reference  # noqa: E402
 from layer import decoder_layer_decode, decoder_layer_prefill, decoder_layers_decode, embedding_kernel, lm_head_kernel, tile_rows  # noqa: E402
 
 CHIP_CORES = 8
-CHIPS = {"chip": 1, "trn2": 16, "trn2u": 64}
+CHIPS = ncore_nki.simulate.SYSTEMS  # each system's chips
+TORUS = ncore_nki.simulate.TORUS  # and its X x Y x Z
 # A NeuronCore-v3's dense BF16 peak: 128 x 128 MACs a cycle of the tensor engine's 2.4 GHz clock,
 # 78.6 TFLOPS (../shared/spec/hardware.md: AWS's "79 TFLOPS" BF16 a core). ncore's tensor engine
 # takes FP8 weights at the BF16 rate (its FP8 double-row mode is not in ncore.nki), so the bound
@@ -60,9 +61,6 @@ MODELS = {m.name: m for m in (
     Model("llama-3.1-405b", 16384, 128, 8, 128, 53248, 126),
 )}
 QUEUES = ("pe", "act", "dve", "sp", "cc")  # tensor, scalar, vector engines; DMA; collectives
-
-
-TORUS = ncore_nki.simulate.TORUS  # each system's X x Y x Z chips
 
 
 def group_torus(tp, system, lnc=1):
@@ -221,19 +219,14 @@ def sampled_passes(n, sample, partial_last, cold_start=True):
     return sorted(picks | ({min(1, n - 1)} if cold_start else set()) | ({n - 1} if partial_last else set()))
 
 
-def interpolate(values, k, n):
-    """Pass k's figure from the sampled passes' (values: {pass: figure}): a sampled pass's own;
-    otherwise on the line between the sampled whole passes around it (the nearest two when k lies
-    beyond them). The last pass, when partial, is always sampled."""
+def interpolate(values, k, whole):
+    """Pass k's figure from the sampled passes' (values: {pass: figure}): a sampled pass's own,
+    else on the line between the sampled whole passes (those below `whole`) on either side of it
+    (sampled_passes always takes the first and the last whole pass, and a partial last one)."""
     if k in values:
         return values[k]
-    known = sorted(i for i in values if i < n - 1 or len(values) == 1) or sorted(values)
-    if len(known) == 1:
-        return values[known[0]]
-    lo = max([i for i in known if i < k], default=known[0])
-    hi = min([i for i in known if i > k], default=known[-1])
-    if lo == hi:
-        lo, hi = (known[-2], known[-1]) if k > known[-1] else (known[0], known[1])
+    lo = max(i for i in values if i < k)
+    hi = min(i for i in values if k < i < whole)
     return values[lo] + (values[hi] - values[lo]) * (k - lo) / (hi - lo)
 
 
@@ -298,6 +291,12 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     if sample is not None and (phase != "prefill" or fidelity != "timing" or steady or sample < 2):
         raise ValueError(f"sample {sample} in {phase} at fidelity {fidelity}: expected at least 2 sampled passes, "
                          "in prefill, timing-only (a pass run alone computes on keys nothing wrote)")
+    if sample is not None and trace:
+        raise ValueError(f"trace (--trace {trace}) with sample (--sample {sample}): a sampled layer is several "
+                         "runs, no one timeline; trace a pass with a shorter context instead")
+    if not cold_start and sample is None:
+        raise ValueError("cold_start False (--no-cold-start) without sample (--sample N): the cold start's "
+                         "correction is the sampled prefill's")
     if steady and phase != "decode":
         raise ValueError(f"steady in {phase}: the two-layer steady-state run is built for decode only")
     if phase == "prefill" and batch != 1:
@@ -379,8 +378,10 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         figures = {i: time_split(one) for i, one in samples.items()}
         n = len(range(0, context, chunk))
         cold_us = (figures[0][0] + figures[1][0] - time_split(first_two)[0]) if first_two else 0.0
-        layer_us = sum(interpolate({i: f[0] for i, f in figures.items()}, k, n) for k in range(n)) - (n - 1) * cold_us
-        split = {key: sum(interpolate({i: f[1][key] for i, f in figures.items()}, k, n) for k in range(n))
+        whole = n - 1 if context % chunk else n  # the whole passes; a partial last one is sampled alone
+        layer_us = sum(interpolate({i: f[0] for i, f in figures.items()}, k, whole) for k in range(n)) - (
+            n - 1) * cold_us
+        split = {key: sum(interpolate({i: f[1][key] for i, f in figures.items()}, k, whole) for k in range(n))
                  for key in split}
     q_heads, inter = model.shard(tp)
     weight_bytes = WEIGHTS[weights].size * model.hidden * (model.heads * model.head_dim +

@@ -4,6 +4,7 @@ import contextlib
 import gc
 import inspect
 import json
+import math
 import os
 import re
 import tempfile
@@ -324,8 +325,9 @@ def _chip_report(system, cores):
 # ---------------------------------------------------------------------------------------------
 # A kernel on every core of a system, one rank per core (nki.collectives)
 
-SYSTEMS = {"chip": 1, "trn2": 16, "trn2u": 64}  # chips of `ncore tlm run --system`, CHIP_CORES each
-TORUS = {"chip": (1, 1, 1), "trn2": (4, 4, 1), "trn2u": (4, 4, 4)}  # their X x Y x Z (tb/tlm/system_config.h)
+# `ncore tlm run --system`'s tori, X x Y x Z chips (tb/tlm/system_config.h), CHIP_CORES each
+TORUS = {"chip": (1, 1, 1), "trn2": (4, 4, 1), "trn2u": (4, 4, 4)}
+SYSTEMS = {name: math.prod(dims) for name, dims in TORUS.items()}  # their chips
 # Each rank's HBM tensors lie in a window of its chip's HBM of its own, core k's from k x this:
 # ncore's choice (8 x 512 MiB is the bottom 4 GiB of the chip's 96 GiB, far below the cores'
 # program images at its top).
