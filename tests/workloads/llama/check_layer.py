@@ -314,6 +314,16 @@ def check_prefill(rng, cfg, tp, groups, group, system, weights, prompt, rtl, chu
             for name, got, want in (("y", outs[r][0], y), ("k_cache", outs[r][1], (k[0][:, kv].T, k[1][:, kv].T)),
                                     ("v_cache", outs[r][2], (v[0][:, kv], v[1][:, kv]))):
                 failures += not compare(f"rank {r} {name}", got, want)
+    passes = -(-prompt // (chunk or 128))
+    try:  # passes= beyond the prompt's (llm_layer's sampled prefill gives only passes within it)
+        ncore_nki.simulate_kernel(decoder_layer_prefill, *columns, group, system=system, chunk=chunk, lnc=lnc,
+                                  passes=(passes, 1))
+        print(f"FAIL passes=({passes}, 1) of a prompt of {passes} passes: accepted")
+        failures += 1
+    except (ValueError, ncore_nki.KernelError) as e:
+        good = f"passes ({passes}, 1): expected (first, count) within the prompt's {passes} passes" in str(e)
+        print(f"{'ok  ' if good else 'FAIL'} passes=({passes}, 1) refused: {e}")
+        failures += not good
     print(f"{groups * tp} ranks (LNC={lnc}), prefill of {prompt} tokens{f', {chunk} a pass' if chunk else ''}: "
           f"{'all within the bound' if not failures else f'{failures} outputs outside it'}")
     return 1 if failures else 0
