@@ -928,10 +928,7 @@ def decoder_layer_prefill(x, g_attn, w_qkv, cos, sin, w_o, g_mlp, w_gate, w_up, 
                 nisa.dma_copy(dst=values[0:qn, q0 // pmax, :], src=v_cache[q0:q0 + qn, :])
             for q0, qn in own:
                 attend_block(q0, qn)
-        hidden = None
-        if tn:
-            hidden = project(o_t, w_o)
-        hidden = chunk_all_reduce(hidden, replica_group, t0 - c0, cn, h)
+        hidden = chunk_all_reduce(project(o_t, w_o) if tn else None, replica_group, t0 - c0, cn, h)
         if tn:
             hidden = residual(x_t, hidden)
             mlp = swiglu(rmsnorm_features(hidden, gain_mlp, eps), w_gate, w_up, w_down)
@@ -1076,10 +1073,12 @@ def lm_head_kernel(x, g_final, w_lm, eps=1e-5):
     if v_r % 16:
         raise ValueError(f"w_lm of {v_r} columns at LNC=2: expected a multiple of 16 (each program's share whole "
                          "32-byte rows of BF16 weights)")
-    g0, gn = pair_share(v_r // 16)
-    # both programs make the same HBM arrays: a part for each share, program p writing its own
+    groups = v_r // 16
+    g0, gn = pair_share(groups)
+    # both programs make the same HBM arrays: a part for each program's share (pair_share's
+    # halves of the groups), program p writing its own
     parts = [nl.ndarray((rows, 16 * n), dtype=nl.float32, buffer=nl.shared_hbm) if n else None
-             for n in (-(-v_r // 32), v_r // 32)]
+             for n in (-(-groups // 2), groups // 2)]
     if gn:
         part = parts[nl.program_id(0)]
         store_rows(project(xn_t, columns(w_lm, 16 * g0, 16 * gn)), part)
