@@ -269,7 +269,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
     wants it. k_tiled: the weights whose rows are the hidden size K-tiled (layer.Weights); off by
     default, since it made both measured layers slower (tests/workloads/llama/README.md).
     chunk: prefill's tokens a pass through the projections (decoder_layer_prefill; by default
-    default_chunk(model)). steady: decode only; also run two layers in a row
+    default_chunk(model, lnc)). steady: decode only; also run two layers in a row
     (decoder_layers_decode) and take the second's time, the first's subtracted, as the layer's
     time in steady state (its head under the layer before's tail), which the model's estimate
     then uses for every layer but the first. one_replica: run one tensor-parallel group on the
@@ -288,7 +288,7 @@ def run_layer(model, batch=1, context=1024, tp=8, system="chip", phase="decode",
         raise ValueError(f"phase {phase!r}: expected decode or prefill")
     if chunk is not None and phase != "prefill":
         raise ValueError(f"chunk {chunk} in {phase}: a chunk is prefill's (tokens a pass through the projections)")
-    if sample is not None and (phase != "prefill" or fidelity != "timing" or steady or sample < 2):
+    if sample is not None and (phase != "prefill" or fidelity != "timing" or sample < 2):
         raise ValueError(f"sample {sample} in {phase} at fidelity {fidelity}: expected at least 2 sampled passes, "
                          "in prefill, timing-only (a pass run alone computes on keys nothing wrote)")
     if sample is not None and trace:
